@@ -1,0 +1,3 @@
+from cudaswitch.cli import main
+
+main()

@@ -1,0 +1,59 @@
+"""The user config file (`config.yaml`) and the `CUDASWITCH_SEARCH_PATH` variable: extra places to look."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import List, Tuple
+
+from cudaswitch.system import System
+
+
+def config_path(system: System) -> Path:
+    explicit = system.environ.get("CUDASWITCH_CONFIG")
+    if explicit:
+        return Path(explicit)
+    import platformdirs  # lazy: only when no explicit file is given
+
+    return Path(platformdirs.user_config_dir("cudaswitch")) / "config.yaml"
+
+
+def load_config(path: Path) -> Tuple[dict, List[str]]:
+    """(settings, problems). A missing file is an empty config; a broken one is reported, never fatal."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}, []
+    except OSError as exc:
+        return {}, [f"{path}: unreadable ({exc.strerror or exc}); fix its permissions or remove it"]
+    if not text.strip():
+        return {}, []
+    from ruamel.yaml import YAML  # lazy: only when a YAML file is really read
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        data = YAML(typ="safe").load(text)
+    except YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        return {}, [f"{path}:{where} is not valid YAML ({getattr(exc, 'problem', None) or exc}); fix or delete it"]
+    if data is None:
+        return {}, []
+    if not isinstance(data, dict):
+        return {}, [f"{path}: expected a mapping such as 'search_paths: [/opt/cuda-12.1]'; fix or delete it"]
+    return data, []
+
+
+def search_roots(system: System) -> Tuple[List[str], List[str]]:
+    """Extra toolkit roots (or folders of toolkits): CUDASWITCH_SEARCH_PATH first, then config.yaml."""
+    roots = [p for p in system.environ.get("CUDASWITCH_SEARCH_PATH", "").split(os.pathsep) if p]
+    path = config_path(system)
+    data, problems = load_config(path)
+    extra = data.get("search_paths", [])
+    if isinstance(extra, str):
+        extra = [extra]
+    if not isinstance(extra, list) or not all(isinstance(p, str) for p in extra):
+        problems.append(f"{path}: search_paths must be a list of folders; fix or delete it")
+        extra = []
+    roots.extend(os.path.expanduser(p) for p in extra)
+    return roots, problems

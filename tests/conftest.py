@@ -1,0 +1,41 @@
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import cudatrees  # noqa: E402
+
+IN_CI = bool(os.environ.get("CI"))
+
+
+@pytest.fixture(scope="session")
+def real_trees(tmp_path_factory):
+    """`/usr/local`-style folder holding cuda-11.8 and cuda-12.9 built from the real NVIDIA wheels."""
+    base = tmp_path_factory.mktemp("usr_local")
+    cudatrees.cuda_11_8(base / "cuda-11.8")
+    cudatrees.cuda_12_9(base / "cuda-12.9")
+    return base
+
+
+@pytest.fixture
+def clean_env(tmp_path):
+    """os.environ without CUDA/conda settings and with an empty config, for CLI subprocesses."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("CUDA", "CONDA", "_CONDA", "_CUDASWITCH", "_CE_", "MAMBA"))}
+    env["CUDASWITCH_CONFIG"] = str(tmp_path / "no-config.yaml")
+    return env
+
+
+def require_tool(name: str) -> str:
+    """Path of a real program the test needs: skipped locally when missing, a failure in CI."""
+    import shutil
+
+    found = shutil.which(name)
+    if not found:
+        if IN_CI:
+            pytest.fail(f"{name} is not installed; .ci/run must install it")
+        pytest.skip(f"{name} not installed")
+    return found

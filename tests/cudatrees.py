@@ -1,0 +1,108 @@
+"""Toolkit trees for the tests, laid out as NVIDIA installs them (shared/reference/cuda-data.md 1.3),
+built from the real files of NVIDIA's PyPI wheels wherever a wheel carries them.
+
+Linux trees follow the runfile/deb layout: `<root>/targets/x86_64-linux/{include,lib}` with `include` and
+`lib64` symlinks, `bin/`, and a `version.json` in NVIDIA's format (cuda-data.md 1.1).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Optional
+
+import nvidia_wheels as nw
+
+# version.json as CUDA 11.8 GA writes it: the third field of cuda.version is a build date (cuda-data.md note A).
+VERSION_JSON_11_8 = {
+    "cuda": {"name": "CUDA SDK", "version": "11.8.20220929"},
+    "cuda_cudart": {"name": "CUDA Runtime (cudart)", "version": "11.8.89"},
+    "cuda_nvcc": {"name": "CUDA NVCC", "version": "11.8.89"},
+}
+# CUDA 12.9 Update 1 writes an update number in the third field.
+VERSION_JSON_12_9 = {
+    "cuda": {"name": "CUDA SDK", "version": "12.9.1"},
+    "cuda_cudart": {"name": "CUDA Runtime (cudart)", "version": "12.9.79"},
+    "cuda_nvcc": {"name": "CUDA NVCC", "version": "12.9.86"},
+}
+
+
+def _copytree(src: Path, dst: Path) -> None:
+    shutil.copytree(src, dst, symlinks=True, dirs_exist_ok=True)
+
+
+def _linux_skeleton(root: Path) -> Path:
+    target = root / "targets" / "x86_64-linux"
+    (target / "include").mkdir(parents=True, exist_ok=True)
+    (target / "lib").mkdir(parents=True, exist_ok=True)
+    (root / "bin").mkdir(parents=True, exist_ok=True)
+    if not (root / "include").exists():
+        os.symlink("targets/x86_64-linux/include", root / "include")
+    if not (root / "lib64").exists():
+        os.symlink("targets/x86_64-linux/lib", root / "lib64")
+    return target
+
+
+def cuda_11_8(root: Path, version_json: Optional[dict] = VERSION_JSON_11_8) -> Path:
+    """CUDA 11.8 runtime from nvidia-cuda-runtime-cu11 (real cuda.h, real libcudart.so.11.0); no nvcc."""
+    runtime = nw.extracted(nw.CUDA_RUNTIME_CU11) / "nvidia" / "cuda_runtime"
+    target = _linux_skeleton(root)
+    _copytree(runtime / "include", target / "include")
+    shutil.copy2(runtime / "lib" / "libcudart.so.11.0", target / "lib")
+    os.symlink("libcudart.so.11.0", target / "lib" / "libcudart.so")
+    if version_json is not None:
+        (root / "version.json").write_text(json.dumps(version_json, indent=3))
+    return root
+
+
+def cuda_12_9(root: Path, version_json: Optional[dict] = VERSION_JSON_12_9) -> Path:
+    """CUDA 12.9 from nvidia-cuda-runtime-cu12 and nvidia-cuda-nvcc-cu12: real headers, libcudart.so.12, ptxas,
+    libnvvm. The nvcc wheel ships no nvcc binary, so `bin/nvcc` links to the real ptxas, whose `--version` prints
+    the same 'release 12.9, V12.9.86' line nvcc does."""
+    runtime = nw.extracted(nw.CUDA_RUNTIME_CU12) / "nvidia" / "cuda_runtime"
+    nvcc = nw.extracted(nw.CUDA_NVCC_CU12) / "nvidia" / "cuda_nvcc"
+    target = _linux_skeleton(root)
+    _copytree(runtime / "include", target / "include")
+    shutil.copy2(runtime / "lib" / "libcudart.so.12", target / "lib")
+    os.symlink("libcudart.so.12", target / "lib" / "libcudart.so")
+    shutil.copy2(nvcc / "bin" / "ptxas", root / "bin" / "ptxas")
+    os.symlink("ptxas", root / "bin" / "nvcc")
+    _copytree(nvcc / "nvvm", root / "nvvm")
+    if version_json is not None:
+        (root / "version.json").write_text(json.dumps(version_json, indent=3))
+    return root
+
+
+def cuda_10_2(root: Path) -> Path:
+    """CUDA 10.2: version.txt, the format before 11.1 (cuda-data.md 1.1). Synthetic: no wheel carries 10.2."""
+    target = _linux_skeleton(root)
+    (root / "version.txt").write_text("CUDA Version 10.2.89\n")
+    (target / "include" / "cuda.h").write_text("#define CUDA_VERSION 10020\n")
+    (target / "lib" / "libcudart.so.10.2.89").write_bytes(b"\x7fELF")
+    return root
+
+
+def windows_toolkit(drive_root: Path, version: str, cuda13: bool = False, folder: Optional[str] = None) -> Path:
+    """A `C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\vX.Y` tree under `drive_root/C` (synthetic:
+    nothing Windows runs here). File names follow cuda-data.md 1.3/1.3.2: cudart64_110.dll for 11.x, DLLs in
+    bin\\x64 for 13.x, import libs in lib\\x64."""
+    major, minor = (int(p) for p in version.split(".")[:2])
+    root = drive_root / "C" / "Program Files" / "NVIDIA GPU Computing Toolkit" / "CUDA" / (folder or f"v{major}.{minor}")
+    (root / "bin").mkdir(parents=True)
+    (root / "include").mkdir()
+    (root / "lib" / "x64").mkdir(parents=True)
+    (root / "bin" / "nvcc.exe").write_bytes(b"MZ")
+    dll = {11: "cudart64_110.dll", 12: "cudart64_12.dll", 13: "cudart64_13.dll"}.get(major, f"cudart64_{major}{minor}.dll")
+    if cuda13:
+        (root / "bin" / "x64").mkdir()
+        (root / "bin" / "x64" / dll).write_bytes(b"MZ")
+    else:
+        (root / "bin" / dll).write_bytes(b"MZ")
+        (root / "libnvvp").mkdir()
+    (root / "lib" / "x64" / "cudart.lib").write_bytes(b"!<arch>\n")
+    (root / "include" / "cuda.h").write_text(f"#define CUDA_VERSION {major * 1000 + minor * 10}\n")
+    full = version if version.count(".") == 2 else version + ".0"
+    (root / "version.json").write_text(json.dumps({"cuda": {"name": "CUDA SDK", "version": full}}))
+    return root

@@ -1,0 +1,71 @@
+"""Real NVIDIA files for the tests: PyPI wheels fetched once with pip into a cache folder.
+
+The cache lives in $CUDASWITCH_TEST_CACHE (default ~/.cache/cudaswitch-tests) so CI and developers download each
+wheel once. A failed download is a test error, never a skip: CI must exercise the real files.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+# Pinned so that the versions the tests assert are stable.
+CUDA_RUNTIME_CU11 = "nvidia-cuda-runtime-cu11==11.8.89"
+CUDA_RUNTIME_CU12 = "nvidia-cuda-runtime-cu12==12.9.79"
+CUDA_NVCC_CU12 = "nvidia-cuda-nvcc-cu12==12.9.86"
+CUDNN_CU12 = "nvidia-cudnn-cu12==9.10.2.21"
+
+
+def cache_dir() -> Path:
+    d = Path(os.environ.get("CUDASWITCH_TEST_CACHE") or Path.home() / ".cache" / "cudaswitch-tests")
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def wheel(spec: str) -> Path:
+    """Path of the cached wheel for `name==version`, downloading it on first use."""
+    name, version = spec.split("==")
+    stem = name.replace("-", "_") + "-" + version + "-"
+    wheels = cache_dir() / "wheels"
+    wheels.mkdir(exist_ok=True)
+    hits = sorted(wheels.glob(stem + "*.whl"))
+    if not hits:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--platform",
+             "manylinux2014_x86_64", "--platform", "manylinux_2_17_x86_64", "--platform", "manylinux_2_27_x86_64",
+             "--python-version", "3.11", "-d", str(wheels), spec],
+            check=True, stdout=subprocess.DEVNULL,
+        )
+        hits = sorted(wheels.glob(stem + "*.whl"))
+    assert hits, f"pip did not produce a wheel for {spec}"
+    return hits[0]
+
+
+def extracted(spec: str) -> Path:
+    """The wheel unpacked once into the cache (executable bits kept)."""
+    whl = wheel(spec)
+    dest = cache_dir() / "unpacked" / whl.stem
+    done = dest / ".complete"
+    if not done.exists():
+        dest.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(whl) as zf:
+            for info in zf.infolist():
+                target = dest / info.filename
+                if info.is_dir():
+                    target.mkdir(parents=True, exist_ok=True)
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with zf.open(info) as src, open(target, "wb") as out:
+                    while True:
+                        chunk = src.read(1 << 20)
+                        if not chunk:
+                            break
+                        out.write(chunk)
+                mode = (info.external_attr >> 16) & 0o777
+                if mode:
+                    os.chmod(target, mode)
+        done.write_text("ok")
+    return dest

@@ -1,0 +1,63 @@
+"""What switching to a toolkit changes in an environment, as data: the one pipeline every shell's hook renders,
+and the pure-Python model `cudaswitch run` and the smoke test apply directly.
+
+Rules (shared/reference/conda-activation.md section 5): strip the recorded entry and the new entry, then prepend
+exactly once (R1); scalars CUDA_PATH and CUDA_HOME get the same value; `CUDA_PATH_V<X>_<Y>` are never changed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Mapping
+
+from cudaswitch.system import System
+from cudaswitch.toolkits import Toolkit
+
+SCALARS = ("CUDA_PATH", "CUDA_HOME")
+
+
+@dataclass
+class Changes:
+    scalars: Dict[str, str] = field(default_factory=dict)
+    prepend: Dict[str, List[str]] = field(default_factory=dict)  # list variable -> entries, first wins
+
+
+def changes_for(toolkit: Toolkit, system: System, ld_library_path: bool = False) -> Changes:
+    ch = Changes(scalars={name: toolkit.root for name in SCALARS})
+    ch.prepend["PATH"] = list(toolkit.bin_dirs)
+    if ld_library_path and not system.windows and toolkit.lib_dirs:
+        ch.prepend["LD_LIBRARY_PATH"] = list(toolkit.lib_dirs)
+    return ch
+
+
+def apply(environ: Mapping[str, str], changes: Changes, system: System,
+          remove: Mapping[str, List[str]] = None) -> Dict[str, str]:
+    """`environ` after the change: entries in `remove` (what an earlier switch recorded) and the new entries are
+    stripped from each list, then the new entries are prepended once."""
+    out = dict(environ)
+    out.update(changes.scalars)
+    remove = remove or {}
+    for var in set(changes.prepend) | set(remove):
+        new = changes.prepend.get(var, [])
+        drop = set(new) | set(remove.get(var, []))
+        old = system.split_list(out.get(var)) if var in out else []
+        kept = [p for p in old if p not in drop]
+        if var not in out and not new:
+            continue
+        out[var] = system.pathsep.join(new + kept) if (new or kept) or var in environ else ""
+    return out
+
+
+def conda_activated(environ: Mapping[str, str], prefix: str, system: System) -> Dict[str, str]:
+    """`environ` after `conda activate PREFIX` from a shell with no env active (PATH dirs as conda adds them)."""
+    out = dict(environ)
+    if system.windows:
+        dirs = [prefix] + [system.join(prefix, *p) for p in (("Library", "mingw-w64", "bin"), ("Library", "usr", "bin"),
+                                                              ("Library", "bin"), ("Scripts",), ("bin",))]
+    else:
+        dirs = [system.join(prefix, "bin")]
+    old = system.split_list(out.get("PATH"))
+    out["PATH"] = system.pathsep.join(dirs + [p for p in old if p not in dirs])
+    out["CONDA_PREFIX"] = prefix
+    out["CONDA_SHLVL"] = str(int(out.get("CONDA_SHLVL") or 0) + 1)
+    return out

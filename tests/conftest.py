@@ -39,3 +39,16 @@ def require_tool(name: str) -> str:
             pytest.fail(f"{name} is not installed; .ci/run must install it")
         pytest.skip(f"{name} not installed")
     return found
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def run_cli(args, env=None, **kw):
+    """Run the real command line (`python -m cudaswitch`) from this checkout; returns CompletedProcess."""
+    import subprocess
+
+    env = dict(os.environ if env is None else env)
+    env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return subprocess.run([sys.executable, "-m", "cudaswitch", *args], env=env, capture_output=True, text=True,
+                          timeout=kw.pop("timeout", 120), **kw)

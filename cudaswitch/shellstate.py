@@ -69,7 +69,8 @@ def _disagreements(entries: List[Entry], system: System) -> List[str]:
         elif e.value and not e.toolkit:
             out.append(f"{var}={e.value} is not a CUDA toolkit cudaswitch can see")
     named = [(v, by_var[v]) for v in ("CUDA_HOME", "CUDA_PATH", "nvcc") if by_var[v].toolkit_root]
-    for (va, a), (vb, b) in zip(named, named[1:]):
+    for vb, b in named[1:]:
+        va, a = named[0]
         if a.toolkit_root != b.toolkit_root:
             what_b = "nvcc on PATH" if vb == "nvcc" else vb
             out.append(f"{va} points at {a.toolkit} ({a.toolkit_root}) while {what_b} is {b.toolkit} ({b.toolkit_root})")

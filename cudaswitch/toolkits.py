@@ -215,21 +215,19 @@ def _layout(system: System, cand: _Candidate, root: str) -> _Layout:
     if cand.kind == PIP_WHEELS:
         site = system.local(cand.site or str(system.pure(root).parent))
         infos = [p for p in _listdir(site) if p.name.startswith("nvidia_") and p.name.endswith(".dist-info")]
+        # cu11/cu12 wheels carry a -cuNN suffix and share nvidia/; cu13 wheels have none and live in nvidia/cu13.
+        suffixed = [p for p in infos if re.search(r"_cu1[0-2]-", p.name)]
+        infos = [p for p in infos if p not in suffixed] if root.endswith("cu13") else suffixed
         if root.endswith("cu13"):
             lib = j(root, "bin", "x86_64") if system.windows else j(root, "lib")
-            bins = [j(root, "bin")]
-            include = j(root, "include")
-        else:
-            sub = "bin" if system.windows else "lib"
-            comps = sorted(p.name for p in _listdir(loc) if (p / sub).is_dir())
-            lib = None
-            bins = [j(root, "cuda_nvcc", "bin")]
-            include = j(root, "cuda_runtime", "include")
-            libs = [j(root, c, sub) for c in comps]
-            return _Layout(_existing(system, bins), libs, _dir_or_none(system, include),
-                           _file_or_none(system, j(root, "cuda_nvcc", "bin", "nvcc" + exe)), infos)
-        return _Layout(_existing(system, bins), _existing(system, [lib]), _dir_or_none(system, include),
-                       _file_or_none(system, j(root, "bin", "nvcc" + exe)), infos)
+            return _Layout(_existing(system, [j(root, "bin")]), _existing(system, [lib]),
+                           _dir_or_none(system, j(root, "include")), _file_or_none(system, j(root, "bin", "nvcc" + exe)),
+                           infos)
+        sub = "bin" if system.windows else "lib"
+        comps = [p.name for p in _listdir(loc) if p.name != "cu13" and (p / sub).is_dir()]
+        return _Layout(_existing(system, [j(root, "cuda_nvcc", "bin")]), [j(root, c, sub) for c in comps],
+                       _dir_or_none(system, j(root, "cuda_runtime", "include")),
+                       _file_or_none(system, j(root, "cuda_nvcc", "bin", "nvcc" + exe)), infos)
     if system.windows:
         base = j(root, "Library") if cand.kind == CONDA else root
         bins = _existing(system, [j(base, "bin"), j(base, "libnvvp"), j(base, "bin", "x64")])

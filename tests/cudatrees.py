@@ -29,8 +29,16 @@ VERSION_JSON_12_9 = {
 }
 
 
+def _link_or_copy(src, dst, **_):
+    """Hard-link the cached wheel files (fast, same bytes); copy across file systems."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
 def _copytree(src: Path, dst: Path) -> None:
-    shutil.copytree(src, dst, symlinks=True, dirs_exist_ok=True)
+    shutil.copytree(src, dst, symlinks=True, dirs_exist_ok=True, copy_function=_link_or_copy)
 
 
 def _linux_skeleton(root: Path) -> Path:
@@ -50,7 +58,7 @@ def cuda_11_8(root: Path, version_json: Optional[dict] = VERSION_JSON_11_8) -> P
     runtime = nw.extracted(nw.CUDA_RUNTIME_CU11) / "nvidia" / "cuda_runtime"
     target = _linux_skeleton(root)
     _copytree(runtime / "include", target / "include")
-    shutil.copy2(runtime / "lib" / "libcudart.so.11.0", target / "lib")
+    _link_or_copy(runtime / "lib" / "libcudart.so.11.0", target / "lib" / "libcudart.so.11.0")
     os.symlink("libcudart.so.11.0", target / "lib" / "libcudart.so")
     if version_json is not None:
         (root / "version.json").write_text(json.dumps(version_json, indent=3))
@@ -65,9 +73,9 @@ def cuda_12_9(root: Path, version_json: Optional[dict] = VERSION_JSON_12_9) -> P
     nvcc = nw.extracted(nw.CUDA_NVCC_CU12) / "nvidia" / "cuda_nvcc"
     target = _linux_skeleton(root)
     _copytree(runtime / "include", target / "include")
-    shutil.copy2(runtime / "lib" / "libcudart.so.12", target / "lib")
+    _link_or_copy(runtime / "lib" / "libcudart.so.12", target / "lib" / "libcudart.so.12")
     os.symlink("libcudart.so.12", target / "lib" / "libcudart.so")
-    shutil.copy2(nvcc / "bin" / "ptxas", root / "bin" / "ptxas")
+    _link_or_copy(nvcc / "bin" / "ptxas", root / "bin" / "ptxas")
     os.symlink("ptxas", root / "bin" / "nvcc")
     _copytree(nvcc / "nvvm", root / "nvvm")
     if version_json is not None:

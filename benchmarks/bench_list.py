@@ -1,0 +1,66 @@
+"""`cudaswitch list --json` with 20 toolkits on CUDASWITCH_SEARCH_PATH vs `python -c "import click"`.
+
+Both commands run interleaved in the same process, so machine noise hits both; the figure is the ratio of
+medians. Target (issue 2): ratio <= 2.0. Run: python benchmarks/bench_list.py [--runs 30]
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def make_toolkits(base: Path, count: int = 20):
+    roots = []
+    for i in range(count):
+        major, minor = 10 + i // 10, i % 10
+        root = base / f"cuda-{major}.{minor}"
+        for d in ("bin", "include", "targets/x86_64-linux/lib"):
+            (root / d).mkdir(parents=True)
+        (root / "lib64").symlink_to("targets/x86_64-linux/lib")
+        (root / "bin" / "nvcc").write_text("#!/bin/sh\necho should-not-run\n")
+        (root / "bin" / "nvcc").chmod(0o755)
+        (root / "include" / "cuda.h").write_text(f"#define CUDA_VERSION {major * 1000 + minor * 10}\n")
+        (root / "version.json").write_text(json.dumps({"cuda": {"name": "CUDA SDK", "version": f"{major}.{minor}.1"}}))
+        roots.append(str(root))
+    return roots
+
+
+def timed(cmd, env):
+    t = time.perf_counter()
+    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=30)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        roots = make_toolkits(Path(tmp))
+        env = dict(os.environ, CUDASWITCH_SEARCH_PATH=os.pathsep.join(roots),
+                   CUDASWITCH_CONFIG=str(Path(tmp) / "none.yaml"), PYTHONPATH=str(REPO))
+        ours = [sys.executable, "-m", "cudaswitch", "list", "--json"]
+        out = json.loads(subprocess.run(ours, env=env, check=True, capture_output=True, text=True).stdout)
+        found = [t for t in out["toolkits"] if t["root"].startswith(tmp)]
+        assert len(found) == 20, f"expected 20 toolkits, found {len(found)}"
+        base = [sys.executable, "-c", "import click"]
+        a, b = [], []
+        for _ in range(args.runs):
+            a.append(timed(ours, env))
+            b.append(timed(base, env))
+    ma, mb = statistics.median(a), statistics.median(b)
+    print(f"cudaswitch list --json (20 toolkits): median {ma * 1000:.1f} ms over {args.runs} runs")
+    print(f"python -c 'import click':             median {mb * 1000:.1f} ms")
+    print(f"ratio: {ma / mb:.2f} (target <= 2.0)")
+
+
+if __name__ == "__main__":
+    main()

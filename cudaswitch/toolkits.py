@@ -117,10 +117,22 @@ def _env_candidates(system: System) -> List[_Candidate]:
         real = resolve_nvcc(system, nvcc)
         root = str(system.pure(real).parent.parent)
         out.append(_Candidate(root, "nvcc on PATH"))
-    prefix = system.environ.get("CONDA_PREFIX")
-    if prefix:
+    prefixes = [system.environ.get("CONDA_PREFIX") or ""] + _known_conda_envs(system)
+    for prefix in dict.fromkeys(p for p in prefixes if p):
         out.append(_Candidate(prefix, "conda env", kind=CONDA, quiet=True))
     return out
+
+
+def _known_conda_envs(system: System) -> List[str]:
+    """Prefixes conda has recorded in ~/.conda/environments.txt (every `conda create` appends one)."""
+    home = system.environ.get("HOME") or system.environ.get("USERPROFILE")
+    if not home:
+        return []
+    try:
+        text = system.local(system.join(home, ".conda", "environments.txt")).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [line.strip() for line in text.splitlines() if line.strip()]
 
 
 def _pip_candidates(system: System) -> List[_Candidate]:
@@ -371,7 +383,8 @@ def inspect(system: System, cand: _Candidate, root: str) -> Tuple[Optional[Toolk
     layout = _layout(system, cand, root)
     reading = read_version(system, root, layout, warnings)
     has_runtime = bool(layout.lib_dirs) or layout.include_dir is not None
-    if reading is None or not (layout.nvcc or has_runtime or layout.bin_dirs):
+    # A conda env with only a `cuda-version` pin and bin/ (every env has one) is not a toolkit.
+    if reading is None or not (layout.nvcc or has_runtime):
         if not cand.quiet:
             why = "; ".join(warnings) if warnings else "no version.json, version.txt, cuda.h or nvcc found"
             warnings = [f"{root}: not a CUDA toolkit ({why})"]

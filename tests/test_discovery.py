@@ -302,3 +302,19 @@ def test_real_cuda_13_assembled_from_wheels(clean_env):
     shell = json.loads(status.stdout)["shell"]
     nvcc = next(e for e in shell["entries"] if e["variable"] == "nvcc")
     assert nvcc["value"] == "/usr/local/bin/nvcc" and nvcc["toolkit_root"] == str(REAL_CUDA)
+
+
+def test_conda_envs_from_environments_txt_and_envs_without_cuda(tmp_path):
+    home = tmp_path / "home"
+    with_cuda = tmp_path / "envs" / "cu"
+    cudatrees.cuda_12_9(with_cuda)  # targets/x86_64-linux layout, as conda-forge's cuda-* packages lay it out
+    (with_cuda / "conda-meta").mkdir()
+    plain = tmp_path / "envs" / "plain"
+    (plain / "bin").mkdir(parents=True)
+    (plain / "conda-meta").mkdir()
+    (plain / "conda-meta" / "cuda-version-12.1-h1.json").write_text("{}")  # a pin, no toolkit
+    (home / ".conda").mkdir(parents=True)
+    (home / ".conda" / "environments.txt").write_text(f"{with_cuda}\n{plain}\n")
+    found = discover(linux(tmp_path, environ={"HOME": str(home)}))
+    assert [(t.root, t.kind) for t in mine(found, tmp_path)] == [(str(with_cuda), "conda")]
+    assert found.warnings == []

@@ -97,7 +97,8 @@ def major_min_driver(major: int, os_name: str = "linux") -> Optional[Tuple[str, 
     if not row:
         return None
     value = row["windows_min_driver" if os_name == "windows" else "linux_min_driver"]
-    return (value, row["src"]) if vtuple(value) else None
+    m = re.match(r"\s*(\d+(?:\.\d+)*)", value or "")
+    return (m.group(1), row["src"]) if m else None
 
 
 @dataclass

@@ -316,6 +316,9 @@ def main(argv):
     else:
         record["driver"] = driver_info(query_devices=False)
         record["cuda_visible_devices"] = env_cvd
+        record["environ"] = dict((k, os.environ.get(k)) for k in (
+            "CONDA_PREFIX", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES"))
+        record["environ"]["PATH_HEAD"] = os.environ.get("PATH", "").split(os.pathsep)[:3]
         record["cpu_avx2"] = cpu_has_avx2()
         record["torch_folders"] = torch_folders()
         record["msvcp140"] = msvcp_copies()

@@ -160,7 +160,7 @@ class SmokeReport:
     device: Optional[str]
     cpu_ok: bool
     seconds: float
-    probe: Dict = field(default_factory=dict)  # returncode, timed_out, last stage, stderr tail
+    probe: Dict = field(default_factory=dict)  # returncode, timed_out, last stage, stderr tail, environ seen
 
     @property
     def ok(self) -> bool:
@@ -255,7 +255,9 @@ def run_smoke(env, system: Optional[System] = None, timeout: float = DEFAULT_TIM
     order = {ERROR: 0, WARNING: 1, INFO: 2}
     findings.sort(key=lambda f: order.get(f.severity, 3))
     probe_meta = {"returncode": outcome.returncode, "timed_out": outcome.timed_out, "last_stage": outcome.last_stage,
-                  "stderr_tail": [ln for ln in outcome.stderr.splitlines() if not ln.startswith("cudaswitch-probe:")][-8:]}
+                  "stderr_tail": [ln for ln in outcome.stderr.splitlines() if not ln.startswith("cudaswitch-probe:")][-8:],
+                  "environ": rec.get("environ") or {}, "torch_folders": rec.get("torch_folders") or [],
+                  "cpu_avx2": rec.get("cpu_avx2"), "msvcp140": rec.get("msvcp140") or []}
     if findings and findings[0].code == "TORCH_NOT_INSTALLED":
         status = "skip"
     elif any(f.severity == ERROR for f in findings):

@@ -229,7 +229,7 @@ def torch_installs(prefix: str) -> Dict:
         if not n.endswith(".json"):
             continue
         if n.startswith("python-") and n[7:8].isdigit():
-            out["python"] = n[7:].split("-")[0]
+            out["python"] = ".".join(n[7:].split("-")[0].split(".")[:2])
         if not n.startswith(("pytorch-", "torch-")):
             continue
         try:

@@ -84,6 +84,8 @@ CATALOGUE: Dict[str, tuple] = {
     "TORCH_TOOLKIT_MAJOR_MISMATCH": ("torch's CUDA major differs from the selected toolkit's: CUDA extensions will "
                                      "not build", "switch to a toolkit of torch's CUDA major (`cudaswitch use X.Y`)",
                                      "anchors.md 7 (cpp_extension CUDA_MISMATCH_MESSAGE); prefix-dev/pixi#2145"),
+    "TOOLKIT_MISSING": ("the toolkit `cudaswitch use` chose for the environment is no longer installed",
+                        "run `cudaswitch use X.Y` with an installed toolkit (`cudaswitch list`)", "-"),
     "DRIVER_MINOR_COMPAT": ("the driver is older than torch's CUDA minor: runs under minor-version compatibility",
                             "update the driver for full support (PTX JIT of newer code)", "cuda-data.md 2.2"),
 }

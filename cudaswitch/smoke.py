@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from cudaswitch.diagnosis import ERROR, INFO, WARNING, Finding, ProbeOutcome, classify, finding, install_findings
+from cudaswitch.diagnosis import (ERROR, INFO, WARNING, Finding, ProbeOutcome, classify, finding,
+                                  install_findings)
 from cudaswitch.errors import CudaswitchError
 from cudaswitch.system import System
 
@@ -218,8 +219,6 @@ def _chain(torch: Dict, driver: Dict, toolkit: Optional[Dict], windows: bool) ->
 def run_smoke(env, system: Optional[System] = None, timeout: float = DEFAULT_TIMEOUT, cpu_ok: bool = False,
               toolkit=None, ld_library_path: Optional[bool] = None) -> SmokeReport:
     """Run the smoke test for a CondaEnv. `toolkit` defaults to the one the env's state file names."""
-    from cudaswitch.doctor import torch_installs
-
     system = system or System.current()
     t0 = time.perf_counter()
     state = None
@@ -228,7 +227,7 @@ def run_smoke(env, system: Optional[System] = None, timeout: float = DEFAULT_TIM
     lib = bool(state.ld_library_path) if (ld_library_path is None and state is not None) else bool(ld_library_path)
     pre: List[Finding] = []
     if state is not None and toolkit is None:
-        pre.append(Finding("TOOLKIT_MISSING", WARNING, f"the environment was switched to CUDA {state.version} at "
+        pre.append(finding("TOOLKIT_MISSING", WARNING, f"the environment was switched to CUDA {state.version} at "
                            f"{state.root}, which is no longer there", f"run `cudaswitch use X.Y -p {env.prefix}` "
                            "with an installed toolkit"))
     tk_json = toolkit.to_json() if toolkit is not None else None
@@ -240,6 +239,16 @@ def run_smoke(env, system: Optional[System] = None, timeout: float = DEFAULT_TIM
         return _report("fail", [f] + pre, env_json, {}, {}, _driver_quick(system), tk_json, {}, None, cpu_ok, t0, {})
     environ = probe_environment(env, system, toolkit, lib)
     outcome = run_probe(python, environ, timeout, cwd=env.prefix)
+    return report_from_outcome(outcome, env, environ, system, cpu_ok, tk_json, pre, t0)
+
+
+def report_from_outcome(outcome: ProbeOutcome, env, environ: Dict[str, str], system: System, cpu_ok: bool = False,
+                        tk_json: Optional[Dict] = None, pre: Optional[List[Finding]] = None,
+                        t0: Optional[float] = None) -> SmokeReport:
+    """Classify one probe run (live, or a recorded one such as tests/fake_torch/records/*.out)."""
+    from cudaswitch.doctor import torch_installs
+
+    t0 = time.perf_counter() if t0 is None else t0
     rec = outcome.record or {}
     driver = driver_from_override(environ) or dict(rec.get("driver") or {})
     if driver.get("source") == "libcuda" and not driver.get("cuda_max"):
@@ -251,7 +260,7 @@ def run_smoke(env, system: Optional[System] = None, timeout: float = DEFAULT_TIM
     for f in install_findings(installs):
         if not any(x.code == f.code for x in findings):
             findings.append(f)
-    findings += pre
+    findings += list(pre or [])
     order = {ERROR: 0, WARNING: 1, INFO: 2}
     findings.sort(key=lambda f: order.get(f.severity, 3))
     probe_meta = {"returncode": outcome.returncode, "timed_out": outcome.timed_out, "last_stage": outcome.last_stage,
@@ -264,7 +273,7 @@ def run_smoke(env, system: Optional[System] = None, timeout: float = DEFAULT_TIM
         status = "fail"
     else:
         status = "pass"
-    return _report(status, findings, env_json, rec.get("python") or {}, rec.get("torch") or {}, driver, tk_json,
+    return _report(status, findings, env.to_json(), rec.get("python") or {}, rec.get("torch") or {}, driver, tk_json,
                    rec.get("steps") or {}, rec.get("device"), cpu_ok, t0, probe_meta, system.windows)
 
 

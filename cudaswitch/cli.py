@@ -304,9 +304,9 @@ def recommend(name, prefix, torch_version, python_version, cuda_max, capability,
         click.echo(f"torch {rec.torch}, torchvision {rec.torchvision or '?'}, torchaudio {rec.torchaudio or '?'} "
                    f"({rec.tag})")
         for r in rec.reasons:
-            click.echo(f"  because {r}")
+            click.echo(f"  {r}" if r.startswith("note:") else f"  because {r}")
         click.echo(rec.command)
-        click.echo(f"source: {rec.src}")
+        click.echo(f"table sources: {rec.src} (cudaswitch/data/sources.csv; --json prints them in full)")
     else:
         click.echo("no torch release fits:")
         for r in rec.reasons:

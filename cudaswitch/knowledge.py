@@ -417,6 +417,13 @@ def recommend(driver_cuda_max: Optional[str], python: str, os_name: str = "linux
             reasons.append(f"GPU compute capability {capability}")
         if w.confidence != "high":
             reasons.append(f"table row confidence: {w.confidence}")
+        newer = next(((n, t) for n in torch_wheels() if n.version > w.version for t in n.tags
+                      if tag_cuda(t)[0] == dmax[0] and tag_cuda(t) > dmax[:2]), None)
+        mm = major_min_driver(dmax[0], os_name)
+        if newer and mm:
+            reasons.append(f"note: newer builds such as torch {newer[0].torch}+{newer[1]} also run on a CUDA "
+                           f"{dmax[0]}.x driver >= {mm[0]} under minor-version compatibility (no PTX JIT) [{mm[1]}]; "
+                           f"pass --cuda {vstr(tag_cuda(newer[1]))} to choose them")
         return Recommendation(True, w.torch, w.torchvision, w.torchaudio, chosen, url, cmd, reasons, skipped, w.src)
     why = skipped[-1] if skipped else "no candidate"
     return Recommendation(False, reasons=[f"no torch release in the table fits: {why}"], skipped=skipped)

@@ -237,7 +237,8 @@ def classify_import_failure(text: str, outcome: ProbeOutcome, prefix: str, envir
     if RX_NUMPY.search(text):
         out.append(finding("NUMPY_ABI", ERROR))
         return out
-    dll = RX_DLL_FILE.search(text)
+    message = ((rec.get("import") or {}).get("error") or {}).get("message", "")
+    dll = RX_DLL_FILE.search(message) or RX_DLL_FILE.search(text)  # the message first: tracebacks quote source
     dll_name = dll.group(1) if dll else None
     if py.get("bits") == 32:
         out.append(finding("PYTHON_32BIT", ERROR))

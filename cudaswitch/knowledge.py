@@ -425,5 +425,6 @@ def recommend(driver_cuda_max: Optional[str], python: str, os_name: str = "linux
                            f"{dmax[0]}.x driver >= {mm[0]} under minor-version compatibility (no PTX JIT) [{mm[1]}]; "
                            f"pass --cuda {vstr(tag_cuda(newer[1]))} to choose them")
         return Recommendation(True, w.torch, w.torchvision, w.torchaudio, chosen, url, cmd, reasons, skipped, w.src)
-    why = skipped[-1] if skipped else "no candidate"
+    why = (skipped[0] + (f" (and {len(skipped) - 1} older releases skipped)" if len(skipped) > 1 else "")
+           if skipped else "no candidate")
     return Recommendation(False, reasons=[f"no torch release in the table fits: {why}"], skipped=skipped)

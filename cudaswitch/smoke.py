@@ -292,6 +292,8 @@ def _report(status, findings, env_json, python, torch, driver, tk_json, steps, d
         code, cause, fix = "OK", "torch computes" + (" on the GPU" if device == "cuda" else " on the CPU"), "-"
     if device == "cuda" and all((steps.get(n) or {}).get("ok") for n in ("matmul", "conv2d")):
         result = "gpu"
+    elif device == "cuda":
+        result = "GPU found, computation failed"
     elif device:
         result = "no GPU"
     else:
@@ -322,7 +324,8 @@ def render(report: SmokeReport) -> List[str]:
             lines.append(f"  arch list  {' '.join(t['arch_list'])}")
     drv = d.get("cuda_max") or "none"
     lines.append(f"  driver     max CUDA {drv}" + (f" (driver {d['driver_version']})" if d.get("driver_version") else "")
-                 + (f" [{d.get('source')}]" if d.get("source") else ""))
+                 + (f" [{d.get('source')}]" if d.get("source") else "")
+                 + (f": {d['error']}" if d.get("error") and not d.get("cuda_max") else ""))
     if report.toolkit:
         lines.append(f"  toolkit    CUDA {report.toolkit.get('version')} {report.toolkit.get('root')}")
     for name in ("matmul", "conv2d", "autocast"):
@@ -335,6 +338,10 @@ def render(report: SmokeReport) -> List[str]:
         extra = f"  {detail['gflops']} GFLOP/s" if detail.get("gflops") else ""
         err = f"  {s['error']['type']}: {s['error']['message'].splitlines()[0][:120]}" if s.get("error") else ""
         lines.append(f"  {name:<10} {mark}  {s.get('seconds')}s on {where}{extra}{err}")
+    pm = report.probe or {}
+    if pm.get("timed_out") or (pm.get("returncode") not in (0, None) and not t):
+        lines.append(f"  probe      {'timed out' if pm.get('timed_out') else 'exit %s' % pm.get('returncode')} at stage "
+                     f"{pm.get('last_stage') or 'start'}")
     for c in report.chain:
         lines.append(f"  chain      {c['check']}: {c['status']} ({c['detail']})")
     for f in report.findings:

@@ -250,10 +250,11 @@ def classify_import_failure(text: str, outcome: ProbeOutcome, prefix: str, envir
             out.append(finding("NO_AVX2", ERROR, f"{cause}, and this CPU lacks AVX2, which torch's wheels need"))
             return out
         copies = rec.get("msvcp140") or []
+        on_windows = py.get("platform") == "win32"
         if len(copies) > 1:
             details.append("msvcp140.dll copies in load order: " + "; ".join(copies))
             cause += f"; the first msvcp140.dll found is {copies[0]} (older copies shadow the VC++ runtime)"
-        elif not copies:
+        elif not copies and on_windows:
             cause += "; no msvcp140.dll was found: the VC++ 2015-2022 runtime is missing"
         out.append(finding("DLL_INIT_FAILED", ERROR, cause, details=details))
         return out

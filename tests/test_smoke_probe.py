@@ -79,3 +79,12 @@ def test_cuda_visible_devices_values():
 def test_catalogue_has_cause_fix_and_source_for_every_code():
     for code, (cause, fix, src) in diagnosis.CATALOGUE.items():
         assert code.isupper() and cause and fix and src, code
+
+
+def test_1114_on_windows_without_any_msvcp140_names_the_missing_runtime():
+    rec = _failed_import(WIN1114, msvcp140=[], cpu_avx2=True, python={"version": "3.10.11", "bits": 64,
+                                                                       "platform": "win32"})
+    f = classify(_outcome(rec), "/x", {}, True, False, {})
+    assert f[0].code == "DLL_INIT_FAILED" and "VC++ 2015-2022 runtime is missing" in f[0].cause
+    rec["python"]["platform"] = "linux"  # a record from elsewhere says nothing about msvcp140
+    assert "runtime is missing" not in classify(_outcome(rec), "/x", {}, True, False, {})[0].cause

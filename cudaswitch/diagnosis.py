@@ -64,7 +64,8 @@ CATALOGUE: Dict[str, tuple] = {
                          "torch's for pip torch, conda's for conda torch); do not set KMP_DUPLICATE_LIB_OK",
                          "seed 003 4.2"),
     "LIB_SHADOWED": ("'undefined symbol': LD_LIBRARY_PATH puts other CUDA libraries before torch's pip wheels",
-                     "remove that folder from LD_LIBRARY_PATH (cudaswitch use without --ld-library-path)",
+                     "remove that folder from LD_LIBRARY_PATH (switch without adding the toolkit's lib64 to "
+                     "LD_LIBRARY_PATH)",
                      "seed 003 table ('undefined symbol'); pytorch/pytorch#111469, #140797, #152783"),
     "TORCH_MIXED_INSTALL": ("torch is installed twice (conda and pip, or two folders on sys.path)",
                             "pip uninstall torch torchvision torchaudio; conda remove pytorch; then reinstall "
@@ -227,7 +228,8 @@ def classify_import_failure(text: str, outcome: ProbeOutcome, prefix: str, envir
         if culprits:
             cause = (f"undefined symbol {sym} in {os.path.basename(lib)}: LD_LIBRARY_PATH folder {culprits[0]} "
                      f"shadows torch's pip NVIDIA libraries")
-            fix = f"remove {culprits[0]} from LD_LIBRARY_PATH (cudaswitch use without --ld-library-path)"
+            fix = (f"remove {culprits[0]} from LD_LIBRARY_PATH (switch without adding the toolkit's lib64 to "
+                   f"LD_LIBRARY_PATH)")
         else:
             cause = f"undefined symbol {sym} in {lib}: two versions of a CUDA library are mixed"
             fix = ("make sure LD_LIBRARY_PATH and /etc/ld.so.conf.d hold no other CUDA toolkit's lib64; "

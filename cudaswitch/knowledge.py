@@ -14,7 +14,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
-from cudaswitch.versions import CudaVersion, parse_dotted
 
 Version = Tuple[int, ...]
 

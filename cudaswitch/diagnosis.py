@@ -72,6 +72,9 @@ CATALOGUE: Dict[str, tuple] = {
                             "with ONE tool", "seeds 000 5.2, 003 2.2, 004 5.3"),
     "NO_AVX2": ("the CPU lacks AVX2, which torch's wheels require", "use an older torch build or another machine",
                 "seed 000 5.2 table"),
+    "ILLEGAL_INSTRUCTION": ("torch was built for instructions this CPU does not have", "install the official "
+                            "wheel for this platform (a conda-forge or custom build may target a newer CPU)",
+                            "seed 000 5.2 table (AVX2 row)"),
     "PROBE_TIMEOUT": ("the probe did not finish in time", "rerun with a larger --timeout; if it hangs at the same "
                       "stage, that stage is the problem", "-"),
     "PROBE_CRASHED": ("the Python process died without a result", "run `python -c \"import torch\"` in the "
@@ -266,8 +269,16 @@ def classify_import_failure(text: str, outcome: ProbeOutcome, prefix: str, envir
         return out
     if outcome.returncode in (-4, 132) or "Illegal instruction" in text:
         avx = rec.get("cpu_avx2")
-        out.append(finding("NO_AVX2", ERROR, "torch died with an illegal instruction" +
-                           (" and this CPU lacks AVX2" if avx is False else "")))
+        if avx is None:  # the probe died before reporting: same machine, ask here
+            from cudaswitch.probe import cpu_has_avx2
+
+            avx = cpu_has_avx2()
+        if avx:
+            out.append(finding("ILLEGAL_INSTRUCTION", ERROR, "torch died with an illegal instruction (SIGILL) although "
+                               "this CPU has AVX2: the build needs an instruction set this CPU lacks"))
+        else:
+            out.append(finding("NO_AVX2", ERROR, "torch died with an illegal instruction (SIGILL)"
+                               + (": this CPU lacks AVX2" if avx is False else "")))
         return out
     imp = rec.get("import") or {}
     err = imp.get("error") or {}

@@ -348,6 +348,10 @@ def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], window
             fix = (f"update the NVIDIA driver to >= {need[0]} (CUDA {cuda}) [{need[1]}], or install a torch build "
                    f"for your driver's CUDA (`cudaswitch recommend`)") if need else None
             findings.insert(0, finding("DRIVER_TOO_OLD", ERROR, f"torch {version} needs CUDA {cuda}; {found}", fix))
+        elif cvd is not None and dmax:
+            findings.insert(0, finding("CUDA_VISIBLE_DEVICES_HIDDEN", ERROR,
+                                       f"CUDA_VISIBLE_DEVICES={cvd!r} selects no usable GPU (the driver supports "
+                                       f"CUDA {dmax}, torch sees no device)"))
         elif not dmax:
             sev = WARNING if cpu_ok else ERROR
             findings.insert(0, finding("NO_GPU", sev, f"torch {version} has CUDA {cuda} but no NVIDIA driver was "

@@ -247,6 +247,15 @@ def test_cuda_visible_devices_hides_the_gpus(env, clean_env):
     assert "unset CUDA_VISIBLE_DEVICES" in rec["fix"]
 
 
+def test_cuda_visible_devices_naming_a_missing_gpu(env, clean_env):
+    envs.fake_cuda(env, "no_device")
+    clean_env["CONDA_OVERRIDE_CUDA"] = "12.4"
+    clean_env["CUDA_VISIBLE_DEVICES"] = "3"
+    r, rec = smoke(env, clean_env)
+    assert r.returncode == 1 and rec["code"] == "CUDA_VISIBLE_DEVICES_HIDDEN"
+    assert "'3' selects no usable GPU" in rec["cause"]
+
+
 def test_cuda_build_without_driver_is_no_gpu_unless_cpu_ok(env, clean_env):
     envs.fake_cuda(env, "no_device")
     clean_env["CONDA_OVERRIDE_CUDA"] = ""

@@ -263,6 +263,13 @@ def report_from_outcome(outcome: ProbeOutcome, env, environ: Dict[str, str], sys
     findings += list(pre or [])
     order = {ERROR: 0, WARNING: 1, INFO: 2}
     findings.sort(key=lambda f: order.get(f.severity, 3))
+    # two installs of torch are the likely cause of a DLL or import failure (seed 000 5.2): name that first
+    broken = next((f for f in findings if f.code in ("DLL_INIT_FAILED", "DLL_NOT_FOUND", "IMPORT_FAILED")), None)
+    mixed = next((f for f in findings if f.code == "TORCH_MIXED_INSTALL"), None)
+    if broken and mixed:
+        findings.remove(mixed)
+        mixed.cause += f" (the likely cause of {broken.code}: {broken.cause})"
+        findings.insert(0, mixed)
     probe_meta = {"returncode": outcome.returncode, "timed_out": outcome.timed_out, "last_stage": outcome.last_stage,
                   "stderr_tail": [ln for ln in outcome.stderr.splitlines() if not ln.startswith("cudaswitch-probe:")][-8:],
                   "environ": rec.get("environ") or {}, "torch_folders": rec.get("torch_folders") or [],

@@ -295,3 +295,14 @@ def test_two_torch_folders_on_sys_path(env, clean_env):
     r, rec = smoke(env, clean_env, "--cpu-ok")
     assert r.returncode == 1 and rec["code"] == "TORCH_MIXED_INSTALL"
     assert len(rec["probe"]["torch_folders"]) == 2
+
+
+def test_winerror_1114_in_an_env_with_conda_and_pip_torch_names_the_double_install(env, clean_env):
+    """seed 000 5.2: 'conda and pip both installed torch' is a WinError 1114 cause; the mixed install comes first."""
+    envs.fake_import_failure(env, "win1114")
+    envs.copy_dist_info(env)
+    envs.conda_record(env)
+    r, rec = smoke(env, clean_env)
+    assert r.returncode == 1 and rec["code"] == "TORCH_MIXED_INSTALL"
+    assert "likely cause of DLL_INIT_FAILED" in rec["cause"]
+    assert [f["code"] for f in rec["findings"]][:2] == ["TORCH_MIXED_INSTALL", "DLL_INIT_FAILED"]

@@ -178,7 +178,7 @@ class ProbeOutcome:
 
 def _text(outcome: ProbeOutcome) -> str:
     rec = outcome.record or {}
-    parts = [outcome.stderr or "", outcome.stdout or ""]
+    parts = [outcome.stderr or ""] + ([outcome.stdout or ""] if outcome.record is None else [])
     imp = rec.get("import") or {}
     if imp.get("traceback"):
         parts.append(imp["traceback"])

@@ -59,10 +59,18 @@ def torch_venv() -> Path:
             return prefix
         if prefix.exists():
             shutil.rmtree(prefix)
-        subprocess.run([sys.executable, "-m", "venv", str(prefix)], check=True, capture_output=True)
-        py = prefix / "bin" / "python"
-        r = subprocess.run([str(py), "-m", "pip", "install", "-q", f"torch=={TORCH_VERSION}"], capture_output=True,
-                           text=True, timeout=900)
+        made = subprocess.run([sys.executable, "-m", "venv", str(prefix)], capture_output=True)
+        if made.returncode == 0:
+            py = prefix / "bin" / "python"
+            cmd = [str(py), "-m", "pip", "install", "-q", f"torch=={TORCH_VERSION}"]
+        else:  # no ensurepip (Debian without python3-venv): a bare venv, filled by this interpreter's pip
+            if prefix.exists():
+                shutil.rmtree(prefix)
+            subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(prefix)], check=True,
+                           capture_output=True)
+            cmd = [sys.executable, "-m", "pip", "install", "-q", "--target", str(_site(prefix)),
+                   f"torch=={TORCH_VERSION}"]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
         if r.returncode != 0:
             raise EnvUnavailable(f"pip install torch=={TORCH_VERSION} failed: {r.stderr.strip()[-500:]}")
         (prefix / "conda-meta").mkdir(exist_ok=True)

@@ -92,7 +92,7 @@ def test_active_env_is_used_without_n_or_p(torch_env, clean_env):
     assert json.loads(r.stdout)["env"]["prefix"] == str(torch_env)
 
 
-def test_selected_toolkit_is_applied_and_major_mismatch_reported(tmp_path, clean_env):
+def test_selected_toolkit_is_applied_and_major_mismatch_reported(tmp_path, clean_env, torch_env):
     """The env's state names CUDA 11.8; the probe sees CUDA_HOME/CUDA_PATH/PATH set to it (activation.changes_for),
     and torch built for CUDA 12.4 against toolkit 11.8 is reported as a major mismatch."""
     from cudaswitch.environment import SwitchState, write_state, CondaEnv
@@ -226,7 +226,7 @@ def test_probe_timeout_names_the_stage(env, clean_env):
     assert rec["seconds"] < 30
 
 
-def test_driver_too_old(env, clean_env):
+def test_driver_too_old(env, clean_env, torch_env):
     envs.fake_cuda(env, "driver_old")
     clean_env["CONDA_OVERRIDE_CUDA"] = "11.4"
     r, rec = smoke(env, clean_env)
@@ -238,7 +238,7 @@ def test_driver_too_old(env, clean_env):
     assert chain["driver vs torch CUDA"]["status"] == "too-old"
 
 
-def test_cuda_visible_devices_hides_the_gpus(env, clean_env):
+def test_cuda_visible_devices_hides_the_gpus(env, clean_env, torch_env):
     envs.fake_cuda(env, "no_device")
     clean_env["CONDA_OVERRIDE_CUDA"] = "12.4"
     clean_env["CUDA_VISIBLE_DEVICES"] = ""
@@ -247,7 +247,7 @@ def test_cuda_visible_devices_hides_the_gpus(env, clean_env):
     assert "unset CUDA_VISIBLE_DEVICES" in rec["fix"]
 
 
-def test_cuda_visible_devices_naming_a_missing_gpu(env, clean_env):
+def test_cuda_visible_devices_naming_a_missing_gpu(env, clean_env, torch_env):
     envs.fake_cuda(env, "no_device")
     clean_env["CONDA_OVERRIDE_CUDA"] = "12.4"
     clean_env["CUDA_VISIBLE_DEVICES"] = "3"
@@ -256,7 +256,7 @@ def test_cuda_visible_devices_naming_a_missing_gpu(env, clean_env):
     assert "'3' selects no usable GPU" in rec["cause"]
 
 
-def test_cuda_build_without_driver_is_no_gpu_unless_cpu_ok(env, clean_env):
+def test_cuda_build_without_driver_is_no_gpu_unless_cpu_ok(env, clean_env, torch_env):
     envs.fake_cuda(env, "no_device")
     clean_env["CONDA_OVERRIDE_CUDA"] = ""
     r, rec = smoke(env, clean_env)
@@ -265,7 +265,7 @@ def test_cuda_build_without_driver_is_no_gpu_unless_cpu_ok(env, clean_env):
     assert r.returncode == 0 and rec["status"] == "pass" and rec["steps"]["matmul"]["ok"]
 
 
-def test_gpu_architecture_missing_from_build(env, clean_env):
+def test_gpu_architecture_missing_from_build(env, clean_env, torch_env):
     envs.fake_cuda(env, "sm120")
     clean_env["CONDA_OVERRIDE_CUDA"] = "12.8"
     r, rec = smoke(env, clean_env)
@@ -277,7 +277,7 @@ def test_gpu_architecture_missing_from_build(env, clean_env):
     assert chain["GPU arch vs build"]["status"] == "missing"
 
 
-def test_conda_and_pip_torch_in_one_env(env, clean_env):
+def test_conda_and_pip_torch_in_one_env(env, clean_env, torch_env):
     """Real layouts: a conda-meta record for pytorch and the real wheel's dist-info (INSTALLER: pip)."""
     envs.link_real_torch(env)
     envs.copy_dist_info(env)
@@ -288,7 +288,7 @@ def test_conda_and_pip_torch_in_one_env(env, clean_env):
     assert str(record) in rec["cause"] and "pip" in rec["cause"]
 
 
-def test_two_torch_folders_on_sys_path(env, clean_env):
+def test_two_torch_folders_on_sys_path(env, clean_env, torch_env):
     envs.link_real_torch(env)
     real = envs.site_packages(envs.torch_venv()) / "torch"
     os.symlink(real, envs.site_packages(env) / "torch")
@@ -297,7 +297,7 @@ def test_two_torch_folders_on_sys_path(env, clean_env):
     assert len(rec["probe"]["torch_folders"]) == 2
 
 
-def test_winerror_1114_in_an_env_with_conda_and_pip_torch_names_the_double_install(env, clean_env):
+def test_winerror_1114_in_an_env_with_conda_and_pip_torch_names_the_double_install(env, clean_env, torch_env):
     """seed 000 5.2: 'conda and pip both installed torch' is a WinError 1114 cause; the mixed install comes first."""
     envs.fake_import_failure(env, "win1114")
     envs.copy_dist_info(env)

@@ -1,0 +1,431 @@
+"""Failure classification for the torch smoke test: a stable code, a one-line cause naming what was found, and the fix.
+
+The catalogue is the error tables of the seed articles (shared/seeds/*.txt: the c10.dll / WinError 1114 checklist,
+the "报错信息片段 / 大概率原因 / 首选处理" table, the three reasons for is_available() == False) and the anchors'
+list of failures no tool classifies (shared/reference/anchors.md sections 7 and 10.5). Matching is on the real
+error texts those sources quote; `SOURCES` names where each text comes from.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional
+
+ERROR, WARNING, INFO = "error", "warning", "info"
+
+
+@dataclass
+class Finding:
+    code: str
+    severity: str
+    cause: str
+    fix: str
+    details: List[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+# code -> (what it means, the usual fix, where the symptom and the fix are documented)
+CATALOGUE: Dict[str, tuple] = {
+    "TORCH_NOT_INSTALLED": ("torch is not installed in the environment (smoke test skipped)",
+                            "install torch; `cudaswitch recommend` prints the pip line that fits this machine",
+                            "seed 003 table: 'No module named torch'"),
+    "PYTHON_MISSING": ("the environment has no Python interpreter", "conda install -p PREFIX python",
+                       "-"),
+    "PYTHON_32BIT": ("32-bit Python: torch ships 64-bit wheels only; c10.dll fails to load",
+                     "recreate the environment with a 64-bit Python", "seed 000 section 1.3"),
+    "CPU_ONLY_BUILD": ("torch is a CPU-only build (torch.version.cuda is None)",
+                       "reinstall torch from a CUDA index: `cudaswitch recommend` prints the line",
+                       "seeds 000 4.1, 003 4.3 ('torch.version.cuda 返回 None')"),
+    "NO_GPU": ("torch has CUDA but no GPU/driver is usable", "install the NVIDIA driver, or pass --cpu-ok",
+               "seed 004 table ('is_available() 返回 False')"),
+    "DRIVER_TOO_OLD": ("the NVIDIA driver is older than torch's CUDA build needs",
+                       "update the driver, or install a torch build for the driver's CUDA (`cudaswitch recommend`)",
+                       "seed 003 4.3; c10/cuda/CUDAFunctions.cpp warning text; cuda-data.md 2.1"),
+    "CUDA_VISIBLE_DEVICES_HIDDEN": ("CUDA_VISIBLE_DEVICES hides every GPU", "unset CUDA_VISIBLE_DEVICES (or set it "
+                                    "to the GPU index you want)", "seed 003 4.3; conda's __cuda plugin pops it"),
+    "NO_KERNEL_IMAGE": ("the GPU's architecture is missing from this torch build ('no kernel image is available')",
+                        "install a torch build that lists this GPU's sm_XY (`cudaswitch recommend`)",
+                        "seed 004 table; seed 003 4.4; torch/cuda/__init__.py capability warning"),
+    "DLL_INIT_FAILED": ("WinError 1114: a torch DLL (c10.dll) failed to initialise",
+                        "install the VC++ 2015-2022 x64 redistributable; import torch before PyQt/PySide; "
+                        "reinstall torch with one tool only",
+                        "seeds 000 section 5, 003 4.1; pytorch/pytorch#169429, #166628, #126507"),
+    "DLL_NOT_FOUND": ("WinError 126: a DLL torch needs is missing", "install the VC++ 2015-2022 x64 "
+                      "redistributable, then reinstall torch", "seeds 003 4.2, 004 4.3"),
+    "NUMPY_ABI": ("NumPy 2.x with a module compiled for NumPy 1.x (_ARRAY_API not found)",
+                  "pip install 'numpy<2' (or upgrade the module that was built for NumPy 1.x)",
+                  "seed 003 4.2; seed 000 5.2 table; pytorch/pytorch#135013"),
+    "OPENMP_DUPLICATE": ("OMP: Error #15: two OpenMP runtimes are loaded", "remove one of the runtimes listed (keep "
+                         "torch's for pip torch, conda's for conda torch); do not set KMP_DUPLICATE_LIB_OK",
+                         "seed 003 4.2"),
+    "LIB_SHADOWED": ("'undefined symbol': LD_LIBRARY_PATH puts other CUDA libraries before torch's pip wheels",
+                     "remove that folder from LD_LIBRARY_PATH (switch without adding the toolkit's lib64 to "
+                     "LD_LIBRARY_PATH)",
+                     "seed 003 table ('undefined symbol'); pytorch/pytorch#111469, #140797, #152783"),
+    "TORCH_MIXED_INSTALL": ("torch is installed twice (conda and pip, or two folders on sys.path)",
+                            "pip uninstall torch torchvision torchaudio; conda remove pytorch; then reinstall "
+                            "with ONE tool", "seeds 000 5.2, 003 2.2, 004 5.3"),
+    "NO_AVX2": ("the CPU lacks AVX2, which torch's wheels require", "use an older torch build or another machine",
+                "seed 000 5.2 table"),
+    "ILLEGAL_INSTRUCTION": ("torch was built for instructions this CPU does not have", "install the official "
+                            "wheel for this platform (a conda-forge or custom build may target a newer CPU)",
+                            "seed 000 5.2 table (AVX2 row)"),
+    "PROBE_TIMEOUT": ("the probe did not finish in time", "rerun with a larger --timeout; if it hangs at the same "
+                      "stage, that stage is the problem", "-"),
+    "PROBE_CRASHED": ("the Python process died without a result", "run `python -c \"import torch\"` in the "
+                      "environment to see the crash", "-"),
+    "IMPORT_FAILED": ("import torch failed", "read the error; reinstall torch if the files are damaged", "-"),
+    "CUDNN_FAILED": ("the cuDNN convolution failed", "remove other cuDNN copies from PATH/LD_LIBRARY_PATH so torch "
+                     "loads its own", "seed 004 4.3; seed 003 3.3"),
+    "COMPUTE_FAILED": ("a GPU computation failed", "read the error; check the driver with nvidia-smi", "-"),
+    "PYTHON_UNSUPPORTED": ("this Python is outside the torch release's supported range", "use a Python the release "
+                           "supports, or another torch release", "cuda-data.md 5.1; seed 003 1.1"),
+    "TORCH_TOOLKIT_MAJOR_MISMATCH": ("torch's CUDA major differs from the selected toolkit's: CUDA extensions will "
+                                     "not build", "switch to a toolkit of torch's CUDA major (`cudaswitch use X.Y`)",
+                                     "anchors.md 7 (cpp_extension CUDA_MISMATCH_MESSAGE); prefix-dev/pixi#2145"),
+    "TOOLKIT_MISSING": ("the toolkit `cudaswitch use` chose for the environment is no longer installed",
+                        "run `cudaswitch use X.Y` with an installed toolkit (`cudaswitch list`)", "-"),
+    "DRIVER_MINOR_COMPAT": ("the driver is older than torch's CUDA minor: runs under minor-version compatibility",
+                            "update the driver for full support (PTX JIT of newer code)", "cuda-data.md 2.2"),
+}
+
+
+def finding(code: str, severity: str, cause: Optional[str] = None, fix: Optional[str] = None,
+            details: Optional[List[str]] = None) -> Finding:
+    base_cause, base_fix, _ = CATALOGUE[code]
+    return Finding(code, severity, cause or base_cause, fix or base_fix, list(details or []))
+
+
+# ---- the real texts ------------------------------------------------------------------------------------------
+
+RX_WIN1114 = re.compile(r"WinError 1114|DLL initiali[sz]ation routine failed|动态链接库\(DLL\)初始化例程失败")
+RX_WIN126 = re.compile(r"WinError 126|The specified module could not be found|找不到指定的模块")
+RX_DLL_FILE = re.compile(r"""Error loading ["']?([^"'\n]+?\.dll)["']?(?: or one of its dependencies)""", re.I)
+RX_NUMPY = re.compile(r"_ARRAY_API not found|compiled using NumPy 1\.x cannot be run in|numpy\.core\.multiarray "
+                      r"failed to import")
+RX_OMP15 = re.compile(r"OMP: Error #15: Initializing (\S+), but found (\S+) already initialized")
+RX_UNDEF = re.compile(r"(\S+\.so[.\d]*): undefined symbol: (\S+?)(?:, version (\S+))?$", re.M)
+RX_DRIVER_OLD = re.compile(r"NVIDIA driver on your system is too old(?: \(found version (\d+)\))?|"
+                           r"CUDA driver version is insufficient for CUDA runtime version")
+RX_NO_KERNEL = re.compile(r"no kernel image is available for execution on the device")
+RX_NOT_COMPATIBLE = re.compile(r"with CUDA capability (sm_\d+) is not compatible with the current PyTorch "
+                               r"installation")
+RX_NO_TORCH = re.compile(r"No module named '?torch'?(?:$|\s|\n)")
+RX_CUDNN = re.compile(r"CUDNN_STATUS_\w+|cuDNN error|Could not load library libcudnn|cudnn\w*64_\d\.dll")
+
+OPENMP_NAMES = re.compile(r"^(libiomp5|libgomp|libomp|vcomp|libiomp5md)[\w.-]*\.(so[\d.]*|dll|dylib)$", re.I)
+
+
+def openmp_files(prefix: str) -> List[str]:
+    """OpenMP runtimes inside an environment: the files the OMP #15 message is about."""
+    out: List[str] = []
+    roots = [os.path.join(prefix, "lib"), os.path.join(prefix, "Library", "bin"), os.path.join(prefix, "bin")]
+    for sp in site_packages(prefix):
+        roots += [os.path.join(sp, "torch", "lib"), os.path.join(sp, "numpy.libs"), os.path.join(sp, "torch.libs")]
+        roots += [str(p) for p in Path(sp).glob("*.libs")]
+    seen = set()
+    for root in roots:
+        try:
+            names = sorted(os.listdir(root))
+        except OSError:
+            continue
+        for n in names:
+            full = os.path.join(root, n)
+            if OPENMP_NAMES.match(n) and full not in seen and not os.path.islink(full):
+                seen.add(full)
+                out.append(full)
+    return out
+
+
+def site_packages(prefix: str) -> List[str]:
+    out = [str(p) for p in sorted(Path(prefix).glob("lib/python3*/site-packages"))]
+    win = os.path.join(prefix, "Lib", "site-packages")
+    if os.path.isdir(win):
+        out.append(win)
+    return out
+
+
+def folders_with(lib: str, paths: List[str]) -> List[str]:
+    """Entries of a search-path list holding a file named `lib` (or a soname sibling of it)."""
+    base = lib.split(".so")[0] if ".so" in lib else lib
+    hits = []
+    for d in paths:
+        try:
+            names = os.listdir(d)
+        except OSError:
+            continue
+        if any(n == lib or n.startswith(base + ".so") for n in names):
+            hits.append(d)
+    return hits
+
+
+# ---- classification ------------------------------------------------------------------------------------------
+
+@dataclass
+class ProbeOutcome:
+    record: Optional[dict]
+    returncode: Optional[int]
+    stdout: str
+    stderr: str
+    timed_out: bool
+    last_stage: Optional[str]
+
+
+def _text(outcome: ProbeOutcome) -> str:
+    rec = outcome.record or {}
+    parts = [outcome.stderr or ""] + ([outcome.stdout or ""] if outcome.record is None else [])
+    imp = rec.get("import") or {}
+    if imp.get("traceback"):
+        parts.append(imp["traceback"])
+    if imp.get("error"):
+        parts.append(imp["error"].get("message", ""))
+    parts += rec.get("warnings", [])
+    for step in (rec.get("steps") or {}).values():
+        if step.get("error"):
+            parts.append(step["error"].get("message", ""))
+    t = rec.get("torch") or {}
+    for k in ("cuda_error", "device_error"):
+        if t.get(k):
+            parts.append(t[k].get("message", ""))
+    return "\n".join(parts)
+
+
+def _cvd_hides(value: Optional[str]) -> bool:
+    if value is None:
+        return False
+    v = value.strip()
+    if v == "" or v.startswith("-1"):
+        return True
+    first = v.split(",")[0].strip()
+    return not (first.isdigit() or first.startswith(("GPU-", "MIG-")))
+
+
+def classify_import_failure(text: str, outcome: ProbeOutcome, prefix: str, environ: Dict[str, str],
+                            windows: bool) -> List[Finding]:
+    rec = outcome.record or {}
+    py = rec.get("python") or {}
+    out: List[Finding] = []
+    m = RX_OMP15.search(text)
+    if m:
+        files = openmp_files(prefix)
+        listed = "; ".join(files) if files else "none found inside the environment (one comes from outside it)"
+        out.append(finding("OPENMP_DUPLICATE", ERROR, f"OMP: Error #15: two OpenMP runtimes ({m.group(1)}): {listed}",
+                           details=files))
+        return out
+    m = RX_UNDEF.search(text)
+    if m:
+        lib, sym, ver = m.group(1), m.group(2), m.group(3)
+        ld = [p for p in environ.get("LD_LIBRARY_PATH", "").split(":") if p]
+        wanted = [ver] if ver else []
+        wanted.append(os.path.basename(lib))
+        culprits = []
+        for w in wanted:
+            for d in folders_with(w, ld):
+                if d not in culprits:
+                    culprits.append(d)
+        if culprits:
+            cause = (f"undefined symbol {sym} in {os.path.basename(lib)}: LD_LIBRARY_PATH folder {culprits[0]} "
+                     f"shadows torch's pip NVIDIA libraries")
+            fix = (f"remove {culprits[0]} from LD_LIBRARY_PATH (switch without adding the toolkit's lib64 to "
+                   f"LD_LIBRARY_PATH)")
+        else:
+            cause = f"undefined symbol {sym} in {lib}: two versions of a CUDA library are mixed"
+            fix = ("make sure LD_LIBRARY_PATH and /etc/ld.so.conf.d hold no other CUDA toolkit's lib64; "
+                   "reinstall torch's nvidia-* wheels")
+        out.append(finding("LIB_SHADOWED", ERROR, cause, fix, details=culprits))
+        return out
+    if RX_NUMPY.search(text):
+        out.append(finding("NUMPY_ABI", ERROR))
+        return out
+    message = ((rec.get("import") or {}).get("error") or {}).get("message", "")
+    dll = RX_DLL_FILE.search(message) or RX_DLL_FILE.search(text)  # the message first: tracebacks quote source
+    dll_name = dll.group(1) if dll else None
+    if py.get("bits") == 32:
+        out.append(finding("PYTHON_32BIT", ERROR))
+        return out
+    if RX_WIN1114.search(text):
+        details = []
+        cause = f"WinError 1114: {dll_name or 'a torch DLL'} failed to initialise"
+        if rec.get("cpu_avx2") is False:
+            out.append(finding("NO_AVX2", ERROR, f"{cause}, and this CPU lacks AVX2, which torch's wheels need"))
+            return out
+        copies = rec.get("msvcp140") or []
+        on_windows = py.get("platform") == "win32"
+        if len(copies) > 1:
+            details.append("msvcp140.dll copies in load order: " + "; ".join(copies))
+            cause += f"; the first msvcp140.dll found is {copies[0]} (older copies shadow the VC++ runtime)"
+        elif not copies and on_windows:
+            cause += "; no msvcp140.dll was found: the VC++ 2015-2022 runtime is missing"
+        out.append(finding("DLL_INIT_FAILED", ERROR, cause, details=details))
+        return out
+    if RX_WIN126.search(text):
+        out.append(finding("DLL_NOT_FOUND", ERROR, f"WinError 126: {dll_name or 'a DLL'} or one of its "
+                           "dependencies is missing"))
+        return out
+    if outcome.returncode in (-4, 132) or "Illegal instruction" in text:
+        avx = rec.get("cpu_avx2")
+        if avx is None:  # the probe died before reporting: same machine, ask here
+            from cudaswitch.probe import cpu_has_avx2
+
+            avx = cpu_has_avx2()
+        if avx:
+            out.append(finding("ILLEGAL_INSTRUCTION", ERROR, "torch died with an illegal instruction (SIGILL) although "
+                               "this CPU has AVX2: the build needs an instruction set this CPU lacks"))
+        else:
+            out.append(finding("NO_AVX2", ERROR, "torch died with an illegal instruction (SIGILL)"
+                               + (": this CPU lacks AVX2" if avx is False else "")))
+        return out
+    imp = rec.get("import") or {}
+    err = imp.get("error") or {}
+    if err.get("type") in ("ModuleNotFoundError",) and RX_NO_TORCH.search(err.get("message", "") + "\n"):
+        out.append(finding("TORCH_NOT_INSTALLED", INFO))
+        return out
+    last = (err.get("type", "") + ": " + err.get("message", "")).strip(": ").splitlines()
+    out.append(finding("IMPORT_FAILED", ERROR, f"import torch failed: {last[0] if last else 'unknown error'}"))
+    return out
+
+
+def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], windows: bool, cpu_ok: bool,
+             driver: Dict, toolkit: Optional[Dict] = None) -> List[Finding]:
+    """Every finding for one probe run, most important first. `driver`: {'cuda_max', 'source', ...}."""
+    from cudaswitch import knowledge
+
+    rec = outcome.record
+    text = _text(outcome)
+    if outcome.timed_out:
+        return [finding("PROBE_TIMEOUT", ERROR, f"the probe did not finish in time (last stage: "
+                        f"{outcome.last_stage or 'start'})")]
+    if rec is None:
+        if RX_OMP15.search(text) or RX_WIN1114.search(text) or RX_UNDEF.search(text) or outcome.returncode in (-4, 132):
+            return classify_import_failure(text, outcome, prefix, environ, windows)
+        tail = [ln for ln in (outcome.stderr or "").splitlines() if ln and not ln.startswith("cudaswitch-probe:")]
+        return [finding("PROBE_CRASHED", ERROR, f"the probe died (exit {outcome.returncode}) at stage "
+                        f"{outcome.last_stage or 'start'}" + (f": {tail[-1]}" if tail else ""))]
+    findings: List[Finding] = []
+    py = rec.get("python") or {}
+    imp = rec.get("import") or {}
+    if not imp.get("ok"):
+        return classify_import_failure(text, outcome, prefix, environ, windows)
+    t = rec.get("torch") or {}
+    version = t.get("version") or ""
+    cuda = t.get("cuda")
+    avail = t.get("is_available")
+    steps = rec.get("steps") or {}
+
+    # --- chain: Python range of the release
+    pyok = knowledge.python_ok(version, py.get("version", ""))
+    if pyok and not pyok[0]:
+        findings.append(finding("PYTHON_UNSUPPORTED", WARNING, f"Python {py.get('version')} is outside torch "
+                                f"{version}'s {pyok[1]} [{pyok[2]}]"))
+    if NUMPY_WARNING.search(text):
+        findings.append(finding("NUMPY_ABI", ERROR))
+
+    # --- build / device
+    if cuda is None and not t.get("hip"):
+        sev = WARNING if cpu_ok else ERROR
+        findings.insert(0, finding("CPU_ONLY_BUILD", sev, f"torch {version} is a CPU-only build "
+                                   f"(torch.version.cuda is None)"
+                                   + (": no GPU test (--cpu-ok)" if cpu_ok else "")))
+    elif not avail:
+        cvd = rec.get("cuda_visible_devices")
+        dmax = driver.get("cuda_max")
+        verdict = knowledge.driver_runs(dmax, cuda, "windows" if windows else "linux")
+        m = RX_DRIVER_OLD.search(text)
+        if _cvd_hides(cvd):
+            findings.insert(0, finding("CUDA_VISIBLE_DEVICES_HIDDEN", ERROR,
+                                       f"CUDA_VISIBLE_DEVICES={cvd!r} hides every GPU from torch"))
+        elif m or verdict.status == "too-old":
+            found = f"driver supports CUDA {dmax}" if dmax else "driver too old"
+            if m and m.group(1):
+                n = int(m.group(1))
+                found = f"driver supports CUDA {n // 1000}.{(n % 1000) // 10}"
+            need = knowledge.min_driver(cuda, "windows" if windows else "linux")
+            fix = (f"update the NVIDIA driver to >= {need[0]} (CUDA {cuda}) [{need[1]}], or install a torch build "
+                   f"for your driver's CUDA (`cudaswitch recommend`)") if need else None
+            findings.insert(0, finding("DRIVER_TOO_OLD", ERROR, f"torch {version} needs CUDA {cuda}; {found}", fix))
+        elif cvd is not None and dmax:
+            findings.insert(0, finding("CUDA_VISIBLE_DEVICES_HIDDEN", ERROR,
+                                       f"CUDA_VISIBLE_DEVICES={cvd!r} selects no usable GPU (the driver supports "
+                                       f"CUDA {dmax}, torch sees no device)"))
+        elif not dmax:
+            sev = WARNING if cpu_ok else ERROR
+            findings.insert(0, finding("NO_GPU", sev, f"torch {version} has CUDA {cuda} but no NVIDIA driver was "
+                                       f"found ({driver.get('error') or 'no GPU'})"))
+        else:
+            findings.insert(0, finding("NO_GPU", WARNING if cpu_ok else ERROR, f"torch {version} (CUDA {cuda}) "
+                                       f"sees no GPU although the driver supports CUDA {dmax}"))
+    else:
+        dmax = driver.get("cuda_max")
+        verdict = knowledge.driver_runs(dmax, cuda, "windows" if windows else "linux")
+        if verdict.status == "minor-compat":
+            findings.append(finding("DRIVER_MINOR_COMPAT", INFO, verdict.message))
+        cap = t.get("capability")
+        in_list = knowledge.arch_in_list(cap, t.get("arch_list") or []) if cap else None
+        m = RX_NOT_COMPATIBLE.search(text)
+        if in_list is False or m:
+            findings.append(finding("NO_KERNEL_IMAGE", ERROR, f"{t.get('device_name', 'the GPU')} (compute capability "
+                                    f"{cap}) is not in torch {version}'s arch list "
+                                    f"{' '.join(t.get('arch_list') or []) or '(empty)'}"))
+
+    # --- computations
+    for name in ("matmul", "conv2d", "autocast"):
+        step = steps.get(name) or {}
+        err = step.get("error")
+        if not err:
+            continue
+        msg = err.get("message", "")
+        if RX_NO_KERNEL.search(msg):
+            if not any(f.code == "NO_KERNEL_IMAGE" for f in findings):
+                findings.append(finding("NO_KERNEL_IMAGE", ERROR, f"{name}: no kernel image is available for "
+                                        f"{t.get('device_name', 'the GPU')} (compute capability "
+                                        f"{t.get('capability', '?')}) in torch {version}"))
+        elif name == "conv2d" and RX_CUDNN.search(msg):
+            findings.append(finding("CUDNN_FAILED", ERROR, f"conv2d failed in cuDNN: {msg.splitlines()[0][:200]}"))
+        else:
+            findings.append(finding("COMPUTE_FAILED", ERROR, f"{name} failed: {err.get('type')}: "
+                                    f"{msg.splitlines()[0][:200] if msg else ''}"))
+
+    # --- toolkit major vs torch CUDA major (CUDA extension builds)
+    if toolkit and cuda:
+        tk_major = str(toolkit.get("version", "")).split(".")[0]
+        if tk_major and tk_major != str(cuda).split(".")[0]:
+            findings.append(finding("TORCH_TOOLKIT_MAJOR_MISMATCH", WARNING,
+                                    f"torch is built with CUDA {cuda} but the selected toolkit is CUDA "
+                                    f"{toolkit.get('version')} ({toolkit.get('root')}): torch.utils.cpp_extension "
+                                    f"refuses major mismatches"))
+    # --- install layout
+    folders = rec.get("torch_folders") or []
+    if len(folders) > 1:
+        findings.append(finding("TORCH_MIXED_INSTALL", ERROR, f"two torch packages on sys.path: "
+                                f"{'; '.join(folders)} (the first one is imported)", details=folders))
+    return findings
+
+
+NUMPY_WARNING = re.compile(r"Failed to initialize NumPy: _ARRAY_API not found|compiled using NumPy 1\.x cannot be run")
+
+
+def install_findings(installs: Dict) -> List[Finding]:
+    """From doctor.torch_installs(): a conda record plus a pip-installed dist-info, or two dist-infos."""
+    out: List[Finding] = []
+    conda = installs.get("conda") or []
+    pip = [d for d in installs.get("dist_infos") or [] if (d.get("installer") or "").lower() != "conda"]
+    if conda and pip:
+        out.append(finding("TORCH_MIXED_INSTALL", ERROR,
+                           f"torch is installed by conda ({conda[0]['name']} {conda[0]['version']}, "
+                           f"{conda[0]['file']}) AND by pip ({pip[0]['name']} {pip[0]['version']}, {pip[0]['path']})",
+                           details=[c["file"] for c in conda] + [p["path"] for p in pip]))
+    elif len(installs.get("dist_infos") or []) > 1:
+        paths = [d["path"] for d in installs["dist_infos"]]
+        out.append(finding("TORCH_MIXED_INSTALL", ERROR, f"{len(paths)} torch dist-info folders: {'; '.join(paths)}",
+                           details=paths))
+    return out
+
+
+def catalogue_rows() -> List[List[str]]:
+    """For the README: code, meaning, fix, source."""
+    return [[code, c, f, s] for code, (c, f, s) in CATALOGUE.items()]

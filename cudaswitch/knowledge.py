@@ -1,0 +1,429 @@
+"""The version chain as data: driver minimums, cuDNN <-> CUDA, torch releases and wheels, GPU architectures.
+
+Every table is a CSV under cudaswitch/data/ cut from shared/reference/cuda-data.md (sections 2.1, 2.2, 4, 5.1, 5.2,
+5.3); every row keeps its `src` column, resolved by `sources.csv` (section 8 of the same file). Nothing here runs a
+process or touches the network.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import io
+import re
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+
+Version = Tuple[int, ...]
+
+
+def _read(name: str) -> List[Dict[str, str]]:
+    try:
+        from importlib.resources import files
+
+        text = files("cudaswitch.data").joinpath(name).read_text(encoding="utf-8")
+    except (ImportError, AttributeError):  # pragma: no cover - Python < 3.9 fallback
+        import pkgutil
+
+        text = pkgutil.get_data("cudaswitch.data", name).decode("utf-8")
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def vtuple(text: Optional[str]) -> Optional[Version]:
+    """'550.54.14' -> (550, 54, 14); '12.1' -> (12, 1); None for anything that does not start with a number."""
+    if not text:
+        return None
+    m = re.match(r"\s*[rR]?(\d+(?:\.\d+)*)", str(text))
+    return tuple(int(p) for p in m.group(1).split(".")) if m else None
+
+
+def vstr(v: Optional[Version]) -> str:
+    return ".".join(str(p) for p in v) if v else "?"
+
+
+@functools.lru_cache(maxsize=None)
+def sources() -> Dict[str, str]:
+    return {row["key"]: row["reference"] for row in _read("sources.csv")}
+
+
+def cite(src: str) -> str:
+    """'S40;S41' -> the references, for --json output and the README."""
+    keys = re.findall(r"S\d+", src or "")
+    return "; ".join(f"[{k}] {sources().get(k, '?')}" for k in keys)
+
+
+# ---- driver ------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class DriverRow:
+    release: str
+    cuda: Version
+    linux: Optional[Version]
+    windows: Optional[Version]
+    src: str
+    linux_text: str = ""
+    windows_text: str = ""
+
+
+@functools.lru_cache(maxsize=None)
+def driver_table() -> List[DriverRow]:
+    return [DriverRow(r["cuda_release"], vtuple(r["cuda_version"]), vtuple(r["linux_min_driver"]),
+                      vtuple(r["windows_min_driver"]), r["src"], r["linux_min_driver"], r["windows_min_driver"])
+            for r in _read("cuda_driver.csv")]
+
+
+@functools.lru_cache(maxsize=None)
+def minor_compat() -> Dict[int, Dict[str, str]]:
+    return {vtuple(r["cuda_major"])[0]: r for r in _read("cuda_minor_compat.csv")}
+
+
+def min_driver(cuda: str, os_name: str = "linux") -> Optional[Tuple[str, str]]:
+    """(driver, src) for the GA release of CUDA X.Y (the lowest driver any X.Y release needs), or None."""
+    want = vtuple(cuda)
+    if not want:
+        return None
+    rows = [r for r in driver_table() if r.cuda[:2] == want[:2]]
+    vals = [(r.windows_text if os_name == "windows" else r.linux_text, r.src) for r in rows]
+    vals = [(d, s) for d, s in vals if vtuple(d)]
+    if not vals:
+        return None
+    return min(vals, key=lambda item: vtuple(item[0]))
+
+
+def major_min_driver(major: int, os_name: str = "linux") -> Optional[Tuple[str, str]]:
+    row = minor_compat().get(major)
+    if not row:
+        return None
+    value = row["windows_min_driver" if os_name == "windows" else "linux_min_driver"]
+    m = re.match(r"\s*(\d+(?:\.\d+)*)", value or "")
+    return (m.group(1), row["src"]) if m else None
+
+
+@dataclass
+class Verdict:
+    status: str  # "ok", "minor-compat", "too-old", "unknown"
+    message: str
+    src: str = ""
+
+
+def driver_runs(driver_cuda_max: Optional[str], build_cuda: Optional[str], os_name: str = "linux") -> Verdict:
+    """Can a driver whose maximum CUDA is `driver_cuda_max` run code built for CUDA `build_cuda`?
+    Rules of cuda-data.md 2.2: newer driver fine; same major but older minor runs under minor-version compatibility
+    (PTX JIT of newer code excluded); older major cannot run."""
+    d, b = vtuple(driver_cuda_max), vtuple(build_cuda)
+    if not d or not b:
+        return Verdict("unknown", "driver or build CUDA version unknown")
+    need = min_driver(build_cuda, os_name)
+    need_txt = f" (CUDA {vstr(b[:2])} needs driver >= {need[0]} on {os_name.capitalize()})" if need else ""
+    src = need[1] if need else ""
+    if d[:2] >= b[:2]:
+        return Verdict("ok", f"driver supports up to CUDA {vstr(d[:2])}; CUDA {vstr(b[:2])} builds run{need_txt}", src)
+    if d[0] == b[0] and b[0] >= 11:
+        mm = major_min_driver(b[0], os_name)
+        extra = f" (needs a {b[0]}.x driver >= {mm[0]})" if mm else ""
+        return Verdict("minor-compat", f"driver supports CUDA {vstr(d[:2])} < {vstr(b[:2])}: runs under CUDA "
+                       f"minor-version compatibility{extra}, without JIT of newer PTX", "S43")
+    return Verdict("too-old", f"driver supports only CUDA {vstr(d[:2])}, this build needs CUDA {vstr(b[:2])}{need_txt}",
+                   src)
+
+
+# ---- cuDNN -------------------------------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def cudnn_table() -> List[Dict[str, str]]:
+    return _read("cudnn_cuda.csv")
+
+
+def cudnn_number(value) -> Optional[str]:
+    """torch.backends.cudnn.version() -> 'X.Y.Z' (formula switches at 9.0: cuda-data.md 3.3)."""
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        return None
+    if n >= 90000:
+        return f"{n // 10000}.{(n % 10000) // 100}.{n % 100}"
+    return f"{n // 1000}.{(n % 1000) // 100}.{n % 100}"
+
+
+def _cudnn_span(text: str) -> Optional[Tuple[Version, Version]]:
+    nums = re.findall(r"\d+(?:\.\d+)*(?:\.x)?", text.split(" ")[0])
+    if not nums:
+        return None
+    lo = vtuple(nums[0].replace(".x", ""))
+    hi = vtuple(nums[1].replace(".x", "")) if len(nums) > 1 else lo
+    return lo, hi
+
+
+def cudnn_supports(cudnn: str, cuda: str) -> Optional[Tuple[bool, str]]:
+    """Does the cuDNN support matrix (section 4) list CUDA `cuda` for cuDNN `cudnn`? (answer, src); None when the
+    table has no row for that cuDNN release."""
+    cv, tv = vtuple(cudnn), vtuple(cuda)
+    if not cv or not tv:
+        return None
+    hit = None
+    for row in cudnn_table():
+        span = _cudnn_span(row["cudnn_version"])
+        if not span:
+            continue
+        lo, hi = span
+        n = max(len(lo), len(hi))
+        key = cv[:n]
+        if not (lo[:len(key)] <= key <= hi + (99,) * (n - len(hi))):
+            continue
+        hit = row
+        for a, z in re.findall(r"(\d+\.\d+)(?:\s*-\s*(\d+\.\d+))?", row["supported_cuda_toolkits"]):
+            a_v = vtuple(a)
+            z_v = vtuple(z) if z else a_v
+            if a_v <= tv[:2] <= z_v or (a.endswith(".x") and a_v[0] == tv[0]):
+                return True, row["src"]
+        for major in re.findall(r"(\d+)\.x", row["supported_cuda_toolkits"]):
+            if int(major) == tv[0]:
+                return True, row["src"]
+    return (False, hit["src"]) if hit else None
+
+
+# ---- torch -------------------------------------------------------------------------------------------------------
+
+def parse_python_range(text: str) -> Tuple[Optional[Version], Optional[Version]]:
+    lo = re.search(r">=\s*(\d+\.\d+)", text or "")
+    hi = re.search(r"<=\s*(\d+\.\d+)", text or "")
+    return (vtuple(lo.group(1)) if lo else None, vtuple(hi.group(1)) if hi else None)
+
+
+@dataclass
+class TorchRelease:
+    minor: Version  # (2, 13)
+    python: Tuple[Optional[Version], Optional[Version]]
+    cuda_builds: List[Tuple[str, Optional[str]]]  # (cuda, bundled cudnn)
+    src: str
+    confidence: str
+
+
+@functools.lru_cache(maxsize=None)
+def torch_releases() -> Dict[Version, TorchRelease]:
+    out = {}
+    for r in _read("torch_release.csv"):
+        builds = []
+        for col in ("stable_cuda (cudnn)", "experimental_cuda (cudnn)"):
+            parts = [p.strip() for p in r[col].split(";") if p.strip() and p.strip() != "--" and p.strip() != "None"]
+            pending: List[str] = []
+            for p in parts:
+                m = re.match(r"(\d+\.\d+)(?:\s*\((?:all\s+)?(\d+\.\d+[\d.]*)\))?", p)
+                if not m:
+                    continue
+                pending.append(m.group(1))
+                if m.group(2):
+                    builds += [(c, m.group(2)) for c in pending]
+                    pending = []
+            builds += [(c, None) for c in pending]
+        out[vtuple(r["torch"])[:2]] = TorchRelease(vtuple(r["torch"])[:2], parse_python_range(r["python"]), builds,
+                                                   r["src"], r["confidence"])
+    return out
+
+
+@dataclass
+class TorchWheel:
+    torch: str
+    torchvision: Optional[str]
+    torchaudio: Optional[str]
+    tags: List[str]
+    python: Tuple[Optional[Version], Optional[Version]]
+    src: str
+    confidence: str
+    notes: List[str] = field(default_factory=list)
+
+    @property
+    def version(self) -> Version:
+        return vtuple(self.torch)
+
+
+def _first_version(text: str) -> Optional[str]:
+    m = re.match(r"\s*(\d+(?:\.\d+)+)", text or "")
+    return m.group(1) if m else None
+
+
+@functools.lru_cache(maxsize=None)
+def torch_wheels() -> List[TorchWheel]:
+    out = []
+    for r in _read("torch_wheels.csv"):
+        tags_col = r["cuda_wheel_tags (Linux+Windows)"]
+        head = tags_col.split("(")[0] if not tags_col.startswith("cu") else tags_col
+        tags = re.findall(r"\bcu\d{3}\b", head.split("[")[0].split(" on ")[0]) or re.findall(r"\bcu\d{3}\b", tags_col)
+        out.append(TorchWheel(_first_version(r["torch"]), _first_version(r["torchvision"]),
+                              _first_version(r["torchaudio"]), sorted(set(tags), key=lambda t: int(t[2:])),
+                              parse_python_range(r["python (torchvision README)"]), r["src"], r["confidence"],
+                              [n for n in (r["torchvision"], r["torchaudio"], tags_col) if "(" in n]))
+    return sorted(out, key=lambda w: w.version, reverse=True)
+
+
+def tag_cuda(tag: str) -> Version:
+    """'cu121' -> (12, 1); 'cu118' -> (11, 8); 'cu102' -> (10, 2)."""
+    digits = tag[2:]
+    return (int(digits[:-1]), int(digits[-1]))
+
+
+def cuda_tag(cuda: str) -> Optional[str]:
+    v = vtuple(cuda)
+    return f"cu{v[0]}{v[1]}" if v and len(v) >= 2 else None
+
+
+def split_local(version: str) -> Tuple[str, Optional[str]]:
+    """'2.4.1+cu121' -> ('2.4.1', 'cu121')."""
+    base, _, local = (version or "").partition("+")
+    return base, local or None
+
+
+def python_ok(torch_version: str, python: str) -> Optional[Tuple[bool, str, str]]:
+    """(supported, range text, src) from the release matrix for torch's minor, None when the table lacks it."""
+    tv, pv = vtuple(torch_version), vtuple(python)
+    if not tv or not pv:
+        return None
+    rel = torch_releases().get(tv[:2])
+    if rel is None:
+        return None
+    lo, hi = rel.python
+    ok = (lo is None or pv[:2] >= lo) and (hi is None or pv[:2] <= hi)
+    rng = f"Python {vstr(lo) if lo else '?'}-{vstr(hi) if hi else '?'}"
+    return ok, rng, rel.src
+
+
+@functools.lru_cache(maxsize=None)
+def arch_rows() -> List[Dict[str, str]]:
+    return _read("torch_arch.csv")
+
+
+def arch_supported(torch_version: str, tag: str, capability: str) -> Optional[Tuple[bool, str]]:
+    """From section 5.3: does torch X.Y's `tag` build carry kernels for compute capability `capability`?"""
+    tv, cc = vtuple(torch_version), vtuple(capability)
+    if not tv or not cc:
+        return None
+    for r in arch_rows():
+        if not (vtuple(r["torch_min"]) <= tv[:2] <= vtuple(r["torch_max"])):
+            continue
+        if tag not in r["cuda_tags"].split(";"):
+            continue
+        lo, hi = vtuple(r["min_cc"]), vtuple(r["max_cc"])
+        ok = lo <= cc[:2] and (cc[:2] <= hi or r["ptx_above_max"] == "yes")
+        return ok, r["src"]
+    return None
+
+
+def arch_in_list(capability: str, arch_list: List[str]) -> Optional[bool]:
+    """torch.cuda.get_arch_list() (['sm_80', 'sm_90', 'compute_90']) covers capability X.Y? An exact sm_XY, a lower
+    sm of the same major (binary compatible within a major), or PTX (compute_XY) of a lower or equal arch."""
+    cc = vtuple(capability)
+    if not cc or not arch_list:
+        return None
+    want = cc[0] * 10 + (cc[1] if len(cc) > 1 else 0)
+    for a in arch_list:
+        m = re.match(r"(sm|compute)_(\d+)", a)
+        if not m:
+            continue
+        n = int(m.group(2))
+        if m.group(1) == "sm" and (n == want or (n // 10 == want // 10 and n <= want)):
+            return True
+        if m.group(1) == "compute" and n <= want:
+            return True
+    return False
+
+
+# ---- recommendation ------------------------------------------------------------------------------------------
+
+@dataclass
+class Recommendation:
+    ok: bool
+    torch: Optional[str] = None
+    torchvision: Optional[str] = None
+    torchaudio: Optional[str] = None
+    tag: Optional[str] = None  # cu121 / cpu
+    index_url: Optional[str] = None
+    command: Optional[str] = None
+    reasons: List[str] = field(default_factory=list)  # why this one, or why none fits
+    skipped: List[str] = field(default_factory=list)  # newer candidates and why they were passed over
+    src: str = ""
+
+    def to_json(self) -> dict:
+        from dataclasses import asdict
+
+        return asdict(self)
+
+
+INDEX = "https://download.pytorch.org/whl"
+
+
+def pip_line(w: TorchWheel, tag: str) -> Tuple[str, str]:
+    v = w.version
+    pkgs = [f"torch=={w.torch}"]
+    if w.torchvision:
+        pkgs.append(f"torchvision=={w.torchvision}")
+    if w.torchaudio:
+        pkgs.append(f"torchaudio=={w.torchaudio}")
+    if v >= (1, 13):
+        url = f"{INDEX}/{tag}"
+        return url, f"pip install {' '.join(pkgs)} --index-url {url}"
+    if v >= (1, 11):
+        url = f"{INDEX}/{tag}"
+        return url, f"pip install {' '.join(pkgs)} --extra-index-url {url}"
+    url = f"{INDEX}/torch_stable.html"
+    pkgs = [p + f"+{tag}" for p in pkgs]
+    return url, f"pip install {' '.join(pkgs)} -f {url}"
+
+
+def recommend(driver_cuda_max: Optional[str], python: str, os_name: str = "linux", capability: Optional[str] = None,
+              torch: Optional[str] = None) -> Recommendation:
+    """The newest torch/torchvision/torchaudio triplet whose wheels exist for this Python, whose CUDA build the driver
+    runs (build CUDA <= the driver's maximum) and, where section 5.3 knows, that carries kernels for the GPU."""
+    pv = vtuple(python)
+    wheels = torch_wheels()
+    if torch:
+        want = vtuple(torch)
+        wheels = [w for w in wheels if w.version[:len(want)] == want]
+        if not wheels:
+            known = ", ".join(sorted({vstr(w.version[:2]) for w in torch_wheels()}, key=vtuple))
+            return Recommendation(False, reasons=[f"torch {torch} is not in cudaswitch's table (known: {known})"])
+    skipped: List[str] = []
+    for w in wheels:
+        lo, hi = w.python
+        if pv and ((lo and pv[:2] < lo) or (hi and pv[:2] > hi)):
+            skipped.append(f"torch {w.torch}: no wheel for Python {vstr(pv[:2])} "
+                           f"(supports {vstr(lo) if lo else '?'}-{vstr(hi) if hi else '?'})")
+            continue
+        if not driver_cuda_max:
+            url, cmd = pip_line(w, "cpu")
+            return Recommendation(True, w.torch, w.torchvision, w.torchaudio, "cpu", url, cmd,
+                                  ["no NVIDIA driver found: the CPU build"], skipped, w.src)
+        dmax = vtuple(driver_cuda_max)
+        fitting = [t for t in reversed(w.tags) if tag_cuda(t) <= dmax[:2]]
+        chosen = None
+        for t in fitting:
+            if capability:
+                arch = arch_supported(w.torch, t, capability)
+                if arch is not None and not arch[0]:
+                    skipped.append(f"torch {w.torch}+{t}: no kernels for compute capability {capability} [{arch[1]}]")
+                    continue
+            chosen = t
+            break
+        if chosen is None:
+            if not fitting:
+                skipped.append(f"torch {w.torch}: builds {', '.join(w.tags) or 'none'} all need a driver newer than "
+                               f"CUDA {vstr(dmax[:2])}")
+            continue
+        url, cmd = pip_line(w, chosen)
+        reasons = [f"driver supports CUDA {vstr(dmax[:2])} >= {vstr(tag_cuda(chosen))} ({chosen})",
+                   f"Python {vstr(pv[:2]) if pv else '?'} is in torch {w.torch}'s range"]
+        if capability:
+            reasons.append(f"GPU compute capability {capability}")
+        if w.confidence != "high":
+            reasons.append(f"table row confidence: {w.confidence}")
+        newer = next(((n, t) for n in torch_wheels() if n.version > w.version for t in n.tags
+                      if tag_cuda(t)[0] == dmax[0] and tag_cuda(t) > dmax[:2]), None)
+        mm = major_min_driver(dmax[0], os_name)
+        if newer and mm:
+            reasons.append(f"note: newer builds such as torch {newer[0].torch}+{newer[1]} also run on a CUDA "
+                           f"{dmax[0]}.x driver >= {mm[0]} under minor-version compatibility (no PTX JIT) [{mm[1]}]; "
+                           f"pass --cuda {vstr(tag_cuda(newer[1]))} to choose them")
+        return Recommendation(True, w.torch, w.torchvision, w.torchaudio, chosen, url, cmd, reasons, skipped, w.src)
+    why = (skipped[0] + (f" (and {len(skipped) - 1} older releases skipped)" if len(skipped) > 1 else "")
+           if skipped else "no candidate")
+    return Recommendation(False, reasons=[f"no torch release in the table fits: {why}"], skipped=skipped)

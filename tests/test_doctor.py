@@ -1,0 +1,245 @@
+"""`cudaswitch doctor`: machine and shell checks against toolkit trees from the foundation fixtures, an injectable
+file-system root (CUDASWITCH_FS_ROOT) for /etc/ld.so.conf.d, /usr/lib/wsl/lib and C:\\Windows\\System32, and the
+driver's maximum CUDA through CONDA_OVERRIDE_CUDA."""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "fake_torch"))
+
+import cudatrees  # noqa: E402
+from conftest import run_cli  # noqa: E402
+
+from cudaswitch import doctor  # noqa: E402
+from cudaswitch.system import System  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def fsroot(tmp_path_factory):
+    """A `/` holding /usr/local/cuda-11.8 and /usr/local/cuda-12.9 (real NVIDIA wheel files)."""
+    root = tmp_path_factory.mktemp("root")
+    cudatrees.cuda_11_8(root / "usr" / "local" / "cuda-11.8")
+    cudatrees.cuda_12_9(root / "usr" / "local" / "cuda-12.9")
+    return root
+
+
+def run_doctor_cli(env_vars, root, *args):
+    env_vars = dict(env_vars)
+    env_vars["CUDASWITCH_FS_ROOT"] = str(root)
+    env_vars.setdefault("CONDA_OVERRIDE_CUDA", "12.9")
+    r = run_cli(["doctor", "--json", *args], env=env_vars)
+    assert "Traceback" not in r.stderr
+    rec = json.loads(r.stdout)
+    return r, rec, {f["code"]: f for f in rec["findings"]}
+
+
+def codes_of(rec):
+    return [f["code"] for f in rec["findings"]]
+
+
+def test_clean_machine_passes(fsroot, clean_env):
+    r, rec, codes = run_doctor_cli(clean_env, fsroot)
+    assert r.returncode == 0 and rec["ok"]
+    assert not [c for c in codes if c not in ("TORCH_DRIVER",)]
+
+
+def test_several_cuda_bin_folders_on_path(fsroot, clean_env):
+    clean_env["PATH"] = os.pathsep.join(["/usr/local/cuda-12.9/bin", "/usr/local/cuda-11.8/bin", clean_env["PATH"]])
+    r, rec, codes = run_doctor_cli(clean_env, fsroot)
+    f = codes["MULTIPLE_CUDA_ON_PATH"]
+    assert f["severity"] == "warning" and "CUDA 12.9.1" in f["cause"] and "CUDA 11.8" in f["cause"]
+    assert r.returncode == 0  # a warning
+
+
+def test_cuda_home_cuda_path_and_nvcc_disagree(fsroot, clean_env):
+    clean_env["CUDA_HOME"] = "/usr/local/cuda-11.8"
+    clean_env["CUDA_PATH"] = "/usr/local/cuda-12.9"
+    r, rec, codes = run_doctor_cli(clean_env, fsroot)
+    f = codes["CUDA_VARS_DISAGREE"]
+    assert "CUDA_HOME -> CUDA 11.8" in f["cause"] and "CUDA_PATH -> CUDA 12.9.1" in f["cause"]
+
+
+def test_cuda_path_pointing_at_a_missing_folder_is_an_error(fsroot, clean_env):
+    clean_env["CUDA_PATH"] = "/usr/local/cuda-12.1"
+    r, rec, codes = run_doctor_cli(clean_env, fsroot)
+    assert r.returncode == 1 and not rec["ok"]
+    assert codes["CUDA_PATH_MISSING"]["severity"] == "error"
+    assert "/usr/local/cuda-12.1" in codes["CUDA_PATH_MISSING"]["cause"]
+
+
+def test_ld_so_conf_d_pinning(tmp_path, clean_env):
+    root = tmp_path / "root"
+    cudatrees.cuda_12_9(root / "usr" / "local" / "cuda-12.9")
+    conf = root / "etc" / "ld.so.conf.d"
+    conf.mkdir(parents=True)
+    (conf / "988_cuda-12.conf").write_text("/usr/local/cuda-12.9/targets/x86_64-linux/lib\n")
+    (conf / "libc.conf").write_text("# libc default configuration\n/usr/local/lib\n")
+    r, rec, codes = run_doctor_cli(clean_env, root)
+    f = codes["LDCONF_PINS_CUDA"]
+    assert "988_cuda-12.conf" in f["cause"] and "CUDA 12.9.1" in f["cause"]
+    assert "ldconfig" in f["fix"]
+    assert [c for c in codes_of(rec) if c == "LDCONF_PINS_CUDA"] == ["LDCONF_PINS_CUDA"]  # libc.conf not reported
+
+
+def test_driver_below_the_toolkit_in_use(fsroot, clean_env):
+    clean_env["CUDA_HOME"] = clean_env["CUDA_PATH"] = "/usr/local/cuda-12.9"
+    clean_env["CONDA_OVERRIDE_CUDA"] = "11.8"
+    r, rec, codes = run_doctor_cli(clean_env, fsroot)
+    f = codes["DRIVER_BELOW_TOOLKIT"]
+    assert f["severity"] == "error" and r.returncode == 1
+    assert ">= 575.51.03" in f["fix"]  # CUDA 12.9 GA Linux minimum (cuda-data.md 2.1)
+    clean_env["CONDA_OVERRIDE_CUDA"] = "12.4"
+    r, rec, codes = run_doctor_cli(clean_env, fsroot)
+    assert codes["DRIVER_BELOW_TOOLKIT"]["severity"] == "warning"  # same major: minor-version compatibility
+    assert "minor-version" in codes["DRIVER_BELOW_TOOLKIT"]["cause"]
+
+
+def test_no_driver_is_information(fsroot, clean_env):
+    clean_env["CONDA_OVERRIDE_CUDA"] = ""
+    r, rec, codes = run_doctor_cli(clean_env, fsroot)
+    assert codes["NO_DRIVER"]["severity"] == "info" and r.returncode == 0
+
+
+def test_wsl2(tmp_path, clean_env):
+    root = tmp_path / "root"
+    (root / "usr" / "lib" / "wsl" / "lib").mkdir(parents=True)
+    (root / "usr" / "lib" / "wsl" / "lib" / "libcuda.so.1").write_bytes(b"\x7fELF")
+    r, rec, codes = run_doctor_cli(clean_env, root)
+    assert codes["WSL2"]["severity"] == "info"
+    assert "WSL2_LINUX_LIBCUDA" not in codes
+    linux = root / "usr" / "lib" / "x86_64-linux-gnu"
+    linux.mkdir(parents=True)
+    (linux / "libcuda.so.1").write_bytes(b"\x7fELF")
+    r, rec, codes = run_doctor_cli(clean_env, root)
+    assert codes["WSL2_LINUX_LIBCUDA"]["severity"] == "error" and r.returncode == 1
+
+
+def test_windows_vc_runtime_missing_then_present(tmp_path, clean_env):
+    root = tmp_path / "win"
+    sys32 = root / "C" / "Windows" / "System32"
+    sys32.mkdir(parents=True)
+    clean_env["CUDASWITCH_OS"] = "windows"
+    clean_env["SystemRoot"] = r"C:\Windows"
+    r, rec, codes = run_doctor_cli(clean_env, root)
+    f = codes["VCRUNTIME_MISSING"]
+    assert "msvcp140.dll" in f["cause"] and "vcruntime140_1.dll" in f["cause"] and r.returncode == 1
+    for n in ("msvcp140.dll", "vcruntime140.dll", "vcruntime140_1.dll"):
+        (sys32 / n).write_bytes(b"MZ")
+    r, rec, codes = run_doctor_cli(clean_env, root)
+    assert "VCRUNTIME_MISSING" not in codes
+
+
+def test_windows_prefix_with_spaces_and_non_ascii():
+    system = System(os="windows", environ={}, root=Path("/nonexistent"))
+    found = {f.code for f in doctor.windows_findings(system, "C:\\Users\\张三\\My Envs\\pt")}
+    assert {"PREFIX_NON_ASCII", "PREFIX_HAS_SPACES"} <= found
+    assert not {"PREFIX_NON_ASCII", "PREFIX_HAS_SPACES"} & {
+        f.code for f in doctor.windows_findings(system, "C:\\envs\\pt")}
+
+
+def _conda_env(tmp_path, name="env", python="3.11"):
+    prefix = tmp_path / name
+    (prefix / "conda-meta").mkdir(parents=True)
+    (prefix / "conda-meta" / f"python-{python}.0-h1_0_cpython.json").write_text(
+        json.dumps({"name": "python", "version": f"{python}.0"}))
+    site = prefix / "lib" / f"python{python}" / "site-packages"
+    site.mkdir(parents=True)
+    return prefix, site
+
+
+def test_foreign_activate_d_hooks(tmp_path, fsroot, clean_env):
+    prefix, _ = _conda_env(tmp_path)
+    act = prefix / "etc" / "conda" / "activate.d"
+    act.mkdir(parents=True)
+    # conda-forge/nvcc-feedstock recipe/linux/activate.sh sets both (anchors.md section 4)
+    (act / "activate-nvcc_linux-64.sh").write_text('export CUDA_HOME="/usr/local/cuda"\nexport CUDA_PATH="$CUDA_HOME"\n')
+    (act / "cudaswitch.sh").write_text('export CUDA_HOME="/usr/local/cuda-11.8"\n')
+    (act / "activate-gcc.sh").write_text('export CC="x86_64-conda-linux-gnu-cc"\n')
+    r, rec, codes = run_doctor_cli(clean_env, fsroot, "-p", str(prefix))
+    f = codes["FOREIGN_CUDA_HOOKS"]
+    assert "activate-nvcc_linux-64.sh" in f["cause"] and "CUDA_HOME, CUDA_PATH" in f["cause"]
+    assert codes_of(rec).count("FOREIGN_CUDA_HOOKS") == 1
+
+
+def test_torch_from_conda_and_pip(tmp_path, fsroot, clean_env):
+    prefix, site = _conda_env(tmp_path)
+    (prefix / "conda-meta" / "pytorch-2.4.1-py3.11_cuda12.1_cudnn9.1.0_0.json").write_text(json.dumps(
+        {"name": "pytorch", "version": "2.4.1", "build": "py3.11_cuda12.1_cudnn9.1.0_0"}))
+    info = site / "torch-2.4.1+cu121.dist-info"
+    info.mkdir()
+    (info / "INSTALLER").write_text("pip\n")
+    r, rec, codes = run_doctor_cli(clean_env, fsroot, "-p", str(prefix))
+    assert codes["TORCH_MIXED_INSTALL"]["severity"] == "error" and r.returncode == 1
+    assert "conda" in codes["TORCH_MIXED_INSTALL"]["cause"] and "pip" in codes["TORCH_MIXED_INSTALL"]["cause"]
+
+
+def test_conda_only_torch_is_not_mixed(tmp_path, fsroot, clean_env):
+    prefix, site = _conda_env(tmp_path)
+    (prefix / "conda-meta" / "pytorch-2.4.1-py3.11_cuda12.1_cudnn9.1.0_0.json").write_text(json.dumps(
+        {"name": "pytorch", "version": "2.4.1", "build": "py3.11_cuda12.1_cudnn9.1.0_0"}))
+    info = site / "torch-2.4.1.dist-info"
+    info.mkdir()
+    (info / "INSTALLER").write_text("conda\n")
+    r, rec, codes = run_doctor_cli(clean_env, fsroot, "-p", str(prefix))
+    assert "TORCH_MIXED_INSTALL" not in codes
+    assert rec["torch"]["cuda"] == "12.1"
+    assert "fine" in codes["TORCH_DRIVER"]["cause"]
+
+
+def test_tables_torch_with_this_driver_and_python(tmp_path, fsroot, clean_env):
+    prefix, site = _conda_env(tmp_path, python="3.10")
+    (site / "torch-1.12.1+cu113.dist-info").mkdir()
+    (site / "torch-1.12.1+cu113.dist-info" / "INSTALLER").write_text("pip\n")
+    clean_env["CONDA_OVERRIDE_CUDA"] = "12.2"
+    r, rec, codes = run_doctor_cli(clean_env, fsroot, "-p", str(prefix))
+    assert codes["TORCH_DRIVER"]["cause"].startswith("torch 1.12.1+cu113 with this driver: fine")
+    clean_env["CONDA_OVERRIDE_CUDA"] = "11.0"
+    r, rec, codes = run_doctor_cli(clean_env, fsroot, "-p", str(prefix))
+    assert codes["TORCH_DRIVER"]["severity"] == "info" and "minor-version" in codes["TORCH_DRIVER"]["cause"]
+    clean_env["CONDA_OVERRIDE_CUDA"] = "10.2"
+    r, rec, codes = run_doctor_cli(clean_env, fsroot, "-p", str(prefix))
+    assert codes["DRIVER_TOO_OLD"]["severity"] == "error" and ">= 465.19.01" in codes["DRIVER_TOO_OLD"]["cause"]
+
+    prefix13, site13 = _conda_env(tmp_path, "py313", python="3.13")
+    (site13 / "torch-1.12.1+cu113.dist-info").mkdir()
+    r, rec, codes = run_doctor_cli(clean_env, fsroot, "-p", str(prefix13))
+    f = codes["PYTHON_UNSUPPORTED"]
+    assert "Python 3.13 has no wheel for torch 1.12.1" in f["cause"] and "3.7-3.10" in f["cause"]
+
+
+def test_cudnn_built_for_another_cuda(tmp_path, clean_env):
+    root = tmp_path / "root"
+    tk = cudatrees.cuda_12_9(root / "usr" / "local" / "cuda-12.9")
+    inc = tk / "targets" / "x86_64-linux" / "include"
+    (inc / "cudnn_version.h").write_text("#define CUDNN_MAJOR 8\n#define CUDNN_MINOR 2\n#define CUDNN_PATCHLEVEL 1\n")
+    r, rec, codes = run_doctor_cli(clean_env, root)
+    f = codes["CUDNN_TOOLKIT_MISMATCH"]
+    assert "cuDNN 8.2.1" in f["cause"] and "CUDA 12.9" in f["cause"]
+
+
+def test_text_output_and_usage_errors(fsroot, clean_env):
+    env_vars = dict(clean_env, CUDASWITCH_FS_ROOT=str(fsroot), CONDA_OVERRIDE_CUDA="12.9",
+                    CUDA_PATH="/usr/local/cuda-12.1")
+    r = run_cli(["doctor"], env=env_vars)
+    assert r.returncode == 1
+    assert "error    CUDA_PATH_MISSING: CUDA_PATH=/usr/local/cuda-12.1 does not exist" in r.stdout
+    assert "fix: point CUDA_PATH at an installed toolkit" in r.stdout
+    r = run_cli(["doctor", "-p", "/no/such/env"], env=env_vars)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+
+
+def test_driver_query_without_override_runs_and_reports(clean_env):
+    """The real query (probe --driver-only in a subprocess): on this machine, a driver or a clean 'none'."""
+    from cudaswitch.smoke import driver_info
+
+    info = driver_info(System(environ=dict(clean_env)), timeout=30)
+    assert info["source"] in ("libcuda", "nvidia-smi")
+    if info["cuda_max"] is None:
+        assert info["error"]
+    else:
+        major, minor = info["cuda_max"].split(".")
+        assert int(major) >= 9

@@ -10,6 +10,8 @@
 @REM R1: strip what an earlier cudaswitch hook recorded (conda may have re-exported it, F2) and our own block,
 @REM twice because a substitution does not see a second copy right after the first; then prepend ours once.
 @set "_CS_P=;%PATH%;"
+@REM CALL SET expands twice: the only way to use the recorded text as a pattern without delayed expansion (B5).
+@REM (wine's cmd skips a CALL SET whose text holds an empty PATH entry; real cmd.exe is untested, see README.)
 @if defined _CUDASWITCH_ADDED_PATH call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%"
 @if defined _CUDASWITCH_ADDED_PATH call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%"
 @set "_CS_P=%_CS_P:;@PATH_ADD@;=;%"

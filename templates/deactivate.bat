@@ -3,6 +3,8 @@
 @REM Same cmd.exe rules as the activate hook (conda-activation.md 6.5, B1-B10). Works only from the records the
 @REM activate hook left, so it is a no-op without them.
 @set "_CS_P=;%PATH%;"
+@REM CALL SET expands twice: the only way to use the recorded text as a pattern without delayed expansion (B5).
+@REM (wine's cmd skips a CALL SET whose text holds an empty PATH entry; real cmd.exe is untested, see README.)
 @if defined _CUDASWITCH_ADDED_PATH call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%"
 @if defined _CUDASWITCH_ADDED_PATH call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%"
 @if defined _CUDASWITCH_ADDED_PATH set "PATH=%_CS_P:~1,-1%"

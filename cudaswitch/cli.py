@@ -159,3 +159,179 @@ def status(as_json):
     click.echo(f"\nActive: CUDA {active.version} ({active.root})" if active else "\nActive: no CUDA toolkit")
     for w in state.warnings:
         click.echo(f"warning: {w}")
+
+
+# ---- per-environment switching (issue 3) ------------------------------------------------------------------------
+
+def _env_options(fn):
+    fn = click.option("-p", "--prefix", help="Environment folder.")(fn)
+    return click.option("-n", "--name", help="Environment name (default: the active one).")(fn)
+
+
+def _ld_choice(env_prefix, ld_flag):
+    """(add LD_LIBRARY_PATH?, note). Default: yes, unless the env has pip nvidia-* CUDA wheels (hooks.pip_cuda_wheels)."""
+    from cudaswitch.hooks import pip_cuda_wheels
+
+    if ld_flag is not None:
+        return ld_flag, None
+    wheels = pip_cuda_wheels(env_prefix) if env_prefix else []
+    if wheels:
+        return False, (f"LD_LIBRARY_PATH left alone: this environment has pip CUDA wheels ({', '.join(wheels[:3])}"
+                       f"{', ...' if len(wheels) > 3 else ''}), which a system lib64 first on LD_LIBRARY_PATH breaks "
+                       f"(undefined symbol __nvJitLink...); --ld-library-path adds it anyway")
+    return True, None
+
+
+@main.command()
+@click.argument("selector", required=False)
+@_env_options
+@click.option("--ld-library-path/--no-ld-library-path", "ld_flag", default=None,
+              help="Put the toolkit's lib folder on LD_LIBRARY_PATH (default: yes, unless pip CUDA wheels are installed).")
+@click.option("--refresh", is_flag=True, help="Re-render the hooks from the recorded choice (after an upgrade).")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask before switching the base environment.")
+@click.option("--no-smoke", is_flag=True, help="Skip the PyTorch smoke test after switching.")
+@handle_errors
+def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke):
+    """Make a conda environment use the CUDA toolkit SELECTOR names, in every shell, from its next activation."""
+    import datetime
+
+    from cudaswitch import hooks
+    from cudaswitch.activation import changes_for
+    from cudaswitch.environment import SwitchState, read_state, resolve_env, write_state
+    from cudaswitch.errors import UsageError
+    from cudaswitch.toolkits import select
+
+    system = _system()
+    env = resolve_env(system, name, prefix, command=f"use {selector or 'SELECTOR'}")
+    old = read_state(env)
+    if refresh:
+        if selector:
+            raise UsageError("give either SELECTOR or --refresh, not both")
+        if old is None:
+            raise UsageError(f"environment {env.name!r} has no cudaswitch choice to refresh; run 'cudaswitch use SELECTOR'")
+        selector = old.root
+        if ld_flag is None:
+            ld_flag = old.ld_library_path
+    elif not selector:
+        raise UsageError("missing SELECTOR, e.g. 'cudaswitch use 11.8' ('cudaswitch list' shows what is installed)")
+    if env.is_base and not yes:
+        if not sys.stdin.isatty():
+            raise UsageError("that is the base environment, which every shell starts in; add --yes to switch it anyway")
+        click.confirm(f"Switch the base environment ({env.prefix}) to CUDA {selector}?", abort=True)
+    tk = select(_discover(system), selector, system)
+    if not tk.bin_dirs:
+        raise UsageError(f"CUDA {tk.version} at {tk.root} has no bin folder to put on PATH")
+    ld, note = _ld_choice(env.prefix, ld_flag)
+    changes = changes_for(tk, system, ld_library_path=ld)
+    created = hooks.dirs_to_create(env.prefix) if old is None else list(old.created_dirs)
+    written = hooks.write_hooks(env.prefix, changes, tk.version, windows=system.windows)
+    write_state(env, SwitchState(
+        selector=old.selector if refresh else selector, version=tk.version, root=tk.root,
+        time=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        cudaswitch_version=__version__, ld_library_path=bool(changes.prepend.get("LD_LIBRARY_PATH")),
+        files=[str(p.relative_to(env.prefix)) for p in written], created_dirs=created))
+    click.echo(f"Environment {env.name} ({env.prefix}) now uses CUDA {tk.version} ({tk.root}).")
+    click.echo(f"  CUDA_PATH = CUDA_HOME = {tk.root}")
+    for var, entries in changes.prepend.items():
+        click.echo(f"  {var} gets {system.pathsep.join(entries)} in front")
+    if note:
+        click.echo(f"  {note}")
+    problem = hooks.bat_problem(changes)
+    if problem:
+        _warn([f"cmd.exe cannot be switched to this toolkit ({problem}); its hook only prints a warning"])
+    click.echo(f"Hooks for sh/bash/zsh, fish, csh, cmd.exe and PowerShell: {len(written)} files named "
+               f"cudaswitch.* in {os.path.join(env.prefix, 'etc', 'conda')}{os.sep}{{activate,deactivate}}.d")
+    if os.environ.get("CUDASWITCH_APPLIES") == "1":
+        click.echo("Applied to this shell by the cudaswitch shell function.")
+    else:
+        from cudaswitch.hooks import apply_now_hint
+
+        click.echo(f"Takes effect at the next activation. To apply it to this shell now: "
+                   f"{apply_now_hint(env, system.windows)}")
+
+
+@main.command()
+@_env_options
+@handle_errors
+def off(name, prefix):
+    """Stop switching CUDA in an environment: remove exactly the files 'cudaswitch use' wrote."""
+    from cudaswitch import hooks
+    from cudaswitch.environment import clear_state, read_state, resolve_env
+
+    system = _system()
+    env = resolve_env(system, name, prefix, command="off")
+    state = read_state(env)
+    had_state = clear_state(env)
+    removed = hooks.remove_hooks(env.prefix, state.created_dirs if state else [])
+    if not removed and not had_state:
+        click.echo(f"Environment {env.name} ({env.prefix}) was not switched by cudaswitch; nothing to remove.")
+        return
+    click.echo(f"Environment {env.name} ({env.prefix}) no longer switches CUDA: removed {len(removed)} hook files"
+               f"{' and the state file' if had_state else ''}.")
+    if os.environ.get("CUDASWITCH_APPLIES") == "1":
+        click.echo("Undone in this shell by the cudaswitch shell function.")
+    elif env.prefix == os.environ.get("CONDA_PREFIX") and state is not None:
+        click.echo(f"This shell still has CUDA {state.version} set until it is closed; next time run 'conda deactivate' "
+                   f"before 'cudaswitch off', or install the shell function ('cudaswitch init --help').")
+
+
+_INIT_FILES = {"bash": "bash.sh", "zsh": "bash.sh", "fish": "fish.fish", "tcsh": "tcsh.csh",
+               "powershell": "powershell.ps1", "cmd": "cmd.bat"}
+
+
+@main.command()
+@click.argument("shell", type=click.Choice(sorted(_INIT_FILES)))
+@click.option("--install", is_flag=True, help="Add it to the shell's startup file (idempotent, between marker lines).")
+@click.option("--rc-file", type=click.Path(dir_okay=False), help="Startup file to use with --install.")
+@handle_errors
+def init(shell, install, rc_file):
+    """Print the shell function that makes 'cudaswitch use' apply to the current shell at once."""
+    from cudaswitch import shellinit
+
+    text = shellinit.snippet(_INIT_FILES[shell])
+    if not install:
+        click.echo(text, nl=False)
+        return
+    path, changed = shellinit.install(shell, text, rc_file)
+    click.echo(f"{'Added to' if changed else 'Already in'} {path}; open a new shell to use it.")
+
+
+@main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.argument("selector")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.option("--ld-library-path/--no-ld-library-path", "ld_flag", default=None,
+              help="Put the toolkit's lib folder on LD_LIBRARY_PATH (default: as 'use' decides).")
+@handle_errors
+def run(selector, command, ld_flag):
+    """Run COMMAND with toolkit SELECTOR applied, touching neither the shell nor any environment:
+    cudaswitch run 11.8 -- nvcc --version"""
+    import subprocess
+
+    from cudaswitch.activation import apply, changes_for
+    from cudaswitch.errors import UsageError
+
+    if command and command[0] == "--":  # click keeps the separator once positional parsing has started
+        command = command[1:]
+    if not command:
+        raise UsageError("missing COMMAND, e.g. 'cudaswitch run 11.8 -- nvcc --version'")
+    from cudaswitch.toolkits import select
+
+    system = _system()
+    tk = select(_discover(system), selector, system)
+    ld, note = _ld_choice(system.environ.get("CONDA_PREFIX"), ld_flag)
+    changes = changes_for(tk, system, ld_library_path=ld)
+    # What an active cudaswitch environment added is taken out first, exactly as a hook would (R1).
+    recorded = {var: system.split_list(system.environ.get(f"_CUDASWITCH_ADDED_{var}"))
+                for var in ("PATH", "LD_LIBRARY_PATH")}
+    env = apply(system.environ, changes, system, remove=recorded)
+    try:
+        rc = subprocess.call(list(command), env=env)
+    except FileNotFoundError:
+        err = CudaswitchError(f"command not found: {command[0]}")
+        err.exit_code = 127
+        raise err from None
+    except PermissionError:
+        err = CudaswitchError(f"cannot run {command[0]}: permission denied")
+        err.exit_code = 126
+        raise err from None
+    sys.exit(rc if rc >= 0 else 128 - rc)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import List, Optional
 
@@ -114,6 +114,8 @@ class SwitchState:
     time: str
     cudaswitch_version: str
     ld_library_path: bool = False
+    files: List[str] = field(default_factory=list)  # what `use` wrote (relative to the prefix): `off` removes these
+    created_dirs: List[str] = field(default_factory=list)  # hook folders `use` created: `off` removes them if empty
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -162,3 +162,26 @@ def dirs_to_create(prefix: str) -> List[str]:
         if not Path(prefix, rel).is_dir():
             out.append(rel)
     return out
+
+
+# ---- switching an environment: what `cudaswitch use` and `cudaswitch off` do ----------------------------------
+
+def pip_cuda_wheels(prefix: str) -> List[str]:
+    """The pip `nvidia-*` CUDA wheels installed in an environment (torch from pip brings them). Prepending a
+    system toolkit's lib64 to LD_LIBRARY_PATH there breaks torch (`undefined symbol __nvJitLink...`, anchors.md
+    section 0 item 5), so `use` leaves LD_LIBRARY_PATH alone in such an environment unless asked."""
+    found = []
+    for pattern in ("lib/python*/site-packages/nvidia_*.dist-info", "Lib/site-packages/nvidia_*.dist-info"):
+        found += [p.name.split("-")[0].replace("_", "-") for p in Path(prefix).glob(pattern)]
+    return sorted(set(found))
+
+
+def apply_now_hint(env, windows: bool = False) -> str:
+    """The one command that applies a new choice to the shell the user is in: activating the environment again
+    re-runs its hooks (conda-activation.md 2.2, reactivate). A name with odd characters is given as its prefix."""
+    import shlex
+
+    target = env.name if re.fullmatch(r"[A-Za-z0-9_.+-]+", env.name) else env.prefix
+    if target == env.prefix:
+        target = f'"{target}"' if windows else shlex.quote(target)
+    return f"conda activate {target}"

@@ -6,7 +6,7 @@
 @REM so empty and unset are the same here (B10).
 @set "_CS_OK="
 @if exist "@ROOT@\" set "_CS_OK=1"
-@if not defined _CS_OK echo cudaswitch: warning: CUDA @VERSION@ is gone from "@ROOT@"; this environment keeps the CUDA settings it had (run 'cudaswitch use' again) 1>&2
+@if not defined _CS_OK echo cudaswitch: warning: CUDA @VERSION@ is gone from "@ROOT@"; this environment keeps the CUDA settings it had; run 'cudaswitch use' again 1>&2
 @REM R1: strip what an earlier cudaswitch hook recorded (conda may have re-exported it, F2) and our own block,
 @REM twice because a substitution does not see a second copy right after the first; then prepend ours once.
 @set "_CS_P=;%PATH%;"

@@ -56,13 +56,21 @@ def eval_path_op(path: List[str], op: PathOp) -> List[str]:
     return kept[:at] + new + kept[at:]
 
 
-def scripts(prefix: str, kind: str, ext: str) -> List[str]:
-    found = sorted(glob.glob(os.path.join(glob.escape(prefix), "etc", "conda", f"{kind}.d", f"*.{ext}")))
+def hook_scripts(prefix: str, kind: str, ext: str, local=None) -> List[str]:
+    """conda's hook list: sorted by full path, deactivate.d reversed. `local` maps a Windows spelling (wine's
+    Z:\\...) to the folder on this machine; the result keeps the prefix's own spelling."""
+    where = local(prefix) if local else prefix
+    found = sorted(glob.glob(os.path.join(glob.escape(where), "etc", "conda", f"{kind}.d", f"*.{ext}")))
+    if local:
+        found = [f"{prefix}\\etc\\conda\\{kind}.d\\{os.path.basename(f)}" for f in found]
     return list(reversed(found)) if kind == "deactivate" else found
 
 
-def plan(env: Mapping[str, str], step: List[str], ext: str, windows: bool = False) -> list:
+def plan(env: Mapping[str, str], step: List[str], ext: str, windows: bool = False, local=None) -> list:
     """Ops in conda's emission order: ("path", PathOp) | ("set", k, v) | ("unset", k) | ("source", file)."""
+    def scripts(prefix, kind, ext):
+        return hook_scripts(prefix, kind, ext, local)
+
     shlvl = int(env.get("CONDA_SHLVL") or 0)
     cur = env.get("CONDA_PREFIX") or ""
     verb = step[0]

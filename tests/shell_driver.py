@@ -39,18 +39,23 @@ SHELLS = {
 class Toolkit:
     root: str
     ld: bool = True
+    windows: bool = False  # Windows layout: bin and libnvvp on PATH, no LD_LIBRARY_PATH
 
     @property
     def bin(self) -> str:
-        return self.root + "/bin"
+        return self.root + ("\\bin" if self.windows else "/bin")
+
+    @property
+    def bins(self) -> List[str]:
+        return [self.bin, self.root + "\\libnvvp"] if self.windows else [self.bin]
 
     @property
     def lib(self) -> str:
         return self.root + "/lib64"
 
     def changes(self) -> Changes:
-        ch = Changes(scalars={"CUDA_PATH": self.root, "CUDA_HOME": self.root}, prepend={"PATH": [self.bin]})
-        if self.ld:
+        ch = Changes(scalars={"CUDA_PATH": self.root, "CUDA_HOME": self.root}, prepend={"PATH": self.bins})
+        if self.ld and not self.windows:
             ch.prepend["LD_LIBRARY_PATH"] = [self.lib]
         return ch
 
@@ -62,24 +67,28 @@ class World:
     root: Path
     envs: Dict[str, Optional[Toolkit]] = field(default_factory=dict)
     names: Dict[str, str] = field(default_factory=dict)  # short name (A, B, C, base) -> prefix
+    local: Dict[str, str] = field(default_factory=dict)  # prefix as the shell spells it -> folder here
 
-    def add_env(self, short: str, folder: str, toolkit: Optional[Toolkit]) -> str:
-        prefix = str(self.root / "envs" / folder)
-        os.makedirs(os.path.join(prefix, "conda-meta"), exist_ok=True)
-        os.makedirs(os.path.join(prefix, "bin"), exist_ok=True)
+    def add_env(self, short: str, folder: str, toolkit: Optional[Toolkit], spelled=None) -> str:
+        """Create the env; `spelled(local path) -> str` gives the name the shell sees (wine: Z:\\...)."""
+        local = str(self.root / "envs" / folder)
+        os.makedirs(os.path.join(local, "conda-meta"), exist_ok=True)
+        os.makedirs(os.path.join(local, "bin"), exist_ok=True)
         if toolkit:
-            for d in (toolkit.bin, toolkit.lib):
+            for d in (*toolkit.bins, toolkit.lib) if not toolkit.windows else ():
                 os.makedirs(d, exist_ok=True)
-            hooks.write_hooks(prefix, toolkit.changes(), "11.x")
+            hooks.write_hooks(local, toolkit.changes(), "11.x", windows=toolkit.windows)
+        prefix = spelled(local) if spelled else local
         self.envs[prefix] = toolkit
         self.names[short] = prefix
+        self.local[prefix] = local
         return prefix
 
     def toolkit(self, prefix: Optional[str]) -> Optional[Toolkit]:
         return self.envs.get(prefix) if prefix else None
 
     def all_entries(self) -> set:
-        return {e for tk in self.envs.values() if tk for e in (tk.bin, tk.lib)}
+        return {e for tk in self.envs.values() if tk for e in (*tk.bins, tk.lib)}
 
 
 def driver_script(shell: str, steps: List[List[str]], out: str, strict: bool = False) -> str:
@@ -137,14 +146,14 @@ def expected_states(world: World, initial: Dict[str, Optional[str]], steps: List
     return out
 
 
-def problems(world: World, got: dict, base: dict, tk: Optional[Toolkit]) -> List[str]:
+def problems(world: World, got: dict, base: dict, tk: Optional[Toolkit], sep: str = ":") -> List[str]:
     """What differs from 'conda alone, plus exactly the active toolkit's entries'."""
     errs = []
     ours = world.all_entries()
-    path = got["PATH"].split(":")
-    if [p for p in path if p not in ours] != base["PATH"].split(":"):
-        errs.append(f"PATH without toolkit entries {[p for p in path if p not in ours]} != {base['PATH'].split(':')}")
-    want = [tk.bin] if tk else []
+    path = got["PATH"].split(sep)
+    if [p for p in path if p not in ours] != base["PATH"].split(sep):
+        errs.append(f"PATH without toolkit entries {[p for p in path if p not in ours]} != {base['PATH'].split(sep)}")
+    want = tk.bins if tk else []
     if [p for p in path if p in ours] != want:
         errs.append(f"toolkit entries on PATH {[p for p in path if p in ours]} != {want}")
     for var in ("CUDA_HOME", "CUDA_PATH"):
@@ -152,7 +161,7 @@ def problems(world: World, got: dict, base: dict, tk: Optional[Toolkit]) -> List
         if got[var] != exp:
             errs.append(f"{var}={got[var]!r}, expected {exp!r}")
     ld0 = base.get("LD_LIBRARY_PATH")
-    exp_ld = (tk.lib + (":" + ld0 if ld0 else "")) if tk and tk.ld else ld0
+    exp_ld = (tk.lib + (":" + ld0 if ld0 else "")) if tk and tk.ld and not tk.windows else ld0
     if got["LD_LIBRARY_PATH"] != exp_ld:
         errs.append(f"LD_LIBRARY_PATH={got['LD_LIBRARY_PATH']!r}, expected {exp_ld!r}")
     if not tk:

@@ -144,8 +144,11 @@ def status(as_json):
     system = _system()
     found = _discover(system)
     state = shell_state(found.toolkits, system)
+    from cudaswitch.hooks import env_report
+
+    report = env_report(system)
     if as_json:
-        _json_out({"shell": state.to_json(), "warnings": found.warnings})
+        _json_out({"shell": state.to_json(), "env": report, "warnings": found.warnings})
         return
     from cudaswitch.render import table
 
@@ -157,8 +160,17 @@ def status(as_json):
     click.echo(table(["VARIABLE", "VALUE", "TOOLKIT"], rows))
     active = next((t for t in found.toolkits if t.root == state.active), None)
     click.echo(f"\nActive: CUDA {active.version} ({active.root})" if active else "\nActive: no CUDA toolkit")
+    if report:
+        st = report["state"]
+        click.echo(f"Environment {report['name']} ({report['prefix']}): " + (
+            f"cudaswitch selects CUDA {st['version']} ({st['root']}), chosen with '{st['selector']}' at {st['time']}"
+            if st else "not switched by cudaswitch"))
     for w in state.warnings:
         click.echo(f"warning: {w}")
+    for entry in (report or {}).get("leftover_path", []):
+        click.echo(f"warning: PATH still holds {entry}, added by a cudaswitch environment this shell switched away "
+                   f"from (conda re-exports it, conda#14762); it goes when you deactivate back through that "
+                   f"environment, or in a new shell")
 
 
 # ---- per-environment switching (issue 3) ------------------------------------------------------------------------

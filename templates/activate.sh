@@ -26,5 +26,5 @@ if [ -d "$_cs_root" ]; then
 else
   printf '%s\n' "cudaswitch: warning: CUDA @VERSION@ is gone from $_cs_root; this environment keeps the CUDA settings it had (run 'cudaswitch use' again)" >&2
 fi
-unset _cs_root _cs_path _cs_ld _cs_r _cs_n _cs_l _cs_i _cs_rec _cs_v _cs_un _cs_s _cs_set
+unset _cs_root _cs_path _cs_ld _cs_r _cs_d _cs_i _cs_rec _cs_v _cs_un _cs_s _cs_set
 unset -f _cs_strip _cs_unprepend _cs_save _cs_restore

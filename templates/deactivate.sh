@@ -15,5 +15,5 @@ _cs_unprepend LD_LIBRARY_PATH
 unset _CUDASWITCH_ADDED_LD_LIBRARY_PATH
 _cs_restore CUDA_PATH
 _cs_restore CUDA_HOME
-unset _cs_r _cs_n _cs_l _cs_i _cs_rec _cs_v _cs_un _cs_s _cs_set
+unset _cs_r _cs_d _cs_i _cs_rec _cs_v _cs_un _cs_s _cs_set
 unset -f _cs_strip _cs_unprepend _cs_save _cs_restore

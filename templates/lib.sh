@@ -1,14 +1,18 @@
-# _cs_strip LIST DROP: _cs_r = LIST without the components listed in DROP (a ':' list). Compares whole components
-# as literal strings (the quoted "$_cs_i" in the case pattern matches literally, so '*' or '[' in a path is no
-# pattern), keeps empty components and the order of the rest (conda-activation.md 6.1, R3, F5).
+# _cs_strip LIST DROP: _cs_r = LIST without any component equal to an entry of DROP (a ':' list). Each entry is
+# cut out of ":LIST:" with ${x%%":e:"*} and ${x#*":e:"}, where the double quotes make the entry a literal, not a
+# pattern ('*' or '[' in a path matches only itself); repeated until no copy is left (F5), so adjacent
+# duplicates go too. Empty components of LIST are kept; no loop over LIST, so the cost does not grow with PATH.
 _cs_strip() {
-  if [ -z "$2" ]; then _cs_r=$1; return 0; fi
-  _cs_r=; _cs_n=; _cs_l=$1:
-  while [ -n "$_cs_l" ]; do
-    _cs_i=${_cs_l%%:*}; _cs_l=${_cs_l#*:}
-    case ":$2:" in *":$_cs_i:"*) continue ;; esac
-    if [ -z "$_cs_n" ]; then _cs_r=$_cs_i; _cs_n=1; else _cs_r=$_cs_r:$_cs_i; fi
+  _cs_r=:$1:; _cs_d=$2:
+  while [ -n "$_cs_d" ]; do
+    _cs_i=${_cs_d%%:*}; _cs_d=${_cs_d#*:}
+    if [ -z "$_cs_i" ]; then continue; fi
+    while :; do
+      case $_cs_r in *":$_cs_i:"*) ;; *) break ;; esac
+      _cs_r=${_cs_r%%":$_cs_i:"*}:${_cs_r#*":$_cs_i:"}
+    done
   done
+  _cs_r=${_cs_r#:}; _cs_r=${_cs_r%:}
 }
 # _cs_unprepend NAME: take the entries cudaswitch recorded in _CUDASWITCH_ADDED_<NAME> out of list variable NAME;
 # NAME is unset again if cudaswitch found it unset and nothing else is left (R5). eval only ever sees the

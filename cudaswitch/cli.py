@@ -165,6 +165,12 @@ def status(as_json):
         click.echo(f"Environment {report['name']} ({report['prefix']}): " + (
             f"cudaswitch selects CUDA {st['version']} ({st['root']}), chosen with '{st['selector']}' at {st['time']}"
             if st else "not switched by cudaswitch"))
+        if st and system.environ.get("CUDA_HOME") != st["root"]:
+            from cudaswitch.environment import CondaEnv
+            from cudaswitch.hooks import apply_now_hint
+
+            env = CondaEnv(report["prefix"], report["name"], False, system.windows)
+            click.echo(f"  not applied to this shell yet: {apply_now_hint(env, system.windows)}")
     for w in state.warnings:
         click.echo(f"warning: {w}")
     for entry in (report or {}).get("leftover_path", []):
@@ -282,7 +288,8 @@ def off(name, prefix):
                f"{' and the state file' if had_state else ''}.")
     if os.environ.get("CUDASWITCH_APPLIES") == "1":
         click.echo("Undone in this shell by the cudaswitch shell function.")
-    elif env.prefix == os.environ.get("CONDA_PREFIX") and state is not None:
+    elif state is not None and env.prefix == os.environ.get("CONDA_PREFIX") and \
+            state.root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")):
         click.echo(f"This shell still has CUDA {state.version} set until it is closed; next time run 'conda deactivate' "
                    f"before 'cudaswitch off', or install the shell function ('cudaswitch init --help').")
 

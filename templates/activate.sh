@@ -9,22 +9,15 @@ _cs_root=@ROOT@
 _cs_path=@PATH_ADD@
 _cs_ld=@LD_ADD@
 # R1: strip what an earlier cudaswitch hook recorded (conda may have re-exported it, F2), then prepend ours once.
-_cs_unprepend PATH
-_cs_unprepend LD_LIBRARY_PATH
-unset _CUDASWITCH_ADDED_PATH _CUDASWITCH_ADDED_LD_LIBRARY_PATH
 if [ -d "$_cs_root" ]; then
-  _cs_strip "$PATH" "$_cs_path"
-  PATH=$_cs_path${_cs_r:+:$_cs_r}; _CUDASWITCH_ADDED_PATH=$_cs_path; export PATH _CUDASWITCH_ADDED_PATH
-  if [ -n "$_cs_ld" ]; then
-    if [ -z "${LD_LIBRARY_PATH+x}" ]; then _CUDASWITCH_UNSET_LD_LIBRARY_PATH=1; export _CUDASWITCH_UNSET_LD_LIBRARY_PATH; fi
-    _cs_strip "${LD_LIBRARY_PATH-}" "$_cs_ld"
-    LD_LIBRARY_PATH=$_cs_ld${_cs_r:+:$_cs_r}; _CUDASWITCH_ADDED_LD_LIBRARY_PATH=$_cs_ld
-    export LD_LIBRARY_PATH _CUDASWITCH_ADDED_LD_LIBRARY_PATH
-  fi
+  _cs_prepend PATH "$_cs_path"
+  _cs_prepend LD_LIBRARY_PATH "$_cs_ld"
   _cs_save CUDA_PATH; CUDA_PATH=$_cs_root; export CUDA_PATH
   _cs_save CUDA_HOME; CUDA_HOME=$_cs_root; export CUDA_HOME
 else
   printf '%s\n' "cudaswitch: warning: CUDA @VERSION@ is gone from $_cs_root; this environment keeps the CUDA settings it had (run 'cudaswitch use' again)" >&2
+  _cs_prepend PATH ''
+  _cs_prepend LD_LIBRARY_PATH ''
 fi
 unset _cs_root _cs_path _cs_ld _cs_r _cs_d _cs_i _cs_rec _cs_v _cs_un _cs_s _cs_set
-unset -f _cs_strip _cs_unprepend _cs_save _cs_restore
+unset -f _cs_strip _cs_prepend _cs_unprepend _cs_save _cs_restore

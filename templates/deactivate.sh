@@ -16,4 +16,4 @@ unset _CUDASWITCH_ADDED_LD_LIBRARY_PATH
 _cs_restore CUDA_PATH
 _cs_restore CUDA_HOME
 unset _cs_r _cs_d _cs_i _cs_rec _cs_v _cs_un _cs_s _cs_set
-unset -f _cs_strip _cs_unprepend _cs_save _cs_restore
+unset -f _cs_strip _cs_prepend _cs_unprepend _cs_save _cs_restore

@@ -14,6 +14,25 @@ _cs_strip() {
   done
   _cs_r=${_cs_r#:}; _cs_r=${_cs_r%:}
 }
+# _cs_prepend NAME ADD: list NAME without the entries recorded for it (R1: conda may have re-exported an earlier
+# hook's entry, F2) and without ADD, then ADD in front, recorded (R3); with ADD empty it only strips. Whether
+# NAME was unset before cudaswitch touched it is kept in _CUDASWITCH_UNSET_<NAME> (R5). One strip pass for both.
+_cs_prepend() {
+  eval "_cs_rec=\${_CUDASWITCH_ADDED_$1-} _cs_v=\${$1-} _cs_set=\${$1+x} _cs_un=\${_CUDASWITCH_UNSET_$1-}"
+  _cs_strip "$_cs_v" "$_cs_rec:$2"
+  # only our entries were left and cudaswitch had found NAME unset: it counts as unset again
+  if [ -n "$_cs_rec" ] && [ -z "$_cs_r" ] && [ -n "$_cs_un" ]; then _cs_set=; fi
+  if [ -n "$2" ]; then
+    if [ -z "$_cs_set" ]; then eval "_CUDASWITCH_UNSET_$1=1; export _CUDASWITCH_UNSET_$1"
+    else unset "_CUDASWITCH_UNSET_$1"; fi
+    eval "$1=\$2\${_cs_r:+:\$_cs_r}; _CUDASWITCH_ADDED_$1=\$2; export $1 _CUDASWITCH_ADDED_$1"
+  else
+    if [ -n "$_cs_rec" ]; then
+      if [ -z "$_cs_set" ]; then unset "$1"; else eval "$1=\$_cs_r; export $1"; fi
+    fi
+    unset "_CUDASWITCH_ADDED_$1" "_CUDASWITCH_UNSET_$1"
+  fi
+}
 # _cs_unprepend NAME: take the entries cudaswitch recorded in _CUDASWITCH_ADDED_<NAME> out of list variable NAME;
 # NAME is unset again if cudaswitch found it unset and nothing else is left (R5). eval only ever sees the
 # constant variable names of this file, never a value.

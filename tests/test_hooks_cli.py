@@ -179,3 +179,14 @@ def test_init_function_applies_use_and_off_to_the_current_shell(shell, cli_env, 
     lines = out.stdout.splitlines()
     assert lines[0] == f"[{tk}|{tk}/bin:{path}]"
     assert lines[1] == f"[|{path}]" and len(lines) == 2, out.stdout
+
+
+def test_init_alias_applies_use_in_tcsh(cli_env, env_prefix, real_trees, tmp_path):
+    exe = require_tool("tcsh")
+    (tmp_path / "init.csh").write_text(run_cli(["init", "tcsh"], cli_env).stdout)
+    script = tmp_path / "s.csh"  # a file, not -c: csh expands aliases per line
+    script.write_text(f"source {quote_sh(str(tmp_path / 'init.csh'))}\ncudaswitch use 12.9 > /dev/null\n"
+                      'echo "[$CUDA_HOME]"\n')
+    env = dict(cli_env, PATH=f"{_wrapper_on_path(tmp_path)}:/usr/bin:/bin", CONDA_PREFIX=str(env_prefix))
+    out = subprocess.run([exe, "-f", str(script)], env=env, capture_output=True, text=True)
+    assert out.stdout.strip() == f"[{real_trees / 'cuda-12.9'}]", out.stderr

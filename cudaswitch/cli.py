@@ -221,7 +221,12 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke):
 
     system = _system()
     env = resolve_env(system, name, prefix, command=f"use {selector or 'SELECTOR'}")
-    old = read_state(env)
+    try:
+        old = read_state(env)
+    except CudaswitchError:
+        if refresh:
+            raise
+        old = None  # a new choice replaces a broken state file
     if refresh:
         if selector:
             raise UsageError("give either SELECTOR or --refresh, not both")
@@ -278,7 +283,10 @@ def off(name, prefix):
 
     system = _system()
     env = resolve_env(system, name, prefix, command="off")
-    state = read_state(env)
+    try:
+        state = read_state(env)
+    except CudaswitchError:
+        state = None  # a broken state file goes below all the same; hooks are found by name and marker
     had_state = clear_state(env)
     removed = hooks.remove_hooks(env.prefix, state.created_dirs if state else [])
     if not removed and not had_state:

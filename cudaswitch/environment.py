@@ -127,8 +127,9 @@ def read_state(env: CondaEnv) -> Optional[SwitchState]:
     try:
         data = load_yaml(env.state_path)
     except Exception as exc:  # ruamel's errors, OSError
-        raise CudaswitchError(f"{env.state_path}: unreadable state file ({exc}); run 'cudaswitch use --refresh' "
-                              f"or 'cudaswitch off' to rewrite it") from None
+        why = " ".join(str(exc).split())  # ruamel's messages span lines; the CLI prints one
+        raise CudaswitchError(f"{env.state_path}: unreadable state file ({why}); 'cudaswitch off' removes it, "
+                              f"'cudaswitch use SELECTOR' rewrites it") from None
     if data is None:
         return None
     if not isinstance(data, dict):

@@ -189,26 +189,25 @@ def apply_now_hint(env, windows: bool = False) -> str:
 
 def env_report(system) -> Optional[dict]:
     """For `cudaswitch status`: the active environment's cudaswitch choice, and PATH entries recorded by a
-    cudaswitch hook that no active cudaswitch environment accounts for. Those are left by conda when switching
+    cudaswitch hook that the active environment does not account for. conda leaves those when a shell switches
     from a cudaswitch environment to one without hooks (conda#14762; conda-activation.md 9, approach 1)."""
-    from cudaswitch.environment import CudaswitchError, read_state, resolve_env
+    from cudaswitch.environment import read_state, resolve_env
 
-    prefix = system.environ.get("CONDA_PREFIX")
-    if not prefix:
+    if not system.environ.get("CONDA_PREFIX"):
         return None
     try:
         env = resolve_env(system)
         state = read_state(env)
     except CudaswitchError:
         return None
-    recorded = system.split_list(system.environ.get("_CUDASWITCH_ADDED_PATH"))
+    root = state.root.rstrip("\\/") if state else None
+    seps = ("\\", "/") if system.windows else ("/",)
+
+    def ours(entry: str) -> bool:
+        return root is not None and (entry == root or any(entry.startswith(root + s) for s in seps))
+
     on_path = system.split_list(system.environ.get("PATH"))
-    ours = set(state_bins(state, system)) if state else set()
-    leftover = [e for e in recorded if e in on_path and e not in ours]
+    leftover = [e for e in system.split_list(system.environ.get("_CUDASWITCH_ADDED_PATH"))
+                if e in on_path and not ours(e)]
     return {"name": env.name, "prefix": env.prefix, "state": state.to_json() if state else None,
             "leftover_path": leftover}
-
-
-def state_bins(state, system) -> List[str]:
-    return [e for e in system.split_list(system.environ.get("_CUDASWITCH_ADDED_PATH"))
-            if e.startswith(state.root.rstrip("\\/"))]

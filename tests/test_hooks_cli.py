@@ -190,3 +190,13 @@ def test_init_alias_applies_use_in_tcsh(cli_env, env_prefix, real_trees, tmp_pat
     env = dict(cli_env, PATH=f"{_wrapper_on_path(tmp_path)}:/usr/bin:/bin", CONDA_PREFIX=str(env_prefix))
     out = subprocess.run([exe, "-f", str(script)], env=env, capture_output=True, text=True)
     assert out.stdout.strip() == f"[{real_trees / 'cuda-12.9'}]", out.stderr
+
+
+def test_broken_state_file_is_one_line_and_off_still_cleans_up(cli_env, env_prefix):
+    assert run_cli(["use", "11.8", "-p", str(env_prefix)], cli_env).returncode == 0
+    (env_prefix / "etc" / "cudaswitch" / "state.yaml").write_text(": [\n")
+    line = _one_line_error(run_cli(["use", "--refresh", "-p", str(env_prefix)], cli_env), 1)
+    assert "unreadable state file" in line and "'cudaswitch off' removes it" in line
+    proc = run_cli(["off", "-p", str(env_prefix)], cli_env)
+    assert proc.returncode == 0 and "removed 10 hook files and the state file" in proc.stdout
+    assert not any(p.is_file() for p in (env_prefix / "etc").rglob("*"))

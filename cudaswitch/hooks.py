@@ -26,14 +26,19 @@ _PLACEHOLDERS = ("CUDASWITCH_VERSION", "VERSION", "ROOT", "PATH_ADD_LIST", "PATH
 _PLACEHOLDER_RE = re.compile("@(" + "|".join(_PLACEHOLDERS) + ")@")
 
 
-def template_dir() -> Path:
-    """`templates/` of a checkout, else the copy installed as package data `cudaswitch.templates`."""
-    here = Path(__file__).resolve().parent.parent / "templates"
-    if (here / "activate.sh").is_file():
+def data_dir(folder: str, probe: str) -> Path:
+    """A top-level data folder (`templates/`, `hooks/`) of a checkout, else its copy installed as package data
+    `cudaswitch.<folder>` (pyproject.toml maps one to the other)."""
+    here = Path(__file__).resolve().parent.parent / folder
+    if (here / probe).is_file():
         return here
     from importlib.resources import files
 
-    return Path(str(files("cudaswitch.templates")))
+    return Path(str(files(f"cudaswitch.{folder}")))
+
+
+def template_dir() -> Path:
+    return data_dir("templates", "activate.sh")
 
 
 def _template(name: str) -> str:

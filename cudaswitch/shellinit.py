@@ -16,12 +16,9 @@ END = "# <<< cudaswitch init <<<"
 
 
 def hooks_dir() -> Path:
-    here = Path(__file__).resolve().parent.parent / "hooks"
-    if (here / "bash.sh").is_file():
-        return here
-    from importlib.resources import files
+    from cudaswitch.hooks import data_dir
 
-    return Path(str(files("cudaswitch.hooks")))
+    return data_dir("hooks", "bash.sh")
 
 
 def snippet(filename: str) -> str:

@@ -27,14 +27,14 @@ _PLACEHOLDER_RE = re.compile("@(" + "|".join(_PLACEHOLDERS) + ")@")
 
 
 def data_dir(folder: str, probe: str) -> Path:
-    """A top-level data folder (`templates/`, `hooks/`) of a checkout, else its copy installed as package data
-    `cudaswitch.<folder>` (pyproject.toml maps one to the other)."""
-    here = Path(__file__).resolve().parent.parent / folder
-    if (here / probe).is_file():
-        return here
-    from importlib.resources import files
-
-    return Path(str(files(f"cudaswitch.{folder}")))
+    """A top-level data folder (`templates/`, `hooks/`) of a checkout, else its installed copy inside the
+    package (pyproject.toml installs `templates/` as `cudaswitch/templates/`). Found on disk, not through
+    importlib.resources: `cudaswitch.hooks` is this module, so the data folder of that name is no package."""
+    here = Path(__file__).resolve().parent
+    for cand in (here.parent / folder, here / folder):
+        if (cand / probe).is_file():
+            return cand
+    raise FileNotFoundError(f"cudaswitch's {folder}/ folder is missing (looked in {here.parent} and {here})")
 
 
 def template_dir() -> Path:

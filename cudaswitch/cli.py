@@ -186,20 +186,6 @@ def _env_options(fn):
     return click.option("-n", "--name", help="Environment name (default: the active one).")(fn)
 
 
-def _ld_choice(env_prefix, ld_flag):
-    """(add LD_LIBRARY_PATH?, note). Default: yes, unless the env has pip nvidia-* CUDA wheels (hooks.pip_cuda_wheels)."""
-    from cudaswitch.hooks import pip_cuda_wheels
-
-    if ld_flag is not None:
-        return ld_flag, None
-    wheels = pip_cuda_wheels(env_prefix) if env_prefix else []
-    if wheels:
-        return False, (f"LD_LIBRARY_PATH left alone: this environment has pip CUDA wheels ({', '.join(wheels[:3])}"
-                       f"{', ...' if len(wheels) > 3 else ''}), which a system lib64 first on LD_LIBRARY_PATH breaks "
-                       f"(undefined symbol __nvJitLink...); --ld-library-path adds it anyway")
-    return True, None
-
-
 @main.command()
 @click.argument("selector", required=False)
 @_env_options
@@ -211,11 +197,9 @@ def _ld_choice(env_prefix, ld_flag):
 @handle_errors
 def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke):
     """Make a conda environment use the CUDA toolkit SELECTOR names, in every shell, from its next activation."""
-    import datetime
-
     from cudaswitch import hooks
     from cudaswitch.activation import changes_for
-    from cudaswitch.environment import SwitchState, read_state, resolve_env, write_state
+    from cudaswitch.environment import read_state, resolve_env
     from cudaswitch.errors import UsageError
     from cudaswitch.toolkits import select
 
@@ -244,15 +228,9 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke):
     tk = select(_discover(system), selector, system)
     if not tk.bin_dirs:
         raise UsageError(f"CUDA {tk.version} at {tk.root} has no bin folder to put on PATH")
-    ld, note = _ld_choice(env.prefix, ld_flag)
+    ld, note = hooks.ld_choice(env.prefix, ld_flag)
     changes = changes_for(tk, system, ld_library_path=ld)
-    created = hooks.dirs_to_create(env.prefix) if old is None else list(old.created_dirs)
-    written = hooks.write_hooks(env.prefix, changes, tk.version, windows=system.windows)
-    write_state(env, SwitchState(
-        selector=old.selector if refresh else selector, version=tk.version, root=tk.root,
-        time=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        cudaswitch_version=__version__, ld_library_path=bool(changes.prepend.get("LD_LIBRARY_PATH")),
-        files=[str(p.relative_to(env.prefix)) for p in written], created_dirs=created))
+    written = hooks.switch(env, changes, tk, old.selector if refresh else selector, old, system.windows)
     click.echo(f"Environment {env.name} ({env.prefix}) now uses CUDA {tk.version} ({tk.root}).")
     click.echo(f"  CUDA_PATH = CUDA_HOME = {tk.root}")
     for var, entries in changes.prepend.items():
@@ -267,10 +245,8 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke):
     if os.environ.get("CUDASWITCH_APPLIES") == "1":
         click.echo("Applied to this shell by the cudaswitch shell function.")
     else:
-        from cudaswitch.hooks import apply_now_hint
-
         click.echo(f"Takes effect at the next activation. To apply it to this shell now: "
-                   f"{apply_now_hint(env, system.windows)}")
+                   f"{hooks.apply_now_hint(env, system.windows)}")
 
 
 @main.command()
@@ -279,16 +255,11 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke):
 def off(name, prefix):
     """Stop switching CUDA in an environment: remove exactly the files 'cudaswitch use' wrote."""
     from cudaswitch import hooks
-    from cudaswitch.environment import clear_state, read_state, resolve_env
+    from cudaswitch.environment import resolve_env
 
     system = _system()
     env = resolve_env(system, name, prefix, command="off")
-    try:
-        state = read_state(env)
-    except CudaswitchError:
-        state = None  # a broken state file goes below all the same; hooks are found by name and marker
-    had_state = clear_state(env)
-    removed = hooks.remove_hooks(env.prefix, state.created_dirs if state else [])
+    removed, had_state, state = hooks.unswitch(env)
     if not removed and not had_state:
         click.echo(f"Environment {env.name} ({env.prefix}) was not switched by cudaswitch; nothing to remove.")
         return
@@ -334,6 +305,7 @@ def run(selector, command, ld_flag):
     cudaswitch run 11.8 -- nvcc --version"""
     import subprocess
 
+    from cudaswitch import hooks
     from cudaswitch.activation import apply, changes_for
     from cudaswitch.errors import UsageError
 
@@ -345,7 +317,7 @@ def run(selector, command, ld_flag):
 
     system = _system()
     tk = select(_discover(system), selector, system)
-    ld, note = _ld_choice(system.environ.get("CONDA_PREFIX"), ld_flag)
+    ld, note = hooks.ld_choice(system.environ.get("CONDA_PREFIX"), ld_flag)
     changes = changes_for(tk, system, ld_library_path=ld)
     # What an active cudaswitch environment added is taken out first, exactly as a hook would (R1).
     recorded = {var: system.split_list(system.environ.get(f"_CUDASWITCH_ADDED_{var}"))

@@ -181,6 +181,48 @@ def pip_cuda_wheels(prefix: str) -> List[str]:
     return sorted(set(found))
 
 
+def ld_choice(prefix: Optional[str], flag: Optional[bool]):
+    """(put the lib folder on LD_LIBRARY_PATH?, a note for the user). The flag wins; by default yes, unless the
+    environment has pip CUDA wheels (see pip_cuda_wheels)."""
+    if flag is not None:
+        return flag, None
+    wheels = pip_cuda_wheels(prefix) if prefix else []
+    if wheels:
+        return False, (f"LD_LIBRARY_PATH left alone: this environment has pip CUDA wheels ({', '.join(wheels[:3])}"
+                       f"{', ...' if len(wheels) > 3 else ''}), which a system lib64 first on LD_LIBRARY_PATH breaks "
+                       f"(undefined symbol __nvJitLink...); --ld-library-path adds it anyway")
+    return True, None
+
+
+def switch(env, changes: Changes, toolkit, selector: str, old=None, windows: bool = False) -> List[Path]:
+    """`cudaswitch use`: every shell's hooks, then the state file recording the choice and what was written.
+    `old` is the previous state (its record of created folders is kept, so `off` still removes them)."""
+    import datetime
+
+    from cudaswitch.environment import SwitchState, write_state
+
+    created = dirs_to_create(env.prefix) if old is None else list(old.created_dirs)
+    written = write_hooks(env.prefix, changes, toolkit.version, windows=windows)
+    write_state(env, SwitchState(
+        selector=selector, version=toolkit.version, root=toolkit.root,
+        time=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        cudaswitch_version=__version__, ld_library_path=bool(changes.prepend.get("LD_LIBRARY_PATH")),
+        files=[str(p.relative_to(env.prefix)) for p in written], created_dirs=created))
+    return written
+
+
+def unswitch(env):
+    """`cudaswitch off`: (hook files removed, whether a state file was removed, the state it held or None)."""
+    from cudaswitch.environment import clear_state, read_state
+
+    try:
+        state = read_state(env)
+    except CudaswitchError:
+        state = None  # a broken state file goes all the same; the hooks are found by name and marker
+    had_state = clear_state(env)
+    return remove_hooks(env.prefix, state.created_dirs if state else []), had_state, state
+
+
 def apply_now_hint(env, windows: bool = False) -> str:
     """The one command that applies a new choice to the shell the user is in: activating the environment again
     re-runs its hooks (conda-activation.md 2.2, reactivate). A name with odd characters is given as its prefix."""

@@ -2,6 +2,7 @@
 # Makes `cudaswitch use` and `cudaswitch off` take effect in this shell at once: after the real command it
 # sources the active environment's own hook. The hooks are idempotent and work from their records, so
 # re-applying the active environment's hook is right even when the command changed another environment.
+# shellcheck disable=SC1091 # the sourced hooks are generated per environment
 cudaswitch() {
   _cs_h=${CONDA_PREFIX:+$CONDA_PREFIX/etc/conda}
   # off: undo this shell's CUDA settings while the deactivate hook still exists (off removes it).
@@ -18,6 +19,7 @@ cudaswitch() {
         unset _CUDASWITCH_ADDED_PATH
       fi ;;
   esac
-  unset _cs_h
-  return "$_cs_rc"
+  set -- "$_cs_rc"  # keep the status in $1 so that no helper variable outlives the function
+  unset _cs_h _cs_rc
+  return "$1"
 }

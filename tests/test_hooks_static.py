@@ -172,3 +172,19 @@ def test_check_paths_refuses_separator_and_newline():
         hooks.check_paths(_changes(r"C:\a;b", windows=True), windows=True)
     with pytest.raises(CudaswitchError, match="line break"):
         hooks.check_paths(_changes("/opt/a\nb"), windows=False)
+
+
+def test_init_snippets_static(tmp_path):
+    """The `cudaswitch init` functions: POSIX for bash/zsh (shellcheck), fish parses, cmd wrapper follows B1/B7."""
+    from cudaswitch.shellinit import hooks_dir
+
+    d = hooks_dir()
+    proc = subprocess.run([require_tool("shellcheck"), "-s", "sh", str(d / "bash.sh")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout
+    proc = subprocess.run([require_tool("fish"), "--no-execute", str(d / "fish.fish")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    bat = (d / "cmd.bat").read_bytes()
+    assert bat.isascii() and bat.count(b"\n") == bat.count(b"\r\n")
+    lines = bat.decode().split("\r\n")[:-1]
+    assert all(ln.startswith("@") for ln in lines) and lines[-1] == "@exit /b %_CS_RC%"
+    assert not any("(" in _strip_quoted(ln) for ln in lines if not ln.startswith("@REM"))

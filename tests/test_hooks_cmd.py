@@ -10,6 +10,7 @@ environment; empty and unset are the same thing in cmd, B10).
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -33,10 +34,13 @@ def z(local) -> str:
 def wine(tmp_path_factory):
     exe = require_tool("wine")
     prefix = nvidia_wheels.cache_dir() / "wineprefix"  # cached: the first wine start builds it (slow)
-    env = clean_environ(WINEDEBUG="-all", WINEPREFIX=str(prefix))
+    # mscoree/mshtml disabled: a fresh prefix would otherwise offer to install Mono and Gecko (CI has no display)
+    env = clean_environ(WINEDEBUG="-all", WINEPREFIX=str(prefix), WINEDLLOVERRIDES="mscoree,mshtml=")
     # Keep this prefix's wineserver up between the tests' cmd runs (each run would otherwise start it again);
     # it exits by itself 30 s after the last one.
-    subprocess.run(["wineserver", "-p30"], env=env, check=False)
+    server = shutil.which("wineserver")
+    if server:
+        subprocess.run([server, "-p30"], env=env, check=False)
     return exe, env
 
 

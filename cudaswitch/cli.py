@@ -166,11 +166,10 @@ def status(as_json):
             f"cudaswitch selects CUDA {st['version']} ({st['root']}), chosen with '{st['selector']}' at {st['time']}"
             if st else "not switched by cudaswitch"))
         if st and system.environ.get("CUDA_HOME") != st["root"]:
-            from cudaswitch.environment import CondaEnv
             from cudaswitch.hooks import apply_now_hint
 
-            env = CondaEnv(report["prefix"], report["name"], False, system.windows)
-            click.echo(f"  not applied to this shell yet: {apply_now_hint(env, system.windows)}")
+            click.echo(f"  not applied to this shell yet: "
+                       f"{apply_now_hint(report['name'], report['prefix'], system.windows)}")
     for w in state.warnings:
         click.echo(f"warning: {w}")
     for entry in (report or {}).get("leftover_path", []):
@@ -246,7 +245,7 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke):
         click.echo("Applied to this shell by the cudaswitch shell function.")
     else:
         click.echo(f"Takes effect at the next activation. To apply it to this shell now: "
-                   f"{hooks.apply_now_hint(env, system.windows)}")
+                   f"{hooks.apply_now_hint(env.name, env.prefix, system.windows)}")
 
 
 @main.command()

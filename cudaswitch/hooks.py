@@ -223,15 +223,14 @@ def unswitch(env):
     return remove_hooks(env.prefix, state.created_dirs if state else []), had_state, state
 
 
-def apply_now_hint(env, windows: bool = False) -> str:
+def apply_now_hint(name: str, prefix: str, windows: bool = False) -> str:
     """The one command that applies a new choice to the shell the user is in: activating the environment again
     re-runs its hooks (conda-activation.md 2.2, reactivate). A name with odd characters is given as its prefix."""
     import shlex
 
-    target = env.name if re.fullmatch(r"[A-Za-z0-9_.+-]+", env.name) else env.prefix
-    if target == env.prefix:
-        target = f'"{target}"' if windows else shlex.quote(target)
-    return f"conda activate {target}"
+    if re.fullmatch(r"[A-Za-z0-9_.+-]+", name):
+        return f"conda activate {name}"
+    return f"conda activate {chr(34) + prefix + chr(34) if windows else shlex.quote(prefix)}"
 
 
 def env_report(system) -> Optional[dict]:

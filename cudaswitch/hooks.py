@@ -230,7 +230,8 @@ def apply_now_hint(name: str, prefix: str, windows: bool = False) -> str:
 
     if re.fullmatch(r"[A-Za-z0-9_.+-]+", name):
         return f"conda activate {name}"
-    return f"conda activate {chr(34) + prefix + chr(34) if windows else shlex.quote(prefix)}"
+    quoted = f'"{prefix}"' if windows else shlex.quote(prefix)
+    return f"conda activate {quoted}"
 
 
 def env_report(system) -> Optional[dict]:

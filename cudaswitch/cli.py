@@ -144,8 +144,11 @@ def status(as_json):
     system = _system()
     found = _discover(system)
     state = shell_state(found.toolkits, system)
+    from cudaswitch.hooks import env_report
+
+    report = env_report(system)
     if as_json:
-        _json_out({"shell": state.to_json(), "warnings": found.warnings})
+        _json_out({"shell": state.to_json(), "env": report, "warnings": found.warnings})
         return
     from cudaswitch.render import table
 
@@ -157,16 +160,22 @@ def status(as_json):
     click.echo(table(["VARIABLE", "VALUE", "TOOLKIT"], rows))
     active = next((t for t in found.toolkits if t.root == state.active), None)
     click.echo(f"\nActive: CUDA {active.version} ({active.root})" if active else "\nActive: no CUDA toolkit")
+    if report:
+        st = report["state"]
+        click.echo(f"Environment {report['name']} ({report['prefix']}): " + (
+            f"cudaswitch selects CUDA {st['version']} ({st['root']}), chosen with '{st['selector']}' at {st['time']}"
+            if st else "not switched by cudaswitch"))
+        if st and system.environ.get("CUDA_HOME") != st["root"]:
+            from cudaswitch.hooks import apply_now_hint
+
+            click.echo(f"  not applied to this shell yet: "
+                       f"{apply_now_hint(report['name'], report['prefix'], system.windows)}")
     for w in state.warnings:
         click.echo(f"warning: {w}")
-
-
-# ---- smoke test, doctor, recommend (issue 5) ----
-
-def _env_options(fn):
-    fn = click.option("-p", "--prefix", "prefix", metavar="PREFIX", help="The environment at this folder.")(fn)
-    fn = click.option("-n", "--name", "name", metavar="NAME", help="The conda environment of this name.")(fn)
-    return fn
+    for entry in (report or {}).get("leftover_path", []):
+        click.echo(f"warning: PATH still holds {entry}, added by a cudaswitch environment this shell switched away "
+                   f"from (conda re-exports it, conda#14762); it goes when you deactivate back through that "
+                   f"environment, or in a new shell")
 
 
 def _positive(ctx, param, value):
@@ -174,6 +183,181 @@ def _positive(ctx, param, value):
         raise click.BadParameter("must be a positive number of seconds")
     return value
 
+
+# ---- per-environment switching (issue 3) ------------------------------------------------------------------------
+
+def _env_options(fn):
+    fn = click.option("-p", "--prefix", "prefix", metavar="PREFIX", help="The environment at this folder.")(fn)
+    fn = click.option("-n", "--name", "name", metavar="NAME", help="The conda environment of this name.")(fn)
+    return fn
+
+
+@main.command()
+@click.argument("selector", required=False)
+@_env_options
+@click.option("--ld-library-path/--no-ld-library-path", "ld_flag", default=None,
+              help="Put the toolkit's lib folder on LD_LIBRARY_PATH (default: yes, unless pip CUDA wheels are installed).")
+@click.option("--refresh", is_flag=True, help="Re-render the hooks from the recorded choice (after an upgrade).")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask before switching the base environment.")
+@click.option("--no-smoke", is_flag=True, help="Skip the PyTorch smoke test after switching.")
+@click.option("--cpu-ok", is_flag=True, help="Smoke test: no GPU is not a failure.")
+@click.option("--timeout", type=float, default=180.0, show_default=True, callback=_positive,
+              help="Seconds the smoke test may take.")
+@handle_errors
+def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout):
+    """Make a conda environment use the CUDA toolkit SELECTOR names, in every shell, from its next activation."""
+    from cudaswitch import hooks
+    from cudaswitch.activation import changes_for
+    from cudaswitch.environment import read_state, resolve_env
+    from cudaswitch.errors import UsageError
+    from cudaswitch.toolkits import select
+
+    system = _system()
+    env = resolve_env(system, name, prefix, command=f"use {selector or 'SELECTOR'}")
+    try:
+        old = read_state(env)
+    except CudaswitchError:
+        if refresh:
+            raise
+        old = None  # a new choice replaces a broken state file
+    if refresh:
+        if selector:
+            raise UsageError("give either SELECTOR or --refresh, not both")
+        if old is None:
+            raise UsageError(f"environment {env.name!r} has no cudaswitch choice to refresh; run 'cudaswitch use SELECTOR'")
+        selector = old.root
+        if ld_flag is None:
+            ld_flag = old.ld_library_path
+    elif not selector:
+        raise UsageError("missing SELECTOR, e.g. 'cudaswitch use 11.8' ('cudaswitch list' shows what is installed)")
+    if env.is_base and not yes:
+        if not sys.stdin.isatty():
+            raise UsageError("that is the base environment, which every shell starts in; add --yes to switch it anyway")
+        click.confirm(f"Switch the base environment ({env.prefix}) to CUDA {selector}?", abort=True)
+    tk = select(_discover(system), selector, system)
+    if not tk.bin_dirs:
+        raise UsageError(f"CUDA {tk.version} at {tk.root} has no bin folder to put on PATH")
+    ld, note = hooks.ld_choice(env.prefix, ld_flag)
+    changes = changes_for(tk, system, ld_library_path=ld)
+    written = hooks.switch(env, changes, tk, old.selector if refresh else selector, old, system.windows)
+    click.echo(f"Environment {env.name} ({env.prefix}) now uses CUDA {tk.version} ({tk.root}).")
+    click.echo(f"  CUDA_PATH = CUDA_HOME = {tk.root}")
+    for var, entries in changes.prepend.items():
+        click.echo(f"  {var} gets {system.pathsep.join(entries)} in front")
+    if note:
+        click.echo(f"  {note}")
+    problem = hooks.bat_problem(changes)
+    if problem:
+        _warn([f"cmd.exe cannot be switched to this toolkit ({problem}); its hook only prints a warning"])
+    click.echo(f"Hooks for sh/bash/zsh, fish, csh, cmd.exe and PowerShell: {len(written)} files named "
+               f"cudaswitch.* in {os.path.join(env.prefix, 'etc', 'conda')}{os.sep}{{activate,deactivate}}.d")
+    if os.environ.get("CUDASWITCH_APPLIES") == "1":
+        click.echo("Applied to this shell by the cudaswitch shell function.")
+    else:
+        click.echo(f"Takes effect at the next activation. To apply it to this shell now: "
+                   f"{hooks.apply_now_hint(env.name, env.prefix, system.windows)}")
+    if no_smoke:
+        return
+    from cudaswitch.smoke import render, run_smoke
+
+    # The switch stays whatever the smoke test finds: a failure is a diagnosis, not a reason to undo.
+    report = run_smoke(env, system, timeout=timeout, cpu_ok=cpu_ok, toolkit=tk, ld_library_path=ld)
+    click.echo("")
+    for line in render(report):
+        click.echo(line)
+    if report.exit_code:
+        click.echo("The switch is kept. Fix the cause above, then run 'cudaswitch smoke' to check again.")
+    sys.exit(report.exit_code)
+
+
+@main.command()
+@_env_options
+@handle_errors
+def off(name, prefix):
+    """Stop switching CUDA in an environment: remove exactly the files 'cudaswitch use' wrote."""
+    from cudaswitch import hooks
+    from cudaswitch.environment import resolve_env
+
+    system = _system()
+    env = resolve_env(system, name, prefix, command="off")
+    removed, had_state, state = hooks.unswitch(env)
+    if not removed and not had_state:
+        click.echo(f"Environment {env.name} ({env.prefix}) was not switched by cudaswitch; nothing to remove.")
+        return
+    click.echo(f"Environment {env.name} ({env.prefix}) no longer switches CUDA: removed {len(removed)} hook files"
+               f"{' and the state file' if had_state else ''}.")
+    if os.environ.get("CUDASWITCH_APPLIES") == "1":
+        click.echo("Undone in this shell by the cudaswitch shell function.")
+    elif state is not None and env.prefix == os.environ.get("CONDA_PREFIX") and \
+            state.root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")):
+        click.echo(f"This shell still has CUDA {state.version} set until it is closed; next time run 'conda deactivate' "
+                   f"before 'cudaswitch off', or install the shell function ('cudaswitch init --help').")
+
+
+_INIT_FILES = {"bash": "bash.sh", "zsh": "bash.sh", "fish": "fish.fish", "tcsh": "tcsh.csh",
+               "powershell": "powershell.ps1", "cmd": "cmd.bat"}
+
+
+@main.command()
+@click.argument("shell", type=click.Choice(sorted(_INIT_FILES)))
+@click.option("--install", is_flag=True, help="Add it to the shell's startup file (idempotent, between marker lines).")
+@click.option("--rc-file", type=click.Path(dir_okay=False), help="Startup file to use with --install.")
+@handle_errors
+def init(shell, install, rc_file):
+    """Print the shell function that makes 'cudaswitch use' apply to the current shell at once."""
+    from cudaswitch import shellinit
+
+    text = shellinit.snippet(_INIT_FILES[shell])
+    if not install:
+        click.echo(text, nl=False)
+        return
+    path, changed = shellinit.install(shell, text, rc_file)
+    click.echo(f"{'Added to' if changed else 'Already in'} {path}; open a new shell to use it.")
+
+
+@main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.argument("selector")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.option("--ld-library-path/--no-ld-library-path", "ld_flag", default=None,
+              help="Put the toolkit's lib folder on LD_LIBRARY_PATH (default: as 'use' decides).")
+@handle_errors
+def run(selector, command, ld_flag):
+    """Run COMMAND with toolkit SELECTOR applied, touching neither the shell nor any environment:
+    cudaswitch run 11.8 -- nvcc --version"""
+    import subprocess
+
+    from cudaswitch import hooks
+    from cudaswitch.activation import apply, changes_for
+    from cudaswitch.errors import UsageError
+
+    if command and command[0] == "--":  # click keeps the separator once positional parsing has started
+        command = command[1:]
+    if not command:
+        raise UsageError("missing COMMAND, e.g. 'cudaswitch run 11.8 -- nvcc --version'")
+    from cudaswitch.toolkits import select
+
+    system = _system()
+    tk = select(_discover(system), selector, system)
+    ld, note = hooks.ld_choice(system.environ.get("CONDA_PREFIX"), ld_flag)
+    changes = changes_for(tk, system, ld_library_path=ld)
+    # What an active cudaswitch environment added is taken out first, exactly as a hook would (R1).
+    recorded = {var: system.split_list(system.environ.get(f"_CUDASWITCH_ADDED_{var}"))
+                for var in ("PATH", "LD_LIBRARY_PATH")}
+    env = apply(system.environ, changes, system, remove=recorded)
+    try:
+        rc = subprocess.call(list(command), env=env)
+    except FileNotFoundError:
+        err = CudaswitchError(f"command not found: {command[0]}")
+        err.exit_code = 127
+        raise err from None
+    except PermissionError:
+        err = CudaswitchError(f"cannot run {command[0]}: permission denied")
+        err.exit_code = 126
+        raise err from None
+    sys.exit(rc if rc >= 0 else 128 - rc)
+
+
+# ---- smoke test, doctor, recommend (issue 5) ----
 
 def _version_arg(ctx, param, value):
     import re
@@ -206,7 +390,6 @@ def smoke(name, prefix, as_json, cpu_ok, timeout):
         for line in render(report):
             click.echo(line)
     sys.exit(report.exit_code)
-
 
 @main.command()
 @_env_options

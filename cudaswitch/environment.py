@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import List, Optional
 
@@ -114,6 +114,8 @@ class SwitchState:
     time: str
     cudaswitch_version: str
     ld_library_path: bool = False
+    files: List[str] = field(default_factory=list)  # what `use` wrote (relative to the prefix): `off` removes these
+    created_dirs: List[str] = field(default_factory=list)  # hook folders `use` created: `off` removes them if empty
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -125,8 +127,9 @@ def read_state(env: CondaEnv) -> Optional[SwitchState]:
     try:
         data = load_yaml(env.state_path)
     except Exception as exc:  # ruamel's errors, OSError
-        raise CudaswitchError(f"{env.state_path}: unreadable state file ({exc}); run 'cudaswitch use --refresh' "
-                              f"or 'cudaswitch off' to rewrite it") from None
+        why = " ".join(str(exc).split())  # ruamel's messages span lines; the CLI prints one
+        raise CudaswitchError(f"{env.state_path}: unreadable state file ({why}); 'cudaswitch off' removes it, "
+                              f"'cudaswitch use SELECTOR' rewrites it") from None
     if data is None:
         return None
     if not isinstance(data, dict):

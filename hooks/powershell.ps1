@@ -1,0 +1,22 @@
+# cudaswitch shell integration for PowerShell (printed by `cudaswitch init powershell`).
+# Makes `cudaswitch use` and `cudaswitch off` take effect in this session at once: after the real command it
+# dot-sources the active environment's own hook. Verified only statically (no PowerShell in the test suite).
+function cudaswitch {
+    $h = if ($Env:CONDA_PREFIX) { Join-Path (Join-Path $Env:CONDA_PREFIX 'etc') 'conda' } else { $null }
+    # off: undo this session's CUDA settings while the deactivate hook still exists (off removes it).
+    if ($args.Count -gt 0 -and $args[0] -eq 'off' -and $h -and (Test-Path (Join-Path $h 'deactivate.d/cudaswitch.ps1'))) {
+        . (Join-Path $h 'deactivate.d/cudaswitch.ps1')
+    }
+    $exe = Get-Command cudaswitch -CommandType Application -ErrorAction Stop | Select-Object -First 1
+    $Env:CUDASWITCH_APPLIES = '1'
+    try { & $exe @args } finally { Remove-Item Env:CUDASWITCH_APPLIES -ErrorAction SilentlyContinue }
+    $rc = $LASTEXITCODE
+    if ($args.Count -gt 0 -and ($args[0] -eq 'use' -or $args[0] -eq 'off')) {
+        if ($h -and (Test-Path (Join-Path $h 'activate.d/cudaswitch.ps1'))) {
+            . (Join-Path $h 'activate.d/cudaswitch.ps1')
+        } else {
+            Remove-Item Env:_CUDASWITCH_ADDED_PATH -ErrorAction SilentlyContinue
+        }
+    }
+    $global:LASTEXITCODE = $rc
+}

@@ -1,0 +1,202 @@
+"""`cudaswitch use / off / init / run / status` through the real command line, on toolkit trees built from NVIDIA's
+wheels (conftest.real_trees), with bash sourcing what `use` wrote."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO, require_tool, run_cli
+from cudaswitch.shells import quote_sh
+
+HOOK_FILES = sorted(f"etc/conda/{d}.d/cudaswitch.{e}" for d in ("activate", "deactivate")
+                    for e in ("sh", "fish", "csh", "bat", "ps1"))
+
+
+@pytest.fixture
+def env_prefix(tmp_path):
+    p = tmp_path / "envs" / "my env (x86)"
+    (p / "conda-meta").mkdir(parents=True)
+    return p
+
+
+@pytest.fixture
+def cli_env(clean_env, real_trees):
+    return dict(clean_env, CUDASWITCH_SEARCH_PATH=str(real_trees))
+
+
+def _tree(root):
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+def _one_line_error(proc, code):
+    assert proc.returncode == code, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cudaswitch: error: "), proc.stderr
+    return lines[0]
+
+
+def test_use_outside_an_env_says_what_to_run(cli_env):
+    line = _one_line_error(run_cli(["use", "11.8"], cli_env), 2)
+    assert "cudaswitch use 11.8 -n NAME" in line
+
+
+def test_use_then_off_is_exact_and_the_hook_really_switches(cli_env, env_prefix, real_trees):
+    before = _tree(env_prefix)
+    proc = run_cli(["use", "12.9", "-p", str(env_prefix)], cli_env)
+    assert proc.returncode == 0, proc.stderr
+    tk = str(real_trees / "cuda-12.9")
+    assert f"now uses CUDA 12.9.1 ({tk})" in proc.stdout
+    assert f"conda activate {quote_sh(str(env_prefix))}" in proc.stdout
+    written = sorted(str(p.relative_to(env_prefix)) for p in (env_prefix / "etc" / "conda").rglob("*") if p.is_file())
+    assert written == HOOK_FILES
+    state = (env_prefix / "etc" / "cudaswitch" / "state.yaml").read_text()
+    assert "selector: '12.9'" in state and f"root: {tk}" in state and "version: 12.9.1" in state
+
+    # The written hook, sourced by bash, puts the real nvcc of that tree first and sets both variables.
+    hook = env_prefix / "etc" / "conda" / "activate.d" / "cudaswitch.sh"
+    out = subprocess.run(["bash", "--noprofile", "--norc", "-c", f'. {quote_sh(str(hook))}; command -v nvcc; '
+                          'nvcc --version | grep release; echo "$CUDA_HOME|$CUDA_PATH|$LD_LIBRARY_PATH"'],
+                         env=dict(cli_env, PATH="/usr/bin:/bin"), capture_output=True, text=True)
+    assert out.stdout.splitlines() == [f"{tk}/bin/nvcc", "Cuda compilation tools, release 12.9, V12.9.86",
+                                       f"{tk}|{tk}|{tk}/lib64"], out.stderr
+
+    proc = run_cli(["off", "-p", str(env_prefix)], cli_env)
+    assert proc.returncode == 0 and "removed 10 hook files and the state file" in proc.stdout
+    assert _tree(env_prefix) == before  # exactly what use wrote, folders it created included
+
+
+def test_user_hooks_are_never_touched(cli_env, env_prefix):
+    act = env_prefix / "etc" / "conda" / "activate.d"
+    act.mkdir(parents=True)
+    (act / "zz-mine.sh").write_text("export MINE=1\n")
+    assert run_cli(["use", "11.8", "-p", str(env_prefix)], cli_env).returncode == 0
+    assert run_cli(["off", "-p", str(env_prefix)], cli_env).returncode == 0
+    assert (act / "zz-mine.sh").read_text() == "export MINE=1\n"
+    assert sorted(os.listdir(act)) == ["zz-mine.sh"]
+    # A file with cudaswitch's name that cudaswitch did not write is refused, not replaced.
+    (act / "cudaswitch.sh").write_text("echo mine\n")
+    line = _one_line_error(run_cli(["use", "11.8", "-p", str(env_prefix)], cli_env), 1)
+    assert "was not written by cudaswitch" in line
+    assert (act / "cudaswitch.sh").read_text() == "echo mine\n"
+    assert not (env_prefix / "etc" / "cudaswitch" / "state.yaml").exists()
+
+
+def test_pip_cuda_wheels_keep_ld_library_path_alone(cli_env, env_prefix, real_trees):
+    (env_prefix / "lib" / "python3.11" / "site-packages" / "nvidia_nvjitlink_cu12-12.9.86.dist-info").mkdir(
+        parents=True)
+    proc = run_cli(["use", "12.9", "-p", str(env_prefix)], cli_env)
+    assert proc.returncode == 0 and "LD_LIBRARY_PATH left alone" in proc.stdout and "nvidia-nvjitlink" in proc.stdout
+    sh = (env_prefix / "etc" / "conda" / "activate.d" / "cudaswitch.sh").read_text()
+    assert "_cs_ld=''" in sh
+    proc = run_cli(["use", "12.9", "--ld-library-path", "-p", str(env_prefix)], cli_env)
+    assert proc.returncode == 0 and "LD_LIBRARY_PATH gets" in proc.stdout
+    assert f"_cs_ld='{real_trees}/cuda-12.9/lib64'" in \
+        (env_prefix / "etc" / "conda" / "activate.d" / "cudaswitch.sh").read_text()
+    # --refresh keeps the recorded choice, including the LD_LIBRARY_PATH decision
+    proc = run_cli(["use", "--refresh", "-p", str(env_prefix)], cli_env)
+    assert proc.returncode == 0 and "LD_LIBRARY_PATH gets" in proc.stdout, proc.stderr
+
+
+def test_refresh_without_a_choice_and_bad_selector_are_one_line_errors(cli_env, env_prefix):
+    assert "no cudaswitch choice to refresh" in _one_line_error(
+        run_cli(["use", "--refresh", "-p", str(env_prefix)], cli_env), 2)
+    assert "no CUDA toolkit matches '10.0'" in _one_line_error(run_cli(["use", "10.0", "-p", str(env_prefix)], cli_env), 2)
+    assert not (env_prefix / "etc").exists()
+
+
+def test_base_needs_confirmation(cli_env, tmp_path):
+    base = tmp_path / "miniconda3"
+    (base / "conda-meta").mkdir(parents=True)
+    env = dict(cli_env, _CONDA_ROOT=str(base), CONDA_PREFIX=str(base))
+    line = _one_line_error(run_cli(["use", "11.8"], env, stdin=subprocess.DEVNULL), 2)
+    assert "base environment" in line and "--yes" in line
+    assert not (base / "etc").exists()
+    assert run_cli(["use", "11.8", "--yes", "--no-smoke"], env).returncode == 0
+    assert (base / "etc" / "conda" / "activate.d" / "cudaswitch.sh").exists()
+
+
+def test_run_passes_the_toolkit_and_the_exit_code(cli_env, real_trees):
+    tk = str(real_trees / "cuda-11.8")
+    env = dict(cli_env, PATH=f"/opt/x:{os.environ['PATH']}", CUDA_HOME="/old")
+    proc = run_cli(["run", "11.8", "--", "sh", "-c", 'echo "$CUDA_HOME|$CUDA_PATH|${PATH%%:*}"; exit 7'], env)
+    assert proc.returncode == 7 and proc.stdout.strip() == f"{tk}|{tk}|{tk}/bin"
+    proc = run_cli(["run", "11.8", "--", "no-such-program-xyz"], cli_env)
+    assert _one_line_error(proc, 127).endswith("command not found: no-such-program-xyz")
+
+
+def test_status_shows_the_active_envs_choice(cli_env, env_prefix):
+    assert run_cli(["use", "11.8", "-p", str(env_prefix)], cli_env).returncode == 0
+    proc = run_cli(["status"], dict(cli_env, CONDA_PREFIX=str(env_prefix)))
+    assert proc.returncode == 0
+    assert f"Environment my env (x86) ({env_prefix}): cudaswitch selects CUDA 11.8.89" in proc.stdout
+
+
+def test_init_install_is_idempotent(cli_env, tmp_path):
+    rc = tmp_path / ".bashrc"
+    rc.write_text("alias ll='ls -l'\n")
+    for expected in ("Added to", "Already in"):
+        proc = run_cli(["init", "bash", "--install", "--rc-file", str(rc)], cli_env)
+        assert proc.returncode == 0 and proc.stdout.startswith(expected)
+    text = rc.read_text()
+    assert text.startswith("alias ll='ls -l'\n") and text.count(">>> cudaswitch init >>>") == 1
+    assert "cudaswitch init cmd" in _one_line_error(run_cli(["init", "cmd", "--install"], cli_env), 2)
+    for shell in ("zsh", "fish", "tcsh", "powershell", "cmd"):
+        assert run_cli(["init", shell], cli_env).stdout.strip()
+
+
+def _wrapper_on_path(tmp_path):
+    """A `cudaswitch` program that runs this checkout (what pip's entry point would do)."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    exe = bindir / "cudaswitch"
+    exe.write_text(f"#!/bin/sh\nPYTHONPATH={quote_sh(str(REPO))} exec {quote_sh(sys.executable)} -m cudaswitch \"$@\"\n")
+    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+    return bindir
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_init_function_applies_use_and_off_to_the_current_shell(shell, cli_env, env_prefix, real_trees, tmp_path):
+    exe = require_tool(shell)
+    fn = run_cli(["init", shell], cli_env).stdout
+    tk = str(real_trees / "cuda-12.9")
+    path = f"{_wrapper_on_path(tmp_path)}:/usr/bin:/bin"
+    show = 'echo "[$CUDA_HOME|$PATH]"'
+    if shell == "fish":
+        script = f"{fn}\ncudaswitch use 12.9 >/dev/null\n{show}\ncudaswitch off >/dev/null\n{show}\n"
+        argv = [exe, "--no-config", "-c", script]
+    else:
+        script = f"{fn}\ncudaswitch use 12.9 >/dev/null\n{show}\ncudaswitch off >/dev/null\n{show}\nenv | grep _CUDASWITCH || true\n"
+        argv = [exe, "-c", script] if shell == "bash" else [exe, "-f", "-c", script]
+    env = dict(cli_env, PATH=path, CONDA_PREFIX=str(env_prefix))
+    out = subprocess.run(argv, env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == f"[{tk}|{tk}/bin:{path}]"
+    assert lines[1] == f"[|{path}]" and len(lines) == 2, out.stdout
+
+
+def test_init_alias_applies_use_in_tcsh(cli_env, env_prefix, real_trees, tmp_path):
+    exe = require_tool("tcsh")
+    (tmp_path / "init.csh").write_text(run_cli(["init", "tcsh"], cli_env).stdout)
+    script = tmp_path / "s.csh"  # a file, not -c: csh expands aliases per line
+    script.write_text(f"source {quote_sh(str(tmp_path / 'init.csh'))}\ncudaswitch use 12.9 > /dev/null\n"
+                      'echo "[$CUDA_HOME]"\n')
+    env = dict(cli_env, PATH=f"{_wrapper_on_path(tmp_path)}:/usr/bin:/bin", CONDA_PREFIX=str(env_prefix))
+    out = subprocess.run([exe, "-f", str(script)], env=env, capture_output=True, text=True)
+    assert out.stdout.strip() == f"[{real_trees / 'cuda-12.9'}]", out.stderr
+
+
+def test_broken_state_file_is_one_line_and_off_still_cleans_up(cli_env, env_prefix):
+    assert run_cli(["use", "11.8", "-p", str(env_prefix)], cli_env).returncode == 0
+    (env_prefix / "etc" / "cudaswitch" / "state.yaml").write_text(": [\n")
+    line = _one_line_error(run_cli(["use", "--refresh", "-p", str(env_prefix)], cli_env), 1)
+    assert "unreadable state file" in line and "'cudaswitch off' removes it" in line
+    proc = run_cli(["off", "-p", str(env_prefix)], cli_env)
+    assert proc.returncode == 0 and "removed 10 hook files and the state file" in proc.stdout
+    assert not any(p.is_file() for p in (env_prefix / "etc").rglob("*"))

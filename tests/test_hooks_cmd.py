@@ -1,0 +1,162 @@
+"""cmd.exe hooks run by a real cmd (wine's `cmd /d /c`), through the same transitions as the other shells.
+
+wine cannot start the Linux conda model between steps, so the model's steps are rendered into the batch driver
+ahead of time: conda's own variables are tracked here (they do not depend on hooks), and the PATH conda
+computes before the hooks run is rendered as a snapshot plus `%_SIM_P:;OLD;=;NEW;%` at the point conda would
+export it (conda-activation.md 2.1, 8.2). States are read back with cmd's `set` (every cmd variable is in the
+environment; empty and unset are the same thing in cmd, B10).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import conda_model
+import nvidia_wheels
+from conftest import require_tool
+from shell_driver import Toolkit, World, clean_environ, problems
+from test_hooks_transitions import SCENARIOS
+
+SYSTEM_PATH = r"C:\windows\system32;C:\windows"
+
+
+def z(local) -> str:
+    """wine's Z: drive is the Linux root."""
+    return "Z:" + str(local).replace("/", "\\")
+
+
+@pytest.fixture(scope="module")
+def wine(tmp_path_factory):
+    exe = require_tool("wine")
+    prefix = nvidia_wheels.cache_dir() / "wineprefix"  # cached: the first wine start builds it (slow)
+    # mscoree/mshtml disabled: a fresh prefix would otherwise offer to install Mono and Gecko (CI has no display)
+    env = clean_environ(WINEDEBUG="-all", WINEPREFIX=str(prefix), WINEDLLOVERRIDES="mscoree,mshtml=")
+    # Keep this prefix's wineserver up between the tests' cmd runs (each run would otherwise start it again);
+    # it exits by itself 30 s after the last one.
+    server = shutil.which("wineserver")
+    if server:
+        subprocess.run([server, "-p30"], env=env, check=False)
+    return exe, env
+
+
+@pytest.fixture(scope="module")
+def winworld(tmp_path_factory):
+    w = World(tmp_path_factory.mktemp("winworld"))
+    tk = w.root / "Program Files (x86)" / "NV & Co" / "CUDA"
+    for v in ("v11.3", "v11.8"):
+        for sub in ("bin", "libnvvp"):
+            (tk / v / sub).mkdir(parents=True)
+    w.add_env("base", "base", None, spelled=z)
+    # conda cannot activate a prefix with ^ % = ! for cmd (conda-activation.md 6.5, B9); spaces, (x86), & it can.
+    w.add_env("A", "env A (x86) & co", Toolkit(z(tk / "v11.3"), windows=True), spelled=z)
+    w.add_env("B", "env B (x86) & co", Toolkit(z(tk / "v11.8"), windows=True), spelled=z)
+    w.add_env("C", "env C plain (x86)", None, spelled=z)
+    return w
+
+
+def wine_cmd(wine, script: Path):
+    """(exit code, stdout+stderr) of `wine cmd /d /c script`. Output goes to a file: with a pipe and stdin on
+    /dev/null wine's console takes seconds to close (measured: 2.6 s against 0.2 s per run)."""
+    exe, env = wine
+    out = script.with_suffix(".out")
+    with open(out, "wb") as fh:
+        proc = subprocess.run([exe, "cmd", "/d", "/c", z(script)], env=env, stdin=subprocess.DEVNULL, stdout=fh,
+                              stderr=subprocess.STDOUT, timeout=120)
+    return proc.returncode, out.read_bytes().decode("latin-1")
+
+
+def _bat_ops(ops) -> list:
+    lines = ['@set "_SIM_P=;%PATH%;"']  # conda computes PATH before any hook of this step runs
+    for op in ops:
+        if op[0] == "source":
+            lines.append(f'@call "{op[1]}"')
+        elif op[0] == "set":
+            lines.append(f'@set "{op[1]}={op[2]}"')
+        elif op[0] == "unset":
+            lines.append(f'@set "{op[1]}="')
+        else:
+            kind, old, new = op[1]
+            if kind == "prepend":
+                lines.append(f'@set "PATH={";".join(new)};%_SIM_P:~1,-1%"')
+            else:
+                repl = ";" + ";".join(new) + ";" if new else ";"
+                lines.append(f'@set "_SIM_P=%_SIM_P:;{";".join(old)};={repl}%"')
+                lines.append('@set "PATH=%_SIM_P:~1,-1%"')
+    return lines + ['@set "_SIM_P="']
+
+
+def run_cmd(wine, world, steps, initial, tmp_path):
+    exe, wenv = wine
+    env = {k: v for k, v in initial.items() if v is not None}
+    lines = [f'@set "{k}={v}"' for k, v in env.items()] + ["@echo __STATE__", "@set"]
+    for step in steps:
+        ops = conda_model.plan(env, step, "bat", windows=True, local=world.local.get)
+        lines += _bat_ops(ops) + ["@echo __STATE__", "@set"]
+        conda_model.apply_plain(env, step, ";", windows=True)
+    lines.append("@echo")  # echo state after all hooks: must still be on (B7)
+    script = tmp_path / "driver.bat"
+    script.write_bytes(("\r\n".join(lines) + "\r\n").encode("ascii"))
+    rc, text = wine_cmd(wine, script)
+    assert rc == 0, text
+    states = []
+    for chunk in text.split("__STATE__")[1:]:
+        allvars = dict(ln.split("=", 1) for ln in chunk.replace("\r", "").splitlines() if "=" in ln)
+        upper = {k.upper(): v for k, v in allvars.items()}
+        state = {k: upper.get(k) for k in ("PATH", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "CONDA_PREFIX")}
+        state.update({k: v for k, v in upper.items() if k.startswith("_CUDASWITCH_")})
+        states.append(state)
+    return states, text
+
+
+def _initial(world, cuda):
+    base = world.names["base"]
+    dirs = conda_model.env_dirs(base, True)
+    return dict(PATH=";".join(dirs) + ";" + SYSTEM_PATH, CONDA_PREFIX=base, CONDA_SHLVL="1",
+                CUDA_HOME=cuda, CUDA_PATH=cuda)
+
+
+@pytest.mark.parametrize("cuda", [None, r"C:\old cuda (x86) & co"])
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_cmd_transition(wine, winworld, scenario, cuda, tmp_path):
+    steps, leaks = SCENARIOS[scenario]
+    steps = [[winworld.names.get(a, a) if i == 1 and s[0] == "activate" else a for i, a in enumerate(s)]
+             for s in steps]
+    steps = [[a if a != "/user bin" else r"C:\user bin (x86)" for a in s] for s in steps]
+    initial = _initial(winworld, cuda)
+    states, text = run_cmd(wine, winworld, steps, initial, tmp_path)
+    assert len(states) == len(steps) + 1, text
+    assert "ECHO is on" in text or "Echo is ON" in text  # B7: the caller's echo state is untouched
+    env = dict(initial)
+    expected = [(dict(env), winworld.toolkit(env.get("CONDA_PREFIX")))]
+    for step in steps:
+        conda_model.apply_plain(env, step, ";", windows=True)
+        expected.append((dict(env), winworld.toolkit(env.get("CONDA_PREFIX"))))
+    for i, (got, (base, tk)) in enumerate(zip(states, expected)):
+        if i in leaks:  # conda#14762, as in the POSIX shells: A's entries stay, with their record
+            left = expected[i - 1][1]
+            assert got["PATH"].split(";")[:2] == left.bins
+            assert got["CUDA_HOME"] == base.get("CUDA_HOME") and got["_CUDASWITCH_ADDED_PATH"] == ";".join(left.bins)
+            continue
+        errs = problems(winworld, got, base, tk, sep=";")
+        assert not errs, f"cmd {scenario} state {i}:\n" + "\n".join(errs) + "\n" + text[-3000:]
+
+
+def test_cmd_unsupported_path_only_warns(wine, tmp_path):
+    """A toolkit path cmd cannot hold (non-ASCII) gets a hook that warns and changes nothing (B2)."""
+    from cudaswitch import hooks
+
+    root = z(tmp_path / "CUDA 环境")
+    os.makedirs(tmp_path / "env" / "conda-meta")
+    hooks.write_hooks(str(tmp_path / "env"), Toolkit(root, windows=True).changes(), "12.1", windows=True)
+    hook = z(tmp_path / "env" / "etc" / "conda" / "activate.d" / "cudaswitch.bat")
+    script = tmp_path / "d.bat"
+    script.write_bytes(f'@set "PATH={SYSTEM_PATH}"\r\n@call "{hook}"\r\n@echo rc=%ERRORLEVEL%\r\n@set CUDA\r\n'
+                       .encode("ascii"))
+    _, out = wine_cmd(wine, script)
+    assert "rc=0" in out and "CUDA_PATH=" not in out and "CUDA_HOME=" not in out
+    assert "is not switched in cmd.exe" in out

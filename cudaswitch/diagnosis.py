@@ -34,7 +34,7 @@ CATALOGUE: Dict[str, tuple] = {
     "TORCH_NOT_INSTALLED": ("torch is not installed in the environment (smoke test skipped)",
                             "install torch; `cudaswitch recommend` prints the pip line that fits this machine",
                             "seed 003 table: 'No module named torch'"),
-    "PYTHON_MISSING": ("the environment has no Python interpreter", "conda install -p PREFIX python",
+    "PYTHON_MISSING": ("the environment has no Python interpreter, so no torch (smoke test skipped)", "conda install -p PREFIX python",
                        "-"),
     "PYTHON_32BIT": ("32-bit Python: torch ships 64-bit wheels only; c10.dll fails to load",
                      "recreate the environment with a 64-bit Python", "seed 000 section 1.3"),

@@ -234,9 +234,9 @@ def run_smoke(env, system: Optional[System] = None, timeout: float = DEFAULT_TIM
     env_json = env.to_json()
     python = env.python
     if not os.path.isfile(python):
-        f = finding("PYTHON_MISSING", ERROR, f"{python} does not exist",
+        f = finding("PYTHON_MISSING", INFO, f"{python} does not exist",
                     f"conda install -p {env.prefix} python")
-        return _report("fail", [f] + pre, env_json, {}, {}, _driver_quick(system), tk_json, {}, None, cpu_ok, t0, {})
+        return _report("skip", [f] + pre, env_json, {}, {}, _driver_quick(system), tk_json, {}, None, cpu_ok, t0, {})
     environ = probe_environment(env, system, toolkit, lib)
     outcome = run_probe(python, environ, timeout, cwd=env.prefix)
     return report_from_outcome(outcome, env, environ, system, cpu_ok, tk_json, pre, t0)

@@ -211,7 +211,7 @@ def install_cudnn(archive, cuda, into_env, env_name, env_prefix, dry_run, force,
         say("Archive SHA-256 verified.")
     with _progress(path, quiet, "Reading" if dry_run else "Unpacking") as bar:
         step = bar.update if bar else None
-        prep = ci.scan(path, target, step) if dry_run else ci.prepare(path, target, force, step)
+        prep = ci.scan(path, target, force, step) if dry_run else ci.prepare(path, target, force, step)
     a = prep.archive
     if not as_json:
         say(f"{a.label} [{a.top}/] -> {target.label} ({why})")
@@ -228,8 +228,18 @@ def install_cudnn(archive, cuda, into_env, env_name, env_prefix, dry_run, force,
         c = prep.counts
         click.echo(f"Dry run: {c['new']} new, {c['overwrite']} overwrite, {c['identical']} identical; "
                    f"nothing was written.")
-        if prep.problems:
-            click.echo("An install would be refused: " + "; ".join(prep.problems) + " (--force overrides)")
+        if prep.replaces_other_version:
+            click.echo(f"It would replace cuDNN {prep.existing} (asks first, or --yes; uninstall-cudnn undoes it).")
+        _warn(prep.warnings)
+        return
+    if prep.ops and all(o.action == "identical" for o in prep.ops):
+        ci.abort(prep)
+        if as_json:
+            _json_out({"installed": False, "already_installed": True, "archive": a.to_json(),
+                       "target": target.to_json()})
+        else:
+            click.echo(f"cuDNN {a.full_version or a.version} is already installed there (every file identical); "
+                       f"nothing was changed.")
         return
     if prep.replaces_other_version and not yes:
         question = f"{target.label} has cuDNN {prep.existing}; replace it with {a.version}? (undo: uninstall-cudnn)"

@@ -373,21 +373,47 @@ def _backup_path(txdir: Path, op: Op) -> Path:
     return txdir / "backup" / op.role / op.name
 
 
-def scan(archive_path: Path, target: Target, progress=None) -> Prepared:
-    """The plan without writing anything: every member is read and hashed (for --dry-run)."""
+def early_check(archive_path: Path, target: Target, force: bool) -> None:
+    """What the archive's name already says, checked before a byte is read or written: OS and CUDA major."""
+    from cudaswitch.cudnn_archive import peek_name
+
+    info = peek_name(archive_path)
+    if not info:
+        return
+    if info["os"] != target.os:
+        what = {"linux": "a Linux tarball", "windows": "a Windows zip"}[info["os"]]
+        raise ArchiveError(f"{Path(archive_path).name} is {what}; {target.label} is a {target.os.capitalize()} "
+                           f"install: download the cudnn-{target.os}-x86_64-..._cudaNN-archive for "
+                           f"{target.os.capitalize()}; nothing was changed")
+    if target.cuda is not None and info["cuda_major"] != target.cuda.major and not force:
+        tag = f"{info['cuda_major']}" + (f".{info['cuda_minor']}" if info["cuda_minor"] is not None else "")
+        raise ArchiveError(f"refused: this cuDNN is built for CUDA {tag} and {target.label} is CUDA "
+                           f"{target.cuda.major}.x (cuDNN builds are per CUDA major; get the _cuda{target.cuda.major} "
+                           f"archive); --force installs it anyway; nothing was changed")
+
+
+def scan(archive_path: Path, target: Target, force: bool = False, progress=None) -> Prepared:
+    """The plan without writing anything: every member is read and hashed (for --dry-run). Refuses what an
+    install would refuse."""
+    early_check(archive_path, target, force)
     archive = read_archive(archive_path, progress=progress)
     problem = os_problem(archive, target)
     if problem:
         raise ArchiveError(problem)
+    problems = compatibility_problems(archive, target)
+    if problems and not force:
+        raise ArchiveError("refused: " + "; ".join(problems) + "; --force installs it anyway")
     ops, created = plan_ops(archive, target)
-    return Prepared(archive, target, Path(), ops, created, [], target.existing_cudnn(),
-                    compatibility_problems(archive, target), dry_run=True)
+    prep = Prepared(archive, target, Path(), ops, created, [], target.existing_cudnn(), problems, dry_run=True)
+    prep.warnings = _leftover_warnings(prep)
+    return prep
 
 
 def prepare(archive_path: Path, target: Target, force: bool = False, progress=None,
             fault: Fault = env_fault) -> Prepared:
     """Stage the archive inside the transaction folder; the toolkit is not touched. Raises (after removing the
     transaction folder) when the archive is refused."""
+    early_check(archive_path, target, force)
     check_writable(target)
     record_created = _created_parents(target.record_base, target.local_root)
     target.record_base.mkdir(parents=True, exist_ok=True)

@@ -181,6 +181,13 @@ def _nearest_existing(p: Path) -> Path:
     return p
 
 
+def _read_only(p: Path) -> bool:
+    try:
+        return bool(os.statvfs(p).f_flag & getattr(os, "ST_RDONLY", 1))
+    except (OSError, AttributeError):
+        return False
+
+
 def check_writable(target: Target, access: Callable[[str, int], bool] = os.access) -> None:
     """Every folder the install writes to must be writable before anything is staged."""
     places = [("", target.record_base)] + [(role, d) for role, d in target.local_dirs.items()]
@@ -188,6 +195,10 @@ def check_writable(target: Target, access: Callable[[str, int], bool] = os.acces
         where = _nearest_existing(d)
         if not access(str(where), os.W_OK | os.X_OK):
             shown = target.display(where)
+            if _read_only(where):
+                raise CudaswitchError(f"cannot write to {shown}: it is on a read-only file system; remount it "
+                                      f"read-write, or install into a conda environment with --into-env; nothing "
+                                      f"was changed")
             if target.kind == "env":
                 advice = "fix the environment folder's permissions, or use an environment you own (-n/-p)"
             elif target.os == "windows":
@@ -552,14 +563,16 @@ def commit(prep: Prepared, fault: Fault = env_fault) -> Path:
     try:
         for d in prep.created:
             os.makedirs(d, exist_ok=True)
+        k = 0
         for i, op in enumerate(prep.ops, 1):
             if op.action == "identical":
                 continue
-            fault("commit", i)
+            k += 1
+            fault("commit", k)
             dest = Path(op.dest)
             if op.action == "overwrite":
                 os.replace(dest, _backup_path(txdir, op))
-                fault("commit-mid", i)
+                fault("commit-mid", k)
             os.replace(_stage_path(txdir, op), dest)
             done = i
         for d in {str(Path(op.dest).parent) for op in prep.ops}:
@@ -644,10 +657,12 @@ def _roll_forward_install(txdir: Path, data: dict) -> None:
 
 def _roll_forward_uninstall(txdir: Path, data: dict, fault: Fault = env_fault) -> None:
     ops = [Op.from_yaml(r) for r in data.get("ops") or []]
-    for i, op in enumerate(reversed(ops), 1):
+    k = 0
+    for op in reversed(ops):
         if op.action == "identical":
             continue
-        fault("uninstall", i)
+        k += 1
+        fault("uninstall", k)
         dest, backup = Path(op.dest), _backup_path(txdir, op)
         if op.action == "overwrite":
             if os.path.lexists(backup):
@@ -766,8 +781,8 @@ def verify(prep: Prepared, system: System) -> dict:
         result["library"] = int(out[-1])
         result["ok"] = result["ok"] and result["library"] == expected_number(prep.archive.version)
     else:
-        err = " ".join(((proc.stderr or "") + " " + (proc.stdout or "")).split())
-        result["library_error"] = (err[-300:] or f"exit status {proc.returncode}")
+        lines = [x.strip() for x in ((proc.stderr or "") + "\n" + (proc.stdout or "")).splitlines() if x.strip()]
+        result["library_error"] = f"load failed: {lines[-1][-300:]}" if lines else f"exit status {proc.returncode}"
         result["ok"] = False
     return result
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import lzma
+import os
 import re
 import stat
 import tarfile
@@ -456,7 +457,7 @@ class _State:
         if info is None:
             notes.append(f"the archive name {name!r} does not say which CUDA it was built for (NVIDIA names them "
                          f"like cudnn-11.3-windows-x64-v8.2.1.32.zip)")
-        return Archive(path=str(self.path), format=fmt, top=self.top, style=style, os=os_,
+        return Archive(path=os.path.abspath(self.path), format=fmt, top=self.top, style=style, os=os_,
                        arch=(info or {}).get("arch"), version=version,
                        full_version=(info or {}).get("version"), cuda_major=(info or {}).get("cuda_major"),
                        cuda_minor=(info or {}).get("cuda_minor"), entries=self.entries, header=header, notes=notes)

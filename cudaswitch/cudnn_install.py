@@ -230,13 +230,26 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _write_manifest(txdir: Path, data: dict) -> None:
+def _paths(data: dict, conv: Callable[[str], str]) -> dict:
+    """The manifest with every path converted (stored relative to the target's root, used absolute)."""
+    out = dict(data)
+    for key in ("created", "record_created"):
+        if isinstance(out.get(key), list):
+            out[key] = [conv(p) for p in out[key]]
+    if isinstance(out.get("ops"), list):
+        out["ops"] = [dict(op, dest=conv(op["dest"])) if isinstance(op, dict) and "dest" in op else op
+                      for op in out["ops"]]
+    return out
+
+
+def _write_manifest(txdir: Path, data: dict, root: Path) -> None:
+    """Paths are stored relative to the toolkit / environment root, so a moved folder keeps a valid manifest."""
     from cudaswitch.fsutil import dump_yaml
 
-    dump_yaml(txdir / MANIFEST, data)
+    dump_yaml(txdir / MANIFEST, _paths(data, lambda p: Path(os.path.relpath(p, root)).as_posix()))
 
 
-def _read_manifest(txdir: Path) -> Optional[dict]:
+def _read_manifest(txdir: Path, root: Path) -> Optional[dict]:
     from cudaswitch.fsutil import load_yaml
 
     try:
@@ -244,7 +257,9 @@ def _read_manifest(txdir: Path) -> Optional[dict]:
     except Exception as exc:  # ruamel's errors
         raise CudaswitchError(f"{txdir / MANIFEST}: unreadable cudaswitch manifest ({exc}); move that folder "
                               f"away and check the toolkit by hand") from None
-    return data if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        return None
+    return _paths(data, lambda p: str(root / p))
 
 
 def _records(base: Path) -> List[Path]:
@@ -433,7 +448,7 @@ def prepare(archive_path: Path, target: Target, force: bool = False, progress=No
     try:
         _write_manifest(txdir, {"schema": SCHEMA, "phase": "staging", "archive": str(archive_path),
                                 "target": target.to_json(), "record_created": record_created,
-                                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+                                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, target.local_root)
         fsync_dir(txdir.parent)
         count = [0]
 
@@ -555,7 +570,7 @@ def commit(prep: Prepared, fault: Fault = env_fault) -> Path:
         (txdir / "backup").mkdir(exist_ok=True)
         for role in ("bin", "include", "lib"):
             (txdir / "backup" / role).mkdir(exist_ok=True)
-        _write_manifest(txdir, manifest)  # the commit point
+        _write_manifest(txdir, manifest, prep.target.local_root)  # the commit point
     except BaseException as exc:
         _discard(txdir, prep.record_created)
         raise _explain(exc, prep.target, "installing") from None
@@ -587,7 +602,7 @@ def commit(prep: Prepared, fault: Fault = env_fault) -> Path:
                                   f"{txdir / MANIFEST}") from None
         raise _explain(exc, prep.target, "installing") from None
     manifest["phase"] = "installed"
-    _write_manifest(txdir, manifest)
+    _write_manifest(txdir, manifest, prep.target.local_root)
     shutil.rmtree(txdir / "stage", ignore_errors=True)
     return txdir / MANIFEST
 
@@ -615,27 +630,27 @@ def _rollback(prep: Prepared, done: int) -> None:
 
 # ---- recovery --------------------------------------------------------------------------------------------------------
 
-def recover(record_base: Path, display: Callable[[Path], str] = str) -> List[Tuple[str, str]]:
+def recover(record_base: Path, root: Path, display: Callable[[Path], str] = str) -> List[Tuple[str, str]]:
     """Finish or undo whatever a killed run left under `record_base`. Returns (what, one line) for each:
     what is "rolled-back", "installed" or "uninstalled"."""
     done: List[Tuple[str, str]] = []
     for txdir in _records(record_base):
-        data = _read_manifest(txdir)
+        data = _read_manifest(txdir, root)
         phase = (data or {}).get("phase")
         if phase in (None, "staging"):
             _discard(txdir, (data or {}).get("record_created") or [])
             done.append(("rolled-back", f"rolled back an interrupted cuDNN install ({display(txdir)}); nothing had been changed"))
         elif phase == "committing":
-            _roll_forward_install(txdir, data)
+            _roll_forward_install(txdir, data, root)
             done.append(("installed", f"completed an interrupted cuDNN install from its journal "
                                       f"({display(txdir / MANIFEST)})"))
         elif phase == "uninstalling":
-            _roll_forward_uninstall(txdir, data)
+            _roll_forward_uninstall(txdir, data, root)
             done.append(("uninstalled", f"completed an interrupted cuDNN uninstall from its journal ({display(txdir)})"))
     return done
 
 
-def _roll_forward_install(txdir: Path, data: dict) -> None:
+def _roll_forward_install(txdir: Path, data: dict, root: Path) -> None:
     for d in data.get("created") or []:
         os.makedirs(d, exist_ok=True)
     for raw in data.get("ops") or []:
@@ -651,11 +666,11 @@ def _roll_forward_install(txdir: Path, data: dict) -> None:
     for d in {str(Path(Op.from_yaml(r).dest).parent) for r in data.get("ops") or []}:
         fsync_dir(d)
     data["phase"] = "installed"
-    _write_manifest(txdir, data)
+    _write_manifest(txdir, data, root)
     shutil.rmtree(txdir / "stage", ignore_errors=True)
 
 
-def _roll_forward_uninstall(txdir: Path, data: dict, fault: Fault = env_fault) -> None:
+def _roll_forward_uninstall(txdir: Path, data: dict, root: Path, fault: Fault = env_fault) -> None:
     ops = [Op.from_yaml(r) for r in data.get("ops") or []]
     k = 0
     for op in reversed(ops):
@@ -698,7 +713,7 @@ class Uninstalled:
 def installed_records(target: Target) -> List[Tuple[Path, dict]]:
     out = []
     for txdir in _records(target.record_base):
-        data = _read_manifest(txdir)
+        data = _read_manifest(txdir, target.local_root)
         if data and data.get("phase") == "installed":
             out.append((txdir, data))
     return out
@@ -733,8 +748,8 @@ def uninstall(target: Target, force: bool = False, fault: Fault = env_fault) -> 
                 os.replace(dest, keep)
                 kept.append(target.display(keep))
     data["phase"] = "uninstalling"
-    _write_manifest(txdir, data)
-    _roll_forward_uninstall(txdir, data, fault)
+    _write_manifest(txdir, data, target.local_root)
+    _roll_forward_uninstall(txdir, data, target.local_root, fault)
     arch = data.get("archive") or {}
     return Uninstalled(version=arch.get("full_version") or arch.get("version"),
                        restored=sum(1 for op in ops if op.action == "overwrite"),
@@ -866,7 +881,7 @@ def recover_target(target: Target) -> List[Tuple[str, str]]:
     if not target.record_base.is_dir():
         return []
     try:
-        return recover(target.record_base, target.display)
+        return recover(target.record_base, target.local_root, target.display)
     except OSError as exc:
         raise CudaswitchError(f"{target.label} has an interrupted cuDNN install that cannot be finished now "
                               f"({exc.strerror or exc}); run the command with the rights to write there") from None

@@ -247,7 +247,11 @@ def install_cudnn(archive, cuda, into_env, env_name, env_prefix, dry_run, force,
             ci.abort(prep)
             raise UsageError(f"{target.label} already has cuDNN {prep.existing}; pass --yes to replace it with "
                              f"{a.version} (uninstall-cudnn undoes it); nothing was changed")
-        if not click.confirm(question, default=False, err=True):
+        try:
+            answer = click.confirm(question, default=False, err=True)
+        except (click.exceptions.Abort, KeyboardInterrupt, EOFError):
+            answer = False
+        if not answer:
             ci.abort(prep)
             raise CudaswitchError("not replaced; nothing was changed")
     manifest = ci.commit(prep)

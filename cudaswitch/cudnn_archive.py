@@ -155,6 +155,10 @@ def check_member_path(raw: str) -> str:
         raise ArchiveError(f"refused: archive member {raw!r} contains '..' (a path-traversal entry)")
     if not parts:
         raise ArchiveError(f"refused: archive member {raw!r} has no name")
+    for part in parts:
+        if re.search(r'[:<>"|?*\x00-\x1f]', part):
+            # a ':' makes an NTFS alternate data stream or a drive-relative path on Windows
+            raise ArchiveError(f"refused: archive member {raw!r} has a character Windows treats specially")
     return "/".join(parts)
 
 
@@ -216,6 +220,13 @@ def read_archive(path, write: Optional[Writer] = None, progress: Optional[Callab
     except OSError as exc:
         raise ArchiveError(f"{path}: cannot read ({exc.strerror or exc})") from None
     state = _State(path)
+    seen = [0]
+    if progress is not None:
+        report = progress
+
+        def progress(n: int) -> None:
+            seen[0] += n
+            report(n)
     try:
         if fmt == "zip":
             _read_zip(path, state, write, progress, on_entry)
@@ -226,7 +237,12 @@ def read_archive(path, write: Optional[Writer] = None, progress: Optional[Callab
     except (tarfile.TarError, EOFError, lzma.LZMAError, zlib.error, zipfile.BadZipFile,
             zipfile.LargeZipFile) as exc:
         raise ArchiveError(f"{path.name}: truncated or corrupt archive ({_why(exc)}); download it again") from None
-    return state.finish(fmt)
+    archive = state.finish(fmt)
+    if progress is not None:
+        rest = path.stat().st_size - seen[0]
+        if rest > 0:
+            progress(rest)  # headers and the zip's central directory: the bar ends at 100%
+    return archive
 
 
 def _why(exc: BaseException) -> str:

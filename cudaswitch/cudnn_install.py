@@ -855,7 +855,8 @@ def resolve_target(system: System, archive_path: Optional[Path], cuda: Optional[
     toolkits = [t for t in found.toolkits if t.kind == TOOLKIT]
     listing = ", ".join(f"{t.version} ({t.root})" for t in toolkits) or "none"
     if uninstalling:
-        having = [t for t in toolkits if installed_records(toolkit_target(system, t))]
+        # a toolkit with any transaction folder counts: an interrupted one is finished by this command
+        having = [t for t in toolkits if _records(toolkit_target(system, t).record_base)]
         if len(having) == 1:
             return toolkit_target(system, having[0]), "the only toolkit with a cuDNN installed by cudaswitch"
         if not having:

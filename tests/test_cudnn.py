@@ -712,3 +712,112 @@ def test_real_kill_mid_stream_of_the_real_tarball(real_tarball, linux_fs):
     out = ok(run_cli(["uninstall-cudnn", "--cuda", "12.9"], env)).stdout
     assert "rolled back an interrupted cuDNN install" in out
     assert snap(fs) == before
+
+
+# ---- names, progress, Ctrl-C ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,expected", [
+    # archive names from shared/reference/cuda-data.md 3.1 and 5.4
+    ("cudnn-11.3-windows-x64-v8.2.1.32.zip", ("windows", "8.2.1.32", 11, 3)),
+    ("cudnn-10.2-windows10-x64-v7.6.5.32.zip", ("windows", "7.6.5.32", 10, 2)),
+    ("cudnn-11.1-windows-x64-v8.0.5.39.zip", ("windows", "8.0.5.39", 11, 1)),
+    ("cudnn-11.3-linux-x64-v8.2.1.32.tgz", ("linux", "8.2.1.32", 11, 3)),
+    ("cudnn-windows-x86_64-8.3.2.44_cuda11.5-archive.zip", ("windows", "8.3.2.44", 11, 5)),
+    ("cudnn-windows-x86_64-8.5.0.96_cuda11-archive.zip", ("windows", "8.5.0.96", 11, None)),
+    ("cudnn-linux-x86_64-8.3.2.44_cuda10.2-archive.tar.xz", ("linux", "8.3.2.44", 10, 2)),
+    ("cudnn-linux-x86_64-8.9.2.26_cuda11-archive.tar.xz", ("linux", "8.9.2.26", 11, None)),
+    ("cudnn-windows-x86_64-9.19.0.56_cuda13-archive.zip", ("windows", "9.19.0.56", 13, None)),
+    ("cudnn-linux-x86_64-9.20.0.48_cuda13-archive.tar.xz", ("linux", "9.20.0.48", 13, None)),
+    ("cudnn-linux-sbsa-9.10.2.21_cuda12-archive", ("linux", "9.10.2.21", 12, None)),
+    ("cudnn.zip", None),
+    ("cudnn_9.7.0_windows.exe", None),
+])
+def test_archive_names(name, expected):
+    from cudaswitch.cudnn_archive import name_info
+
+    info = name_info(name)
+    if expected is None:
+        assert info is None
+    else:
+        assert (info["os"], info["version"], info["cuda_major"], info["cuda_minor"]) == expected
+
+
+def test_colon_in_member_name_is_refused(tmp_path, win_fs):
+    fs, env = win_fs
+    archive = _zip_with(tmp_path, [(f"{WTOP}/bin/cudnn64_9.dll:evil", "file", b"MZ")])
+    before = snap(fs)
+    refused(run_cli(["install-cudnn", str(archive), "--cuda", "12.4"], env), "character Windows treats specially")
+    assert snap(fs) == before
+
+
+def test_progress_bar_only_on_a_terminal_and_not_with_quiet(tmp_path, win_fs):
+    import pty
+    import subprocess
+    import sys
+
+    fs, env = win_fs
+    big = ca.write_zip(tmp_path / f"{WTOP}.zip", [
+        (p, k, os.urandom(1 << 20) if p.endswith(".dll") else d)
+        for p, k, d in ca.windows_entries("9.10.2.21", "12", "archive")])
+    assert big.stat().st_size > (4 << 20)
+    env = dict(env, PYTHONPATH=str(Path(__file__).resolve().parent.parent), COLUMNS="100")
+
+    def on_tty(*extra):
+        master, slave = pty.openpty()
+        proc = subprocess.run([sys.executable, "-m", "cudaswitch", "install-cudnn", str(big), "--cuda", "12.4",
+                               "--dry-run", *extra], env=env, stdout=subprocess.PIPE, stderr=slave, timeout=120)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        os.close(master)
+        return proc, b"".join(chunks).decode("utf-8", "replace")
+
+    proc, tty = on_tty()
+    assert proc.returncode == 0 and "Reading" in tty and "100%" in tty
+    proc, tty = on_tty("--quiet")
+    assert proc.returncode == 0 and "Reading" not in tty
+    piped = ok(run_cli(["install-cudnn", str(big), "--cuda", "12.4", "--dry-run"], env))
+    assert "Reading" not in piped.stderr and "%" not in piped.stderr
+
+
+def test_uninstall_without_selector_finds_the_interrupted_toolkit(archives, linux_fs):
+    fs, env = linux_fs
+    before = snap(fs)
+    proc = run_cli(["install-cudnn", str(archives["linux-9.10-archive"])], dict(env, CUDASWITCH_FAULT="kill@commit:4"))
+    assert proc.returncode == -9
+    out = ok(run_cli(["uninstall-cudnn"], env)).stdout
+    assert "completed an interrupted cuDNN install" in out and "Removed cuDNN 9.10.2.21" in out
+    assert snap(fs) == before
+
+
+@pytest.mark.slow
+def test_ctrl_c_while_unpacking_the_real_tarball_changes_nothing(real_tarball, linux_fs):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    fs, env = linux_fs
+    root = fs / "usr/local/cuda-12.9"
+    before = snap(fs)
+    env = dict(env, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    proc = subprocess.Popen([sys.executable, "-m", "cudaswitch", "install-cudnn", str(real_tarball)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 600
+    while time.time() < deadline and proc.poll() is None:
+        if len(list((root / ".cudaswitch" / "cudnn").glob("*/stage/*/*"))) >= 3:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert err.strip() == "cudaswitch: error: interrupted"
+    assert snap(fs) == before  # staged data and the journal are gone too

@@ -32,7 +32,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from cudaswitch.cudnn_archive import Archive, ArchiveError, Entry, read_archive
 from cudaswitch.errors import CudaswitchError, UsageError
-from cudaswitch.fsutil import atomic_write, fsync_dir
+from cudaswitch.fsutil import fsync_dir
 from cudaswitch.system import System
 from cudaswitch.versions import CudaVersion, parse_cudnn_header
 
@@ -487,7 +487,7 @@ def prepare(archive_path: Path, target: Target, force: bool = False, progress=No
 def _leftover_warnings(prep: Prepared) -> List[str]:
     """Files of another cuDNN in the destination folders that this archive does not replace."""
     new_names = {op.name.lower() for op in prep.ops}
-    left = []
+    left: List[str] = []
     for role in ("bin", "lib"):
         d = prep.target.local_dirs[role]
         try:
@@ -498,10 +498,19 @@ def _leftover_warnings(prep: Prepared) -> List[str]:
             low = n.lower()
             if (low.startswith("cudnn") or low.startswith("libcudnn")) and low not in new_names:
                 left.append(n)
-    if not left:
-        return []
-    shown = ", ".join(left[:6]) + (f" and {len(left) - 6} more" if len(left) > 6 else "")
-    return [f"{len(left)} file(s) of another cuDNN stay in place, not replaced by this archive: {shown}"]
+    out: List[str] = []
+    a = prep.archive
+    major, minor = (int(x) for x in a.version.split(".")[:2])
+    if a.os == "windows" and major == 8 and minor >= 3:
+        # cuda-data.md note C: cuDNN 8.3-8.9 on Windows loads zlibwapi.dll, which the archive does not carry
+        bindir = prep.target.local_dirs["bin"]
+        if not (bindir / "zlibwapi.dll").exists() and "zlibwapi.dll" not in new_names:
+            out.append(f"cuDNN {a.version} on Windows needs zlibwapi.dll on the loader path (it is not in "
+                       f"{prep.target.dirs['bin']}); without it cudnn64_8.dll fails to load")
+    if left:
+        shown = ", ".join(left[:6]) + (f" and {len(left) - 6} more" if len(left) > 6 else "")
+        out.append(f"{len(left)} file(s) of another cuDNN stay in place, not replaced by this archive: {shown}")
+    return out
 
 
 class _SyncedFile:

@@ -6,7 +6,6 @@ Trees are compared with `cudnn_archives.snapshot`: sha256 + mode of every file, 
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil

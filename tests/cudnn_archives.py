@@ -191,41 +191,63 @@ REAL_VERSION = "9.10.2.21"
 REAL_NAME = f"cudnn-linux-x86_64-{REAL_VERSION}_cuda12-archive"
 
 
-def real_linux_tarball() -> Path:
-    """NVIDIA's Linux tarball layout rebuilt from the nvidia-cudnn-cu12 wheel (real libcudnn*.so.9, real headers),
-    compressed with xz in one block as `tar -cJf` does. Cached: built once per machine."""
-    out_dir = nw.cache_dir() / "archives"
+def real_linux_tarball(source: Optional[Path] = None, version: str = REAL_VERSION, cuda: str = "12",
+                       fmt: str = "tar.xz", out_dir: Optional[Path] = None) -> Path:
+    """NVIDIA's Linux tarball layout rebuilt from the nvidia-cudnn-cu12 wheel (real libcudnn*.so.9, real headers):
+    `<name>/include/*.h`, `<name>/lib/libX.so.M.m.p` with `libX.so.M` and `libX.so` links, `<name>/LICENSE`.
+    xz in one block (as a single-threaded `tar -cJf` writes it; the Python lzma module when there is no `xz`), or
+    gzip. Cached: built once per machine. `source` is an `nvidia/cudnn` folder (default: the pinned wheel)."""
+    name = f"cudnn-linux-x86_64-{version}_cuda{cuda}-archive"
+    out_dir = out_dir or nw.cache_dir() / "archives"
     out_dir.mkdir(parents=True, exist_ok=True)
-    out = out_dir / f"{REAL_NAME}.tar.xz"
+    out = out_dir / f"{name}.{fmt}"
     if out.exists():
         return out
-    src = nw.extracted(nw.CUDNN_CU12) / "nvidia" / "cudnn"
+    src = source or nw.extracted(nw.CUDNN_CU12) / "nvidia" / "cudnn"
     work = out_dir / f".build-{os.getpid()}"
     shutil.rmtree(work, ignore_errors=True)
-    top = work / REAL_NAME
+    top = work / name
     (top / "include").mkdir(parents=True)
     (top / "lib").mkdir()
     for h in sorted((src / "include").iterdir()):
-        shutil.copy2(h, top / "include" / h.name)
-    major, minor, patch = REAL_VERSION.split(".")[:3]
+        if h.suffix == ".h":
+            shutil.copy2(h, top / "include" / h.name)
+    major, minor, patch = version.split(".")[:3]
     for lib in sorted((src / "lib").iterdir()):
+        if ".so" not in lib.name:
+            continue
         # wheel: libcudnn_ops.so.9 ; tarball: libcudnn_ops.so.9.10.2 + .so.9 + .so links
         base = lib.name.split(".so")[0]
         full = f"{base}.so.{major}.{minor}.{patch}"
         os.link(lib, top / "lib" / full) if _same_fs(lib, top) else shutil.copy2(lib, top / "lib" / full)
         os.symlink(full, top / "lib" / f"{base}.so.{major}")
         os.symlink(f"{base}.so.{major}", top / "lib" / f"{base}.so")
-    lic = next((nw.extracted(nw.CUDNN_CU12)).glob("*.dist-info/licenses/License.txt"), None)
-    (top / "LICENSE").write_bytes(lic.read_bytes() if lic else LICENSE)
-    tmp = out.with_suffix(".partial")
+    (top / "LICENSE").write_bytes(LICENSE)
+    if source is None:
+        lic = next((nw.extracted(nw.CUDNN_CU12)).glob("*.dist-info/licenses/License.txt"), None)
+        if lic:
+            (top / "LICENSE").write_bytes(lic.read_bytes())
+    tmp = out_dir / f".{out.name}.partial"
     t0 = time.time()
-    # xz -T1: one block, as a plain single-threaded `tar -cJf` writes it; -1 keeps the one-time build short.
-    with open(tmp, "wb") as fh:
-        tar = subprocess.Popen(["tar", "-C", str(work), "--owner=0", "--group=0", "--numeric-owner", "-cf", "-",
-                                REAL_NAME], stdout=subprocess.PIPE)
-        xz = subprocess.run(["xz", "-T1", "-1", "-c"], stdin=tar.stdout, stdout=fh, check=True)
-        tar.stdout.close()
-        assert tar.wait() == 0 and xz.returncode == 0
+    if fmt == "tar.xz" and shutil.which("xz") and shutil.which("tar"):
+        # -T1: one block, as a plain single-threaded `tar -cJf` writes it; -1 keeps the one-time build short
+        with open(tmp, "wb") as fh:
+            tar = subprocess.Popen(["tar", "-C", str(work), "--owner=0", "--group=0", "--numeric-owner", "-cf", "-",
+                                    name], stdout=subprocess.PIPE)
+            xz = subprocess.run(["xz", "-T1", "-1", "-c"], stdin=tar.stdout, stdout=fh, check=True)
+            tar.stdout.close()
+            assert tar.wait() == 0 and xz.returncode == 0
+    else:
+        mode = {"tar.xz": "w:xz", "tar.gz": "w:gz"}[fmt]
+        kw = {"preset": 1} if fmt == "tar.xz" else {"compresslevel": 1}
+
+        def owner(info):
+            info.uid = info.gid = 0
+            info.uname = info.gname = "root"
+            return info
+
+        with tarfile.open(tmp, mode, **kw) as tf:
+            tf.add(top, arcname=name, filter=owner)
     os.replace(tmp, out)
     shutil.rmtree(work, ignore_errors=True)
     print(f"built {out} ({out.stat().st_size >> 20} MiB) in {time.time() - t0:.0f}s")

@@ -193,7 +193,6 @@ def install_cudnn(archive, cuda, into_env, env_name, env_prefix, dry_run, force,
     from pathlib import Path
 
     from cudaswitch import cudnn_install as ci
-    from cudaswitch.cudnn_archive import verify_integrity
     from cudaswitch.errors import UsageError
 
     path = Path(archive)
@@ -201,9 +200,24 @@ def install_cudnn(archive, cuda, into_env, env_name, env_prefix, dry_run, force,
         raise UsageError(f"no such archive: {archive}")
     system = _system()
     target, why = ci.resolve_target(system, path, cuda, into_env, env_name, env_prefix)
+    with ci.locked(target):
+        _install_cudnn(system, path, target, why, dry_run, force, yes, sha256, redistrib_json, quiet, as_json)
+
+
+def _install_cudnn(system, path, target, why, dry_run, force, yes, sha256, redistrib_json, quiet, as_json):
+    from pathlib import Path
+
+    from cudaswitch import cudnn_install as ci
+    from cudaswitch.cudnn_archive import verify_integrity
+    from cudaswitch.errors import UsageError
+
     say = (lambda m: None) if (quiet or as_json) else click.echo
-    for _what, line in ci.recover_target(target):
-        say(f"note: {line}")
+    if dry_run:  # writes nothing, so it does not recover either; it says what the next command will do
+        for line in ci.pending(target):
+            say(f"note: {line}")
+    else:
+        for _what, line in ci.recover_target(target):
+            say(f"note: {line}")
     if sha256 or redistrib_json:
         with _progress(path, quiet, "Checking SHA-256") as bar:
             verify_integrity(path, sha256, Path(redistrib_json) if redistrib_json else None,
@@ -297,6 +311,13 @@ def uninstall_cudnn(cuda, into_env, env_name, env_prefix, force, quiet, as_json)
 
     system = _system()
     target, _why = ci.resolve_target(system, None, cuda, into_env, env_name, env_prefix, uninstalling=True)
+    with ci.locked(target):
+        _uninstall_cudnn(target, force, quiet, as_json)
+
+
+def _uninstall_cudnn(target, force, quiet, as_json):
+    from cudaswitch import cudnn_install as ci
+
     recovered = ci.recover_target(target)
     notes = [line for _what, line in recovered]
     # an interrupted uninstall that was just completed, or a rolled-back install, is what the user asked for

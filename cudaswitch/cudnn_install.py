@@ -527,7 +527,8 @@ class _SyncedFile:
             return
         self.fh.flush()
         os.fsync(self.fh.fileno())
-        os.fchmod(self.fh.fileno(), self.mode) if hasattr(os, "fchmod") else None
+        if hasattr(os, "fchmod"):
+            os.fchmod(self.fh.fileno(), self.mode)
         self.fh.close()
 
 
@@ -811,6 +812,41 @@ def verify(prep: Prepared, system: System) -> dict:
     return result
 
 
+# ---- one cudaswitch at a time per target -----------------------------------------------------------------------------
+
+class locked:
+    """Exclusive lock on the target's root folder (flock on the folder itself, so no lock file is left behind) for
+    the whole install / uninstall, recovery included: a second cudaswitch on the same toolkit is refused instead of
+    taking the first one's transaction for an interrupted one. A no-op where flock does not exist (Windows)."""
+
+    def __init__(self, target: Target):
+        self.target = target
+        self.fd: Optional[int] = None
+
+    def __enter__(self) -> "locked":
+        try:
+            import fcntl
+        except ImportError:
+            return self
+        try:
+            self.fd = os.open(str(self.target.local_root), os.O_RDONLY)
+        except OSError:
+            return self  # a missing root is reported by what follows
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(self.fd)
+            self.fd = None
+            raise CudaswitchError(f"another cudaswitch is installing or removing cuDNN in {self.target.label}; "
+                                  f"wait for it to finish and run the command again; nothing was changed") from None
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # releases the lock
+            self.fd = None
+
+
 # ---- choosing the target ---------------------------------------------------------------------------------------------
 
 def _env_state(system: System):
@@ -885,6 +921,19 @@ def resolve_target(system: System, archive_path: Optional[Path], cuda: Optional[
                          f"{major}); installed: {listing}; install one, or give --cuda / --into-env")
     raise UsageError(f"more than one CUDA {major}.x toolkit is installed: "
                      + ", ".join(f"{t.version} ({t.root})" for t in matching) + "; choose one with --cuda")
+
+
+def pending(target: Target) -> List[str]:
+    """Interrupted transactions the next install/uninstall will finish, without touching them."""
+    out = []
+    for txdir in _records(target.record_base):
+        data = _read_manifest(txdir, target.local_root)
+        phase = (data or {}).get("phase")
+        if phase != "installed":
+            what = "roll back" if phase in (None, "staging") else "complete"
+            out.append(f"an interrupted cuDNN {'uninstall' if phase == 'uninstalling' else 'install'} is pending in "
+                       f"{target.display(txdir)}; the next install-cudnn or uninstall-cudnn will {what} it")
+    return out
 
 
 def recover_target(target: Target) -> List[Tuple[str, str]]:

@@ -820,3 +820,30 @@ def test_ctrl_c_while_unpacking_the_real_tarball_changes_nothing(real_tarball, l
     assert proc.returncode == 130, err
     assert err.strip() == "cudaswitch: error: interrupted"
     assert snap(fs) == before  # staged data and the journal are gone too
+
+
+def test_a_second_cudaswitch_on_the_same_toolkit_is_refused(archives, linux_fs):
+    import fcntl
+
+    fs, env = linux_fs
+    root = fs / "usr/local/cuda-12.9"
+    before = snap(fs)
+    fd = os.open(root, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a running install-cudnn holds it
+        refused(run_cli(["install-cudnn", str(archives["linux-9.10-archive"])], env), "another cudaswitch",
+                "nothing was changed")
+        refused(run_cli(["uninstall-cudnn", "--cuda", "12.9"], env), "another cudaswitch")
+    finally:
+        os.close(fd)
+    assert snap(fs) == before
+
+
+def test_dry_run_after_a_kill_reports_the_pending_journal_and_writes_nothing(archives, linux_fs):
+    fs, env = linux_fs
+    proc = run_cli(["install-cudnn", str(archives["linux-9.10-archive"])], dict(env, CUDASWITCH_FAULT="kill@commit:3"))
+    assert proc.returncode == -9
+    mid = snap(fs)
+    out = ok(run_cli(["install-cudnn", str(archives["linux-9.10-archive"]), "--dry-run"], env)).stdout
+    assert "note: an interrupted cuDNN install is pending" in out and "will complete it" in out
+    assert snap(fs) == mid

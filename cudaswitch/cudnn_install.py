@@ -556,7 +556,9 @@ def _explain(exc: BaseException, target: Target, doing: str) -> BaseException:
             return CudaswitchError(f"disk full while {doing} into {target.label}{where}: free some space and run the "
                                    f"command again; nothing was changed")
         if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-            return CudaswitchError(f"permission denied while {doing} into {target.label}{where}; nothing was "
+            hint = ("; on Windows a running program that loaded cuDNN (Python, Jupyter, an IDE) keeps its DLLs "
+                    "locked: close it and run the command again") if target.os == "windows" else ""
+            return CudaswitchError(f"permission denied while {doing} into {target.label}{where}{hint}; nothing was "
                                    f"changed")
         return CudaswitchError(f"{exc.strerror or exc} while {doing} into {target.label}{where}; nothing was "
                                f"changed")
@@ -680,7 +682,10 @@ def _roll_forward_install(txdir: Path, data: dict, root: Path) -> None:
     shutil.rmtree(txdir / "stage", ignore_errors=True)
 
 
-def _roll_forward_uninstall(txdir: Path, data: dict, root: Path, fault: Fault = env_fault) -> None:
+def _roll_forward_uninstall(txdir: Path, data: dict, root: Path, fault: Fault = env_fault,
+                            checked: bool = False) -> None:
+    """Put backups back and remove the installed files. `checked`: the caller has just verified that every
+    installed file is unchanged (or moved the changed ones aside), so they are not hashed a second time."""
     ops = [Op.from_yaml(r) for r in data.get("ops") or []]
     k = 0
     for op in reversed(ops):
@@ -692,7 +697,7 @@ def _roll_forward_uninstall(txdir: Path, data: dict, root: Path, fault: Fault = 
         if op.action == "overwrite":
             if os.path.lexists(backup):
                 os.replace(backup, dest)
-        elif os.path.lexists(dest) and _matches(dest, op):
+        elif os.path.lexists(dest) and (checked or _matches(dest, op)):
             os.unlink(dest)
     for d in {str(Path(op.dest).parent) for op in ops}:
         fsync_dir(d)
@@ -759,7 +764,7 @@ def uninstall(target: Target, force: bool = False, fault: Fault = env_fault) -> 
                 kept.append(target.display(keep))
     data["phase"] = "uninstalling"
     _write_manifest(txdir, data, target.local_root)
-    _roll_forward_uninstall(txdir, data, target.local_root, fault)
+    _roll_forward_uninstall(txdir, data, target.local_root, fault, checked=True)
     arch = data.get("archive") or {}
     return Uninstalled(version=arch.get("full_version") or arch.get("version"),
                        restored=sum(1 for op in ops if op.action == "overwrite"),

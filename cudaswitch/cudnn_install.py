@@ -87,6 +87,18 @@ class Target:
     def display(self, p: Path) -> str:
         return self.system.display(p) if self.system else str(p)
 
+    def arch(self) -> Optional[str]:
+        """x86_64 or sbsa for a Linux toolkit with a targets/<arch>-linux folder; x86_64 on Windows; else None."""
+        if self.os == "windows":
+            return "x86_64"
+        try:
+            names = os.listdir(self.local_root / "targets")
+        except OSError:
+            return None
+        arches = {{"x86_64-linux": "x86_64", "sbsa-linux": "sbsa", "aarch64-linux": "sbsa",
+                   "ppc64le-linux": "ppc64le"}.get(n) for n in names} - {None}
+        return arches.pop() if len(arches) == 1 else None
+
     def existing_cudnn(self) -> Optional[str]:
         inc = self.local_dirs["include"]
         for name in ("cudnn_version.h", "cudnn.h"):
@@ -166,10 +178,20 @@ def compatibility_problems(archive: Archive, target: Target) -> List[str]:
 
 
 def os_problem(archive: Archive, target: Target) -> Optional[str]:
-    if archive.os != target.os:
-        what = {"linux": "a Linux tarball", "windows": "a Windows zip"}[archive.os]
-        return (f"{Path(archive.path).name} is {what}; {target.label} is a {target.os.capitalize()} install: "
+    """The archive cannot work there at all (no --force): another OS or another CPU architecture."""
+    return _platform_problem(Path(archive.path).name, archive.os, archive.arch, target)
+
+
+def _platform_problem(name: str, os_: str, arch: Optional[str], target: Target) -> Optional[str]:
+    if os_ != target.os:
+        what = {"linux": "a Linux tarball", "windows": "a Windows zip"}[os_]
+        return (f"{name} is {what}; {target.label} is a {target.os.capitalize()} install: "
                 f"download the cudnn-{target.os}-x86_64-..._cudaNN-archive for {target.os.capitalize()}")
+    have = target.arch()
+    arch = {"aarch64": "sbsa"}.get(arch or "", arch)
+    if arch and have and arch != have:
+        return (f"{name} is built for {arch} and {target.label} is an {have} toolkit: download the "
+                f"cudnn-{target.os}-{have}-... archive")
     return None
 
 
@@ -406,11 +428,9 @@ def early_check(archive_path: Path, target: Target, force: bool) -> None:
     info = peek_name(archive_path)
     if not info:
         return
-    if info["os"] != target.os:
-        what = {"linux": "a Linux tarball", "windows": "a Windows zip"}[info["os"]]
-        raise ArchiveError(f"{Path(archive_path).name} is {what}; {target.label} is a {target.os.capitalize()} "
-                           f"install: download the cudnn-{target.os}-x86_64-..._cudaNN-archive for "
-                           f"{target.os.capitalize()}; nothing was changed")
+    problem = _platform_problem(Path(archive_path).name, info["os"], info.get("arch"), target)
+    if problem:
+        raise ArchiveError(problem + "; nothing was changed")
     if target.cuda is not None and info["cuda_major"] != target.cuda.major and not force:
         tag = f"{info['cuda_major']}" + (f".{info['cuda_minor']}" if info["cuda_minor"] is not None else "")
         raise ArchiveError(f"refused: this cuDNN is built for CUDA {tag} and {target.label} is CUDA "

@@ -368,6 +368,9 @@ HOSTILE = {
     "wrong-os": (lambda t: ca.make(t, "win-9.10-archive"), "linux", ["Windows zip", "Linux install"]),
     "wrong-os-tarball-into-windows": (lambda t: ca.make(t, "linux-9.10-archive"), "windows",
                                       ["Linux tarball", "Windows install"]),
+    "wrong-arch-sbsa": (lambda t: ca.write_tar(t / "cudnn-linux-sbsa-9.10.2.21_cuda12-archive.tar.xz", [
+        (p.replace("x86_64", "sbsa"), k, d) for p, k, d in ca.linux_entries("9.10.2.21", "12")]), "linux",
+        ["built for sbsa", "x86_64 toolkit"]),
     "wrong-cuda-major": (lambda t: ca.make(t, "linux-9.20-cuda13"), "linux", ["built for CUDA 13", "--force"]),
     "header-disagrees-with-name": (lambda t: ca.write_tar(t / f"{TOP}.tar.xz", [
         (p, k, ca.version_header("9.1.0.70") if p.endswith("cudnn_version.h") else d)

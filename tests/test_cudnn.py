@@ -850,3 +850,47 @@ def test_dry_run_after_a_kill_reports_the_pending_journal_and_writes_nothing(arc
     out = ok(run_cli(["install-cudnn", str(archives["linux-9.10-archive"]), "--dry-run"], env)).stdout
     assert "note: an interrupted cuDNN install is pending" in out and "will complete it" in out
     assert snap(fs) == mid
+
+
+# ---- member paths: property ------------------------------------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_PARTS = st.sampled_from(["..", ".", "", "cuda", "lib", "x64", "C:", "c:", "\\", "/", "a..b", "...", "bin",
+                          "D:\\", "~", "lib64", "\\\\?\\", "..\\", "%2e%2e"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(_PARTS, st.text(min_size=1, max_size=4)), min_size=1, max_size=8),
+       st.sampled_from(["/", "\\"]))
+def test_member_paths_never_leave_the_archive_folder(parts, sep):
+    """Whatever a member is called, it is either refused or lands strictly inside the folder it is unpacked to,
+    read with POSIX or with Windows path rules."""
+    import ntpath
+    import posixpath
+
+    from cudaswitch.cudnn_archive import ArchiveError, check_member_path
+
+    raw = sep.join(parts)
+    try:
+        p = check_member_path(raw)
+    except ArchiveError:
+        return
+    for mod, base in ((posixpath, "/base"), (ntpath, "C:\\base")):
+        joined = mod.normpath(mod.join(base, p))
+        assert joined.startswith(base + mod.sep), (raw, p, joined)
+        assert not mod.isabs(p) and ":" not in p
+
+
+def test_sigkill_mid_commit_on_a_windows_toolkit_then_recovery(archives, win_fs):
+    fs, env = win_fs
+    ok(run_cli(["install-cudnn", str(archives["win-8.2-cuda-wrapper"])], env))
+    with_82 = snap(fs)
+    proc = run_cli(["install-cudnn", str(archives["win-8.3-archive"]), "--yes"],
+                   dict(env, CUDASWITCH_FAULT="kill@commit-mid:4"))
+    assert proc.returncode == -9
+    assert snap(fs) != with_82  # half-way: some DLLs are 8.3, one is in the backup folder only
+    out = ok(run_cli(["uninstall-cudnn", "--cuda", "11.3"], env)).stdout
+    assert "completed an interrupted cuDNN install" in out and "cuDNN 8.2.1 is back" in out
+    assert snap(fs) == with_82

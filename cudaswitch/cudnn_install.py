@@ -462,9 +462,13 @@ def prepare(archive_path: Path, target: Target, force: bool = False, progress=No
     early_check(archive_path, target, force)
     check_writable(target)
     record_created = _created_parents(target.record_base, target.local_root)
-    target.record_base.mkdir(parents=True, exist_ok=True)
-    txdir = target.record_base / _txid(target.record_base)
-    txdir.mkdir()
+    try:
+        target.record_base.mkdir(parents=True, exist_ok=True)
+        txdir = target.record_base / _txid(target.record_base)
+        txdir.mkdir()
+    except OSError as exc:
+        _remove_empty(record_created)
+        raise _explain(exc, target, "preparing to install into") from None
     try:
         _write_manifest(txdir, {"schema": SCHEMA, "phase": "staging", "archive": str(archive_path),
                                 "target": target.to_json(), "record_created": record_created,
@@ -501,7 +505,7 @@ def prepare(archive_path: Path, target: Target, force: bool = False, progress=No
         return prep
     except BaseException as exc:
         _discard(txdir, record_created)
-        raise _explain(exc, target, "unpacking") from None
+        raise _explain(exc, target, "unpacking into") from None
 
 
 def _leftover_warnings(prep: Prepared) -> List[str]:
@@ -573,14 +577,14 @@ def _explain(exc: BaseException, target: Target, doing: str) -> BaseException:
     if isinstance(exc, OSError):
         where = f" ({target.display(Path(exc.filename))})" if exc.filename else ""
         if exc.errno == errno.ENOSPC:
-            return CudaswitchError(f"disk full while {doing} into {target.label}{where}: free some space and run the "
+            return CudaswitchError(f"disk full while {doing} {target.label}{where}: free some space and run the "
                                    f"command again; nothing was changed")
         if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
             hint = ("; on Windows a running program that loaded cuDNN (Python, Jupyter, an IDE) keeps its DLLs "
                     "locked: close it and run the command again") if target.os == "windows" else ""
-            return CudaswitchError(f"permission denied while {doing} into {target.label}{where}{hint}; nothing was "
+            return CudaswitchError(f"permission denied while {doing} {target.label}{where}{hint}; nothing was "
                                    f"changed")
-        return CudaswitchError(f"{exc.strerror or exc} while {doing} into {target.label}{where}; nothing was "
+        return CudaswitchError(f"{exc.strerror or exc} while {doing} {target.label}{where}; nothing was "
                                f"changed")
     return exc
 
@@ -605,7 +609,7 @@ def commit(prep: Prepared, fault: Fault = env_fault) -> Path:
         _write_manifest(txdir, manifest, prep.target.local_root)  # the commit point
     except BaseException as exc:
         _discard(txdir, prep.record_created)
-        raise _explain(exc, prep.target, "installing") from None
+        raise _explain(exc, prep.target, "installing into") from None
     done = 0
     try:
         for d in prep.created:
@@ -632,9 +636,14 @@ def commit(prep: Prepared, fault: Fault = env_fault) -> Path:
             raise CudaswitchError(f"installing into {prep.target.label} failed ({_why(exc)}) and could not be "
                                   f"rolled back; run the command again to complete it from the journal "
                                   f"{txdir / MANIFEST}") from None
-        raise _explain(exc, prep.target, "installing") from None
+        raise _explain(exc, prep.target, "installing into") from None
     manifest["phase"] = "installed"
-    _write_manifest(txdir, manifest, prep.target.local_root)
+    try:
+        _write_manifest(txdir, manifest, prep.target.local_root)
+    except OSError as exc:
+        raise CudaswitchError(f"cuDNN is installed in {prep.target.label} but its manifest could not be marked "
+                              f"complete ({_why(exc)}); the next install-cudnn or uninstall-cudnn finishes that from "
+                              f"the journal {prep.target.display(txdir / MANIFEST)}") from None
     shutil.rmtree(txdir / "stage", ignore_errors=True)
     return txdir / MANIFEST
 
@@ -783,8 +792,16 @@ def uninstall(target: Target, force: bool = False, fault: Fault = env_fault) -> 
                 os.replace(dest, keep)
                 kept.append(target.display(keep))
     data["phase"] = "uninstalling"
-    _write_manifest(txdir, data, target.local_root)
-    _roll_forward_uninstall(txdir, data, target.local_root, fault, checked=True)
+    try:
+        _write_manifest(txdir, data, target.local_root)
+    except OSError as exc:
+        raise _explain(exc, target, "uninstalling from") from None
+    try:
+        _roll_forward_uninstall(txdir, data, target.local_root, fault, checked=True)
+    except OSError as exc:
+        raise CudaswitchError(f"uninstalling from {target.label} stopped half-way ({_why(exc)}); fix that and run "
+                              f"uninstall-cudnn again: it finishes from the journal "
+                              f"{target.display(txdir / MANIFEST)}") from None
     arch = data.get("archive") or {}
     return Uninstalled(version=arch.get("full_version") or arch.get("version"),
                        restored=sum(1 for op in ops if op.action == "overwrite"),

@@ -894,3 +894,15 @@ def test_sigkill_mid_commit_on_a_windows_toolkit_then_recovery(archives, win_fs)
     out = ok(run_cli(["uninstall-cudnn", "--cuda", "11.3"], env)).stdout
     assert "completed an interrupted cuDNN install" in out and "cuDNN 8.2.1 is back" in out
     assert snap(fs) == with_82
+
+
+def test_permission_denied_half_way_through_uninstall_is_finished_by_the_next_one(archives, linux_fs):
+    fs, env = linux_fs
+    _with_old_cudnn(fs, archives)
+    before = snap(fs)
+    ok(run_cli(["install-cudnn", str(archives["linux-9.10-archive"]), "--yes"], env))
+    refused(run_cli(["uninstall-cudnn", "--cuda", "12.9"], dict(env, CUDASWITCH_FAULT="eacces@uninstall:5")),
+            "stopped half-way", "run uninstall-cudnn again")
+    out = ok(run_cli(["uninstall-cudnn", "--cuda", "12.9"], env)).stdout
+    assert "completed an interrupted cuDNN uninstall" in out
+    assert snap(fs) == before

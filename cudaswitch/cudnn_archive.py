@@ -254,8 +254,8 @@ def _read_tar(path: Path, fmt: str, state: "_State", write, progress, on_entry) 
     with open(path, "rb") as raw:
         counted = _Counting(raw, progress)
         dec = lzma.LZMAFile(counted) if fmt == "tar.xz" else __import__("gzip").GzipFile(fileobj=counted)
-        with dec:
-            with tarfile.open(fileobj=dec, mode="r|", bufsize=CHUNK) as tf:
+        with dec, _Prefetch(dec) as stream:
+            with tarfile.open(fileobj=stream, mode="r|", bufsize=CHUNK) as tf:
                 for info in tf:
                     entry = state.add(info.name, _tar_kind(info), info.size, info.mode, info.linkname or None)
                     if on_entry:
@@ -265,8 +265,80 @@ def _read_tar(path: Path, fmt: str, state: "_State", write, progress, on_entry) 
                         state.copy(entry, src, write)
             # tarfile stops at the end-of-archive marker; read to the end so that a truncated or corrupt stream
             # (xz/gzip checksums and footers) is noticed
-            while dec.read(CHUNK):
+            while stream.read(CHUNK):
                 pass
+
+
+class _Prefetch:
+    """Decompresses in a second thread, at most `depth` chunks ahead (a few MB), so that decompression (which
+    releases the GIL) overlaps with hashing and writing. Errors of the reader thread are raised in the caller."""
+
+    def __init__(self, src, depth: int = 8):
+        import queue
+        import threading
+
+        self.src = src
+        self.q: "queue.Queue" = queue.Queue(maxsize=depth)
+        self.stop = threading.Event()
+        self.buf = memoryview(b"")
+        self.done = False
+        self.thread = threading.Thread(target=self._run, name="cudaswitch-decompress", daemon=True)
+
+    def _run(self) -> None:
+        import queue
+
+        try:
+            while not self.stop.is_set():
+                chunk = self.src.read(CHUNK)
+                item = chunk if chunk else None
+                while not self.stop.is_set():
+                    try:
+                        self.q.put(item, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if item is None:
+                    return
+        except BaseException as exc:  # handed to the reading thread
+            self.q.put(exc)
+
+    def __enter__(self) -> "_Prefetch":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.thread.join()
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:
+        """Up to n bytes (fewer at a chunk boundary, b"" at the end); n < 0: everything left."""
+        if n is None or n < 0:
+            parts = []
+            while True:
+                part = self.read(CHUNK)
+                if not part:
+                    return b"".join(parts)
+                parts.append(part)
+        while not self.buf:
+            if self.done:
+                return b""
+            item = self.q.get()
+            if isinstance(item, BaseException):
+                self.done = True
+                raise item
+            if item is None:
+                self.done = True
+                return b""
+            self.buf = memoryview(item)
+        take = bytes(self.buf[:n])
+        self.buf = self.buf[len(take):]
+        return take
+
+    def close(self) -> None:
+        pass
 
 
 def _tar_kind(info: tarfile.TarInfo) -> str:

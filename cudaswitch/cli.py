@@ -286,13 +286,15 @@ def _install_cudnn(system, path, target, why, dry_run, force, yes, sha256, redis
     click.echo(f"Installed cuDNN {a.full_version or a.version}: {c['new']} new, {c['overwrite']} replaced (backed up), "
                f"{c['identical']} identical.")
     click.echo(f"Manifest: {target.display(manifest)}")
-    lib = f"libcudnn.so.{a.cudnn_major} cudnnGetVersion() = {result['library']}" if result["library"] is not None \
+    main_lib = f"cudnn64_{a.cudnn_major}.dll" if target.os == "windows" else f"libcudnn.so.{a.cudnn_major}"
+    lib = f"{main_lib} cudnnGetVersion() = {result['library']}" if result["library"] is not None \
         else f"library {result['library_error']}"
-    click.echo(f"Verified: include/{a.header} says {result['header']}; {lib}")
+    click.echo(f"{'Verified' if result['ok'] else 'Checked'}: include/{a.header} says {result['header']}; {lib}")
     _warn(prep.warnings)
-    if not result["ok"] and target.os == "linux":
-        _warn([f"the installed cuDNN did not verify: header {result['header']}, expected {a.version}; "
-               f"{result['library_error'] or ''}".rstrip("; ")])
+    if result["header"] != a.version:
+        _warn([f"the installed header says cuDNN {result['header']}, expected {a.version}"])
+    if result["library_error"] and not result["library_error"].startswith("not loaded"):
+        _warn([f"the installed {main_lib} did not load: {result['library_error']}"])
     click.echo(f"Undo with: {undo}")
 
 

@@ -823,22 +823,37 @@ def expected_number(version: str) -> int:
     return major * (10000 if major >= 9 else 1000) + minor * 100 + patch
 
 
+_LOAD_WINDOWS = ("import ctypes, os, sys\n"
+                 "os.add_dll_directory(sys.argv[2])\n"
+                 "lib = ctypes.CDLL(sys.argv[1])\n"
+                 "lib.cudnnGetVersion.restype = ctypes.c_size_t\n"
+                 "print(lib.cudnnGetVersion())\n")
+
+
 def verify(prep: Prepared, system: System) -> dict:
-    """Read the installed header; on Linux load the installed libcudnn in a subprocess and call cudnnGetVersion()."""
+    """Read the installed header back, then load the installed main library in a subprocess (it can abort the
+    process when a sub-library is missing) and call cudnnGetVersion(): on Linux with the library folder on
+    LD_LIBRARY_PATH (libcudnn.so.9 loads libcudnn_graph.so.9 by name), on Windows with the DLL folder added to the
+    DLL search path. Where the target's OS is not the host's, only the header is checked."""
     target = prep.target
+    major = prep.archive.cudnn_major
     result: dict = {"header": target.existing_cudnn(), "expected": prep.archive.version, "library": None,
                     "library_error": None, "ok": False}
     result["ok"] = result["header"] == prep.archive.version
-    if target.os != "linux" or not sys.platform.startswith("linux"):
-        result["library_error"] = "not loaded (a Windows DLL cannot be loaded here)" if target.os == "windows" \
-            else "not loaded (not on Linux)"
+    host = "windows" if sys.platform == "win32" else ("linux" if sys.platform.startswith("linux") else sys.platform)
+    if target.os != host:
+        result["library_error"] = f"not loaded (a {target.os.capitalize()} library cannot be loaded on {host})"
         return result
-    libdir = target.local_dirs["lib"]
-    lib = libdir / f"libcudnn.so.{prep.archive.cudnn_major}"
     env = dict(os.environ)
-    env["LD_LIBRARY_PATH"] = str(libdir) + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    if target.os == "windows":
+        bindir = target.local_dirs["bin"]
+        args = [sys.executable, "-c", _LOAD_WINDOWS, str(bindir / f"cudnn64_{major}.dll"), str(bindir)]
+    else:
+        libdir = target.local_dirs["lib"]
+        env["LD_LIBRARY_PATH"] = str(libdir) + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+        args = [sys.executable, "-c", _LOAD, str(libdir / f"libcudnn.so.{major}")]
     try:
-        proc = system.run([sys.executable, "-c", _LOAD, str(lib)], timeout=120, env=env)
+        proc = system.run(args, timeout=120, env=env)
     except Exception as exc:  # timeouts, OSError
         result["library_error"] = f"could not run the load check ({type(exc).__name__}: {exc})"
         result["ok"] = False

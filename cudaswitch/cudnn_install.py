@@ -383,10 +383,12 @@ def _txid(base: Path) -> str:
     return f"{seq + 1:04d}-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{os.getpid()}"
 
 
-def plan_ops(archive: Archive, target: Target, staged: Optional[Dict[str, Path]] = None) -> Tuple[List[Op], List[str]]:
+def plan_ops(archive: Archive, target: Target) -> Tuple[List[Op], List[str]]:
+    """One operation per file or link of the archive (new / overwrite / identical), and the destination folders
+    that do not exist yet (only those the archive needs: a Linux tarball creates no bin folder)."""
     ops: List[Op] = []
     created: List[str] = []
-    for role in ("bin", "include", "lib"):
+    for role in sorted({e.role for e in archive.installable}):
         d = target.local_dirs[role]
         for parent in _created_parents(d, target.local_root):
             if parent not in created:

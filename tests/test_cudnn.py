@@ -190,6 +190,7 @@ def test_into_env_linux_and_windows(tmp_path, archives, clean_env):
             assert os.readlink(prefix / "lib" / "libcudnn.so.9") == "libcudnn.so.9.10.2"
             assert (prefix / "include" / "cudnn_version.h").is_file()
             assert (prefix / "etc" / "cudaswitch" / "cudnn").is_dir()
+            assert not (prefix / "bin").exists()  # a Linux tarball has no bin/: no empty folder made for it
         else:
             assert (prefix / "Library" / "bin" / "cudnn64_9.dll").is_file()  # bin/x64 flattened into Library\bin
             assert (prefix / "Library" / "lib" / "cudnn.lib").is_file()

@@ -1,0 +1,294 @@
+"""cuDNN archives for the tests, in the layouts and with the file names NVIDIA ships (shared/reference/cuda-data.md
+section 3): the old `cuda/` wrapper zips and tgz (<= 8.2), the `_cudaX.Y` / `_cudaNN` `-archive` folders (8.3+),
+cuDNN 9 for CUDA 13 with DLLs in `bin/x64`, and Linux tarballs with versioned `.so` files and symlinks.
+
+`real_linux_tarball()` repacks the real cuDNN of the `nvidia-cudnn-cu12` wheel into NVIDIA's Linux tarball layout
+(`cudnn-linux-x86_64-9.10.2.21_cuda12-archive/{include,lib}`, `libcudnn.so -> libcudnn.so.9 -> libcudnn.so.9.10.2`),
+built once and cached next to the wheel cache.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import subprocess
+import tarfile
+import time
+import zipfile
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+import nvidia_wheels as nw
+
+LICENSE = b"NVIDIA Software License Agreement (test copy)\n"
+
+# cuda-data.md 3.4
+LIBS_7 = ["cudnn"]
+LIBS_8 = ["cudnn", "cudnn_ops_infer", "cudnn_ops_train", "cudnn_cnn_infer", "cudnn_cnn_train", "cudnn_adv_infer",
+          "cudnn_adv_train"]
+LIBS_9 = ["cudnn", "cudnn_graph", "cudnn_ops", "cudnn_cnn", "cudnn_adv", "cudnn_engines_precompiled",
+          "cudnn_engines_runtime_compiled", "cudnn_heuristic"]
+HEADERS_8 = ["cudnn.h", "cudnn_adv_infer.h", "cudnn_adv_train.h", "cudnn_backend.h", "cudnn_cnn_infer.h",
+             "cudnn_cnn_train.h", "cudnn_ops_infer.h", "cudnn_ops_train.h", "cudnn_version.h"]
+HEADERS_9 = ["cudnn.h", "cudnn_adv.h", "cudnn_backend.h", "cudnn_cnn.h", "cudnn_graph.h", "cudnn_ops.h",
+             "cudnn_version.h"]
+
+
+def version_header(version: str) -> bytes:
+    major, minor, patch = version.split(".")[:3]
+    formula = "CUDNN_MAJOR * 10000 + CUDNN_MINOR * 100 + CUDNN_PATCHLEVEL" if int(major) >= 9 else \
+        "CUDNN_MAJOR * 1000 + CUDNN_MINOR * 100 + CUDNN_PATCHLEVEL"
+    return (f"/* cudnn_version.h (test copy) */\n#ifndef CUDNN_VERSION_H_\n#define CUDNN_VERSION_H_\n\n"
+            f"#define CUDNN_MAJOR {major}\n#define CUDNN_MINOR {minor}\n#define CUDNN_PATCHLEVEL {patch}\n\n"
+            f"#define CUDNN_VERSION ({formula})\n\n#endif /* CUDNN_VERSION_H */\n").encode()
+
+
+def _blob(name: str, version: str, size: int = 2048) -> bytes:
+    seed = f"{name}:{version}:".encode()
+    return (seed * (size // len(seed) + 1))[:size]
+
+
+# An entry: (path, kind, data or link target). kind: "file", "dir", "symlink"
+Entry = Tuple[str, str, object]
+
+
+def windows_entries(version: str, cuda_tag: str, style: str) -> List[Entry]:
+    """style: 'cuda-wrapper' (<= 8.2: cuda/bin, cuda/include, cuda/lib/x64), 'archive' (8.3-9.x: bin, include,
+    lib/x64), 'archive-lib' (the same with lib/ instead of lib/x64), 'archive-cuda13' (bin/x64)."""
+    major = int(version.split(".")[0])
+    libs = {7: LIBS_7, 8: LIBS_8}.get(major, LIBS_9)
+    headers = ["cudnn.h"] if major == 7 else (HEADERS_8 if major == 8 else HEADERS_9)
+    if style == "cuda-wrapper":
+        top, bindir, libdir = "cuda", "bin", "lib/x64"
+    else:
+        top = f"cudnn-windows-x86_64-{version}_cuda{cuda_tag}-archive"
+        bindir = "bin/x64" if style == "archive-cuda13" else "bin"
+        libdir = "lib" if style == "archive-lib" else "lib/x64"
+    out: List[Entry] = [(top + "/", "dir", None)]
+    for h in headers:
+        data = version_header(version) if (h == "cudnn_version.h" or (major == 7 and h == "cudnn.h")) else \
+            f"/* {h} */\n#include \"cudnn_version.h\"\n".encode()
+        out.append((f"{top}/include/{h}", "file", data))
+    for lib in libs:
+        out.append((f"{top}/{bindir}/{lib}64_{major}.dll", "file", b"MZ" + _blob(lib, version)))
+        out.append((f"{top}/{libdir}/{lib}.lib", "file", b"!<arch>\n" + _blob(lib + ".lib", version, 512)))
+    if major >= 8 and style != "cuda-wrapper":
+        out.append((f"{top}/LICENSE", "file", LICENSE))
+    else:
+        out.append((f"{top}/NVIDIA_SLA_cuDNN_Support.txt", "file", LICENSE))
+    return out
+
+
+def linux_entries(version: str, cuda_tag: str, style: str = "archive") -> List[Entry]:
+    """style 'archive' (8.3+: <name>/include, <name>/lib) or 'cuda-wrapper' (<= 8.2 tgz: cuda/include, cuda/lib64).
+    Versioned libraries with the symlink chain NVIDIA ships: libX.so -> libX.so.M -> libX.so.M.m.p."""
+    major, minor, patch = version.split(".")[:3]
+    libs = {"7": LIBS_7, "8": LIBS_8}.get(major, LIBS_9)
+    headers = ["cudnn.h"] if major == "7" else (HEADERS_8 if major == "8" else HEADERS_9)
+    if style == "cuda-wrapper":
+        top, libdir = "cuda", "lib64"
+    else:
+        top, libdir = f"cudnn-linux-x86_64-{version}_cuda{cuda_tag}-archive", "lib"
+    out: List[Entry] = [(top + "/", "dir", None), (f"{top}/include/", "dir", None), (f"{top}/{libdir}/", "dir", None)]
+    for h in headers:
+        data = version_header(version) if (h == "cudnn_version.h" or (major == "7" and h == "cudnn.h")) else \
+            f"/* {h} */\n#include \"cudnn_version.h\"\n".encode()
+        out.append((f"{top}/include/{h}", "file", data))
+    for lib in libs:
+        full = f"lib{lib}.so.{major}.{minor}.{patch}"
+        out.append((f"{top}/{libdir}/{full}", "file", b"\x7fELF" + _blob(lib, version)))
+        out.append((f"{top}/{libdir}/lib{lib}.so.{major}", "symlink", full))
+        out.append((f"{top}/{libdir}/lib{lib}.so", "symlink", f"lib{lib}.so.{major}"))
+        out.append((f"{top}/{libdir}/lib{lib}_static.a", "file", b"!<arch>\n" + _blob(lib + ".a", version, 512)))
+    out.append((f"{top}/LICENSE" if style != "cuda-wrapper" else f"{top}/NVIDIA_SLA_cuDNN_Support.txt", "file",
+                LICENSE))
+    return out
+
+
+def write_zip(path: Path, entries: List[Entry]) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, kind, data in entries:
+            if kind == "dir":
+                zf.writestr(zipfile.ZipInfo(name), b"")
+            elif kind == "symlink":
+                info = zipfile.ZipInfo(name)
+                info.external_attr = (0o120777 << 16)
+                info.create_system = 3
+                zf.writestr(info, str(data))
+            else:
+                zf.writestr(name, data)
+    return path
+
+
+def write_tar(path: Path, entries: List[Entry], mode: Optional[str] = None) -> Path:
+    if mode is None:
+        mode = "w:xz" if path.name.endswith(".xz") else "w:gz"
+    with tarfile.open(path, mode) as tf:
+        for name, kind, data in entries:
+            info = tarfile.TarInfo(name.rstrip("/") if kind == "dir" else name)
+            info.mtime = 1_700_000_000
+            if kind == "dir":
+                info.type, info.mode = tarfile.DIRTYPE, 0o755
+                tf.addfile(info)
+            elif kind == "symlink":
+                info.type, info.linkname, info.mode = tarfile.SYMTYPE, str(data), 0o777
+                tf.addfile(info)
+            elif kind == "hardlink":
+                info.type, info.linkname = tarfile.LNKTYPE, str(data)
+                tf.addfile(info)
+            else:
+                raw = bytes(data)  # type: ignore[arg-type]
+                info.size, info.mode = len(raw), 0o755 if ".so" in name else 0o644
+                tf.addfile(info, io.BytesIO(raw))
+    return path
+
+
+# ---- named archives as NVIDIA names them ------------------------------------------------------------------------
+
+def make(folder: Path, layout: str) -> Path:
+    """One archive per layout NVIDIA shipped, with its real file name."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if layout == "win-8.2-cuda-wrapper":
+        return write_zip(folder / "cudnn-11.3-windows-x64-v8.2.1.32.zip", windows_entries("8.2.1.32", "11.3",
+                                                                                           "cuda-wrapper"))
+    if layout == "win-7.6-cuda-wrapper":
+        return write_zip(folder / "cudnn-10.2-windows10-x64-v7.6.5.32.zip", windows_entries("7.6.5.32", "10.2",
+                                                                                            "cuda-wrapper"))
+    if layout == "win-8.3-archive":
+        return write_zip(folder / "cudnn-windows-x86_64-8.3.2.44_cuda11.5-archive.zip",
+                         windows_entries("8.3.2.44", "11.5", "archive-lib"))
+    if layout == "win-8.9-archive":
+        return write_zip(folder / "cudnn-windows-x86_64-8.9.7.29_cuda12-archive.zip",
+                         windows_entries("8.9.7.29", "12", "archive"))
+    if layout == "win-9.10-archive":
+        return write_zip(folder / "cudnn-windows-x86_64-9.10.2.21_cuda12-archive.zip",
+                         windows_entries("9.10.2.21", "12", "archive"))
+    if layout == "win-9.20-cuda13":
+        return write_zip(folder / "cudnn-windows-x86_64-9.20.0.48_cuda13-archive.zip",
+                         windows_entries("9.20.0.48", "13", "archive-cuda13"))
+    if layout == "linux-8.2-cuda-wrapper":
+        return write_tar(folder / "cudnn-11.3-linux-x64-v8.2.1.32.tgz", linux_entries("8.2.1.32", "11.3",
+                                                                                     "cuda-wrapper"), "w:gz")
+    if layout == "linux-8.9-archive":
+        return write_tar(folder / "cudnn-linux-x86_64-8.9.7.29_cuda12-archive.tar.xz",
+                         linux_entries("8.9.7.29", "12"))
+    if layout == "linux-9.10-archive":
+        return write_tar(folder / "cudnn-linux-x86_64-9.10.2.21_cuda12-archive.tar.xz",
+                         linux_entries("9.10.2.21", "12"))
+    if layout == "linux-9.1-cuda11":
+        return write_tar(folder / "cudnn-linux-x86_64-9.1.0.70_cuda11-archive.tar.xz",
+                         linux_entries("9.1.0.70", "11"))
+    if layout == "linux-9.20-cuda13":
+        return write_tar(folder / "cudnn-linux-x86_64-9.20.0.48_cuda13-archive.tar.gz",
+                         linux_entries("9.20.0.48", "13"))
+    raise ValueError(layout)
+
+
+# ---- the real cuDNN -------------------------------------------------------------------------------------------------
+
+REAL_VERSION = "9.10.2.21"
+REAL_NAME = f"cudnn-linux-x86_64-{REAL_VERSION}_cuda12-archive"
+
+
+def real_linux_tarball(source: Optional[Path] = None, version: str = REAL_VERSION, cuda: str = "12",
+                       fmt: str = "tar.xz", out_dir: Optional[Path] = None) -> Path:
+    """NVIDIA's Linux tarball layout rebuilt from the nvidia-cudnn-cu12 wheel (real libcudnn*.so.9, real headers):
+    `<name>/include/*.h`, `<name>/lib/libX.so.M.m.p` with `libX.so.M` and `libX.so` links, `<name>/LICENSE`.
+    xz in one block (as a single-threaded `tar -cJf` writes it; the Python lzma module when there is no `xz`), or
+    gzip. Cached: built once per machine. `source` is an `nvidia/cudnn` folder (default: the pinned wheel)."""
+    name = f"cudnn-linux-x86_64-{version}_cuda{cuda}-archive"
+    out_dir = out_dir or nw.cache_dir() / "archives"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / f"{name}.{fmt}"
+    if out.exists():
+        return out
+    src = source or nw.extracted(nw.CUDNN_CU12) / "nvidia" / "cudnn"
+    work = out_dir / f".build-{os.getpid()}"
+    shutil.rmtree(work, ignore_errors=True)
+    top = work / name
+    (top / "include").mkdir(parents=True)
+    (top / "lib").mkdir()
+    for h in sorted((src / "include").iterdir()):
+        if h.suffix == ".h":
+            shutil.copy2(h, top / "include" / h.name)
+    major, minor, patch = version.split(".")[:3]
+    for lib in sorted((src / "lib").iterdir()):
+        if ".so" not in lib.name:
+            continue
+        # wheel: libcudnn_ops.so.9 ; tarball: libcudnn_ops.so.9.10.2 + .so.9 + .so links
+        base = lib.name.split(".so")[0]
+        full = f"{base}.so.{major}.{minor}.{patch}"
+        os.link(lib, top / "lib" / full) if _same_fs(lib, top) else shutil.copy2(lib, top / "lib" / full)
+        os.symlink(full, top / "lib" / f"{base}.so.{major}")
+        os.symlink(f"{base}.so.{major}", top / "lib" / f"{base}.so")
+    (top / "LICENSE").write_bytes(LICENSE)
+    if source is None:
+        lic = next((nw.extracted(nw.CUDNN_CU12)).glob("*.dist-info/licenses/License.txt"), None)
+        if lic:
+            (top / "LICENSE").write_bytes(lic.read_bytes())
+    tmp = out_dir / f".{out.name}.partial"
+    t0 = time.time()
+    if fmt == "tar.xz" and shutil.which("xz") and shutil.which("tar"):
+        # -T1: one block, as a plain single-threaded `tar -cJf` writes it; -1 keeps the one-time build short
+        with open(tmp, "wb") as fh:
+            tar = subprocess.Popen(["tar", "-C", str(work), "--owner=0", "--group=0", "--numeric-owner", "-cf", "-",
+                                    name], stdout=subprocess.PIPE)
+            xz = subprocess.run(["xz", "-T1", "-1", "-c"], stdin=tar.stdout, stdout=fh, check=True)
+            tar.stdout.close()
+            assert tar.wait() == 0 and xz.returncode == 0
+    else:
+        mode = {"tar.xz": "w:xz", "tar.gz": "w:gz"}[fmt]
+        kw = {"preset": 1} if fmt == "tar.xz" else {"compresslevel": 1}
+
+        def owner(info):
+            info.uid = info.gid = 0
+            info.uname = info.gname = "root"
+            return info
+
+        with tarfile.open(tmp, mode, **kw) as tf:
+            tf.add(top, arcname=name, filter=owner)
+    os.replace(tmp, out)
+    shutil.rmtree(work, ignore_errors=True)
+    print(f"built {out} ({out.stat().st_size >> 20} MiB) in {time.time() - t0:.0f}s")
+    return out
+
+
+def _same_fs(a: Path, b: Path) -> bool:
+    return os.stat(a).st_dev == os.stat(b).st_dev
+
+
+# ---- snapshots -----------------------------------------------------------------------------------------------------
+
+def snapshot(root: Path, skip: Tuple[str, ...] = ()) -> Dict[str, Tuple[str, str]]:
+    """Every path under root -> (kind, sha256 / link target / mode), symlinks not followed."""
+    import hashlib
+
+    out: Dict[str, Tuple[str, str]] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = os.path.relpath(dirpath, root)
+        if rel_dir != "." and rel_dir.split(os.sep)[0] in skip:
+            dirnames[:] = []
+            continue
+        for d in list(dirnames):
+            p = os.path.join(dirpath, d)
+            rel = os.path.normpath(os.path.join(rel_dir, d))
+            if rel.split(os.sep)[0] in skip:
+                continue
+            if os.path.islink(p):
+                out[rel] = ("symlink", os.readlink(p))
+                dirnames.remove(d)
+            else:
+                out[rel] = ("dir", oct(os.lstat(p).st_mode & 0o7777))
+        for f in filenames:
+            p = os.path.join(dirpath, f)
+            rel = os.path.normpath(os.path.join(rel_dir, f))
+            if os.path.islink(p):
+                out[rel] = ("symlink", os.readlink(p))
+                continue
+            h = hashlib.sha256()
+            with open(p, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(chunk)
+            out[rel] = ("file", h.hexdigest() + " " + oct(os.lstat(p).st_mode & 0o7777))
+    return out

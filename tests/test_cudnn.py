@@ -610,22 +610,62 @@ def test_no_write_permission_is_detected_before_anything_is_staged(os_, tmp_path
     assert snap(fs) == before
 
 
-def test_no_write_permission_cli_as_an_ordinary_user(archives, clean_env, tmp_path):
-    if os.geteuid() == 0:
-        pytest.skip("root may write anywhere; see the read-only mount test")
-    fs = tmp_path / "fs"
-    cudatrees.cuda_10_2(fs / "usr/local/cuda-10.2")
-    for dirpath, _d, _f in os.walk(fs):
-        os.chmod(dirpath, 0o555)
+def _install_as_nobody(args, env, conn):
+    """The real command line, in this (forked) process, as the unprivileged user 65534."""
+    from click.testing import CliRunner
+
+    from cudaswitch.cli import main
+
+    os.setgid(65534)
+    os.setuid(65534)
+    result = CliRunner().invoke(main, args, env=env)
+    conn.send((result.exit_code, result.output))
+
+
+def test_no_write_permission_cli_as_an_ordinary_user(archives, clean_env):
+    """A real EACCES: an ordinary user installing into a toolkit it may not write. As root (CI), the test drops to
+    another user in a forked process; modules the install needs are imported first, since that user cannot read
+    root's site-packages."""
+    import multiprocessing
+    import tempfile
+
+    import cudaswitch.cli  # noqa: F401
+    import cudaswitch.cudnn_archive  # noqa: F401
+    import cudaswitch.cudnn_install  # noqa: F401
+
+    base = Path(tempfile.mkdtemp(prefix="cs-eacces-"))
+    fs = base / "fs"
     try:
-        env = dict(clean_env, CUDASWITCH_FS_ROOT=str(fs), CUDASWITCH_OS="linux")
+        base.chmod(0o755)
+        cudatrees.cuda_10_2(fs / "usr/local/cuda-10.2")
+        archive = base / archives["linux-9.1-cuda11"].name
+        shutil.copy(archives["linux-9.1-cuda11"], archive)
+        archive.chmod(0o644)
+        for dirpath, _d, files in os.walk(fs):
+            os.chmod(dirpath, 0o555)
+        env = dict(clean_env, CUDASWITCH_FS_ROOT=str(fs), CUDASWITCH_OS="linux", HOME=str(base))
         before = snap(fs)
-        refused(run_cli(["install-cudnn", str(archives["linux-9.1-cuda11"]), "--cuda", "10.2", "--force"], env),
-                "permission denied", "sudo", "--into-env", "nothing was changed")
+        args = ["install-cudnn", str(archive), "--cuda", "10.2", "--force"]
+        if os.geteuid() == 0:
+            ctx = multiprocessing.get_context("fork")
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=_install_as_nobody, args=(args, env, child))
+            proc.start()
+            code, output = parent.recv()
+            proc.join(60)
+        else:
+            r = run_cli(args, env)
+            code, output = r.returncode, r.stdout + r.stderr
+        assert code != 0 and "Traceback" not in output, output
+        errors = [line for line in output.splitlines() if line.startswith("cudaswitch: error: ")]
+        assert len(errors) == 1, output
+        for needle in ("permission denied", "sudo", "--into-env", "nothing was changed"):
+            assert needle in errors[0], errors[0]
         assert snap(fs) == before
     finally:
-        for dirpath, _d, _f in os.walk(fs):
+        for dirpath, _d, _f in os.walk(base):
             os.chmod(dirpath, 0o755)
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def test_read_only_mount_cli(archives, clean_env, tmp_path):

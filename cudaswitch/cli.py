@@ -30,6 +30,9 @@ def handle_errors(fn):
             _fail(str(exc), exc.exit_code)
         except KeyboardInterrupt:
             _fail("interrupted", 130)
+        except BrokenPipeError:  # `cudaswitch list | head`: the reader left; stop quietly, as other tools do
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(141)
         except click.exceptions.Exit:
             raise
         except click.ClickException:

@@ -177,3 +177,21 @@ def test_permission_denied_version_json_and_root():
         assert any(str(locked) in w and "permission denied" in w for w in warnings)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_closed_pipe_is_not_an_error(env):
+    """`cudaswitch list | head -1`: the reader has gone; no error text, no traceback, exit 141 as for SIGPIPE."""
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    env["PYTHONPATH"] = str(REPO)
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # every write now fails with EPIPE
+    try:
+        proc = subprocess.run([sys.executable, "-m", "cudaswitch", "list"], env=env, stdout=write_end,
+                              stderr=subprocess.PIPE, text=True)
+    finally:
+        os.close(write_end)
+    assert proc.stderr == "" and proc.returncode == 141, proc.stderr

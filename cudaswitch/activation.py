@@ -8,7 +8,7 @@ exactly once (R1); scalars CUDA_PATH and CUDA_HOME get the same value; `CUDA_PAT
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Mapping
+from typing import Dict, List, Mapping, Optional
 
 from cudaswitch.system import System
 from cudaswitch.toolkits import Toolkit
@@ -31,7 +31,7 @@ def changes_for(toolkit: Toolkit, system: System, ld_library_path: bool = False)
 
 
 def apply(environ: Mapping[str, str], changes: Changes, system: System,
-          remove: Mapping[str, List[str]] = None) -> Dict[str, str]:
+          remove: Optional[Mapping[str, List[str]]] = None) -> Dict[str, str]:
     """`environ` after the change: entries in `remove` (what an earlier switch recorded) and the new entries are
     stripped from each list, then the new entries are prepended once."""
     out = dict(environ)
@@ -39,12 +39,11 @@ def apply(environ: Mapping[str, str], changes: Changes, system: System,
     remove = remove or {}
     for var in set(changes.prepend) | set(remove):
         new = changes.prepend.get(var, [])
-        drop = set(new) | set(remove.get(var, []))
-        old = system.split_list(out.get(var)) if var in out else []
-        kept = [p for p in old if p not in drop]
         if var not in out and not new:
-            continue
-        out[var] = system.pathsep.join(new + kept) if (new or kept) or var in environ else ""
+            continue  # an unset list stays unset
+        drop = set(new) | set(remove.get(var, []))
+        kept = [p for p in system.split_list(out.get(var)) if p not in drop]
+        out[var] = system.pathsep.join(new + kept)
     return out
 
 

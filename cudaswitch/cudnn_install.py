@@ -440,17 +440,24 @@ def early_check(archive_path: Path, target: Target, force: bool) -> None:
                            f"archive); --force installs it anyway; nothing was changed")
 
 
-def scan(archive_path: Path, target: Target, force: bool = False, progress=None) -> Prepared:
-    """The plan without writing anything: every member is read and hashed (for --dry-run). Refuses what an
-    install would refuse."""
-    early_check(archive_path, target, force)
-    archive = read_archive(archive_path, progress=progress)
+def refuse_incompatible(archive, target: Target, force: bool) -> List[str]:
+    """A Linux archive for a Windows toolkit is always refused; a CUDA-major or version mismatch unless --force,
+    which returns the problems so the caller can say it overrode them."""
     problem = os_problem(archive, target)
     if problem:
         raise ArchiveError(problem)
     problems = compatibility_problems(archive, target)
     if problems and not force:
         raise ArchiveError("refused: " + "; ".join(problems) + "; --force installs it anyway")
+    return problems
+
+
+def scan(archive_path: Path, target: Target, force: bool = False, progress=None) -> Prepared:
+    """The plan without writing anything: every member is read and hashed (for --dry-run). Refuses what an
+    install would refuse."""
+    early_check(archive_path, target, force)
+    archive = read_archive(archive_path, progress=progress)
+    problems = refuse_incompatible(archive, target, force)
     ops, created = plan_ops(archive, target)
     prep = Prepared(archive, target, Path(), ops, created, [], target.existing_cudnn(), problems, dry_run=True)
     prep.warnings = _leftover_warnings(prep)
@@ -486,12 +493,7 @@ def prepare(archive_path: Path, target: Target, force: bool = False, progress=No
             return _SyncedFile(p, entry.mode)
 
         archive = read_archive(archive_path, write=write, progress=progress)
-        problem = os_problem(archive, target)
-        if problem:
-            raise ArchiveError(problem)
-        problems = compatibility_problems(archive, target)
-        if problems and not force:
-            raise ArchiveError("refused: " + "; ".join(problems) + "; --force installs it anyway")
+        problems = refuse_incompatible(archive, target, force)
         for e in archive.installable:
             if e.kind == "symlink":
                 p = _stage_path(txdir, e)

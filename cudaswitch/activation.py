@@ -47,6 +47,12 @@ def apply(environ: Mapping[str, str], changes: Changes, system: System,
     return out
 
 
+def recorded_entries(environ: Mapping[str, str], system: System) -> Dict[str, List[str]]:
+    """What an active cudaswitch environment's hook added to each list (its `_CUDASWITCH_ADDED_<VAR>` records),
+    for `apply(..., remove=...)`: taken out first, exactly as a hook would (R1)."""
+    return {var: system.split_list(environ.get(f"_CUDASWITCH_ADDED_{var}")) for var in ("PATH", "LD_LIBRARY_PATH")}
+
+
 def conda_activated(environ: Mapping[str, str], prefix: str, system: System) -> Dict[str, str]:
     """`environ` after `conda activate PREFIX` from a shell with no env active (PATH dirs as conda adds them)."""
     out = dict(environ)

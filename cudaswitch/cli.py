@@ -330,7 +330,7 @@ def run(selector, command, ld_flag):
     import subprocess
 
     from cudaswitch import hooks
-    from cudaswitch.activation import apply, changes_for
+    from cudaswitch.activation import apply, changes_for, recorded_entries
     from cudaswitch.errors import UsageError
 
     if command and command[0] == "--":  # click keeps the separator once positional parsing has started
@@ -343,10 +343,7 @@ def run(selector, command, ld_flag):
     tk = select(_discover(system), selector, system)
     ld, note = hooks.ld_choice(system.environ.get("CONDA_PREFIX"), ld_flag)
     changes = changes_for(tk, system, ld_library_path=ld)
-    # What an active cudaswitch environment added is taken out first, exactly as a hook would (R1).
-    recorded = {var: system.split_list(system.environ.get(f"_CUDASWITCH_ADDED_{var}"))
-                for var in ("PATH", "LD_LIBRARY_PATH")}
-    env = apply(system.environ, changes, system, remove=recorded)
+    env = apply(system.environ, changes, system, remove=recorded_entries(system.environ, system))
     try:
         rc = subprocess.call(list(command), env=env)
     except FileNotFoundError:

@@ -34,7 +34,7 @@ from cudaswitch.cudnn_archive import Archive, ArchiveError, Entry, read_archive
 from cudaswitch.errors import CudaswitchError, UsageError
 from cudaswitch.fsutil import fsync_dir
 from cudaswitch.system import System
-from cudaswitch.versions import CudaVersion, parse_cudnn_header
+from cudaswitch.versions import CudaVersion, cudnn_version_in
 
 RECORD_TOOLKIT = (".cudaswitch", "cudnn")
 RECORD_ENV = ("etc", "cudaswitch", "cudnn")
@@ -100,15 +100,7 @@ class Target:
         return arches.pop() if len(arches) == 1 else None
 
     def existing_cudnn(self) -> Optional[str]:
-        inc = self.local_dirs["include"]
-        for name in ("cudnn_version.h", "cudnn.h"):
-            try:
-                v = parse_cudnn_header((inc / name).read_text(encoding="utf-8", errors="replace"))
-            except OSError:
-                continue
-            if v:
-                return v
-        return None
+        return cudnn_version_in(self.local_dirs["include"])
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "root": self.root, "os": self.os, "label": self.label, "dirs": self.dirs,

@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional
 
+from cudaswitch.environment import site_packages
+
 ERROR, WARNING, INFO = "error", "warning", "info"
 
 
@@ -139,14 +141,6 @@ def openmp_files(prefix: str) -> List[str]:
             if OPENMP_NAMES.match(n) and full not in seen and not os.path.islink(full):
                 seen.add(full)
                 out.append(full)
-    return out
-
-
-def site_packages(prefix: str) -> List[str]:
-    out = [str(p) for p in sorted(Path(prefix).glob("lib/python3*/site-packages"))]
-    win = os.path.join(prefix, "Lib", "site-packages")
-    if os.path.isdir(win):
-        out.append(win)
     return out
 
 

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
 from cudaswitch import knowledge
-from cudaswitch.diagnosis import ERROR, INFO, WARNING, Finding, install_findings, site_packages
+from cudaswitch.diagnosis import ERROR, INFO, WARNING, Finding, install_findings
+from cudaswitch.environment import site_packages
 from cudaswitch.system import System
 
 DOCTOR_CHECKS = {
@@ -210,8 +211,8 @@ def hook_findings(prefix: str) -> List[Finding]:
         hits = sorted({m.group(1).upper() for m in RX_SETS_CUDA.finditer(text)})
         if hits:
             out.append(_f("FOREIGN_CUDA_HOOKS", WARNING, f"{p} also sets {', '.join(hits)} on activation; whichever "
-                          f"hook runs last wins", f"remove that package's hook or the package that installs it "
-                          f"(conda list shows it), or keep it and do not use cudaswitch in this environment",
+                          f"hook runs last wins", "remove that package's hook or the package that installs it "
+                          "(conda list shows it), or keep it and do not use cudaswitch in this environment",
                           [str(p)]))
     return out
 

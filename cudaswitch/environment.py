@@ -57,6 +57,15 @@ def envs_dirs(system: System) -> List[str]:
     return dirs
 
 
+def site_packages(prefix: str) -> List[str]:
+    """The site-packages folders of an environment: lib/python3.X/site-packages (POSIX), Lib\\site-packages (Windows)."""
+    out = [str(p) for p in sorted(Path(prefix).glob("lib/python3*/site-packages"))]
+    win = os.path.join(prefix, "Lib", "site-packages")
+    if os.path.isdir(win):
+        out.append(win)
+    return out
+
+
 def _is_env(prefix: str) -> bool:
     return os.path.isdir(os.path.join(prefix, "conda-meta"))
 

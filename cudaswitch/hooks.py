@@ -166,10 +166,11 @@ def pip_cuda_wheels(prefix: str) -> List[str]:
     """The pip `nvidia-*` CUDA wheels installed in an environment (torch from pip brings them). Prepending a
     system toolkit's lib64 to LD_LIBRARY_PATH there breaks torch (`undefined symbol __nvJitLink...`, anchors.md
     section 0 item 5), so `use` leaves LD_LIBRARY_PATH alone in such an environment unless asked."""
-    found = []
-    for pattern in ("lib/python*/site-packages/nvidia_*.dist-info", "Lib/site-packages/nvidia_*.dist-info"):
-        found += [p.name.split("-")[0].replace("_", "-") for p in Path(prefix).glob(pattern)]
-    return sorted(set(found))
+    from cudaswitch.environment import site_packages
+
+    found = {p.name.split("-")[0].replace("_", "-") for sp in site_packages(prefix)
+             for p in Path(sp).glob("nvidia_*.dist-info")}
+    return sorted(found)
 
 
 def ld_choice(prefix: Optional[str], flag: Optional[bool]):

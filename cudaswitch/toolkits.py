@@ -352,17 +352,7 @@ def _display_error(system: System, message: str, local: Path) -> str:
 
 
 def _cudnn_version(system: System, include_dir: Optional[str]) -> Optional[str]:
-    if not include_dir:
-        return None
-    for name in ("cudnn_version.h", "cudnn.h"):
-        path = system.local(system.join(include_dir, name))
-        try:
-            found = versions.parse_cudnn_header(path.read_text(encoding="utf-8", errors="replace"))
-        except OSError:
-            continue
-        if found:
-            return found
-    return None
+    return versions.cudnn_version_in(system.local(include_dir)) if include_dir else None
 
 
 def _broken_links(loc: Path) -> List[str]:

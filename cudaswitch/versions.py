@@ -190,3 +190,15 @@ def parse_cudnn_header(text: str) -> Optional[str]:
     if "MAJOR" not in found or "MINOR" not in found:
         return None
     return f"{found['MAJOR']}.{found['MINOR']}.{found.get('PATCHLEVEL', '0')}"
+
+
+def cudnn_version_in(include: Path) -> Optional[str]:
+    """cuDNN version of the headers in an include folder, if any (cudnn_version.h first, cudnn.h for 7.x)."""
+    for name in ("cudnn_version.h", "cudnn.h"):
+        try:
+            found = parse_cudnn_header((include / name).read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            continue
+        if found:
+            return found
+    return None

@@ -1,3 +1,3 @@
 from cudaswitch.cli import main
 
-main()
+main(prog_name="cudaswitch")

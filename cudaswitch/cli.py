@@ -68,7 +68,26 @@ def _json_out(payload: dict) -> None:
     click.echo(to_json({"schema": JSON_SCHEMA, **payload}))
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _OneLineErrors(click.Group):
+    """click's own usage errors (unknown option, bad value, missing argument) as one line like every other error,
+    instead of click's three-line usage block."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx is not None else "cudaswitch"
+            _fail(f"{exc.format_message()} (see '{where} --help')", exc.exit_code)
+        except click.exceptions.Abort:
+            _fail("aborted; nothing was changed", 1)
+        except click.ClickException as exc:
+            _fail(exc.format_message(), exc.exit_code)
+        sys.exit(0)
+
+
+@click.group(cls=_OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="cudaswitch")
 def main():
     """See, switch and verify the CUDA toolkit each conda environment uses."""

@@ -195,3 +195,10 @@ def test_closed_pipe_is_not_an_error(env):
     finally:
         os.close(write_end)
     assert proc.stderr == "" and proc.returncode == 141, proc.stderr
+
+
+@pytest.mark.parametrize("args", [["list", "--bogus"], ["which"], ["bogus"], ["run", "13"], ["init", "badshell"],
+                                  ["smoke", "--timeout", "-1"], ["recommend", "--torch", "abc"]])
+def test_click_usage_errors_are_one_line_too(env, args):
+    line = one_line_error(run_cli(args, env=env), 2)
+    assert "--help" in line and "Usage:" not in line

@@ -52,3 +52,16 @@ def run_cli(args, env=None, **kw):
     env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return subprocess.run([sys.executable, "-m", "cudaswitch", *args], env=env, capture_output=True, text=True,
                           timeout=kw.pop("timeout", 120), **kw)
+
+
+@pytest.fixture(scope="session")
+def real_conda():
+    """A real conda (tests/realconda.py says which): skipped with the reason when there is none, in CI too,
+    since no package registry this project installs from serves conda itself."""
+    import realconda
+
+    found = realconda.find_conda()
+    if found is None:
+        pytest.skip("no real conda: set CUDASWITCH_TEST_CONDA to a conda root prefix, its python, or a conda "
+                    "executable (or put conda on PATH) to run the real-conda tests")
+    return found

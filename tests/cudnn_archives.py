@@ -227,7 +227,7 @@ def real_linux_tarball(source: Optional[Path] = None, version: str = REAL_VERSIO
         lic = next((nw.extracted(nw.CUDNN_CU12)).glob("*.dist-info/licenses/License.txt"), None)
         if lic:
             (top / "LICENSE").write_bytes(lic.read_bytes())
-    tmp = out_dir / f".{out.name}.partial"
+    tmp = out_dir / f".{out.name}.{os.getpid()}.partial"  # per process: parallel test runs may build it at once
     t0 = time.time()
     if fmt == "tar.xz" and shutil.which("xz") and shutil.which("tar"):
         # -T1: one block, as a plain single-threaded `tar -cJf` writes it; -1 keeps the one-time build short

@@ -143,11 +143,18 @@ def _discover_as_nobody(search, conn):
     from cudaswitch.system import System
     from cudaswitch.toolkits import discover
 
-    os.setgid(65534)
-    os.setuid(65534)
-    found = discover(System(os="linux", environ={"CUDASWITCH_SEARCH_PATH": search, "PATH": "/usr/bin",
-                                                 "CUDASWITCH_CONFIG": "/nonexistent/config.yaml"}, python_paths=[]))
-    conn.send(([t.to_json() for t in found.toolkits], found.warnings))
+    system = System(os="linux", environ={"CUDASWITCH_SEARCH_PATH": search, "PATH": "/usr/bin",
+                                         "CUDASWITCH_CONFIG": "/nonexistent/config.yaml"}, python_paths=[])
+    try:
+        # once as root first: the modules discovery imports lazily must already be loaded, since the test's own
+        # Python may live where the other user cannot read (/root/.pyenv)
+        discover(system)
+        os.setgid(65534)
+        os.setuid(65534)
+        found = discover(system)
+        conn.send(([t.to_json() for t in found.toolkits], found.warnings))
+    except BaseException as exc:  # the parent must hear of it, not wait for ever
+        conn.send(exc)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop to another user")
@@ -169,8 +176,11 @@ def test_permission_denied_version_json_and_root():
         parent, child = ctx.Pipe()
         proc = ctx.Process(target=_discover_as_nobody, args=(str(base), child))
         proc.start()
-        toolkits, warnings = parent.recv()
+        assert parent.poll(120), "the child process sent nothing"
+        got = parent.recv()
         proc.join(30)
+        assert not isinstance(got, BaseException), repr(got)
+        toolkits, warnings = got
         (found,) = [t for t in toolkits if t["root"].startswith(str(base))]
         assert found["version"] == "11.8" and found["version_source"] == "cuda.h"
         assert any(str(tk / "version.json") in w and "permission denied" in w for w in warnings)

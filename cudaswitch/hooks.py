@@ -69,6 +69,11 @@ def bat_problem(changes: Changes) -> Optional[str]:
     return None
 
 
+def bat_spelling(entries: List[str]) -> List[str]:
+    """How the cmd.exe hook writes its PATH entries: with one trailing backslash (the same folder to Windows)."""
+    return [e.rstrip("\\") + "\\" for e in entries]
+
+
 def _root(changes: Changes) -> str:
     roots = set(changes.scalars.values())
     if len(roots) != 1:  # the templates set CUDA_PATH and CUDA_HOME to one value
@@ -85,7 +90,9 @@ def render(shell_key: str, direction: str, changes: Changes, version: str) -> by
     if shell_key == "bat":
         if direction == "activate" and bat_problem(changes):
             name = "unsupported.bat"
-        values = {"ROOT": shell.quote(_root(changes)), "PATH_ADD": shell.quote(";".join(path_add))}
+        # our copy of each entry is spelled with a trailing backslash, a text only cudaswitch writes: cmd can only
+        # replace every copy of a text, and this way the user's own copies never match (docs/design/activation.md)
+        values = {"ROOT": shell.quote(_root(changes)), "PATH_ADD": shell.quote(";".join(bat_spelling(path_add)))}
     else:
         values = {
             "ROOT": shell.quote(_root(changes)),

@@ -18,6 +18,7 @@ import pytest
 
 import conda_model
 import nvidia_wheels
+from cudaswitch import hooks
 from conftest import require_tool
 from shell_driver import Toolkit, World, clean_environ, problems
 from test_hooks_transitions import SCENARIOS
@@ -116,11 +117,18 @@ def run_cmd(wine, world, steps, initial, tmp_path):
 def _initial(world, cuda):
     base = world.names["base"]
     dirs = conda_model.env_dirs(base, True)
-    return dict(PATH=";".join(dirs) + ";" + SYSTEM_PATH, CONDA_PREFIX=base, CONDA_SHLVL="1",
+    init = dict(PATH=";".join(dirs) + ";" + SYSTEM_PATH, CONDA_PREFIX=base, CONDA_SHLVL="1",
                 CUDA_HOME=cuda, CUDA_PATH=cuda)
+    if cuda == "nvidia-installer":
+        # what NVIDIA's installer leaves: every version's bin and libnvvp appended to the system PATH, CUDA_PATH the
+        # last one installed (the newest here), CUDA_HOME unset
+        tks = [world.envs[world.names[k]] for k in ("A", "B")]
+        init.update(PATH=init["PATH"] + "".join(";" + e for tk in tks for e in tk.bins), CUDA_PATH=tks[-1].root,
+                    CUDA_HOME=None)
+    return init
 
 
-@pytest.mark.parametrize("cuda", [None, r"C:\old cuda (x86) & co"])
+@pytest.mark.parametrize("cuda", [None, r"C:\old cuda (x86) & co", "nvidia-installer"])
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_cmd_transition(wine, winworld, scenario, cuda, tmp_path):
     steps, leaks = SCENARIOS[scenario]
@@ -139,10 +147,11 @@ def test_cmd_transition(wine, winworld, scenario, cuda, tmp_path):
     for i, (got, (base, tk)) in enumerate(zip(states, expected)):
         if i in leaks:  # conda#14762, as in the POSIX shells: A's entries stay, with their record
             left = expected[i - 1][1]
-            assert got["PATH"].split(";")[:2] == left.bins
-            assert got["CUDA_HOME"] == base.get("CUDA_HOME") and got["_CUDASWITCH_ADDED_PATH"] == ";".join(left.bins)
+            ours = hooks.bat_spelling(left.bins)
+            assert got["PATH"].split(";") == ours + base["PATH"].split(";")
+            assert got["CUDA_HOME"] == base.get("CUDA_HOME") and got["_CUDASWITCH_ADDED_PATH"] == ";".join(ours)
             continue
-        errs = problems(winworld, got, base, tk, sep=";")
+        errs = problems(winworld, got, base, tk, sep=";", spelled=hooks.bat_spelling)
         assert not errs, f"cmd {scenario} state {i}:\n" + "\n".join(errs) + "\n" + text[-3000:]
 
 

@@ -7,6 +7,41 @@
 @set "_CS_OK="
 @if exist "@ROOT@\" set "_CS_OK=1"
 @if not defined _CS_OK echo cudaswitch: warning: CUDA @VERSION@ is gone from "@ROOT@"; this environment keeps the CUDA settings it had; run 'cudaswitch use' again 1>&2
+@REM Leave PATH alone, with a warning, where editing it could lose entries: delayed expansion on (cmd /V:ON or the
+@REM DelayedExpansion registry value) drops every exclamation mark from PATH as it is read; a PATH near cmd's
+@REM 8191-character line limit would stop this file with "The input line is too long"; a quoted PATH entry with
+@REM & | < or > would put that character outside the quotes of a set line and run the rest as a command.
+@set "_CS_SKIP="
+@set "_CS_DE=!"
+@if not defined _CS_DE set "_CS_SKIP=delayed expansion is on, by cmd /V:ON or the DelayedExpansion registry value"
+@set "_CS_DE="
+@REM Longer than the limit below? Four single characters counted from the end: when PATH is shorter they are all
+@REM its first character; when it is longer they are four neighbours, never all the same in a real PATH. (Offsets
+@REM from the start would do, but wine's cmd reads past the end of a shorter value; one character per set line
+@REM keeps a quote or & in PATH from ending the quotes.)
+@set "_CS_L1="
+@if defined PATH set "_CS_L1=%PATH:~-@MAXLEN@,1%"
+@if defined PATH set "_CS_L2=%PATH:~-@MAXLEN_1@,1%"
+@if defined PATH set "_CS_L3=%PATH:~-@MAXLEN_2@,1%"
+@if defined PATH set "_CS_L4=%PATH:~-@MAXLEN_3@,1%"
+@if defined _CS_L1 set "_CS_L1=%_CS_L1:"=Q%"
+@if defined _CS_L1 set "_CS_L2=%_CS_L2:"=Q%"
+@if defined _CS_L1 set "_CS_L3=%_CS_L3:"=Q%"
+@if defined _CS_L1 set "_CS_L4=%_CS_L4:"=Q%"
+@if defined _CS_L1 if not "%_CS_L1%%_CS_L1%%_CS_L1%"=="%_CS_L2%%_CS_L3%%_CS_L4%" set "_CS_SKIP=PATH is too close to the 8191-character line limit of cmd.exe"
+@set "_CS_L1="
+@set "_CS_L2="
+@set "_CS_L3="
+@set "_CS_L4="
+@if defined _CS_SKIP goto cs_skip
+@set "_CS_A=%PATH:"=%"
+@set "_CS_A=%_CS_A:&=%"
+@set "_CS_A=%_CS_A:|=%"
+@set "_CS_A=%_CS_A:<=%"
+@set "_CS_A=%_CS_A:>=%"
+@if not "%_CS_A%"=="%PATH:"=%" if not "%PATH:"=%"=="%PATH:"=_%" set "_CS_SKIP=PATH has a quoted entry with an ampersand, pipe or angle bracket"
+@set "_CS_A="
+@if defined _CS_SKIP goto cs_skip
 @REM Take out our copy of what an earlier cudaswitch hook recorded (conda may have re-exported it), then put ours
 @REM in front once. cmd can only replace every copy of a text, so our copy is spelled with a trailing backslash
 @REM (same folder, different text): copies the NVIDIA installer or the user put on PATH never match it and stay.
@@ -20,6 +55,12 @@
 @if not defined _CS_OK if defined _CUDASWITCH_ADDED_PATH set "PATH=%_CS_P:~1,-1%"
 @set "_CUDASWITCH_ADDED_PATH="
 @if defined _CS_OK set "_CUDASWITCH_ADDED_PATH=@PATH_ADD@"
+@set "_CS_P="
+@goto cs_done
+:cs_skip
+@echo cudaswitch: warning: PATH left as it is: %_CS_SKIP%; CUDA @VERSION@ is not switched in this window 1>&2
+:cs_done
+@if defined _CS_SKIP set "_CS_OK="
 @REM CUDA_PATH and CUDA_HOME: back up once (first writer wins), then set.
 @if defined _CS_OK if not defined _CUDASWITCH_SAVED_CUDA_PATH set "_CUDASWITCH_OLD_CUDA_PATH=%CUDA_PATH%"
 @if defined _CS_OK set "_CUDASWITCH_SAVED_CUDA_PATH=1"
@@ -27,6 +68,6 @@
 @if defined _CS_OK if not defined _CUDASWITCH_SAVED_CUDA_HOME set "_CUDASWITCH_OLD_CUDA_HOME=%CUDA_HOME%"
 @if defined _CS_OK set "_CUDASWITCH_SAVED_CUDA_HOME=1"
 @if defined _CS_OK set "CUDA_HOME=@ROOT@"
-@set "_CS_P="
 @set "_CS_OK="
+@set "_CS_SKIP="
 @exit /b 0

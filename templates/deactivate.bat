@@ -2,6 +2,41 @@
 @REM Do not edit: 'cudaswitch use' rewrites it, 'cudaswitch off' removes it.
 @REM Same cmd.exe rules as the activate hook (docs/design/activation.md). Works only from the records the
 @REM activate hook left, so it is a no-op without them.
+@REM Leave PATH alone, with a warning, where editing it could lose entries: delayed expansion on (cmd /V:ON or the
+@REM DelayedExpansion registry value) drops every exclamation mark from PATH as it is read; a PATH near cmd's
+@REM 8191-character line limit would stop this file with "The input line is too long"; a quoted PATH entry with
+@REM & | < or > would put that character outside the quotes of a set line and run the rest as a command.
+@set "_CS_SKIP="
+@set "_CS_DE=!"
+@if not defined _CS_DE set "_CS_SKIP=delayed expansion is on, by cmd /V:ON or the DelayedExpansion registry value"
+@set "_CS_DE="
+@REM Longer than the limit below? Four single characters counted from the end: when PATH is shorter they are all
+@REM its first character; when it is longer they are four neighbours, never all the same in a real PATH. (Offsets
+@REM from the start would do, but wine's cmd reads past the end of a shorter value; one character per set line
+@REM keeps a quote or & in PATH from ending the quotes.)
+@set "_CS_L1="
+@if defined PATH set "_CS_L1=%PATH:~-@MAXLEN@,1%"
+@if defined PATH set "_CS_L2=%PATH:~-@MAXLEN_1@,1%"
+@if defined PATH set "_CS_L3=%PATH:~-@MAXLEN_2@,1%"
+@if defined PATH set "_CS_L4=%PATH:~-@MAXLEN_3@,1%"
+@if defined _CS_L1 set "_CS_L1=%_CS_L1:"=Q%"
+@if defined _CS_L1 set "_CS_L2=%_CS_L2:"=Q%"
+@if defined _CS_L1 set "_CS_L3=%_CS_L3:"=Q%"
+@if defined _CS_L1 set "_CS_L4=%_CS_L4:"=Q%"
+@if defined _CS_L1 if not "%_CS_L1%%_CS_L1%%_CS_L1%"=="%_CS_L2%%_CS_L3%%_CS_L4%" set "_CS_SKIP=PATH is too close to the 8191-character line limit of cmd.exe"
+@set "_CS_L1="
+@set "_CS_L2="
+@set "_CS_L3="
+@set "_CS_L4="
+@if defined _CS_SKIP goto cs_skip
+@set "_CS_A=%PATH:"=%"
+@set "_CS_A=%_CS_A:&=%"
+@set "_CS_A=%_CS_A:|=%"
+@set "_CS_A=%_CS_A:<=%"
+@set "_CS_A=%_CS_A:>=%"
+@if not "%_CS_A%"=="%PATH:"=%" if not "%PATH:"=%"=="%PATH:"=_%" set "_CS_SKIP=PATH has a quoted entry with an ampersand, pipe or angle bracket"
+@set "_CS_A="
+@if defined _CS_SKIP goto cs_skip
 @set "_CS_P=;%PATH%;"
 @REM CALL SET expands twice: the only way to use the recorded text as a pattern without delayed expansion. The
 @REM recorded entries end in a backslash, a spelling only cudaswitch writes, so the user's copies never match.
@@ -13,13 +48,20 @@
 @set "_CS_P=;%PATH%;"
 @set "_CS_T=%_CS_P%"
 @if defined CONDA_PREFIX call set "_CS_T=%%_CS_P:;%CONDA_PREFIX%\Library\bin;=;%%"
-@if "%_CS_T%"=="%_CS_P%" set "_CUDASWITCH_ADDED_PATH="
+@REM (compared without quotes: a quoted PATH entry such as "C:\Program Files\Foo" would make this a syntax error,
+@REM which on cmd.exe ends every batch level, conda's own included)
+@if "%_CS_T:"=%"=="%_CS_P:"=%" set "_CUDASWITCH_ADDED_PATH="
+@set "_CS_P="
+@set "_CS_T="
+@goto cs_done
+:cs_skip
+@echo cudaswitch: warning: PATH left as it is: %_CS_SKIP%; cudaswitch's entries stay on it; CUDA_PATH and CUDA_HOME are restored 1>&2
+:cs_done
 @if defined _CUDASWITCH_SAVED_CUDA_PATH set "CUDA_PATH=%_CUDASWITCH_OLD_CUDA_PATH%"
 @set "_CUDASWITCH_OLD_CUDA_PATH="
 @set "_CUDASWITCH_SAVED_CUDA_PATH="
 @if defined _CUDASWITCH_SAVED_CUDA_HOME set "CUDA_HOME=%_CUDASWITCH_OLD_CUDA_HOME%"
 @set "_CUDASWITCH_OLD_CUDA_HOME="
 @set "_CUDASWITCH_SAVED_CUDA_HOME="
-@set "_CS_P="
-@set "_CS_T="
+@set "_CS_SKIP="
 @exit /b 0

@@ -200,3 +200,18 @@ def test_broken_state_file_is_one_line_and_off_still_cleans_up(cli_env, env_pref
     proc = run_cli(["off", "-p", str(env_prefix)], cli_env)
     assert proc.returncode == 0 and "removed 10 hook files and the state file" in proc.stdout
     assert not any(p.is_file() for p in (env_prefix / "etc").rglob("*"))
+
+
+@pytest.mark.parametrize("odd", ["it's", "$(id)", "a`b"])
+def test_use_refuses_a_toolkit_path_conda_itself_would_break(cli_env, env_prefix, real_trees, tmp_path, odd):
+    """conda exports PATH unescaped ('...' in sh, "..." in csh/fish): such a toolkit path would be executed or
+    mangled by `conda deactivate`. `use` says so in one line and writes nothing."""
+    import cudatrees
+
+    where = tmp_path / f"cuda {odd}"
+    cudatrees.cuda_12_9(where / "cuda-12.9")  # a real tree: discovery resolves symlinks
+    before = _tree(env_prefix)
+    line = _one_line_error(run_cli(["use", "12.9", "-p", str(env_prefix), "--no-smoke"],
+                                   dict(cli_env, CUDASWITCH_SEARCH_PATH=str(where))), 1)
+    assert "conda's own unescaped PATH export" in line and str(where) in line
+    assert _tree(env_prefix) == before

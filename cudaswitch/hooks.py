@@ -108,10 +108,22 @@ def _root(changes: Changes) -> str:
     return roots.pop()
 
 
-def render(shell_key: str, direction: str, changes: Changes, version: str) -> bytes:
-    """The bytes of one hook file: template + library block, placeholders replaced by quoted values."""
+def msys_path(path: str) -> str:
+    """A Windows path as Git Bash / MSYS writes it on PATH (`C:\\x\\y` -> `/c/x/y`): MSYS splits PATH on ':'."""
+    m = re.match(r"^([A-Za-z]):[\\/]?(.*)$", path)
+    if not m:
+        return path.replace("\\", "/")
+    return f"/{m.group(1).lower()}/" + m.group(2).replace("\\", "/")
+
+
+def render(shell_key: str, direction: str, changes: Changes, version: str, windows: bool = False) -> bytes:
+    """The bytes of one hook file: template + library block, placeholders replaced by quoted values. With
+    `windows`, the .sh hook (read by Git Bash/MSYS, which splits PATH on ':') gets MSYS spellings of the PATH
+    entries; CUDA_PATH and CUDA_HOME keep the Windows spelling native tools read."""
     shell = SHELLS[shell_key]
     path_add = changes.prepend.get("PATH", [])
+    if windows and shell_key == "sh":
+        path_add = [msys_path(p) for p in path_add]
     ld_add = changes.prepend.get("LD_LIBRARY_PATH", [])
     name = f"{direction}.{shell.ext}"
     if shell_key == "bat":
@@ -145,8 +157,8 @@ def render(shell_key: str, direction: str, changes: Changes, version: str) -> by
     return text.encode(shell.encoding)
 
 
-def render_all(changes: Changes, version: str) -> Dict[str, Dict[str, bytes]]:
-    return {key: {d: render(key, d, changes, version) for d in DIRECTIONS} for key in SHELLS}
+def render_all(changes: Changes, version: str, windows: bool = False) -> Dict[str, Dict[str, bytes]]:
+    return {key: {d: render(key, d, changes, version, windows) for d in DIRECTIONS} for key in SHELLS}
 
 
 def is_ours(path: Path) -> bool:
@@ -161,7 +173,7 @@ def is_ours(path: Path) -> bool:
 def write_hooks(prefix: str, changes: Changes, version: str, windows: bool = False) -> List[Path]:
     """Write every shell's hooks atomically; refuses to replace a file of the same name it did not write."""
     check_paths(changes, windows)
-    rendered = render_all(changes, version)
+    rendered = render_all(changes, version, windows)
     targets = []
     for key, shell in SHELLS.items():
         for d in DIRECTIONS:

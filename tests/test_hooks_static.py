@@ -191,3 +191,58 @@ def test_init_snippets_static(tmp_path):
     lines = bat.decode().split("\r\n")[:-1]
     assert all(ln.startswith("@") for ln in lines) and lines[-1] == "@exit /b %_CS_RC%"
     assert not any("(" in _strip_quoted(ln) for ln in lines if not ln.startswith("@REM"))
+
+
+def test_sh_hook_written_on_windows_uses_msys_paths(tmp_path):
+    """Git Bash / MSYS reads the .sh hook and splits PATH on ':': a `C:\\...` entry would become two. The entries
+    are written as MSYS spells them; CUDA_PATH/CUDA_HOME keep the Windows spelling that nvcc and CMake read."""
+    root = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v11.8"
+    ch = _changes(root, windows=True)
+    hooks.write_hooks(str(tmp_path), ch, "11.8", windows=True)
+    sh = (tmp_path / "etc" / "conda" / "activate.d" / "cudaswitch.sh").read_text()
+    assert "_cs_path='/c/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v11.8/bin:" \
+           "/c/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v11.8/libnvvp'" in sh
+    assert f"_cs_root='{root}'" in sh
+    bat = (tmp_path / "etc" / "conda" / "activate.d" / "cudaswitch.bat").read_text()
+    assert root + "\\bin\\;" in bat  # the other Windows hooks keep Windows paths
+
+
+_PS_AUTOMATIC = {"null", "true", "false", "_", "args", "LASTEXITCODE", "PROFILE", "PSVersionTable", "global"}
+
+
+def _ps_strict_problems(text: str) -> list:
+    """What Set-StrictMode -Version Latest would stop on, checked on the text (no PowerShell here): a variable read
+    before anything assigns it, or an automatic variable Windows PowerShell 5.1 does not define ($IsWindows and
+    friends exist only in pwsh 6+; under strict mode reading one is an error that, with $ErrorActionPreference =
+    'Stop', ends conda's own Invoke-Expression half-way)."""
+    code = "\n".join(ln.split("#", 1)[0] if not ln.lstrip().startswith("#") else "" for ln in text.splitlines())
+    code = re.sub(r"'[^']*'", "''", code)  # single-quoted strings hold no variables
+    errs = [f"${v} does not exist on Windows PowerShell 5.1" for v in re.findall(r"\$(Is(?:Windows|Linux|MacOS|CoreCLR))\b", code)]
+    assigned = set(_PS_AUTOMATIC)
+    for m in re.finditer(r"\$(?:global:|script:)?(\w+)\s*=(?!=)|\bforeach\s*\(\s*\$(\w+)|\[\w+(?:\[\])?\]\s*\$(\w+)|"
+                         r"for\s*\(\s*\$(\w+)", code, re.I):
+        name = next(g for g in m.groups() if g)
+        if name.lower() not in {a.lower() for a in assigned}:
+            # a read of the same name before this assignment is a strict-mode error
+            before = code[:m.start()]
+            if re.search(rf"\$(?!Env:){re.escape(name)}\b", before, re.I) and not re.search(
+                    rf"\[\w+\]\s*\${re.escape(name)}\b", before, re.I):
+                errs.append(f"${name} is read before it is assigned")
+        assigned.add(name)
+    for name in set(re.findall(r"\$(?!Env:|global:|script:)(\w+)", code)):
+        if name.lower() not in {a.lower() for a in assigned}:
+            errs.append(f"${name} is read but never assigned")
+    return errs
+
+
+@pytest.mark.parametrize("case", ["linux", "windows"])
+def test_ps1_hooks_pass_strict_mode_rules(case):
+    from cudaswitch.shellinit import hooks_dir
+
+    for d in hooks.DIRECTIONS:
+        assert _ps_strict_problems(_hook(case, "ps1", d).decode("utf-8-sig")) == [], d
+    assert _ps_strict_problems((hooks_dir() / "powershell.ps1").read_text(encoding="utf-8")) == []
+    # the checker itself catches what it is for
+    assert "$IsWindows does not exist on Windows PowerShell 5.1" in _ps_strict_problems(
+        "$x = if ($IsWindows) { 1 } else { 2 }")
+    assert _ps_strict_problems("Write-Output $y") == ["$y is read but never assigned"]

@@ -25,6 +25,45 @@ def snippet(filename: str) -> str:
     return (hooks_dir() / filename).read_text(encoding="utf-8")
 
 
+# The prompt-time reconciler added after each shell's function (docs/design/activation.md); cmd.exe has no prompt
+# hook, so it has none.
+_RECONCILERS = {"bash": "reconcile.sh", "zsh": "reconcile.sh", "fish": "reconcile.fish",
+                "powershell": "reconcile.ps1"}
+
+
+def init_text(shell: str, filename: str) -> str:
+    """What `cudaswitch init SHELL` prints or installs: the shell function, then the prompt-time reconciler."""
+    text = snippet(filename)
+    if shell in _RECONCILERS:
+        text = text.rstrip("\n") + "\n" + snippet(_RECONCILERS[shell])
+    elif shell == "tcsh":
+        # csh has no functions: precmd sources the reconciler file, only while a record is set (one test per
+        # prompt); an existing precmd alias is kept and runs first.
+        where = str(hooks_dir() / "reconcile.csh").replace("'", "'\\''")
+        run = f'if ( $?_CUDASWITCH_ADDED_PATH ) source "{where}"'
+        text = text.rstrip("\n") + "\n" + "\n".join([
+            "# cudaswitch prompt-time reconciler: takes a cudaswitch PATH entry back off after a switch to an",
+            "# environment without cudaswitch hooks (conda#14762); see hooks/reconcile.csh.",
+            "setenv CUDASWITCH_RECONCILER 1",
+            "set _cs_pre = \"`alias precmd`\"",
+            f"if ( \"$_cs_pre\" == \"\" ) alias precmd '{run}'",
+            f"if ( \"$_cs_pre\" != \"\" && \"$_cs_pre\" !~ *reconcile.csh* ) alias precmd \"$_cs_pre\"'; {run}'",
+            "unset _cs_pre", ""])
+    return text
+
+
+def reconciler_hint(shell_name: Optional[str]) -> Optional[str]:
+    """The one line `use` prints when the prompt-time reconciler is not installed in the user's shell."""
+    if os.environ.get("CUDASWITCH_RECONCILER") == "1":
+        return None
+    shell = {"bash": "bash", "zsh": "zsh", "fish": "fish", "tcsh": "tcsh", "csh": "tcsh", "pwsh": "powershell",
+             "powershell": "powershell"}.get(Path(shell_name or "").name.lower().removesuffix(".exe"))
+    if shell is None:
+        return None
+    return (f"Tip: a switch from this environment to one without cudaswitch hooks leaves its PATH entry behind "
+            f"(conda#14762); 'cudaswitch init {shell} --install' adds a prompt-time cleanup that removes it.")
+
+
 def rc_file(shell: str) -> Path:
     home = Path(os.path.expanduser("~"))
     if shell == "bash":

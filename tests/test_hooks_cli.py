@@ -215,3 +215,14 @@ def test_use_refuses_a_toolkit_path_conda_itself_would_break(cli_env, env_prefix
                                    dict(cli_env, CUDASWITCH_SEARCH_PATH=str(where))), 1)
     assert "conda's own unescaped PATH export" in line and str(where) in line
     assert _tree(env_prefix) == before
+
+
+def test_use_says_once_how_to_install_the_reconciler(cli_env, env_prefix):
+    """Without the prompt-time reconciler in the user's shell, `use` says in one line how to add it; with it
+    (the init snippet exports CUDASWITCH_RECONCILER=1), nothing."""
+    env = dict(cli_env, SHELL="/bin/bash")
+    out = run_cli(["use", "12.9", "-p", str(env_prefix), "--no-smoke"], env).stdout
+    tips = [ln for ln in out.splitlines() if "cudaswitch init bash --install" in ln]
+    assert len(tips) == 1 and "conda#14762" in tips[0], out
+    out = run_cli(["use", "12.9", "-p", str(env_prefix), "--no-smoke"], dict(env, CUDASWITCH_RECONCILER="1")).stdout
+    assert "init bash --install" not in out, out

@@ -186,6 +186,12 @@ def test_init_snippets_static(tmp_path):
     assert proc.returncode == 0, proc.stdout
     proc = subprocess.run([require_tool("fish"), "--no-execute", str(d / "fish.fish")], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+    # the prompt-time reconcilers
+    proc = subprocess.run(["shellcheck", "-s", "sh", str(d / "reconcile.sh")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout
+    proc = subprocess.run(["fish", "--no-execute", str(d / "reconcile.fish")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert _ps_strict_problems((d / "reconcile.ps1").read_text(encoding="utf-8")) == []
     bat = (d / "cmd.bat").read_bytes()
     assert bat.isascii() and bat.count(b"\n") == bat.count(b"\r\n")
     lines = bat.decode().split("\r\n")[:-1]
@@ -207,7 +213,8 @@ def test_sh_hook_written_on_windows_uses_msys_paths(tmp_path):
     assert root + "\\bin\\;" in bat  # the other Windows hooks keep Windows paths
 
 
-_PS_AUTOMATIC = {"null", "true", "false", "_", "args", "LASTEXITCODE", "PROFILE", "PSVersionTable", "global"}
+_PS_AUTOMATIC = {"null", "true", "false", "_", "args", "LASTEXITCODE", "PROFILE", "PSVersionTable", "global",
+                 "executionContext", "PWD"}
 
 
 def _ps_strict_problems(text: str) -> list:

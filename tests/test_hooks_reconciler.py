@@ -146,3 +146,29 @@ def test_installing_twice_adds_the_reconciler_once(shell, tmp_path):
     out = subprocess.run([shell, "-c", script], env=clean_environ(PATH="/usr/bin:/bin"), capture_output=True,
                          text=True).stdout
     assert out.strip() in ("PC=__cudaswitch_reconcile", "PF=__cudaswitch_reconcile"), out
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_reconciler_spawns_no_process(shell, tmp_path):
+    """Before every prompt: no process, whether there is nothing to do or it cleans (strace sees one execve, the
+    shell itself, and no fork/clone)."""
+    import re
+
+    strace = require_tool("strace")
+    exe = require_tool(shell)
+    init = tmp_path / "init.sh"
+    init.write_text(shellinit.init_text(shell, "bash.sh"))
+    (tmp_path / "plain" / "bin").mkdir(parents=True)
+    script = tmp_path / "s.sh"
+    script.write_text(f". {quote_sh(str(init))}\n__cudaswitch_reconcile\n"
+                      f"PATH=/cuda/bin:$PATH; _CUDASWITCH_ADDED_PATH=/cuda/bin; export PATH _CUDASWITCH_ADDED_PATH\n"
+                      f"__cudaswitch_reconcile\n"
+                      f'case ":$PATH:" in *:/cuda/bin:*) exit 3 ;; esac\n'
+                      f'[ -z "${{_CUDASWITCH_ADDED_PATH+x}}" ] || exit 4\n')
+    log = tmp_path / "trace"
+    proc = subprocess.run([strace, "-f", "-e", "trace=execve,clone,clone3,fork,vfork", "-o", str(log), exe,
+                           str(script)], env=clean_environ(PATH="/usr/bin:/bin", CONDA_PREFIX=str(tmp_path / "plain")),
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    calls = [ln for ln in log.read_text().splitlines() if re.search(r"\b(execve|clone3?|v?fork)\(", ln)]
+    assert len(calls) == 1 and "execve(" in calls[0], calls

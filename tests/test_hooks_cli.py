@@ -226,3 +226,47 @@ def test_use_says_once_how_to_install_the_reconciler(cli_env, env_prefix):
     assert len(tips) == 1 and "conda#14762" in tips[0], out
     out = run_cli(["use", "12.9", "-p", str(env_prefix), "--no-smoke"], dict(env, CUDASWITCH_RECONCILER="1")).stdout
     assert "init bash --install" not in out, out
+
+
+def test_init_powershell_install_keeps_a_utf16_profile(cli_env, tmp_path):
+    """Windows PowerShell 5.1's `>` writes UTF-16 with a BOM: --install reads it, adds the block, keeps the
+    encoding and the user's lines; a second run changes nothing; a file in no known encoding is one line."""
+    prof = tmp_path / "profile.ps1"
+    prof.write_bytes("# mine: conda init\r\nSet-Alias ll Get-ChildItem\r\n".encode("utf-16"))
+    proc = run_cli(["init", "powershell", "--install", "--rc-file", str(prof)], cli_env)
+    assert proc.returncode == 0 and "Added to" in proc.stdout, proc.stderr
+    data = prof.read_bytes()
+    assert data.startswith(b"\xff\xfe")
+    text = data.decode("utf-16")
+    assert text.startswith("# mine: conda init\r\nSet-Alias ll Get-ChildItem\r\n")
+    assert "# >>> cudaswitch init >>>" in text and "function global:prompt" in text
+    again = run_cli(["init", "powershell", "--install", "--rc-file", str(prof)], cli_env)
+    assert "Already in" in again.stdout and prof.read_bytes() == data
+    bad = tmp_path / "bad.ps1"
+    bad.write_bytes(b"\xff\xff\x00bad")
+    _one_line_error(run_cli(["init", "powershell", "--install", "--rc-file", str(bad)], cli_env), 1)
+
+
+def test_powershell_profile_is_found_as_conda_finds_it(tmp_path):
+    """Ask PowerShell for $PROFILE.CurrentUserAllHosts when one is on PATH (pwsh 7 first): that follows a Documents
+    folder OneDrive redirected. Without PowerShell: a OneDrive Documents folder holding a PowerShell folder."""
+    from cudaswitch.shellinit import powershell_profile
+
+    asked = []
+
+    def run(argv, **kw):
+        asked.append(argv)
+        # what Windows PowerShell 5.1 prints for $PROFILE.CurrentUserAllHosts with Documents in OneDrive
+        return subprocess.CompletedProcess(argv, 0, "C:\\Users\\li\\OneDrive\\Documents\\WindowsPowerShell\\profile.ps1\r\n", "")
+
+    which = {"powershell": r"C:\Windows\System32\WindowsPowerShell\v1.0\powershell.exe"}.get
+    got = powershell_profile(which=which, run=run, environ={}, windows=True)
+    assert str(got) == "C:\\Users\\li\\OneDrive\\Documents\\WindowsPowerShell\\profile.ps1"
+    assert asked[0][0].endswith("powershell.exe") and "$PROFILE.CurrentUserAllHosts" in asked[0]
+
+    onedrive = tmp_path / "OneDrive"
+    (onedrive / "Documents" / "PowerShell").mkdir(parents=True)
+    got = powershell_profile(which=lambda _: None, run=run, environ={"OneDrive": str(onedrive),
+                                                                     "USERPROFILE": str(tmp_path / "home")},
+                             windows=True)
+    assert got == onedrive / "Documents" / "PowerShell" / "profile.ps1"

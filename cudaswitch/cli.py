@@ -275,7 +275,8 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
                f"cudaswitch.* in {os.path.join(env.prefix, 'etc', 'conda')}{os.sep}{{activate,deactivate}}.d")
     from cudaswitch.shellinit import reconciler_hint
 
-    hint = reconciler_hint("powershell" if system.windows else os.environ.get("SHELL"))
+    # once: on the environment's first switch, not on every later `use` or `--refresh`
+    hint = reconciler_hint("powershell" if system.windows else os.environ.get("SHELL")) if old is None else None
     if hint:
         click.echo(hint)
     if os.environ.get("CUDASWITCH_APPLIES") == "1":

@@ -218,14 +218,18 @@ def test_use_refuses_a_toolkit_path_conda_itself_would_break(cli_env, env_prefix
 
 
 def test_use_says_once_how_to_install_the_reconciler(cli_env, env_prefix):
-    """Without the prompt-time reconciler in the user's shell, `use` says in one line how to add it; with it
-    (the init snippet exports CUDASWITCH_RECONCILER=1), nothing."""
+    """Without the prompt-time reconciler in the user's shell, `use` says in one line how to add it, on an
+    environment's first switch only; with it (the init snippet exports CUDASWITCH_RECONCILER=1), nothing."""
     env = dict(cli_env, SHELL="/bin/bash")
     out = run_cli(["use", "12.9", "-p", str(env_prefix), "--no-smoke"], env).stdout
     tips = [ln for ln in out.splitlines() if "cudaswitch init bash --install" in ln]
     assert len(tips) == 1 and "conda#14762" in tips[0], out
-    out = run_cli(["use", "12.9", "-p", str(env_prefix), "--no-smoke"], dict(env, CUDASWITCH_RECONCILER="1")).stdout
-    assert "init bash --install" not in out, out
+    out = run_cli(["use", "12.9", "-p", str(env_prefix), "--no-smoke"], env).stdout
+    assert "init bash --install" not in out, out  # once: not again for the same environment
+    other = env_prefix.parent / "other"
+    (other / "conda-meta").mkdir(parents=True)
+    out = run_cli(["use", "12.9", "-p", str(other), "--no-smoke"], dict(env, CUDASWITCH_RECONCILER="1")).stdout
+    assert "init bash --install" not in out and "now uses CUDA 12.9" in out, out
 
 
 def test_init_powershell_install_keeps_a_utf16_profile(cli_env, tmp_path):

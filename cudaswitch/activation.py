@@ -1,8 +1,9 @@
 """What switching to a toolkit changes in an environment, as data: the one pipeline every shell's hook renders,
 and the pure-Python model `cudaswitch run` and the smoke test apply directly.
 
-Rules (shared/reference/conda-activation.md section 5): strip the recorded entry and the new entry, then prepend
-exactly once (R1); scalars CUDA_PATH and CUDA_HOME get the same value; `CUDA_PATH_V<X>_<Y>` are never changed.
+Rules (docs/design/activation.md): take out our one copy of each recorded entry (the first: ours is in front),
+then prepend the new entries once; copies the user had (.bashrc, NVIDIA's installer) are never touched. Scalars
+CUDA_PATH and CUDA_HOME get the same value; `CUDA_PATH_V<X>_<Y>` are never changed.
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ def changes_for(toolkit: Toolkit, system: System, ld_library_path: bool = False)
 
 def apply(environ: Mapping[str, str], changes: Changes, system: System,
           remove: Optional[Mapping[str, List[str]]] = None) -> Dict[str, str]:
-    """`environ` after the change: entries in `remove` (what an earlier switch recorded) and the new entries are
-    stripped from each list, then the new entries are prepended once."""
+    """`environ` after the change: one copy (the first) of each entry in `remove` (what an earlier switch
+    recorded) is taken out of each list, then the new entries are prepended once. Other copies stay."""
     out = dict(environ)
     out.update(changes.scalars)
     remove = remove or {}
@@ -41,9 +42,20 @@ def apply(environ: Mapping[str, str], changes: Changes, system: System,
         new = changes.prepend.get(var, [])
         if var not in out and not new:
             continue  # an unset list stays unset
-        drop = set(new) | set(remove.get(var, []))
-        kept = [p for p in system.split_list(out.get(var)) if p not in drop]
+        kept = remove_first(system.split_list(out.get(var)), remove.get(var, []))
+        if not new and not kept and var in environ and environ.get(f"_CUDASWITCH_UNSET_{var}"):
+            out.pop(var)  # only our entries were there, and cudaswitch had found the list unset
+            continue
         out[var] = system.pathsep.join(new + kept)
+    return out
+
+
+def remove_first(entries: List[str], drop: List[str]) -> List[str]:
+    """`entries` without one copy of each entry of `drop`: the first, the one a cudaswitch hook put in front."""
+    out = list(entries)
+    for d in drop:
+        if d in out:
+            out.remove(d)  # list.remove takes the first occurrence
     return out
 
 

@@ -273,6 +273,12 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
         _warn([f"cmd.exe cannot be switched to this toolkit ({problem}); its hook only prints a warning"])
     click.echo(f"Hooks for sh/bash/zsh, fish, csh, cmd.exe and PowerShell: {len(written)} files named "
                f"cudaswitch.* in {os.path.join(env.prefix, 'etc', 'conda')}{os.sep}{{activate,deactivate}}.d")
+    from cudaswitch.shellinit import reconciler_hint
+
+    # once: on the environment's first switch, not on every later `use` or `--refresh`
+    hint = reconciler_hint("powershell" if system.windows else os.environ.get("SHELL")) if old is None else None
+    if hint:
+        click.echo(hint)
     if os.environ.get("CUDASWITCH_APPLIES") == "1":
         click.echo("Applied to this shell by the cudaswitch shell function.")
     else:
@@ -329,7 +335,7 @@ def init(shell, install, rc_file):
     """Print the shell function that makes 'cudaswitch use' apply to the current shell at once."""
     from cudaswitch import shellinit
 
-    text = shellinit.snippet(_INIT_FILES[shell])
+    text = shellinit.init_text(shell, _INIT_FILES[shell])
     if not install:
         click.echo(text, nl=False)
         return

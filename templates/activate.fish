@@ -4,21 +4,20 @@
 set -g __cs_root @ROOT@
 set -g __cs_path @PATH_ADD_LIST@
 set -g __cs_ld @LD_ADD_LIST@
-# R1: strip what an earlier cudaswitch hook recorded (conda may have re-exported it, F2), then prepend ours once.
+# Take out our one copy of what an earlier cudaswitch hook recorded (conda may have re-exported it), then put ours
+# in front once. Copies the user already had (config.fish, NVIDIA's installer) stay where they are.
 __cs_unprepend PATH
 __cs_unprepend LD_LIBRARY_PATH
 set -e _CUDASWITCH_ADDED_PATH
 set -e _CUDASWITCH_ADDED_LD_LIBRARY_PATH
 if test -d "$__cs_root"
-    set -g __cs_drop $__cs_path
-    __cs_strip $PATH
+    set -g __cs_r $PATH
     __cs_nonempty
     set -gx PATH $__cs_path $__cs_r
     set -gx _CUDASWITCH_ADDED_PATH $__cs_path
     if set -q __cs_ld[1]
         set -q LD_LIBRARY_PATH; or set -gx _CUDASWITCH_UNSET_LD_LIBRARY_PATH 1
-        set -g __cs_drop $__cs_ld
-        __cs_strip $LD_LIBRARY_PATH
+        set -g __cs_r $LD_LIBRARY_PATH
         __cs_nonempty
         set -gx LD_LIBRARY_PATH $__cs_ld $__cs_r
         set -gx _CUDASWITCH_ADDED_LD_LIBRARY_PATH $__cs_ld

@@ -4,12 +4,12 @@
 @LIB@
 $__cs_root = @ROOT@
 $__cs_path = @(@PATH_ADD_LIST@)
-# R1: strip what an earlier cudaswitch hook recorded (conda may have re-exported it, F2), then prepend ours once.
+# Take out our one copy of what an earlier cudaswitch hook recorded (conda may have re-exported it), then put ours
+# in front once. Copies the user already had (NVIDIA's installer) stay where they are.
 __cs_Unprepend 'PATH'
 Remove-Item Env:_CUDASWITCH_ADDED_PATH -ErrorAction SilentlyContinue
 if (Test-Path -LiteralPath $__cs_root -PathType Container) {
-    $__cs_keep = @((__cs_Split 'PATH') | Where-Object { $__cs_path -notcontains $_ })
-    $Env:PATH = (@($__cs_path) + $__cs_keep) -join [IO.Path]::PathSeparator
+    $Env:PATH = (@($__cs_path) + @(__cs_Split 'PATH')) -join [IO.Path]::PathSeparator
     $Env:_CUDASWITCH_ADDED_PATH = $__cs_path -join [IO.Path]::PathSeparator
     __cs_Save 'CUDA_PATH'
     $Env:CUDA_PATH = $__cs_root
@@ -18,5 +18,5 @@ if (Test-Path -LiteralPath $__cs_root -PathType Container) {
 } else {
     [Console]::Error.WriteLine("cudaswitch: warning: CUDA @VERSION@ is gone from $__cs_root; this environment keeps the CUDA settings it had (run 'cudaswitch use' again)")
 }
-Remove-Variable __cs_root, __cs_path, __cs_keep -ErrorAction SilentlyContinue
+Remove-Variable __cs_root, __cs_path -ErrorAction SilentlyContinue
 Remove-Item Function:__cs_Split, Function:__cs_Unprepend, Function:__cs_Save, Function:__cs_Restore -ErrorAction SilentlyContinue

@@ -4,7 +4,7 @@
 @LIB@
 set _cs_raw = "$PATH"
 
-# ---- PATH: remove exactly the recorded entries (R3)
+# ---- PATH: remove our one copy (the first) of each recorded entry, never the user's copies
 if ( $?_CUDASWITCH_ADDED_PATH ) then
     setenv PATH "$_CUDASWITCH_ADDED_PATH"
     set _cs_drop = ( $path:q )
@@ -14,8 +14,13 @@ if ( $?_CUDASWITCH_ADDED_PATH ) then
     set _cs_n = 0
     foreach _cs_i ( $_cs_in:q )
         set _cs_hit = 0
+        set _cs_k = 0
         foreach _cs_d ( $_cs_drop:q )
-            if ( "$_cs_i" == "$_cs_d" ) set _cs_hit = 1
+            @ _cs_k++
+            if ( $_cs_hit == 0 && "$_cs_i" == "$_cs_d" ) then
+                set _cs_hit = 1
+                set _cs_drop[$_cs_k] = ""
+            endif
         end
         if ( $_cs_hit == 0 ) then
             if ( $_cs_n == 0 ) then
@@ -28,7 +33,7 @@ if ( $?_CUDASWITCH_ADDED_PATH ) then
     end
     setenv PATH "$_cs_out"
     set _cs_raw = "$PATH"
-    # R4: on a switch or reactivate this env's bin folder is still on PATH and conda will export a PATH computed
+    # On a switch or reactivate this env's bin folder is still on PATH and conda will export a PATH computed
     # before this hook ran, bringing our entry back: keep the record for the next cudaswitch hook.
     set _cs_keep = 0
     if ( $?CONDA_PREFIX ) then
@@ -39,7 +44,7 @@ if ( $?_CUDASWITCH_ADDED_PATH ) then
     if ( $_cs_keep == 0 ) unsetenv _CUDASWITCH_ADDED_PATH
 endif
 
-# ---- LD_LIBRARY_PATH: remove the recorded entries; unset it again if it was unset and nothing else is left (R5)
+# ---- LD_LIBRARY_PATH: remove the recorded entries; unset it again if it was unset and nothing else is left
 if ( $?_CUDASWITCH_ADDED_LD_LIBRARY_PATH ) then
     setenv PATH "$_CUDASWITCH_ADDED_LD_LIBRARY_PATH"
     set _cs_drop = ( $path:q )
@@ -53,8 +58,13 @@ if ( $?_CUDASWITCH_ADDED_LD_LIBRARY_PATH ) then
     set _cs_n = 0
     foreach _cs_i ( $_cs_in:q )
         set _cs_hit = 0
+        set _cs_k = 0
         foreach _cs_d ( $_cs_drop:q )
-            if ( "$_cs_i" == "$_cs_d" ) set _cs_hit = 1
+            @ _cs_k++
+            if ( $_cs_hit == 0 && "$_cs_i" == "$_cs_d" ) then
+                set _cs_hit = 1
+                set _cs_drop[$_cs_k] = ""
+            endif
         end
         if ( $_cs_hit == 0 ) then
             if ( $_cs_n == 0 ) then
@@ -91,4 +101,4 @@ if ( $?_CUDASWITCH_SAVED_CUDA_HOME ) then
     endif
     unsetenv _CUDASWITCH_OLD_CUDA_HOME _CUDASWITCH_SAVED_CUDA_HOME
 endif
-unset _cs_raw _cs_drop _cs_in _cs_out _cs_n _cs_i _cs_d _cs_hit _cs_keep
+unset _cs_raw _cs_drop _cs_in _cs_out _cs_n _cs_i _cs_d _cs_hit _cs_k _cs_keep

@@ -3,7 +3,7 @@
 # Works only from the records the activate hook left, so it is a no-op without them.
 @LIB@
 __cs_unprepend PATH
-# R4: on a switch or reactivate conda still has this env's bin folder on PATH and will export a PATH it computed
+# On a switch or reactivate conda still has this env's bin folder on PATH and will export a PATH it computed
 # before this hook ran, bringing our entry back; keep the record so the next cudaswitch hook can strip it.
 if not set -q CONDA_PREFIX; or not contains -- "$CONDA_PREFIX/bin" $PATH
     set -e _CUDASWITCH_ADDED_PATH

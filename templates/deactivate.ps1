@@ -3,10 +3,11 @@
 # Verified only statically: no PowerShell runs in cudaswitch's test suite.
 @LIB@
 __cs_Unprepend 'PATH'
-# R4: on a switch or reactivate conda still has this env's folders on PATH and will export a PATH it computed
+# On a switch or reactivate conda still has this env's folders on PATH and will export a PATH it computed
 # before this hook ran, bringing our entries back; keep the record so the next cudaswitch hook can strip them.
-# ($IsWindows is $null on Windows PowerShell 5.1, which only runs on Windows.)
-$__cs_sub = if ($null -eq $IsWindows -or $IsWindows) { 'Library\bin' } else { 'bin' }
+# (Not $IsWindows: Windows PowerShell 5.1 does not define it, and reading it under Set-StrictMode is an error that,
+# with $ErrorActionPreference = 'Stop', stops conda's own Invoke-Expression half-way. The separator works on both.)
+$__cs_sub = if ([IO.Path]::DirectorySeparatorChar -eq '\') { 'Library\bin' } else { 'bin' }
 $__cs_envbin = if ($Env:CONDA_PREFIX) { Join-Path $Env:CONDA_PREFIX $__cs_sub } else { $null }
 if (-not $__cs_envbin -or (__cs_Split 'PATH') -notcontains $__cs_envbin) {
     Remove-Item Env:_CUDASWITCH_ADDED_PATH -ErrorAction SilentlyContinue

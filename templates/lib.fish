@@ -1,20 +1,20 @@
 # Hooks are sourced inside conda's `conda` function: everything that must outlive it is `set -gx`, temporaries are
-# globals named __cs_* that the hook erases at the end (conda-activation.md 6.2). Comparisons use `contains`, an
+# globals named __cs_* that the hook erases at the end (docs/design/activation.md). Comparisons use `contains`, an
 # exact match (`string match` would glob).
-function __cs_strip --description 'cudaswitch: $__cs_r = argv without the entries of the list $__cs_drop'
-    set -g __cs_r
-    for __cs_p in $argv
-        contains -- $__cs_p $__cs_drop; and continue
-        set -a __cs_r $__cs_p
+function __cs_strip --description 'cudaswitch: $__cs_r = argv without one copy (the first) of each entry of $__cs_drop'
+    set -g __cs_r $argv
+    for __cs_p in $__cs_drop
+        # the first copy is the one a cudaswitch hook put in front; later copies are the user's and stay
+        set -l __cs_at (contains -i -- $__cs_p $__cs_r); and set -e __cs_r[$__cs_at]
     end
 end
-# R5: a list that was '' is one empty element here; prepending to it must not leave an empty component (the
+# A list that was '' is one empty element here; prepending to it must not leave an empty component (the
 # current folder), as sh's ${x:+:$x} does.
 function __cs_nonempty
     test (count $__cs_r) -eq 1; and test -z "$__cs_r[1]"; and set -g __cs_r
 end
-# __cs_unprepend NAME: take the entries recorded in _CUDASWITCH_ADDED_<NAME> out of list NAME; NAME is erased
-# again if cudaswitch found it unset and nothing else is left (R5).
+# __cs_unprepend NAME: take our one copy of each entry recorded in _CUDASWITCH_ADDED_<NAME> out of list NAME; NAME is erased
+# again if cudaswitch found it unset and nothing else is left.
 function __cs_unprepend --argument-names name
     set -l rec _CUDASWITCH_ADDED_$name
     set -l un _CUDASWITCH_UNSET_$name
@@ -29,7 +29,7 @@ function __cs_unprepend --argument-names name
     end
     set -e $un
 end
-# __cs_save NAME: back up scalar NAME once (first writer wins, R8), keeping unset apart from empty (R7).
+# __cs_save NAME: back up scalar NAME once (first writer wins), keeping unset apart from empty.
 function __cs_save --argument-names name
     set -q _CUDASWITCH_SAVED_$name; and return
     set -e _CUDASWITCH_OLD_$name

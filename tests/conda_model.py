@@ -118,9 +118,13 @@ def plan(env: Mapping[str, str], step: List[str], ext: str, windows: bool = Fals
     raise SystemExit(f"unknown step {step}")
 
 
-def apply_plain(env: Dict[str, Optional[str]], step: List[str], sep: str, windows: bool = False) -> None:
-    """Apply a step to a dict as conda alone would (hooks ignored): the baseline. Unset = removed (for posix
-    conda's `export X=''` the caller compares CONDA_* loosely; the test watches CUDA/PATH only)."""
+def apply_plain(env: Dict[str, Optional[str]], step: List[str], sep: str, windows: bool = False,
+                unset_empty: bool = False) -> None:
+    """Apply a step to a dict as conda alone would (hooks ignored): the baseline. Unset = removed, or with
+    `unset_empty` set to '' as posix conda does (`export X=''`). That difference shows in PATH: a
+    `CONDA_STACKED_<n>=''` left over from an earlier stack still counts as stacked (conda tests membership), so a
+    later `conda deactivate` from level n removes the env's folder without putting the lower env's back; measured
+    with real conda in bash, zsh and dash, not in fish or tcsh (tests/test_hooks_realconda.py)."""
     start = env["PATH"].split(sep) if env.get("PATH") is not None else []
     for op in plan({k: v for k, v in env.items() if v is not None}, step, "none", windows):
         if op[0] == "path":
@@ -128,7 +132,10 @@ def apply_plain(env: Dict[str, Optional[str]], step: List[str], sep: str, window
         elif op[0] == "set":
             env[op[1]] = op[2]
         elif op[0] == "unset":
-            env.pop(op[1], None)
+            if unset_empty:
+                env[op[1]] = ""
+            else:
+                env.pop(op[1], None)
 
 
 # ---- rendering for a running shell ------------------------------------------------------------------------------

@@ -146,16 +146,22 @@ def expected_states(world: World, initial: Dict[str, Optional[str]], steps: List
     return out
 
 
-def problems(world: World, got: dict, base: dict, tk: Optional[Toolkit], sep: str = ":") -> List[str]:
-    """What differs from 'conda alone, plus exactly the active toolkit's entries'."""
+def problems(world: World, got: dict, base: dict, tk: Optional[Toolkit], sep: str = ":",
+             spelled=None) -> List[str]:
+    """What differs from 'conda alone, plus exactly the active toolkit's entries': PATH must be conda's own PATH
+    with our one copy of each toolkit entry added, and nothing else taken away, so a copy the user had (.bashrc,
+    the NVIDIA installer) is still there, in its place. `spelled` gives the hook's own spelling of the entries
+    (cmd writes them with a trailing backslash)."""
+    from cudaswitch.activation import remove_first
+
     errs = []
-    ours = world.all_entries()
     path = got["PATH"].split(sep)
-    if [p for p in path if p not in ours] != base["PATH"].split(sep):
-        errs.append(f"PATH without toolkit entries {[p for p in path if p not in ours]} != {base['PATH'].split(sep)}")
-    want = tk.bins if tk else []
-    if [p for p in path if p in ours] != want:
-        errs.append(f"toolkit entries on PATH {[p for p in path if p in ours]} != {want}")
+    want = (spelled or (lambda b: b))(tk.bins) if tk else []
+    missing = [b for b in want if b not in path]
+    if missing:
+        errs.append(f"toolkit entries {missing} not on PATH {path}")
+    if remove_first(path, want) != base["PATH"].split(sep):
+        errs.append(f"PATH without our one copy of {want}: {remove_first(path, want)} != {base['PATH'].split(sep)}")
     for var in ("CUDA_HOME", "CUDA_PATH"):
         exp = tk.root if tk else base.get(var)
         if got[var] != exp:

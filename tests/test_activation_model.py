@@ -7,11 +7,11 @@ import sys
 
 import pytest
 
-from cudaswitch.activation import Changes, apply
+from cudaswitch.activation import Changes, apply, recorded_entries
 from cudaswitch.hooks import render
 from cudaswitch.system import System
 
-KEYS = ("PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH")
+KEYS = ("PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "_CUDASWITCH_ADDED_PATH")
 LINUX = System(os="linux", environ={}, python_paths=[])
 
 
@@ -42,6 +42,29 @@ def test_model_equals_the_real_hook(tmp_path, ld, home):
     ld = ld and ld.replace("ROOT", root)
     start = {"PATH": f"/usr/bin:{root}/bin:/bin", "LD_LIBRARY_PATH": ld, "CUDA_HOME": home, "CUDA_PATH": None}
     modelled = apply({k: v for k, v in start.items() if v is not None}, changes, LINUX)
+    modelled["_CUDASWITCH_ADDED_PATH"] = root + "/bin"
     real = hook_result(tmp_path, start, changes)
     assert real["CUDA_HOME"] == root and real["PATH"].startswith(root + "/bin:")
+    assert {k: modelled.get(k) for k in KEYS} == real
+
+
+@pytest.mark.parametrize("old_first", [True, False])
+def test_model_equals_the_real_hook_when_toolkits_are_already_on_path(tmp_path, old_first):
+    """The NVIDIA-installer state: both toolkits' bin were on PATH before, and an earlier switch (to 11.3) put its
+    copy in front and recorded it. Switching to 12.9 takes out that one copy only; the user's copies of both
+    toolkits stay where they were, in the model as in the hook. (`old_first`: conda re-exported our old copy in
+    front, or the user put another folder before it.)"""
+    root = tmp_path / "cuda-12.9"
+    (root / "bin").mkdir(parents=True)
+    root, old = str(root), str(tmp_path / "cuda-11.3")
+    changes = changes_for_root(root)
+    user = f"/usr/bin:{old}/bin:{root}/bin:/bin"
+    path = f"{old}/bin:/env/bin:{user}" if old_first else f"/mine:{old}/bin:/env/bin:{user}"
+    start = {"PATH": path, "LD_LIBRARY_PATH": f"{old}/lib64:{old}/lib64", "CUDA_HOME": old, "CUDA_PATH": old,
+             "_CUDASWITCH_ADDED_PATH": f"{old}/bin", "_CUDASWITCH_ADDED_LD_LIBRARY_PATH": f"{old}/lib64"}
+    modelled = apply(start, changes, LINUX, remove=recorded_entries(start, LINUX))
+    modelled["_CUDASWITCH_ADDED_PATH"] = root + "/bin"
+    real = hook_result(tmp_path, start, changes)
+    assert real["PATH"] == f"{root}/bin:" + ("" if old_first else "/mine:") + f"/env/bin:{user}"
+    assert real["LD_LIBRARY_PATH"] == f"{root}/lib64:{old}/lib64"
     assert {k: modelled.get(k) for k in KEYS} == real

@@ -200,3 +200,77 @@ def test_broken_state_file_is_one_line_and_off_still_cleans_up(cli_env, env_pref
     proc = run_cli(["off", "-p", str(env_prefix)], cli_env)
     assert proc.returncode == 0 and "removed 10 hook files and the state file" in proc.stdout
     assert not any(p.is_file() for p in (env_prefix / "etc").rglob("*"))
+
+
+@pytest.mark.parametrize("odd", ["it's", "$(id)", "a`b"])
+def test_use_refuses_a_toolkit_path_conda_itself_would_break(cli_env, env_prefix, real_trees, tmp_path, odd):
+    """conda exports PATH unescaped ('...' in sh, "..." in csh/fish): such a toolkit path would be executed or
+    mangled by `conda deactivate`. `use` says so in one line and writes nothing."""
+    import cudatrees
+
+    where = tmp_path / f"cuda {odd}"
+    cudatrees.cuda_12_9(where / "cuda-12.9")  # a real tree: discovery resolves symlinks
+    before = _tree(env_prefix)
+    line = _one_line_error(run_cli(["use", "12.9", "-p", str(env_prefix), "--no-smoke"],
+                                   dict(cli_env, CUDASWITCH_SEARCH_PATH=str(where))), 1)
+    assert "conda's own unescaped PATH export" in line and str(where) in line
+    assert _tree(env_prefix) == before
+
+
+def test_use_says_once_how_to_install_the_reconciler(cli_env, env_prefix):
+    """Without the prompt-time reconciler in the user's shell, `use` says in one line how to add it, on an
+    environment's first switch only; with it (the init snippet exports CUDASWITCH_RECONCILER=1), nothing."""
+    env = dict(cli_env, SHELL="/bin/bash")
+    out = run_cli(["use", "12.9", "-p", str(env_prefix), "--no-smoke"], env).stdout
+    tips = [ln for ln in out.splitlines() if "cudaswitch init bash --install" in ln]
+    assert len(tips) == 1 and "conda#14762" in tips[0], out
+    out = run_cli(["use", "12.9", "-p", str(env_prefix), "--no-smoke"], env).stdout
+    assert "init bash --install" not in out, out  # once: not again for the same environment
+    other = env_prefix.parent / "other"
+    (other / "conda-meta").mkdir(parents=True)
+    out = run_cli(["use", "12.9", "-p", str(other), "--no-smoke"], dict(env, CUDASWITCH_RECONCILER="1")).stdout
+    assert "init bash --install" not in out and "now uses CUDA 12.9" in out, out
+
+
+def test_init_powershell_install_keeps_a_utf16_profile(cli_env, tmp_path):
+    """Windows PowerShell 5.1's `>` writes UTF-16 with a BOM: --install reads it, adds the block, keeps the
+    encoding and the user's lines; a second run changes nothing; a file in no known encoding is one line."""
+    prof = tmp_path / "profile.ps1"
+    prof.write_bytes("# mine: conda init\r\nSet-Alias ll Get-ChildItem\r\n".encode("utf-16"))
+    proc = run_cli(["init", "powershell", "--install", "--rc-file", str(prof)], cli_env)
+    assert proc.returncode == 0 and "Added to" in proc.stdout, proc.stderr
+    data = prof.read_bytes()
+    assert data.startswith(b"\xff\xfe")
+    text = data.decode("utf-16")
+    assert text.startswith("# mine: conda init\r\nSet-Alias ll Get-ChildItem\r\n")
+    assert "# >>> cudaswitch init >>>" in text and "function global:prompt" in text
+    again = run_cli(["init", "powershell", "--install", "--rc-file", str(prof)], cli_env)
+    assert "Already in" in again.stdout and prof.read_bytes() == data
+    bad = tmp_path / "bad.ps1"
+    bad.write_bytes(b"\xff\xff\x00bad")
+    _one_line_error(run_cli(["init", "powershell", "--install", "--rc-file", str(bad)], cli_env), 1)
+
+
+def test_powershell_profile_is_found_as_conda_finds_it(tmp_path):
+    """Ask PowerShell for $PROFILE.CurrentUserAllHosts when one is on PATH (pwsh 7 first): that follows a Documents
+    folder OneDrive redirected. Without PowerShell: a OneDrive Documents folder holding a PowerShell folder."""
+    from cudaswitch.shellinit import powershell_profile
+
+    asked = []
+
+    def run(argv, **kw):
+        asked.append(argv)
+        # what Windows PowerShell 5.1 prints for $PROFILE.CurrentUserAllHosts with Documents in OneDrive
+        return subprocess.CompletedProcess(argv, 0, "C:\\Users\\li\\OneDrive\\Documents\\WindowsPowerShell\\profile.ps1\r\n", "")
+
+    which = {"powershell": r"C:\Windows\System32\WindowsPowerShell\v1.0\powershell.exe"}.get
+    got = powershell_profile(which=which, run=run, environ={}, windows=True)
+    assert str(got) == "C:\\Users\\li\\OneDrive\\Documents\\WindowsPowerShell\\profile.ps1"
+    assert asked[0][0].endswith("powershell.exe") and "$PROFILE.CurrentUserAllHosts" in asked[0]
+
+    onedrive = tmp_path / "OneDrive"
+    (onedrive / "Documents" / "PowerShell").mkdir(parents=True)
+    got = powershell_profile(which=lambda _: None, run=run, environ={"OneDrive": str(onedrive),
+                                                                     "USERPROFILE": str(tmp_path / "home")},
+                             windows=True)
+    assert got == onedrive / "Documents" / "PowerShell" / "profile.ps1"

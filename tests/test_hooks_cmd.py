@@ -18,6 +18,7 @@ import pytest
 
 import conda_model
 import nvidia_wheels
+from cudaswitch import hooks
 from conftest import require_tool
 from shell_driver import Toolkit, World, clean_environ, problems
 from test_hooks_transitions import SCENARIOS
@@ -59,13 +60,13 @@ def winworld(tmp_path_factory):
     return w
 
 
-def wine_cmd(wine, script: Path):
+def wine_cmd(wine, script: Path, *flags: str):
     """(exit code, stdout+stderr) of `wine cmd /d /c script`. Output goes to a file: with a pipe and stdin on
     /dev/null wine's console takes seconds to close (measured: 2.6 s against 0.2 s per run)."""
     exe, env = wine
     out = script.with_suffix(".out")
     with open(out, "wb") as fh:
-        proc = subprocess.run([exe, "cmd", "/d", "/c", z(script)], env=env, stdin=subprocess.DEVNULL, stdout=fh,
+        proc = subprocess.run([exe, "cmd", "/d", *flags, "/c", z(script)], env=env, stdin=subprocess.DEVNULL, stdout=fh,
                               stderr=subprocess.STDOUT, timeout=120)
     return proc.returncode, out.read_bytes().decode("latin-1")
 
@@ -116,11 +117,18 @@ def run_cmd(wine, world, steps, initial, tmp_path):
 def _initial(world, cuda):
     base = world.names["base"]
     dirs = conda_model.env_dirs(base, True)
-    return dict(PATH=";".join(dirs) + ";" + SYSTEM_PATH, CONDA_PREFIX=base, CONDA_SHLVL="1",
+    init = dict(PATH=";".join(dirs) + ";" + SYSTEM_PATH, CONDA_PREFIX=base, CONDA_SHLVL="1",
                 CUDA_HOME=cuda, CUDA_PATH=cuda)
+    if cuda == "nvidia-installer":
+        # what NVIDIA's installer leaves: every version's bin and libnvvp appended to the system PATH, CUDA_PATH the
+        # last one installed (the newest here), CUDA_HOME unset
+        tks = [world.envs[world.names[k]] for k in ("A", "B")]
+        init.update(PATH=init["PATH"] + "".join(";" + e for tk in tks for e in tk.bins), CUDA_PATH=tks[-1].root,
+                    CUDA_HOME=None)
+    return init
 
 
-@pytest.mark.parametrize("cuda", [None, r"C:\old cuda (x86) & co"])
+@pytest.mark.parametrize("cuda", [None, r"C:\old cuda (x86) & co", "nvidia-installer"])
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_cmd_transition(wine, winworld, scenario, cuda, tmp_path):
     steps, leaks = SCENARIOS[scenario]
@@ -139,10 +147,11 @@ def test_cmd_transition(wine, winworld, scenario, cuda, tmp_path):
     for i, (got, (base, tk)) in enumerate(zip(states, expected)):
         if i in leaks:  # conda#14762, as in the POSIX shells: A's entries stay, with their record
             left = expected[i - 1][1]
-            assert got["PATH"].split(";")[:2] == left.bins
-            assert got["CUDA_HOME"] == base.get("CUDA_HOME") and got["_CUDASWITCH_ADDED_PATH"] == ";".join(left.bins)
+            ours = hooks.bat_spelling(left.bins)
+            assert got["PATH"].split(";") == ours + base["PATH"].split(";")
+            assert got["CUDA_HOME"] == base.get("CUDA_HOME") and got["_CUDASWITCH_ADDED_PATH"] == ";".join(ours)
             continue
-        errs = problems(winworld, got, base, tk, sep=";")
+        errs = problems(winworld, got, base, tk, sep=";", spelled=hooks.bat_spelling)
         assert not errs, f"cmd {scenario} state {i}:\n" + "\n".join(errs) + "\n" + text[-3000:]
 
 
@@ -159,4 +168,93 @@ def test_cmd_unsupported_path_only_warns(wine, tmp_path):
                        .encode("ascii"))
     _, out = wine_cmd(wine, script)
     assert "rc=0" in out and "CUDA_PATH=" not in out and "CUDA_HOME=" not in out
+    assert "is not switched in cmd.exe" in out
+
+
+# ---- hardening: what the user's PATH or cmd settings may hold -------------------------------------------------
+
+def _hook_env(tmp_path, name, root):
+    prefix = tmp_path / name
+    os.makedirs(prefix / "conda-meta")
+    tk = Toolkit(root, windows=True)
+    hooks.write_hooks(str(prefix), tk.changes(), "11.8", windows=True)
+    d = z(prefix / "etc" / "conda")
+    return z(prefix), d + r"\activate.d\cudaswitch.bat", d + r"\deactivate.d\cudaswitch.bat", tk
+
+
+def _run_lines(wine, tmp_path, lines, *flags):
+    script = tmp_path / "h.bat"
+    script.write_bytes(("\r\n".join(lines) + "\r\n").encode("ascii"))
+    rc, out = wine_cmd(wine, script, *flags)
+    states = []
+    for chunk in out.split("__STATE__")[1:]:
+        allvars = dict(ln.split("=", 1) for ln in chunk.replace("\r", "").splitlines() if "=" in ln)
+        states.append({k.upper(): v for k, v in allvars.items()})
+    return rc, out, states
+
+
+@pytest.fixture
+def cuda_tree(tmp_path):
+    tk = tmp_path / "NVIDIA GPU Computing Toolkit" / "CUDA" / "v11.8"
+    for sub in ("bin", "libnvvp"):
+        (tk / sub).mkdir(parents=True)
+    return z(tk)
+
+
+def test_cmd_quoted_path_entry_survives_a_switch(wine, tmp_path, cuda_tree):
+    """Installers write quoted PATH entries; the deactivate hook's comparison must not become a syntax error
+    (which on cmd.exe ends every batch level, conda's own included): PATH comes back exactly, the caller goes on."""
+    prefix, act, deact, tk = _hook_env(tmp_path, "env", cuda_tree)
+    path = rf'{prefix}\Library\bin;"C:\Program Files\Foo Tool";{SYSTEM_PATH}'
+    rc, out, states = _run_lines(wine, tmp_path, [
+        f'@set "PATH={path}"', f'@set "CONDA_PREFIX={prefix}"', f'@call "{act}"', "@echo __STATE__", "@set",
+        f'@call "{deact}"', "@echo after the hook", "@echo __STATE__", "@set"])
+    assert rc == 0 and "after the hook" in out, out
+    active, after = states
+    assert active["PATH"] == ";".join(hooks.bat_spelling(tk.bins)) + ";" + path
+    assert after["PATH"] == path and after["_CUDASWITCH_ADDED_PATH"]  # a switch: the record is kept for conda
+    assert "CUDA_PATH" not in after
+
+
+@pytest.mark.parametrize("case", ["quoted-ampersand", "delayed-expansion", "too-long"])
+def test_cmd_leaves_path_alone_where_editing_it_could_lose_entries(wine, tmp_path, cuda_tree, case):
+    """A quoted entry with &, delayed expansion on (drops every ! from %PATH%), a PATH near cmd's 8191-character
+    line limit: the hook says why in one warning, PATH stays exactly as it was, and the caller goes on."""
+    prefix, act, deact, tk = _hook_env(tmp_path, "env", cuda_tree)
+    path, flags = SYSTEM_PATH + r";C:\it!s", []
+    if case == "quoted-ampersand":
+        path = rf'"C:\Tools & Co";{SYSTEM_PATH}'
+    elif case == "delayed-expansion":  # as cmd /V:ON, switched on after the driver put a ! on PATH
+        flags = ("@setlocal EnableDelayedExpansion",)
+    else:
+        path = ";".join(rf"C:\some rather long tool folder\number {i:04d}" for i in range(180)) + ";" + SYSTEM_PATH
+        assert 7900 < len(path) < 8191
+    # set without outer quotes keeps the value's own quotes (the & is inside them)
+    set_path = f"@set PATH={path}" if case == "quoted-ampersand" else f'@set "PATH={path}"'
+    rc, out, states = _run_lines(wine, tmp_path, [
+        set_path, *flags, f'@call "{act}"', "@echo after the hook", "@echo __STATE__", "@set"])
+    assert rc == 0 and "after the hook" in out, out
+    warnings = [ln for ln in out.splitlines() if "cudaswitch: warning: PATH left as it is" in ln]
+    assert len(warnings) == 1, out
+    state = states[0]
+    assert state["PATH"] == path
+    assert "_CUDASWITCH_ADDED_PATH" not in state and "CUDA_PATH" not in state
+
+
+def test_cmd_unsupported_hook_still_cleans_up_a_switch(wine, tmp_path, cuda_tree):
+    """A -> X where X's toolkit path cmd cannot hold: X's hook warns, and still takes out A's entries, which conda
+    re-exported after A's deactivate hook had removed them (the record says which)."""
+    prefix_a, act_a, deact_a, tk = _hook_env(tmp_path, "envA", cuda_tree)
+    prefix_x, act_x, _, _ = _hook_env(tmp_path, "envX", z(tmp_path / "CUDA 环境"))
+    before = rf"{prefix_a}\Library\bin;{SYSTEM_PATH}"
+    conda_export = rf"{prefix_x}\Library\bin;{SYSTEM_PATH}"
+    rc, out, states = _run_lines(wine, tmp_path, [
+        f'@set "PATH={before}"', f'@set "CONDA_PREFIX={prefix_a}"', f'@call "{act_a}"',
+        '@set "_SIM_P=%PATH%"', f'@call "{deact_a}"',
+        # conda exports the PATH it computed before the hooks ran: A's entries are back
+        f'@set "PATH=%_SIM_P:{prefix_a}\\Library\\bin={prefix_x}\\Library\\bin%"', '@set "_SIM_P="',
+        f'@set "CONDA_PREFIX={prefix_x}"', f'@call "{act_x}"', "@echo __STATE__", "@set"])
+    assert rc == 0, out
+    state = states[0]
+    assert state["PATH"] == conda_export and "_CUDASWITCH_ADDED_PATH" not in state, out
     assert "is not switched in cmd.exe" in out

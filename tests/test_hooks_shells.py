@@ -59,17 +59,18 @@ def test_sh_hook_spawns_no_process(shell, tmp_path):
 RATTLER_SHELLS = {"bash": ("bash", quote_sh), "zsh": ("zsh", quote_sh), "fish": ("fish", quote_fish)}
 
 
+@pytest.mark.parametrize("preset", [False, True], ids=["no-cuda", "nvidia-installer"])
 @pytest.mark.parametrize("shell", sorted(RATTLER_SHELLS))
-def test_activation_by_rattler(shell, tmp_path):
-    """An independent activator (py-rattler, conda-activation.md 7.3) sources our activate.d; it has no
-    deactivation, so the test sources deactivate.d itself, as rattler would (ascending, CONDA_PREFIX already
-    restored)."""
+def test_activation_by_rattler(shell, preset, tmp_path):
+    """An independent activator (py-rattler) sources our activate.d; it has no deactivation, so the test sources
+    deactivate.d itself, as rattler would (ascending, CONDA_PREFIX already restored). `preset`: the toolkit's bin
+    was already at the end of PATH (NVIDIA's installer), and stays there."""
     rattler = pytest.importorskip("rattler.shell")
     exe = require_tool(RATTLER_SHELLS[shell][0])
     q = RATTLER_SHELLS[shell][1]
     prefix, tk = _env_with_hooks(tmp_path, tmp_path / "CUDA v11.8 (x86) & 'q' 环境")
     (prefix / "bin").mkdir()
-    base_path = ["/usr/bin", "/bin"]
+    base_path = ["/usr/bin", "/bin"] + ([tk.bin] if preset else [])
     av = rattler.ActivationVariables(current_path=base_path,
                                      path_modification_behavior=rattler.PathModificationBehavior.Replace)
     result = rattler.activate(prefix, av, getattr(rattler.Shell, shell))
@@ -81,13 +82,13 @@ def test_activation_by_rattler(shell, tmp_path):
     script.write_text(f"{dump}\n{result.script}\n{dump}\n{unset}\n{'source' if shell == 'fish' else '.'} "
                       f"{q(str(deact))}\n{dump}\n", encoding="utf-8")
     argv = {"bash": [exe, "--noprofile", "--norc"], "zsh": [exe, "-f"], "fish": [exe, "--no-config"]}[shell]
-    env = clean_environ(PATH="/usr/bin:/bin", CUDA_HOME="/old")
+    env = clean_environ(PATH=":".join(base_path), CUDA_HOME="/old")
     proc = subprocess.run(argv + [str(script)], env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (before, _), (active, recs), (after, left) = _states(proc.stdout)
     assert active["CUDA_HOME"] == active["CUDA_PATH"] == tk.root
     assert active["PATH"].split(":")[:2] == [tk.bin, str(prefix / "bin")]
-    assert active["PATH"].split(":").count(tk.bin) == 1
+    assert active["PATH"].split(":").count(tk.bin) == 1 + preset
     assert active["LD_LIBRARY_PATH"] == tk.lib
     assert "_CUDASWITCH_ADDED_PATH" in recs
     assert after["CUDA_HOME"] == "/old" and after["CUDA_PATH"] is None and after["LD_LIBRARY_PATH"] is None

@@ -104,6 +104,8 @@ def test_bat_rules(case, direction):
     lines = _hook(case, "bat", direction).decode("ascii").split("\r\n")
     assert lines[-1] == "" and lines[-2] == "@exit /b 0", "B6: ends with exit /b 0"
     for ln in lines[:-1]:
+        if re.fullmatch(r":cs_\w+", ln):
+            continue  # a goto label is never echoed
         assert ln.startswith("@"), f"B7: every line starts with @: {ln!r}"
         low = ln.lower()
         assert not low.startswith("@::"), f"B8: {ln!r}"
@@ -123,11 +125,12 @@ def test_bat_rules(case, direction):
 
 def test_bat_refuses_what_cmd_cannot_hold():
     """B2/B9: a non-ASCII or %-bearing toolkit path gets a hook that only warns, never a mangled one."""
-    for root in (r"C:\CUDA\环境\v12.1", r"C:\CUDA %X%\v12.1", r"C:\a=b\v12.1"):
+    for root in (r"C:\CUDA\环境\v12.1", r"C:\CUDA %X%\v12.1", r"C:\a=b\v12.1", r"C:\a^b\v12.1", r"C:\a!b\v12.1"):
         data = hooks.render("bat", "activate", _changes(root, windows=True), "12.1")
         assert data.isascii()
         assert b"is not switched in cmd.exe" in data
-        assert b"set " not in data.lower().replace(b"@rem", b"")
+        sets = [ln for ln in data.decode().split("\r\n") if "set " in ln.lower() and not ln.lower().startswith("@rem")]
+        assert sets and not any("v12.1" in ln or "CUDA_PATH=" in ln or "CUDA_HOME=" in ln for ln in sets), sets
     assert hooks.bat_problem(CASES["windows"]) is None
 
 
@@ -183,8 +186,70 @@ def test_init_snippets_static(tmp_path):
     assert proc.returncode == 0, proc.stdout
     proc = subprocess.run([require_tool("fish"), "--no-execute", str(d / "fish.fish")], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+    # the prompt-time reconcilers
+    proc = subprocess.run(["shellcheck", "-s", "sh", str(d / "reconcile.sh")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout
+    proc = subprocess.run(["fish", "--no-execute", str(d / "reconcile.fish")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert _ps_strict_problems((d / "reconcile.ps1").read_text(encoding="utf-8")) == []
     bat = (d / "cmd.bat").read_bytes()
     assert bat.isascii() and bat.count(b"\n") == bat.count(b"\r\n")
     lines = bat.decode().split("\r\n")[:-1]
     assert all(ln.startswith("@") for ln in lines) and lines[-1] == "@exit /b %_CS_RC%"
     assert not any("(" in _strip_quoted(ln) for ln in lines if not ln.startswith("@REM"))
+
+
+def test_sh_hook_written_on_windows_uses_msys_paths(tmp_path):
+    """Git Bash / MSYS reads the .sh hook and splits PATH on ':': a `C:\\...` entry would become two. The entries
+    are written as MSYS spells them; CUDA_PATH/CUDA_HOME keep the Windows spelling that nvcc and CMake read."""
+    root = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v11.8"
+    ch = _changes(root, windows=True)
+    hooks.write_hooks(str(tmp_path), ch, "11.8", windows=True)
+    sh = (tmp_path / "etc" / "conda" / "activate.d" / "cudaswitch.sh").read_text()
+    assert "_cs_path='/c/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v11.8/bin:" \
+           "/c/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v11.8/libnvvp'" in sh
+    assert f"_cs_root='{root}'" in sh
+    bat = (tmp_path / "etc" / "conda" / "activate.d" / "cudaswitch.bat").read_text()
+    assert root + "\\bin\\;" in bat  # the other Windows hooks keep Windows paths
+
+
+_PS_AUTOMATIC = {"null", "true", "false", "_", "args", "LASTEXITCODE", "PROFILE", "PSVersionTable", "global",
+                 "executionContext", "PWD"}
+
+
+def _ps_strict_problems(text: str) -> list:
+    """What Set-StrictMode -Version Latest would stop on, checked on the text (no PowerShell here): a variable read
+    before anything assigns it, or an automatic variable Windows PowerShell 5.1 does not define ($IsWindows and
+    friends exist only in pwsh 6+; under strict mode reading one is an error that, with $ErrorActionPreference =
+    'Stop', ends conda's own Invoke-Expression half-way)."""
+    code = "\n".join(ln.split("#", 1)[0] if not ln.lstrip().startswith("#") else "" for ln in text.splitlines())
+    code = re.sub(r"'[^']*'", "''", code)  # single-quoted strings hold no variables
+    errs = [f"${v} does not exist on Windows PowerShell 5.1" for v in re.findall(r"\$(Is(?:Windows|Linux|MacOS|CoreCLR))\b", code)]
+    assigned = set(_PS_AUTOMATIC)
+    for m in re.finditer(r"\$(?:global:|script:)?(\w+)\s*=(?!=)|\bforeach\s*\(\s*\$(\w+)|\[\w+(?:\[\])?\]\s*\$(\w+)|"
+                         r"for\s*\(\s*\$(\w+)", code, re.I):
+        name = next(g for g in m.groups() if g)
+        if name.lower() not in {a.lower() for a in assigned}:
+            # a read of the same name before this assignment is a strict-mode error
+            before = code[:m.start()]
+            if re.search(rf"\$(?!Env:){re.escape(name)}\b", before, re.I) and not re.search(
+                    rf"\[\w+\]\s*\${re.escape(name)}\b", before, re.I):
+                errs.append(f"${name} is read before it is assigned")
+        assigned.add(name)
+    for name in set(re.findall(r"\$(?!Env:|global:|script:)(\w+)", code)):
+        if name.lower() not in {a.lower() for a in assigned}:
+            errs.append(f"${name} is read but never assigned")
+    return errs
+
+
+@pytest.mark.parametrize("case", ["linux", "windows"])
+def test_ps1_hooks_pass_strict_mode_rules(case):
+    from cudaswitch.shellinit import hooks_dir
+
+    for d in hooks.DIRECTIONS:
+        assert _ps_strict_problems(_hook(case, "ps1", d).decode("utf-8-sig")) == [], d
+    assert _ps_strict_problems((hooks_dir() / "powershell.ps1").read_text(encoding="utf-8")) == []
+    # the checker itself catches what it is for
+    assert "$IsWindows does not exist on Windows PowerShell 5.1" in _ps_strict_problems(
+        "$x = if ($IsWindows) { 1 } else { 2 }")
+    assert _ps_strict_problems("Write-Output $y") == ["$y is read but never assigned"]

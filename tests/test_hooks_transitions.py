@@ -1,4 +1,4 @@
-"""Every transition of conda-activation.md 2.2 / 8.3 in every POSIX-family shell, with conda's real ordering
+"""Every conda transition (docs/design/activation.md) in every POSIX-family shell, with conda's real ordering
 (tests/conda_model.py), on environment and toolkit paths full of characters that break careless quoting."""
 
 from __future__ import annotations
@@ -40,10 +40,15 @@ SCENARIOS = {
     "switch-to-base": ([["activate", "A"], ["activate", "base"], ["deactivate"], ["deactivate"]], (2,)),
 }
 
-INITIAL = {  # CUDA_HOME / CUDA_PATH / LD_LIBRARY_PATH unset, empty, set (R7: unset and empty are different)
-    "unset": dict(CUDA_HOME=None, CUDA_PATH=None, LD_LIBRARY_PATH=None),
+INITIAL = {  # CUDA_HOME / CUDA_PATH / LD_LIBRARY_PATH unset, empty, set (unset and empty are different)
+    "unset": dict(CUDA_HOME=None, CUDA_PATH=None, LD_LIBRARY_PATH=None),  # (a) no CUDA anywhere
     "empty": dict(CUDA_HOME="", CUDA_PATH="", LD_LIBRARY_PATH=""),
     "set": dict(CUDA_HOME="/opt/old cuda", CUDA_PATH="/opt/old cuda", LD_LIBRARY_PATH="/usr/lib/x y:/opt/l"),
+    # (b) what NVIDIA's installer leaves: every toolkit's bin already at the end of PATH, CUDA_PATH the newest
+    "nvidia-installer": dict(CUDA_HOME=None, LD_LIBRARY_PATH=None),
+    # (c) NVIDIA's post-install guide in .bashrc: the toolkit's bin in front of PATH (after conda's init block),
+    # its lib64 on LD_LIBRARY_PATH, CUDA_HOME; the same folder the hooks of env A add
+    "bashrc": dict(CUDA_PATH=None),
 }
 
 
@@ -53,7 +58,13 @@ def _resolve(world, steps):
 
 def _initial(world, which, extra_path=""):
     base = world.names["base"]
-    return dict(INITIAL[which], PATH=f"{base}/bin{extra_path}:/usr/bin:/bin", CONDA_PREFIX=base, CONDA_SHLVL="1")
+    init = dict(INITIAL[which], PATH=f"{base}/bin{extra_path}:/usr/bin:/bin", CONDA_PREFIX=base, CONDA_SHLVL="1")
+    a, b = (world.envs[world.names[k]] for k in ("A", "B"))
+    if which == "nvidia-installer":
+        init.update(PATH=f"{init['PATH']}:{a.bin}:{b.bin}", CUDA_PATH=b.root)
+    elif which == "bashrc":
+        init.update(PATH=f"{a.bin}:{init['PATH']}", CUDA_HOME=a.root, LD_LIBRARY_PATH=a.lib)
+    return init
 
 
 def _check(world, shell, scenario, initial, tmp_path, strict=False):
@@ -71,7 +82,7 @@ def _check(world, shell, scenario, initial, tmp_path, strict=False):
 
 
 def _check_known_leak(world, got, base, left_tk):
-    """conda#14762 / conda-activation.md 9: only the PATH entry of the env we left stays, with its record
+    """conda#14762 (docs/design/activation.md): only the PATH entry of the env we left stays, with its record
     (so the next cudaswitch hook or `cudaswitch status` can deal with it); every scalar is restored."""
     path = got["PATH"].split(":")
     assert path[0] == left_tk.bin and path[1:] == base["PATH"].split(":")
@@ -105,7 +116,7 @@ def test_empty_path_components_survive(world, shell, tmp_path):
 
 
 @pytest.mark.xfail(strict=True, reason="conda#14762: conda re-exports the PATH it computed before A's deactivate.d "
-                                       "ran; nothing in A's hooks can undo that (conda-activation.md 9)")
+                                       "ran; nothing in A's hooks can undo that (docs/design/activation.md)")
 def test_switch_to_env_without_hooks_is_exact(world, tmp_path):
     require_tool("bash")
     steps = _resolve(world, [["activate", "A"], ["activate", "C"]])

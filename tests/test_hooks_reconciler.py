@@ -1,0 +1,174 @@
+"""The prompt-time reconciler of `cudaswitch init SHELL` in real interactive shells, driven through a
+pseudo-terminal (prompts only happen in an interactive shell): after conda switches from a cudaswitch env A to an
+env C without hooks, the next prompt leaves nothing of A behind (conda#14762); the user's own prompt hooks keep
+running; a toolkit copy the user had on PATH stays. conda's side is tests/conda_model.py, run between the steps as
+in test_hooks_transitions.py (checked against a real conda by test_hooks_realconda.py)."""
+
+from __future__ import annotations
+
+import ast
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import require_tool
+from cudaswitch import shellinit
+from cudaswitch.shells import quote_csh, quote_fish, quote_sh
+from shell_driver import HERE, Toolkit, World, clean_environ
+
+INIT_FILE = {"bash": "bash.sh", "zsh": "bash.sh", "fish": "fish.fish", "tcsh": "tcsh.csh"}
+ARGV = {"bash": ["bash", "--noprofile", "--norc", "-i"], "zsh": ["zsh", "-f", "-i"],
+        "fish": ["fish", "--no-config", "-i"], "tcsh": ["tcsh", "-f", "-i"]}
+Q = {"bash": quote_sh, "zsh": quote_sh, "fish": quote_fish, "tcsh": quote_csh}
+# the user's own prompt hook, set up before cudaswitch's: it must still run before every prompt
+USER_HOOK = {
+    "bash": ["PROMPT_COMMAND='echo USER-HOOK-RAN'"],
+    "bash-array": ["PROMPT_COMMAND=('echo USER-HOOK-RAN' 'true')"],
+    "zsh": ["user_hook() { echo USER-HOOK-RAN; }", "precmd_functions=(user_hook)"],
+    "fish": ["function user_hook --on-event fish_prompt; echo USER-HOOK-RAN; end"],
+    "tcsh": ["alias precmd 'echo USER-HOOK-RAN'"],
+}
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    w = World(tmp_path_factory.mktemp("recworld"))
+    w.add_env("base", "base", None)
+    w.add_env("A", "env A", Toolkit(str(w.root / "toolkits" / "cuda v11.3")))
+    w.add_env("C", "env C plain", None)
+    return w
+
+
+def interact(argv, lines, env, cwd, timeout=60.0) -> str:
+    """Run an interactive shell on a pseudo-terminal, typing `lines` one by one; all it printed."""
+    pid, fd = pty.fork()
+    if pid == 0:  # child: the shell
+        os.chdir(cwd)
+        os.execvpe(argv[0], argv, env)
+    out = bytearray()
+    deadline = time.monotonic() + timeout
+
+    def drain(wait):
+        end = time.monotonic() + wait
+        while time.monotonic() < min(end, deadline):
+            r, _, _ = select.select([fd], [], [], 0.05)
+            if r:
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:
+                    return False
+                if not chunk:
+                    return False
+                out.extend(chunk)
+        return True
+
+    drain(1.0)
+    for line in lines + ["exit"]:
+        os.write(fd, line.encode() + b"\n")
+        if not drain(0.4):
+            break
+    while drain(0.5) and time.monotonic() < deadline:
+        pass
+    os.close(fd)
+    os.waitpid(pid, 0)
+    return out.decode("utf-8", "replace").replace("\r", "")
+
+
+def _session(world, shell, steps, tmp_path, user_hook=None, initial_path=None):
+    flavour = "fish" if shell == "fish" else "csh" if shell == "tcsh" else "posix"
+    q = Q[shell]
+    init = tmp_path / f"init.{shell}"
+    init.write_text(shellinit.init_text(shell, INIT_FILE[shell]))
+    out = tmp_path / f"conda-out.{shell}"
+    model = f"{q(sys.executable)} {q(str(HERE / 'conda_model.py'))} {flavour} {q(str(out))}"
+    lines = list(USER_HOOK[user_hook]) if user_hook else []
+    lines.append(f"source {q(str(init))}")
+    lines.append('echo SOURCED""-INIT')  # the output, not the typed line, holds SOURCED-INIT
+    for step in steps:
+        args = " ".join(q(world.names.get(a, a)) for a in step)
+        lines.append(f"{model} {args}; {'source' if shell != 'posix' else '.'} {q(str(out))}"
+                     if shell != "tcsh" else f"{model} {args} ; source {q(str(out))}")
+        lines.append(f"{model} dump")  # printed after the prompt that followed the step
+    base = world.names["base"]
+    env = clean_environ(PATH=initial_path or f"{base}/bin:/usr/bin:/bin", CONDA_PREFIX=base, CONDA_SHLVL="1",
+                        TERM="dumb", PS1="$ ", HOME=str(tmp_path))
+    text = interact(ARGV[shell], lines, env, tmp_path)
+    states = [ast.literal_eval(ln[ln.index("__STATE__ ") + 10:]) for ln in text.splitlines()
+              if "__STATE__ {" in ln]
+    return states[1::2], text  # each step's model run prints the state before it; the dump after it follows
+
+
+SHELLS = sorted(ARGV)
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_switch_to_env_without_hooks_is_clean_at_the_next_prompt(world, shell, tmp_path):
+    require_tool(ARGV[shell][0])
+    a = world.envs[world.names["A"]]
+    user_copy = f"{world.names['base']}/bin:/usr/bin:/bin:{a.bin}"  # NVIDIA-installer state: A's bin already there
+    states, text = _session(world, shell, [["activate", "A"], ["activate", "C"], ["deactivate"]], tmp_path,
+                            initial_path=user_copy)
+    assert len(states) == 3, text
+    active, in_c, back = states
+    assert active["PATH"].split(":")[0] == a.bin and active["CUDA_HOME"] == a.root, text
+    # in C: conda re-exported A's entry; the reconciler took our copy out before the prompt, kept the user's
+    assert in_c["PATH"].split(":") == [f"{world.names['C']}/bin", "/usr/bin", "/bin", a.bin], text
+    assert in_c["CUDA_HOME"] is None and in_c["LD_LIBRARY_PATH"] is None, text
+    assert not [k for k in in_c if k.startswith("_CUDASWITCH_")], text
+    # deactivate C (conda re-runs A's activate hook, as A is below): A is in effect again, exactly once
+    assert back["PATH"].split(":").count(a.bin) == 2 and back["PATH"].split(":")[0] == a.bin, text
+
+
+@pytest.mark.parametrize("hook", sorted(USER_HOOK))
+def test_users_own_prompt_hook_keeps_running(world, hook, tmp_path):
+    shell = "bash" if hook.startswith("bash") else hook
+    require_tool(ARGV[shell][0])
+    states, text = _session(world, shell, [["activate", "A"], ["activate", "C"]], tmp_path, user_hook=hook)
+    assert len(states) == 2, text
+    assert not [k for k in states[1] if k.startswith("_CUDASWITCH_")], text
+    # the user's hook ran before each prompt after cudaswitch's was added (one per typed line, at least)
+    after = text.split("SOURCED-INIT", 1)[1]
+    assert after.count("USER-HOOK-RAN") >= 4, text
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_installing_twice_adds_the_reconciler_once(shell, tmp_path):
+    require_tool(shell)
+    init = tmp_path / "init.sh"
+    init.write_text(shellinit.init_text(shell, "bash.sh"))
+    show = 'echo "PC=${PROMPT_COMMAND-}"' if shell == "bash" else 'echo "PF=${precmd_functions[*]}"'
+    script = f". {quote_sh(str(init))}; . {quote_sh(str(init))}; {show}"
+    out = subprocess.run([shell, "-c", script], env=clean_environ(PATH="/usr/bin:/bin"), capture_output=True,
+                         text=True).stdout
+    assert out.strip() in ("PC=__cudaswitch_reconcile", "PF=__cudaswitch_reconcile"), out
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_reconciler_spawns_no_process(shell, tmp_path):
+    """Before every prompt: no process, whether there is nothing to do or it cleans (strace sees one execve, the
+    shell itself, and no fork/clone)."""
+    import re
+
+    strace = require_tool("strace")
+    exe = require_tool(shell)
+    init = tmp_path / "init.sh"
+    init.write_text(shellinit.init_text(shell, "bash.sh"))
+    (tmp_path / "plain" / "bin").mkdir(parents=True)
+    script = tmp_path / "s.sh"
+    script.write_text(f". {quote_sh(str(init))}\n__cudaswitch_reconcile\n"
+                      f"PATH=/cuda/bin:$PATH; _CUDASWITCH_ADDED_PATH=/cuda/bin; export PATH _CUDASWITCH_ADDED_PATH\n"
+                      f"__cudaswitch_reconcile\n"
+                      f'case ":$PATH:" in *:/cuda/bin:*) exit 3 ;; esac\n'
+                      f'[ -z "${{_CUDASWITCH_ADDED_PATH+x}}" ] || exit 4\n')
+    log = tmp_path / "trace"
+    proc = subprocess.run([strace, "-f", "-e", "trace=execve,clone,clone3,fork,vfork", "-o", str(log), exe,
+                           str(script)], env=clean_environ(PATH="/usr/bin:/bin", CONDA_PREFIX=str(tmp_path / "plain")),
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    calls = [ln for ln in log.read_text().splitlines() if re.search(r"\b(execve|clone3?|v?fork)\(", ln)]
+    assert len(calls) == 1 and "execve(" in calls[0], calls

@@ -46,9 +46,13 @@ def handle_errors(fn):
 
 
 def _system():
-    from cudaswitch.system import System
+    from cudaswitch import system as system_mod
 
-    return System.current()
+    system = system_mod.System.current()
+    note = system.relocation_note()
+    if note and not system_mod.QUIET_RELOCATION:
+        click.echo(f"cudaswitch: note: {note}", err=True)
+    return system
 
 
 def _discover(system):

@@ -260,7 +260,16 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
         if not sys.stdin.isatty():
             raise UsageError("that is the base environment, which every shell starts in; add --yes to switch it anyway")
         click.confirm(f"Switch the base environment ({env.prefix}) to CUDA {selector}?", abort=True)
-    tk = select(_discover(system), selector, system)
+    found = _discover(system)
+    if refresh:
+        # the state file lies in the environment: its root is taken only if discovery finds that toolkit itself
+        tk = next((t for t in found.toolkits if old.root in (t.root, *t.aliases)), None)
+        if tk is None:
+            raise CudaswitchError(f"{env.state_path} records {old.root!r}, which is not a toolkit cudaswitch finds "
+                                  f"('cudaswitch list' shows them); choose again with 'cudaswitch use SELECTOR'; "
+                                  f"nothing was changed")
+    else:
+        tk = select(found, selector, system)
     if not tk.bin_dirs:
         raise UsageError(f"CUDA {tk.version} at {tk.root} has no bin folder to put on PATH")
     ld, note = hooks.ld_choice(env.prefix, ld_flag)

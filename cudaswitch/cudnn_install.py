@@ -932,7 +932,9 @@ def verify(prep: Prepared, system: System) -> dict:
     """Read the installed header back, then load the installed main library in a subprocess (it can abort the
     process when a sub-library is missing) and call cudnnGetVersion(): on Linux with the library folder on
     LD_LIBRARY_PATH (libcudnn.so.9 loads libcudnn_graph.so.9 by name), on Windows with the DLL folder added to the
-    DLL search path. Where the target's OS is not the host's, only the header is checked."""
+    DLL search path. Where the target's OS is not the host's, only the header is checked. The check runs isolated
+    (-I): nothing from the caller's working folder, PYTHONPATH or user site is imported (as root, a ctypes.py in
+    the folder sudo was run from would run as root)."""
     target = prep.target
     major = prep.archive.cudnn_major
     result: dict = {"header": target.existing_cudnn(), "expected": prep.archive.version, "library": None,
@@ -945,11 +947,11 @@ def verify(prep: Prepared, system: System) -> dict:
     env = dict(os.environ)
     if target.os == "windows":
         bindir = target.local_dirs["bin"]
-        args = [sys.executable, "-c", _LOAD_WINDOWS, str(bindir / f"cudnn64_{major}.dll"), str(bindir)]
+        args = [sys.executable, "-I", "-c", _LOAD_WINDOWS, str(bindir / f"cudnn64_{major}.dll"), str(bindir)]
     else:
         libdir = target.local_dirs["lib"]
         env["LD_LIBRARY_PATH"] = str(libdir) + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
-        args = [sys.executable, "-c", _LOAD, str(libdir / f"libcudnn.so.{major}")]
+        args = [sys.executable, "-I", "-c", _LOAD, str(libdir / f"libcudnn.so.{major}")]
     try:
         proc = system.run(args, timeout=120, env=env)
     except Exception as exc:  # timeouts, OSError

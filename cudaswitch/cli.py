@@ -568,11 +568,15 @@ def install_cudnn(archive, cuda, into_env, env_name, env_prefix, dry_run, force,
         raise UsageError(f"no such archive: {archive}")
     system = _system()
     target, why = ci.resolve_target(system, path, cuda, into_env, env_name, env_prefix)
-    with ci.locked(target):
-        _install_cudnn(system, path, target, why, dry_run, force, yes, sha256, redistrib_json, quiet, as_json)
+    try:
+        fh = open(path, "rb")  # hashed and unpacked from this one open file: a swapped file is never installed
+    except OSError as exc:
+        raise UsageError(f"cannot read {archive}: {exc.strerror or exc}") from None
+    with fh, ci.locked(target):
+        _install_cudnn(system, path, target, why, dry_run, force, yes, sha256, redistrib_json, quiet, as_json, fh)
 
 
-def _install_cudnn(system, path, target, why, dry_run, force, yes, sha256, redistrib_json, quiet, as_json):
+def _install_cudnn(system, path, target, why, dry_run, force, yes, sha256, redistrib_json, quiet, as_json, fh=None):
     from pathlib import Path
 
     from cudaswitch import cudnn_install as ci
@@ -589,11 +593,12 @@ def _install_cudnn(system, path, target, why, dry_run, force, yes, sha256, redis
     if sha256 or redistrib_json:
         with _progress(path, quiet, "Checking SHA-256") as bar:
             verify_integrity(path, sha256, Path(redistrib_json) if redistrib_json else None,
-                             bar.update if bar else None)
+                             bar.update if bar else None, fh=fh)
         say("Archive SHA-256 verified.")
     with _progress(path, quiet, "Reading" if dry_run else "Unpacking") as bar:
         step = bar.update if bar else None
-        prep = ci.scan(path, target, force, step) if dry_run else ci.prepare(path, target, force, step)
+        prep = ci.scan(path, target, force, step, fh=fh) if dry_run else ci.prepare(path, target, force, step,
+                                                                                      fh=fh)
     a = prep.archive
     if not as_json:
         say(f"{a.label} [{a.top}/] -> {target.label} ({why})")

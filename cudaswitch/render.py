@@ -31,7 +31,17 @@ def table(headers: Sequence[str], rows: List[Sequence[Any]]) -> str:
 
 
 def to_json(data: Any) -> str:
-    text = json.dumps(data, indent=2, ensure_ascii=False)  # control characters come out escaped (\u001b)
-    if any("\udc80" <= ch <= "\udcff" for ch in text):
-        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    return text
+    """JSON text; control characters come out escaped (\\u001b), the bytes of a name that is not UTF-8 as \\\\xff."""
+    return json.dumps(_no_surrogates(data), indent=2, ensure_ascii=False)
+
+
+def _no_surrogates(data: Any) -> Any:
+    if isinstance(data, str):
+        if any("\udc80" <= ch <= "\udcff" for ch in data):
+            return data.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        return data
+    if isinstance(data, dict):
+        return {_no_surrogates(k): _no_surrogates(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_no_surrogates(v) for v in data]
+    return data

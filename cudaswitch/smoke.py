@@ -233,9 +233,9 @@ def _foreign_python(env) -> Optional[Finding]:
     why = trust.path_problem(Path(env.prefix)) or trust.executable_problem(Path(env.python))
     if not why:
         return None
+    fix = f"run it as that user: {trust.owner_hint(Path(env.prefix))} cudaswitch smoke -p {env.prefix}"
     return finding("PYTHON_FOREIGN", INFO, f"not run: {why}, and cudaswitch runs as {trust.user_name(trust.euid())}; "
-                   f"it does not run a program another user could have replaced",
-                   f"run it as that user: {trust.owner_hint(Path(env.prefix))} cudaswitch smoke -p {env.prefix}")
+                   f"it does not run a program another user could have replaced; {fix}", fix)
 
 
 def run_smoke(env, system: Optional[System] = None, timeout: float = DEFAULT_TIMEOUT, cpu_ok: bool = False,

@@ -140,6 +140,16 @@ def _state_dir(env: CondaEnv, create: bool = False) -> Optional[int]:
         return None
 
 
+def check_state_place(env: CondaEnv) -> None:
+    """Raise now what write_state would raise later (a link or a file in place of etc/cudaswitch)."""
+    from cudaswitch import trust
+
+    if trust.POSIX:
+        fd = _state_dir(env)
+        if fd is not None:
+            os.close(fd)
+
+
 def read_state(env: CondaEnv) -> Optional[SwitchState]:
     from ruamel.yaml import YAML
 

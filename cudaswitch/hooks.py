@@ -267,7 +267,10 @@ def switch(env, changes: Changes, toolkit, selector: str, old=None, windows: boo
 
     from cudaswitch.environment import SwitchState, write_state
 
+    from cudaswitch.environment import check_state_place
+
     created = dirs_to_create(env.prefix) if old is None else list(old.created_dirs)
+    check_state_place(env)  # a link in place of etc/cudaswitch is refused before any hook is written
     written = write_hooks(env.prefix, changes, toolkit.version, windows=windows)
     write_state(env, SwitchState(
         selector=selector, version=toolkit.version, root=toolkit.root,

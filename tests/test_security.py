@@ -200,7 +200,8 @@ def test_1_a_fake_interrupted_install_in_a_group_writable_toolkit_is_refused(sha
 
 # ---- 2. use / --refresh / off in an environment another user controls -------------------------------------------
 
-def test_2_use_does_not_write_through_a_linked_activate_d(shared, real_trees):
+@pytest.mark.parametrize("linked", ["etc/conda/activate.d", "etc/cudaswitch", "etc"])
+def test_2_use_does_not_write_through_a_linked_folder(linked, shared, real_trees):
     base, attacker, _victim, env = shared
     fs = _fs_with_12_9(base, real_trees)
     profile_d = base / "profile.d"  # stands for /etc/profile.d: every login shell sources what lies there
@@ -208,13 +209,18 @@ def test_2_use_does_not_write_through_a_linked_activate_d(shared, real_trees):
     prefix = _attacker_env(attacker)
 
     def plant():
-        (prefix / "etc" / "conda").mkdir(parents=True)
-        os.symlink(profile_d, prefix / "etc" / "conda" / "activate.d")
+        (prefix / linked).parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(profile_d, prefix / linked)
     as_user(plant)
     env = dict(env, CUDASWITCH_FS_ROOT=str(fs), CUDASWITCH_OS="linux")
-    refused(run_cli(["use", "12.9", "-p", str(prefix), "--no-smoke"], env), "activate.d is a symlink")
+    before = tree(prefix)
+    refused(run_cli(["use", "12.9", "-p", str(prefix), "--no-smoke"], env), f"{linked} is a symlink",
+            "nothing was changed")
     assert list(profile_d.iterdir()) == []
-    assert not (prefix / "etc" / "conda" / "deactivate.d").exists()
+    assert tree(prefix) == before
+    proc = run_cli(["off", "-p", str(prefix)], env)
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr
+    assert list(profile_d.iterdir()) == [] and os.path.islink(prefix / linked)
 
 
 def test_2_refresh_does_not_take_a_planted_toolkit_root(shared, real_trees):

@@ -46,7 +46,8 @@ _DIR_ONLY = {"", "bin", "lib"}
 
 # What a cuDNN archive installs, by role: NVIDIA's names all start with cudnn / libcudnn (headers cudnn*.h, DLLs
 # cudnn*64_N.dll, import libraries cudnn*.lib, shared and static libraries libcudnn*.so* / libcudnn*.a; which OS's
-# files sit where is checked later, with a better message). Anything else (include/.bashrc, lib/libc.so.6, bin/python.exe) would be put into a toolkit that every user's programs load.
+# files sit where is checked later, with a better message). Anything else (include/.bashrc, lib/libc.so.6,
+# bin/python.exe) would be put into a toolkit that every user's programs load.
 ALLOWED_NAMES = {
     "include": re.compile(r"^cudnn[A-Za-z0-9_.+-]*\.h$", re.I),
     "lib": re.compile(r"^(?:lib)?cudnn[A-Za-z0-9_.+-]*$", re.I),

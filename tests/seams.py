@@ -3,8 +3,9 @@
 `enable()` makes the CLI honour CUDASWITCH_FAULT (fault injection in cudnn_install: "kill@commit:3" kills the
 process with SIGKILL the 3rd time it reaches point `commit`, "enospc@stage:2" raises ENOSPC there, "eacces@..."
 EACCES), and silences the note every command prints when CUDASWITCH_FS_ROOT relocates "/" (the suite relocates
-nearly every run and counts stderr lines). conftest.py enables it in the pytest process; `run_cli` and the tests' subprocesses start the CLI through
-`python tests/seams.py ARGS` (same as `python -m cudaswitch ARGS`, with the seam on).
+nearly every run and counts stderr lines). conftest.py enables it in the pytest process; `run_cli` and the tests'
+subprocesses start the CLI through `python tests/seams.py ARGS` (same as `python -m cudaswitch ARGS`, with the
+seams on).
 """
 
 from __future__ import annotations

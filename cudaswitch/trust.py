@@ -12,6 +12,7 @@ threat model there (administrator prompt on a per-user install) is not the share
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -147,7 +148,7 @@ def open_dir(base: Path, parts: Iterable[str], create: bool = False) -> int:
                     raise CudaswitchError(f"{where} is a symlink; cudaswitch does not write through links inside an "
                                           f"environment (it could point anywhere, such as /etc/profile.d); remove it "
                                           f"and run the command again; nothing was changed") from None
-                if exc.errno in (20,):  # ENOTDIR
+                if exc.errno == errno.ENOTDIR:
                     raise CudaswitchError(f"{where} is not a folder; move it away and run the command again; "
                                           f"nothing was changed") from None
                 raise

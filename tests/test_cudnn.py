@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import cudatrees
+import seams
 import cudnn_archives as ca
 from conftest import run_cli
 
@@ -749,7 +750,7 @@ def test_real_kill_mid_stream_of_the_real_tarball(real_tarball, linux_fs):
     root = fs / "usr/local/cuda-12.9"
     before = snap(fs)
     env = dict(env, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
-    proc = subprocess.Popen([sys.executable, "-m", "cudaswitch", "install-cudnn", str(real_tarball), "-q"], env=env,
+    proc = subprocess.Popen([sys.executable, seams.ENTRY, "install-cudnn", str(real_tarball), "-q"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 600
     staged = []
@@ -820,7 +821,7 @@ def test_progress_bar_only_on_a_terminal_and_not_with_quiet(tmp_path, win_fs):
 
     def on_tty(*extra):
         master, slave = pty.openpty()
-        proc = subprocess.run([sys.executable, "-m", "cudaswitch", "install-cudnn", str(big), "--cuda", "12.4",
+        proc = subprocess.run([sys.executable, seams.ENTRY, "install-cudnn", str(big), "--cuda", "12.4",
                                "--dry-run", *extra], env=env, stdout=subprocess.PIPE, stderr=slave, timeout=120)
         os.close(slave)
         chunks = []
@@ -864,7 +865,7 @@ def test_ctrl_c_while_unpacking_the_real_tarball_changes_nothing(real_tarball, l
     root = fs / "usr/local/cuda-12.9"
     before = snap(fs)
     env = dict(env, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
-    proc = subprocess.Popen([sys.executable, "-m", "cudaswitch", "install-cudnn", str(real_tarball)], env=env,
+    proc = subprocess.Popen([sys.executable, seams.ENTRY, "install-cudnn", str(real_tarball)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 600
     while time.time() < deadline and proc.poll() is None:

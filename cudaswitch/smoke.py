@@ -230,6 +230,8 @@ def _foreign_python(env) -> Optional[Finding]:
 
     from cudaswitch import trust
 
+    if trust.euid() != 0:
+        return None  # an ordinary user runs a shared environment's Python anyway, by activating it
     why = trust.path_problem(Path(env.prefix)) or trust.executable_problem(Path(env.python))
     if not why:
         return None

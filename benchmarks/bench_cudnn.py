@@ -68,6 +68,7 @@ def main() -> int:
     ap.add_argument("--archive", type=Path, help="a Linux cuDNN tarball (default: the real 9.10.2.21, cached)")
     ap.add_argument("--repeat", type=int, default=1, help="runs of each (the best time of each is compared)")
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
+    ap.add_argument("--hostile-members", type=int, default=100_000, help="members of the hostile archive timed last")
     args = ap.parse_args()
 
     archive = args.archive or cudnn_archives.real_linux_tarball()
@@ -141,9 +142,31 @@ def main() -> int:
     print(f"cudaswitch install-cudnn: {best_ours:.1f} s   baseline tar -xf + cp -a: {best_base:.1f} s   (best of "
           f"{len(ours)} each)")
     print(f"ratio: {ratio:.2f} (target <= 1.3)   peak RSS: {peak:.0f} MiB (target < 150 MB)")
+    # issue 14: the hostile archive of 100,000 empty members (130 KB) took 1 min 53 s and 1.25 GB before the member
+    # limit; it must now be refused at once, in the memory of a normal run
+    hostile = work / f"{top}.tar.xz"
+    # built in a child: tarfile holds every header of what it writes, and a forked child's ru_maxrss starts from the
+    # parent's memory before its exec
+    subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); import cudnn_archives; "
+                    "cudnn_archives.many_members_tar(__import__('pathlib').Path(sys.argv[2]), int(sys.argv[3]))",
+                    str(REPO / "tests"), str(hostile), str(args.hostile_members)], check=True)
+    fs_h = work / "fs-hostile"
+    (fs_h / "usr" / "local").mkdir(parents=True)
+    shutil.copytree(template, fs_h / "usr" / "local" / "cuda-12.9", symlinks=True)
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "cudaswitch", "install-cudnn", str(hostile), "--cuda", "12.9",
+                             "--quiet"], env=dict(env, CUDASWITCH_FS_ROOT=str(fs_h)), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.read()
+    err = proc.stderr.read()
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    h_wall = time.perf_counter() - t0
+    refused = os.waitstatus_to_exitcode(status) != 0 and b"members" in err
+    print(f"hostile: {hostile.stat().st_size / 1e3:.0f} KB tar.xz with {args.hostile_members:,} extra members: "
+          f"{'refused' if refused else 'NOT refused'} in {h_wall:.2f} s, peak RSS {usage.ru_maxrss / 1024:.0f} MiB")
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
-    return 0 if ratio <= 1.3 and peak < 150 else 1
+    return 0 if ratio <= 1.3 and peak < 150 and refused else 1
 
 
 if __name__ == "__main__":

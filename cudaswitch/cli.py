@@ -15,7 +15,9 @@ JSON_SCHEMA = 1
 
 
 def _fail(message: str, code: int) -> None:
-    click.echo(f"cudaswitch: error: {message}", err=True)
+    from cudaswitch.render import printable
+
+    click.echo(f"cudaswitch: error: {printable(message)}", err=True)
     sys.exit(code)
 
 
@@ -46,9 +48,13 @@ def handle_errors(fn):
 
 
 def _system():
-    from cudaswitch.system import System
+    from cudaswitch import system as system_mod
 
-    return System.current()
+    system = system_mod.System.current()
+    note = system.relocation_note()
+    if note and not system_mod.QUIET_RELOCATION:
+        click.echo(f"cudaswitch: note: {note}", err=True)
+    return system
 
 
 def _discover(system):
@@ -58,8 +64,10 @@ def _discover(system):
 
 
 def _warn(lines):
+    from cudaswitch.render import printable
+
     for line in lines:
-        click.echo(f"warning: {line}", err=True)
+        click.echo(f"warning: {printable(line)}", err=True)
 
 
 def _json_out(payload: dict) -> None:
@@ -75,6 +83,14 @@ class _OneLineErrors(click.Group):
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        for stream in (sys.stdout, sys.stderr):
+            # a folder name that is not UTF-8 reaches output as lone surrogates: printed as \udcff, not a crash
+            reconfigure = getattr(stream, "reconfigure", None)
+            if reconfigure is not None:
+                try:
+                    reconfigure(errors="backslashreplace")
+                except (ValueError, OSError):
+                    pass
         try:
             super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.UsageError as exc:
@@ -256,7 +272,16 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
         if not sys.stdin.isatty():
             raise UsageError("that is the base environment, which every shell starts in; add --yes to switch it anyway")
         click.confirm(f"Switch the base environment ({env.prefix}) to CUDA {selector}?", abort=True)
-    tk = select(_discover(system), selector, system)
+    found = _discover(system)
+    if refresh:
+        # the state file lies in the environment: its root is taken only if discovery finds that toolkit itself
+        tk = next((t for t in found.toolkits if old.root in (t.root, *t.aliases)), None)
+        if tk is None:
+            raise CudaswitchError(f"{env.state_path} records {old.root!r}, which is not a toolkit cudaswitch finds "
+                                  f"('cudaswitch list' shows them); choose again with 'cudaswitch use SELECTOR'; "
+                                  f"nothing was changed")
+    else:
+        tk = select(found, selector, system)
     if not tk.bin_dirs:
         raise UsageError(f"CUDA {tk.version} at {tk.root} has no bin folder to put on PATH")
     ld, note = hooks.ld_choice(env.prefix, ld_flag)
@@ -561,11 +586,15 @@ def install_cudnn(archive, cuda, into_env, env_name, env_prefix, dry_run, force,
         raise UsageError(f"no such archive: {archive}")
     system = _system()
     target, why = ci.resolve_target(system, path, cuda, into_env, env_name, env_prefix)
-    with ci.locked(target):
-        _install_cudnn(system, path, target, why, dry_run, force, yes, sha256, redistrib_json, quiet, as_json)
+    try:
+        fh = open(path, "rb")  # hashed and unpacked from this one open file: a swapped file is never installed
+    except OSError as exc:
+        raise UsageError(f"cannot read {archive}: {exc.strerror or exc}") from None
+    with fh, ci.locked(target):
+        _install_cudnn(system, path, target, why, dry_run, force, yes, sha256, redistrib_json, quiet, as_json, fh)
 
 
-def _install_cudnn(system, path, target, why, dry_run, force, yes, sha256, redistrib_json, quiet, as_json):
+def _install_cudnn(system, path, target, why, dry_run, force, yes, sha256, redistrib_json, quiet, as_json, fh=None):
     from pathlib import Path
 
     from cudaswitch import cudnn_install as ci
@@ -582,11 +611,12 @@ def _install_cudnn(system, path, target, why, dry_run, force, yes, sha256, redis
     if sha256 or redistrib_json:
         with _progress(path, quiet, "Checking SHA-256") as bar:
             verify_integrity(path, sha256, Path(redistrib_json) if redistrib_json else None,
-                             bar.update if bar else None)
+                             bar.update if bar else None, fh=fh)
         say("Archive SHA-256 verified.")
     with _progress(path, quiet, "Reading" if dry_run else "Unpacking") as bar:
         step = bar.update if bar else None
-        prep = ci.scan(path, target, force, step) if dry_run else ci.prepare(path, target, force, step)
+        prep = ci.scan(path, target, force, step, fh=fh) if dry_run else ci.prepare(path, target, force, step,
+                                                                                      fh=fh)
     a = prep.archive
     if not as_json:
         say(f"{a.label} [{a.top}/] -> {target.label} ({why})")

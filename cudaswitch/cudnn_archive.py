@@ -44,6 +44,22 @@ FOLDERS: Dict[str, Tuple[str, Optional[str]]] = {
 # Parents that may appear as bare folder entries
 _DIR_ONLY = {"", "bin", "lib"}
 
+# What a cuDNN archive installs, by role: NVIDIA's names all start with cudnn / libcudnn (headers cudnn*.h, DLLs
+# cudnn*64_N.dll, import libraries cudnn*.lib, shared and static libraries libcudnn*.so* / libcudnn*.a; which OS's
+# files sit where is checked later, with a better message). Anything else (include/.bashrc, lib/libc.so.6,
+# bin/python.exe) would be put into a toolkit that every user's programs load.
+ALLOWED_NAMES = {
+    "include": re.compile(r"^cudnn[A-Za-z0-9_.+-]*\.h$", re.I),
+    "lib": re.compile(r"^(?:lib)?cudnn[A-Za-z0-9_.+-]*$", re.I),
+    "bin": re.compile(r"^cudnn[A-Za-z0-9_.+-]*$", re.I),
+}
+
+# Limits far above every archive NVIDIA shipped (cuDNN 9 for CUDA 12 on Linux: about 60 members, 2 GiB unpacked
+# with its static libraries), far below what fills a disk or memory: a 300 KB .tar.xz can declare a 2 GiB member
+# and a 130 KB one 100,000 empty members.
+MAX_MEMBERS = 2000
+MAX_TOTAL = 8 << 30
+
 NEW_NAME = re.compile(r"^cudnn-(windows|linux)-(x86_64|sbsa|aarch64|ppc64le)-(\d+\.\d+\.\d+(?:\.\d+)?)"
                       r"_cuda(\d+)(?:\.(\d+))?-archive$")
 OLD_NAME = re.compile(r"^cudnn-(\d+)\.(\d+)-(windows\d*|linux)-(x64|ppc64le|aarch64sbsa|sbsa)"
@@ -195,9 +211,14 @@ class _Counting:
         pass
 
 
-def sniff(path: Path) -> str:
-    with open(path, "rb") as fh:
+def sniff(path: Path, fh: Optional[BinaryIO] = None) -> str:
+    if fh is not None:
+        fh.seek(0)
         head = fh.read(6)
+        fh.seek(0)
+    else:
+        with open(path, "rb") as raw:
+            head = raw.read(6)
     if head.startswith(b"PK\x03\x04") or head.startswith(b"PK\x05\x06"):
         return "zip"
     if head.startswith(b"\xfd7zXZ\x00"):
@@ -211,12 +232,14 @@ Writer = Callable[[Entry], Optional[BinaryIO]]
 
 
 def read_archive(path, write: Optional[Writer] = None, progress: Optional[Callable[[int], None]] = None,
-                 on_entry: Optional[Callable[[Entry], None]] = None) -> Archive:
+                 on_entry: Optional[Callable[[Entry], None]] = None, fh: Optional[BinaryIO] = None) -> Archive:
     """Stream the archive once. For every file to install, `write(entry)` returns a binary file to receive its bytes
-    (or None); the writer's `close()` is called when the member ends. Raises ArchiveError on anything refused."""
+    (or None); the writer's `close()` is called when the member ends. Raises ArchiveError on anything refused.
+    `fh`: the archive already open (the one whose SHA-256 was checked): read from it, never reopened by name, so a
+    file swapped in between is not what gets installed."""
     path = Path(path)
     try:
-        fmt = sniff(path)
+        fmt = sniff(path, fh)
     except OSError as exc:
         raise ArchiveError(f"{path}: cannot read ({exc.strerror or exc})") from None
     state = _State(path)
@@ -229,9 +252,9 @@ def read_archive(path, write: Optional[Writer] = None, progress: Optional[Callab
             report(n)
     try:
         if fmt == "zip":
-            _read_zip(path, state, write, progress, on_entry)
+            _read_zip(path, state, write, progress, on_entry, fh)
         else:
-            _read_tar(path, fmt, state, write, progress, on_entry)
+            _read_tar(path, fmt, state, write, progress, on_entry, fh)
     except ArchiveError:
         raise
     except (tarfile.TarError, EOFError, lzma.LZMAError, zlib.error, zipfile.BadZipFile,
@@ -239,7 +262,7 @@ def read_archive(path, write: Optional[Writer] = None, progress: Optional[Callab
         raise ArchiveError(f"{path.name}: truncated or corrupt archive ({_why(exc)}); download it again") from None
     archive = state.finish(fmt)
     if progress is not None:
-        rest = path.stat().st_size - seen[0]
+        rest = (os.fstat(fh.fileno()) if fh is not None else path.stat()).st_size - seen[0]
         if rest > 0:
             progress(rest)  # headers and the zip's central directory: the bar ends at 100%
     return archive
@@ -250,13 +273,16 @@ def _why(exc: BaseException) -> str:
     return text.replace("\n", " ")
 
 
-def _read_tar(path: Path, fmt: str, state: "_State", write, progress, on_entry) -> None:
-    with open(path, "rb") as raw:
+def _read_tar(path: Path, fmt: str, state: "_State", write, progress, on_entry, fh=None) -> None:
+    import contextlib
+
+    with (contextlib.nullcontext(fh) if fh is not None else open(path, "rb")) as raw:
         counted = _Counting(raw, progress)
         dec = lzma.LZMAFile(counted) if fmt == "tar.xz" else __import__("gzip").GzipFile(fileobj=counted)
         with dec, _Prefetch(dec) as stream:
             with tarfile.open(fileobj=stream, mode="r|", bufsize=CHUNK) as tf:
                 for info in tf:
+                    tf.members.clear()  # a stream read keeps every header otherwise; the iterator does not need them
                     entry = state.add(info.name, _tar_kind(info), info.size, info.mode, info.linkname or None)
                     if on_entry:
                         on_entry(entry)
@@ -353,8 +379,8 @@ def _tar_kind(info: tarfile.TarInfo) -> str:
     return "special"
 
 
-def _read_zip(path: Path, state: "_State", write, progress, on_entry) -> None:
-    with zipfile.ZipFile(path) as zf:
+def _read_zip(path: Path, state: "_State", write, progress, on_entry, fh=None) -> None:
+    with zipfile.ZipFile(fh if fh is not None else path) as zf:
         infos = zf.infolist()
         # the central directory is complete: check every name before reading any data
         pre = _State(path)
@@ -396,9 +422,19 @@ class _State:
         self.entries: List[Entry] = []
         self.seen: Dict[str, Entry] = {}
         self.headers: Dict[str, str] = {}
+        self.members = 0
+        self.total = 0
 
     def add(self, raw: str, kind: str, size: int, mode: int, link: Optional[str], check_only: bool = False) -> Entry:
         p = check_member_path(raw)
+        self.members += 1
+        if self.members > MAX_MEMBERS:
+            raise ArchiveError(f"refused: {self.path.name} has more than {MAX_MEMBERS} members; a cuDNN archive has "
+                               f"under 100; not an archive NVIDIA ships")
+        self.total += max(size, 0)
+        if self.total > MAX_TOTAL:
+            raise ArchiveError(f"refused: {self.path.name} unpacks to more than {MAX_TOTAL >> 30} GiB (at {p}, "
+                               f"{size:,} bytes); a cuDNN archive unpacks to about 2 GiB; not an archive NVIDIA ships")
         if kind == "hardlink":
             raise ArchiveError(f"refused: {p} is a hard link (NVIDIA archives have none)")
         if kind == "special":
@@ -433,6 +469,10 @@ class _State:
                 entry.role = "doc"
             elif folder in FOLDERS:
                 entry.role = FOLDERS[folder][0]
+                if not ALLOWED_NAMES[entry.role].match(entry.name):
+                    raise ArchiveError(f"refused: {p} is not a cuDNN file (a cuDNN archive's {folder}/ holds only "
+                                       f"{'cudnn*.h' if entry.role == 'include' else 'cudnn*/libcudnn* libraries'}); "
+                                       f"not an archive NVIDIA ships")
             else:
                 raise ArchiveError(self._stray(folder))
         key = p.lower()
@@ -551,18 +591,36 @@ class _State:
                        cuda_minor=(info or {}).get("cuda_minor"), entries=self.entries, header=header, notes=notes)
 
 
+def declared_size(path: Path, fh: Optional[BinaryIO] = None) -> Optional[int]:
+    """Bytes a zip says its files unpack to (its central directory lists them), for the free-space check before a
+    byte is written; None for a tarball, whose sizes are only known member by member."""
+    try:
+        if sniff(path, fh) != "zip":
+            return None
+        with zipfile.ZipFile(fh if fh is not None else path) as zf:
+            return sum(i.file_size for i in zf.infolist())
+    except (OSError, zipfile.BadZipFile, ArchiveError):
+        return None  # reported by the full read
+
+
 # ---- integrity -------------------------------------------------------------------------------------------------------
 
-def sha256_file(path: Path, progress: Optional[Callable[[int], None]] = None) -> str:
+def sha256_file(path: Path, progress: Optional[Callable[[int], None]] = None, fh: Optional[BinaryIO] = None) -> str:
+    import contextlib
+
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
+    if fh is not None:
+        fh.seek(0)
+    with (contextlib.nullcontext(fh) if fh is not None else open(path, "rb")) as src:
         while True:
-            chunk = fh.read(CHUNK)
+            chunk = src.read(CHUNK)
             if not chunk:
                 break
             h.update(chunk)
             if progress:
                 progress(len(chunk))
+    if fh is not None:
+        fh.seek(0)
     return h.hexdigest()
 
 
@@ -596,8 +654,9 @@ def expected_from_redistrib(redistrib: Path, archive: Path) -> Tuple[str, Option
 
 
 def verify_integrity(archive: Path, sha256: Optional[str], redistrib: Optional[Path],
-                     progress: Optional[Callable[[int], None]] = None) -> Optional[str]:
-    """Check the archive against --sha256 / --redistrib-json before anything else; returns the hash checked."""
+                     progress: Optional[Callable[[int], None]] = None, fh: Optional[BinaryIO] = None) -> Optional[str]:
+    """Check the archive against --sha256 / --redistrib-json before anything else; returns the hash checked.
+    `fh`: the open archive that is then unpacked (hash and unpack must read the same file)."""
     expected, size = None, None
     if redistrib is not None:
         expected, size = expected_from_redistrib(Path(redistrib), archive)
@@ -610,10 +669,11 @@ def verify_integrity(archive: Path, sha256: Optional[str], redistrib: Optional[P
         expected = want
     if expected is None:
         return None
-    if size is not None and archive.stat().st_size != size:
-        raise ArchiveError(f"{archive.name}: {archive.stat().st_size} bytes, the manifest says {size}: incomplete "
+    have = (os.fstat(fh.fileno()) if fh is not None else archive.stat()).st_size
+    if size is not None and have != size:
+        raise ArchiveError(f"{archive.name}: {have} bytes, the manifest says {size}: incomplete "
                            f"or wrong download; nothing was installed")
-    got = sha256_file(archive, progress)
+    got = sha256_file(archive, progress, fh)
     if got != expected:
         raise ArchiveError(f"{archive.name}: SHA-256 {got} does not match the expected {expected}; download it "
                            f"again; nothing was installed")

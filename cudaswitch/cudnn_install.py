@@ -23,7 +23,6 @@ import errno
 import hashlib
 import os
 import shutil
-import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -41,31 +40,19 @@ RECORD_ENV = ("etc", "cudaswitch", "cudnn")
 MANIFEST = "manifest.yaml"
 SCHEMA = 1
 
-# ---- fault injection (tests) -------------------------------------------------------------------------------------
-# CUDASWITCH_FAULT="kill@commit:3" kills this process with SIGKILL when it reaches point `commit` for the 3rd time;
-# "enospc@stage:2" raises ENOSPC there, "eacces@..." EACCES. Points: stage (before each staged file), staged,
-# commit (before each rename pair), commit-mid (between a backup rename and the rename into place), committed,
-# uninstall (before each restore).
+# ---- fault injection (tests only) --------------------------------------------------------------------------------
+# The tests make this process die or fail at named points: stage (before each staged file), staged, commit (before
+# each rename pair), commit-mid (between a backup rename and the rename into place), committed, uninstall (before each
+# restore). The hook is None in production and nothing a user sets (no environment variable, no file) turns it on:
+# only code that imports this module and assigns FAULT_HOOK (tests/seams.py) does.
 
 Fault = Callable[[str, int], None]
+FAULT_HOOK: Optional[Fault] = None
 
 
 def env_fault(point: str, n: int) -> None:
-    spec = os.environ.get("CUDASWITCH_FAULT")
-    if not spec:
-        return
-    for item in spec.split(","):
-        action, _, where = item.partition("@")
-        name, _, count = where.partition(":")
-        if name != point or (count and int(count) != n):
-            continue
-        if action == "kill":
-            sys.stdout.flush()
-            os.kill(os.getpid(), signal.SIGKILL)
-        elif action == "enospc":
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        elif action == "eacces":
-            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+    if FAULT_HOOK is not None:
+        FAULT_HOOK(point, n)
 
 
 # ---- targets ---------------------------------------------------------------------------------------------------------
@@ -127,6 +114,8 @@ def toolkit_target(system: System, tk) -> Target:
             lib = tk.lib_dirs[0]
         dirs = {"bin": j(tk.root, "bin"), "include": tk.include_dir or j(tk.root, "include"), "lib": lib}
     local_root = system.local(tk.root)
+    _check_inside(local_root, {k: system.local(v) for k, v in dirs.items()}, f"CUDA {tk.version} at {tk.root}",
+                  system.display)
     return Target(kind="toolkit", root=tk.root, os=system.os, label=f"CUDA {tk.version} at {tk.root}", dirs=dirs,
                   local_dirs={k: system.local(v) for k, v in dirs.items()},
                   record_base=local_root.joinpath(*RECORD_TOOLKIT), local_root=local_root, cuda=tk.cuda,
@@ -141,10 +130,27 @@ def env_target(system: System, env, cuda: Optional[CudaVersion]) -> Target:
         dirs = {"bin": lib / "bin", "include": lib / "include", "lib": lib / "lib"}
     else:
         dirs = {"bin": prefix / "bin", "include": prefix / "include", "lib": prefix / "lib"}
+    _check_inside(prefix, dirs, f"conda environment {env.name} ({prefix})", str)
     return Target(kind="env", root=str(prefix), os=system.os, label=f"conda environment {env.name} ({prefix})",
                   dirs={k: str(v) for k, v in dirs.items()}, local_dirs=dirs,
                   record_base=prefix.joinpath(*RECORD_ENV), local_root=prefix, cuda=cuda,
                   selector=str(prefix), system=None)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def _check_inside(root: Path, dirs: Dict[str, Path], label: str, display) -> None:
+    """Every destination folder, symlinks resolved, lies inside the resolved toolkit or environment: a `lib64`
+    linking elsewhere would make the install write there while the output names lib64."""
+    for role in ("bin", "include", "lib"):
+        d = dirs[role]
+        if not _inside(d, root):
+            raise CudaswitchError(f"{display(d)} leads to {display(Path(os.path.realpath(d)))}, outside {label}; "
+                                  f"cudaswitch installs only inside the toolkit or environment folder; fix that link "
+                                  f"or install with --into-env; nothing was changed")
 
 
 # ---- compatibility ---------------------------------------------------------------------------------------------------
@@ -231,6 +237,34 @@ def check_writable(target: Target, access: Callable[[str, int], bool] = os.acces
                               f"them on one file system to install atomically; nothing was changed")
 
 
+def check_trusted(target: Target) -> None:
+    """The rule of docs/design/security.md: the toolkit or environment, every destination folder and every
+    cudaswitch record in it must belong to the invoking user or root and be writable by nobody else; otherwise
+    another user could have planted a journal, a link or a library that cudaswitch would act on."""
+    from cudaswitch import trust
+
+    if not trust.POSIX:
+        return
+    root = Path(os.path.realpath(target.local_root))
+    places = [root] + [Path(os.path.realpath(d)) for d in target.local_dirs.values()]
+    how = (f"run it as that user ({trust.owner_hint(root)} cudaswitch ...) or fix the permissions "
+           f"(chown/chmod go-w)")
+    trust.refuse_if_foreign(places, f"work on {target.label}", how)
+    base = Path(os.path.realpath(target.record_base)) if os.path.lexists(target.record_base) else None
+    if base is not None:
+        trust.refuse_if_foreign([base], f"use the cudaswitch records of {target.label}", how, below=root)
+        for dirpath, dirnames, filenames in os.walk(base):
+            for n in dirnames + filenames:
+                p = Path(dirpath, n)
+                st = os.lstat(p)
+                why = trust.stat_problem(st) if not os.path.islink(p) else (
+                    None if st.st_uid in (0, trust.euid()) else f"belongs to {trust.user_name(st.st_uid)}")
+                if why:
+                    raise CudaswitchError(f"refused to use the cudaswitch records of {target.label}: {p} {why}, and "
+                                          f"cudaswitch runs as {trust.user_name(trust.euid())}: a journal another "
+                                          f"user could have written is never acted on; {how}; nothing was changed")
+
+
 # ---- the transaction record -----------------------------------------------------------------------------------------
 
 def _sha256(path: Path) -> str:
@@ -257,23 +291,88 @@ def _paths(data: dict, conv: Callable[[str], str]) -> dict:
 
 
 def _write_manifest(txdir: Path, data: dict, root: Path) -> None:
-    """Paths are stored relative to the toolkit / environment root, so a moved folder keeps a valid manifest."""
+    """Paths are stored relative to the toolkit / environment root, so a moved folder keeps a valid manifest (and
+    for a human to read: destinations are recomputed from role and name when it is read back)."""
     from cudaswitch.fsutil import dump_yaml
 
     dump_yaml(txdir / MANIFEST, _paths(data, lambda p: Path(os.path.relpath(p, root)).as_posix()))
 
 
-def _read_manifest(txdir: Path, root: Path) -> Optional[dict]:
+ROLES = ("bin", "include", "lib")
+KINDS = ("file", "symlink")
+ACTIONS = ("new", "overwrite", "identical")
+
+
+def _single_name(name) -> bool:
+    return (isinstance(name, str) and name not in ("", ".", "..") and not any(c in name for c in "/\\\0")
+            and not (len(name) > 1 and name[1] == ":"))
+
+
+def _read_manifest(txdir: Path, target: Target) -> Optional[dict]:
+    """The manifest with every destination recomputed from the target's own folders and a one-component name; the
+    paths stored in it are never used. Anything a cudaswitch did not write there (another role or kind, a path in
+    a name, a folder outside the known ones) makes the whole record refused, never partly acted on."""
     from cudaswitch.fsutil import load_yaml
 
+    shown = target.display(txdir / MANIFEST)
     try:
         data = load_yaml(txdir / MANIFEST)
     except Exception as exc:  # ruamel's errors
-        raise CudaswitchError(f"{txdir / MANIFEST}: unreadable cudaswitch manifest ({exc}); move that folder "
+        why = " ".join(str(exc).split())
+        raise CudaswitchError(f"{shown}: unreadable cudaswitch manifest ({why}); move that folder "
                               f"away and check the toolkit by hand") from None
     if not isinstance(data, dict):
         return None
-    return _paths(data, lambda p: str(root / p))
+
+    def bad(what: str) -> CudaswitchError:
+        return CudaswitchError(f"{shown}: not a manifest cudaswitch wrote ({what}); it is not acted on: move "
+                               f"{target.display(txdir)} away and check {target.label} by hand")
+
+    out = dict(data)
+    ops = data.get("ops")
+    if ops is not None:
+        if not isinstance(ops, list):
+            raise bad("ops is not a list")
+        checked = []
+        for op in ops:
+            if not isinstance(op, dict):
+                raise bad("an operation is not a mapping")
+            role, kind, name, action = op.get("role"), op.get("kind"), op.get("name"), op.get("action")
+            if role not in ROLES or kind not in KINDS or action not in ACTIONS or not _single_name(name):
+                raise bad(f"operation role={role!r} kind={kind!r} action={action!r} name={name!r}")
+            for key in ("sha256", "old_sha256", "link", "old_link"):
+                if op.get(key) is not None and not isinstance(op.get(key), str):
+                    raise bad(f"{key} of {name} is not text")
+            if kind == "file" and not isinstance(op.get("sha256"), str):
+                raise bad(f"{name} has no sha256")
+            if kind == "symlink" and not _single_name(op.get("link")):
+                raise bad(f"symlink {name} -> {op.get('link')!r}")
+            checked.append(dict(op, dest=str(target.local_dirs[role] / name)))
+        out["ops"] = checked
+    root = target.local_root
+    may_create = {os.path.normpath(p) for d in target.local_dirs.values() for p in _chain(d, root)}
+    may_record = {os.path.normpath(p) for p in _chain(target.record_base, root)}
+    for key, allowed in (("created", may_create), ("record_created", may_record)):
+        value = data.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
+            raise bad(f"{key} is not a list of folders")
+        full = [os.path.normpath(str(root / p)) for p in value]
+        for p in full:
+            if p not in allowed:
+                raise bad(f"{key} names {p}, not a folder cudaswitch creates")
+        out[key] = full
+    return out
+
+
+def _chain(d: Path, root: Path) -> List[str]:
+    """`d` and its parents below `root`: the only folders an install may create."""
+    out, p = [], Path(d)
+    while p != root and p != p.parent and root in p.parents:
+        out.append(str(p))
+        p = p.parent
+    return out
 
 
 def _records(base: Path) -> List[Path]:
@@ -444,11 +543,12 @@ def refuse_incompatible(archive, target: Target, force: bool) -> List[str]:
     return problems
 
 
-def scan(archive_path: Path, target: Target, force: bool = False, progress=None) -> Prepared:
+def scan(archive_path: Path, target: Target, force: bool = False, progress=None, fh=None) -> Prepared:
     """The plan without writing anything: every member is read and hashed (for --dry-run). Refuses what an
     install would refuse."""
     early_check(archive_path, target, force)
-    archive = read_archive(archive_path, progress=progress)
+    check_trusted(target)
+    archive = read_archive(archive_path, progress=progress, fh=fh)
     problems = refuse_incompatible(archive, target, force)
     ops, created = plan_ops(archive, target)
     prep = Prepared(archive, target, Path(), ops, created, [], target.existing_cudnn(), problems, dry_run=True)
@@ -457,7 +557,7 @@ def scan(archive_path: Path, target: Target, force: bool = False, progress=None)
 
 
 def prepare(archive_path: Path, target: Target, force: bool = False, progress=None,
-            fault: Fault = env_fault) -> Prepared:
+            fault: Fault = env_fault, fh=None) -> Prepared:
     """Stage the archive inside the transaction folder; the toolkit is not touched. Raises (after removing the
     transaction folder) when the archive is refused."""
     early_check(archive_path, target, force)
@@ -477,14 +577,21 @@ def prepare(archive_path: Path, target: Target, force: bool = False, progress=No
         fsync_dir(txdir.parent)
         count = [0]
 
+        from cudaswitch.cudnn_archive import declared_size
+
+        total = declared_size(archive_path, fh)
+        if total is not None:
+            check_space(txdir, total, target)
+
         def write(entry: Entry):
             count[0] += 1
             fault("stage", count[0])
             p = _stage_path(txdir, entry)
             p.parent.mkdir(parents=True, exist_ok=True)
+            check_space(p.parent, entry.size, target)
             return _SyncedFile(p, entry.mode)
 
-        archive = read_archive(archive_path, write=write, progress=progress)
+        archive = read_archive(archive_path, write=write, progress=progress, fh=fh)
         problems = refuse_incompatible(archive, target, force)
         for e in archive.installable:
             if e.kind == "symlink":
@@ -502,6 +609,28 @@ def prepare(archive_path: Path, target: Target, force: bool = False, progress=No
     except BaseException as exc:
         _discard(txdir, record_created)
         raise _explain(exc, target, "unpacking into") from None
+
+
+SPACE_MARGIN = 1 << 20  # what the manifest, folders and backups' metadata take besides the files themselves
+
+
+def check_space(folder: Path, size: int, target: Target) -> None:
+    """Refuse before writing `size` more bytes where they would not fit in the space ordinary users may use: as root,
+    writes would otherwise go on into the blocks the file system reserves for root, until / itself is full."""
+    try:
+        st = os.statvfs(folder)
+    except (OSError, AttributeError):
+        return  # Windows: ENOSPC from the write is reported instead
+    free = st.f_bavail * st.f_frsize
+    if size + SPACE_MARGIN > free:
+        raise CudaswitchError(f"not enough free space for {target.label} on {target.display(folder)}: "
+                              f"{_mib(size)} more would be needed and {_mib(free)} are free (the blocks reserved for "
+                              f"root are not used); installing would leave the disk full: free some space and run "
+                              f"the command again; nothing was changed")
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):.1f} MiB"
 
 
 def _leftover_warnings(prep: Prepared) -> List[str]:
@@ -667,12 +796,13 @@ def _rollback(prep: Prepared, done: int) -> None:
 
 # ---- recovery --------------------------------------------------------------------------------------------------------
 
-def recover(record_base: Path, root: Path, display: Callable[[Path], str] = str) -> List[Tuple[str, str]]:
-    """Finish or undo whatever a killed run left under `record_base`. Returns (what, one line) for each:
+def recover(target: Target) -> List[Tuple[str, str]]:
+    """Finish or undo whatever a killed run left in the target's records. Returns (what, one line) for each:
     what is "rolled-back", "installed" or "uninstalled"."""
     done: List[Tuple[str, str]] = []
-    for txdir in _records(record_base):
-        data = _read_manifest(txdir, root)
+    root, display = target.local_root, target.display
+    for txdir in _records(target.record_base):
+        data = _read_manifest(txdir, target)
         phase = (data or {}).get("phase")
         if phase in (None, "staging"):
             _discard(txdir, (data or {}).get("record_created") or [])
@@ -753,7 +883,7 @@ class Uninstalled:
 def installed_records(target: Target) -> List[Tuple[Path, dict]]:
     out = []
     for txdir in _records(target.record_base):
-        data = _read_manifest(txdir, target.local_root)
+        data = _read_manifest(txdir, target)
         if data and data.get("phase") == "installed":
             out.append((txdir, data))
     return out
@@ -766,6 +896,7 @@ def uninstall(target: Target, force: bool = False, fault: Fault = env_fault) -> 
         raise CudaswitchError(f"no cuDNN installed by cudaswitch in {target.label} (no manifest under "
                               f"{target.display(target.record_base)}); nothing to undo")
     txdir, data = recs[-1]
+    check_trusted(target)
     check_writable(target)
     ops = [Op.from_yaml(r) for r in data.get("ops") or []]
     changed = []
@@ -830,7 +961,9 @@ def verify(prep: Prepared, system: System) -> dict:
     """Read the installed header back, then load the installed main library in a subprocess (it can abort the
     process when a sub-library is missing) and call cudnnGetVersion(): on Linux with the library folder on
     LD_LIBRARY_PATH (libcudnn.so.9 loads libcudnn_graph.so.9 by name), on Windows with the DLL folder added to the
-    DLL search path. Where the target's OS is not the host's, only the header is checked."""
+    DLL search path. Where the target's OS is not the host's, only the header is checked. The check runs isolated
+    (-I): nothing from the caller's working folder, PYTHONPATH or user site is imported (as root, a ctypes.py in
+    the folder sudo was run from would run as root)."""
     target = prep.target
     major = prep.archive.cudnn_major
     result: dict = {"header": target.existing_cudnn(), "expected": prep.archive.version, "library": None,
@@ -843,11 +976,11 @@ def verify(prep: Prepared, system: System) -> dict:
     env = dict(os.environ)
     if target.os == "windows":
         bindir = target.local_dirs["bin"]
-        args = [sys.executable, "-c", _LOAD_WINDOWS, str(bindir / f"cudnn64_{major}.dll"), str(bindir)]
+        args = [sys.executable, "-I", "-c", _LOAD_WINDOWS, str(bindir / f"cudnn64_{major}.dll"), str(bindir)]
     else:
         libdir = target.local_dirs["lib"]
         env["LD_LIBRARY_PATH"] = str(libdir) + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
-        args = [sys.executable, "-c", _LOAD, str(libdir / f"libcudnn.so.{major}")]
+        args = [sys.executable, "-I", "-c", _LOAD, str(libdir / f"libcudnn.so.{major}")]
     try:
         proc = system.run(args, timeout=120, env=env)
     except Exception as exc:  # timeouts, OSError
@@ -867,13 +1000,19 @@ def verify(prep: Prepared, system: System) -> dict:
 
 # ---- one cudaswitch at a time per target -----------------------------------------------------------------------------
 
+LOCK_WAIT = 10.0  # seconds: another cudaswitch finishing its commit takes well under that
+
+
 class locked:
     """Exclusive lock on the target's root folder (flock on the folder itself, so no lock file is left behind) for
     the whole install / uninstall, recovery included: a second cudaswitch on the same toolkit is refused instead of
-    taking the first one's transaction for an interrupted one. A no-op where flock does not exist (Windows)."""
+    taking the first one's transaction for an interrupted one. Any user who can open the folder can take that lock,
+    so it is waited for `wait` seconds at most, and the refusal names the process holding it. A no-op where flock
+    does not exist (Windows)."""
 
-    def __init__(self, target: Target):
+    def __init__(self, target: Target, wait: Optional[float] = None):
         self.target = target
+        self.wait = LOCK_WAIT if wait is None else wait
         self.fd: Optional[int] = None
 
     def __enter__(self) -> "locked":
@@ -885,19 +1024,62 @@ class locked:
             self.fd = os.open(str(self.target.local_root), os.O_RDONLY)
         except OSError:
             return self  # a missing root is reported by what follows
-        try:
-            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(self.fd)
-            self.fd = None
-            raise CudaswitchError(f"another cudaswitch is installing or removing cuDNN in {self.target.label}; "
-                                  f"wait for it to finish and run the command again; nothing was changed") from None
-        return self
+        deadline = time.monotonic() + self.wait
+        while True:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return self
+            except OSError:
+                if time.monotonic() >= deadline:
+                    break
+                time.sleep(0.2)
+        holder = lock_holder(self.fd)
+        os.close(self.fd)
+        self.fd = None
+        raise CudaswitchError(f"{self.target.label} is locked by {holder or 'another process'} (waited "
+                              f"{self.wait:g} s); if that is another cudaswitch, let it finish; if not, that process "
+                              f"blocks installs: end it or ask its owner; nothing was changed") from None
 
     def __exit__(self, *exc) -> None:
         if self.fd is not None:
             os.close(self.fd)  # releases the lock
             self.fd = None
+
+
+def lock_holder(fd: int) -> Optional[str]:
+    """'process 1234 (flock, user alice (uid 1000))' holding a flock on the file `fd` is open on, from /proc/locks
+    (Linux); None where that cannot be told."""
+    from cudaswitch import trust
+
+    st = os.fstat(fd)
+    want = (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        f = line.split()
+        if len(f) < 6 or f[1] != "FLOCK" or "->" in f:
+            continue
+        try:
+            maj, mnr, ino = f[5].split(":")
+            if (int(maj, 16), int(mnr, 16), int(ino)) != want:
+                continue
+            pid = int(f[4])
+        except ValueError:
+            continue
+        if pid == os.getpid():
+            continue
+        what = f"process {pid}"
+        try:
+            with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as fh:
+                comm = fh.read().strip()
+            what += f" ({comm}, user {trust.user_name(os.stat(f'/proc/{pid}').st_uid)})"
+        except OSError:
+            pass
+        return what
+    return None
 
 
 # ---- choosing the target ---------------------------------------------------------------------------------------------
@@ -980,7 +1162,7 @@ def pending(target: Target) -> List[str]:
     """Interrupted transactions the next install/uninstall will finish, without touching them."""
     out = []
     for txdir in _records(target.record_base):
-        data = _read_manifest(txdir, target.local_root)
+        data = _read_manifest(txdir, target)
         phase = (data or {}).get("phase")
         if phase != "installed":
             what = "roll back" if phase in (None, "staging") else "complete"
@@ -990,10 +1172,11 @@ def pending(target: Target) -> List[str]:
 
 
 def recover_target(target: Target) -> List[Tuple[str, str]]:
+    check_trusted(target)
     if not target.record_base.is_dir():
         return []
     try:
-        return recover(target.record_base, target.local_root, target.display)
+        return recover(target)
     except OSError as exc:
         raise CudaswitchError(f"{target.label} has an interrupted cuDNN install that cannot be finished now "
                               f"({exc.strerror or exc}); run the command with the rights to write there") from None

@@ -38,6 +38,10 @@ CATALOGUE: Dict[str, tuple] = {
                             "seed 003 table: 'No module named torch'"),
     "PYTHON_MISSING": ("the environment has no Python interpreter, so no torch (smoke test skipped)", "conda install -p PREFIX python",
                        "-"),
+    "PYTHON_FOREIGN": ("the environment's Python could have been written by another user than the one running "
+                       "cudaswitch, which does not run it with its own rights (smoke test skipped)",
+                       "run the smoke test as the environment's owner: sudo -u OWNER cudaswitch smoke -p PREFIX",
+                       "docs/design/security.md"),
     "PYTHON_32BIT": ("32-bit Python: torch ships 64-bit wheels only; c10.dll fails to load",
                      "recreate the environment with a 64-bit Python", "seed 000 section 1.3"),
     "CPU_ONLY_BUILD": ("torch is a CPU-only build (torch.version.cuda is None)",

@@ -130,12 +130,54 @@ class SwitchState:
         return asdict(self)
 
 
-def read_state(env: CondaEnv) -> Optional[SwitchState]:
-    from cudaswitch.fsutil import load_yaml
+def _state_dir(env: CondaEnv, create: bool = False) -> Optional[int]:
+    """etc/cudaswitch of the environment, opened without following a link below the prefix; None if missing."""
+    from cudaswitch import trust
 
     try:
-        data = load_yaml(env.state_path)
-    except Exception as exc:  # ruamel's errors, OSError
+        return trust.open_dir(Path(env.prefix), list(STATE_FILE[:-1]), create=create)
+    except FileNotFoundError:
+        return None
+
+
+def check_state_place(env: CondaEnv) -> None:
+    """Raise now what write_state would raise later (a link or a file in place of etc/cudaswitch)."""
+    from cudaswitch import trust
+
+    if trust.POSIX:
+        fd = _state_dir(env)
+        if fd is not None:
+            os.close(fd)
+
+
+def read_state(env: CondaEnv) -> Optional[SwitchState]:
+    from ruamel.yaml import YAML
+
+    from cudaswitch import trust
+
+    if not trust.POSIX:
+        from cudaswitch.fsutil import load_yaml
+
+        loader = lambda: load_yaml(env.state_path)  # noqa: E731
+    else:
+        def loader():
+            fd = _state_dir(env)
+            if fd is None:
+                return None
+            try:
+                if trust.regular_stat(fd, STATE_FILE[-1]) is None:
+                    return None
+                raw = trust.read_regular(fd, STATE_FILE[-1])
+            finally:
+                os.close(fd)
+            if raw is None:
+                raise OSError("not a regular file (a link, FIFO or device)")
+            return YAML(typ="safe").load(raw.decode("utf-8"))
+    try:
+        data = loader()
+    except CudaswitchError:
+        raise
+    except Exception as exc:  # ruamel's errors, OSError, UnicodeDecodeError
         why = " ".join(str(exc).split())  # ruamel's messages span lines; the CLI prints one
         raise CudaswitchError(f"{env.state_path}: unreadable state file ({why}); 'cudaswitch off' removes it, "
                               f"'cudaswitch use SELECTOR' rewrites it") from None
@@ -145,24 +187,82 @@ def read_state(env: CondaEnv) -> Optional[SwitchState]:
         raise CudaswitchError(f"{env.state_path}: not a cudaswitch state file; run 'cudaswitch off' to reset it")
     fields = SwitchState.__dataclass_fields__
     try:
-        return SwitchState(**{k: data[k] for k in fields if k in data})
+        state = SwitchState(**{k: data[k] for k in fields if k in data})
     except TypeError:
         raise CudaswitchError(f"{env.state_path}: incomplete state file; run 'cudaswitch use SELECTOR' again") from None
+    _check_state(env, state)
+    return state
+
+
+def _check_state(env: CondaEnv, state: SwitchState) -> None:
+    """Every value is of the type cudaswitch writes, and the lists name only the files and folders `use` writes:
+    the state file lies in the environment, where its owner (or anyone, in a shared one) can edit it."""
+    from cudaswitch.hooks import HOOK_DIRS, all_hook_paths
+
+    texts = (state.selector, state.version, state.root, state.time, state.cudaswitch_version)
+    known_files = {str(p.relative_to(env.prefix)) for p in all_hook_paths(env.prefix)}
+    ok = (all(isinstance(t, str) for t in texts) and isinstance(state.ld_library_path, bool)
+          and isinstance(state.files, list) and all(f in known_files for f in state.files)
+          and isinstance(state.created_dirs, list) and all(d in HOOK_DIRS for d in state.created_dirs))
+    if not ok:
+        raise CudaswitchError(f"{env.state_path}: not a state file cudaswitch wrote (it names other files or folders, "
+                              f"or values of the wrong type); 'cudaswitch off' removes it, 'cudaswitch use SELECTOR' "
+                              f"rewrites it")
 
 
 def write_state(env: CondaEnv, state: SwitchState) -> None:
+    import io
+
+    from ruamel.yaml import YAML
+
+    from cudaswitch import trust
     from cudaswitch.fsutil import dump_yaml
 
-    dump_yaml(env.state_path, state.to_json())
+    if not trust.POSIX:
+        dump_yaml(env.state_path, state.to_json())
+        return
+    yaml = YAML(typ="safe")
+    yaml.default_flow_style = False
+    buf = io.StringIO()
+    yaml.dump(state.to_json(), buf)
+    fd = _state_dir(env, create=True)
+    try:
+        trust.write_at(fd, STATE_FILE[-1], buf.getvalue().encode("utf-8"))
+    finally:
+        os.close(fd)
 
 
 def clear_state(env: CondaEnv) -> bool:
+    from cudaswitch import trust
+
+    if not trust.POSIX:
+        try:
+            env.state_path.unlink()
+        except FileNotFoundError:
+            return False
+        try:
+            env.state_path.parent.rmdir()
+        except OSError:
+            pass
+        return True
     try:
-        env.state_path.unlink()
-    except FileNotFoundError:
+        fd = _state_dir(env)
+    except CudaswitchError:
+        return False  # a link in place of etc/cudaswitch: not ours, not followed
+    if fd is None:
         return False
     try:
-        env.state_path.parent.rmdir()
+        removed = trust.unlink_at(fd, STATE_FILE[-1])
+    finally:
+        os.close(fd)
+    try:
+        parent = trust.open_dir(Path(env.prefix), list(STATE_FILE[:-2]))
+    except (OSError, CudaswitchError):
+        return removed
+    try:
+        os.rmdir(STATE_FILE[-2], dir_fd=parent)
     except OSError:
         pass
-    return True
+    finally:
+        os.close(parent)
+    return removed

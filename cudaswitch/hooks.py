@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from cudaswitch import __version__
+from cudaswitch import __version__, trust
 from cudaswitch.activation import Changes
 from cudaswitch.errors import CudaswitchError
 from cudaswitch.fsutil import atomic_write
@@ -174,6 +174,8 @@ def write_hooks(prefix: str, changes: Changes, version: str, windows: bool = Fal
     """Write every shell's hooks atomically; refuses to replace a file of the same name it did not write."""
     check_paths(changes, windows)
     rendered = render_all(changes, version, windows)
+    if trust.POSIX:
+        return _write_hooks_nofollow(prefix, rendered)
     targets = []
     for key, shell in SHELLS.items():
         for d in DIRECTIONS:
@@ -187,25 +189,97 @@ def write_hooks(prefix: str, changes: Changes, version: str, windows: bool = Fal
     return [p for p, _ in targets]
 
 
+def _hook_dir(prefix: str, direction: str, create: bool = False) -> Optional[int]:
+    """etc/conda/<direction>.d of the environment, opened without following a link below the prefix (a planted
+    `activate.d -> /etc/profile.d` would make every login shell run the hooks); None when it does not exist."""
+    try:
+        return trust.open_dir(Path(prefix), ["etc", "conda", f"{direction}.d"], create=create)
+    except FileNotFoundError:
+        return None
+
+
+def _write_hooks_nofollow(prefix: str, rendered: Dict[str, Dict[str, bytes]]) -> List[Path]:
+    for d in DIRECTIONS:  # every name is checked before anything is written
+        fd = _hook_dir(prefix, d)
+        if fd is None:
+            continue
+        try:
+            for shell in SHELLS.values():
+                name = f"{HOOK_NAME}.{shell.ext}"
+                if trust.regular_stat(fd, name) is None:
+                    continue
+                head = trust.read_regular(fd, name, 300)
+                if head is None or MARKER.encode() not in head:
+                    what = "exists and was not written by cudaswitch" if head is not None else \
+                        "exists and is not a regular file (a link, FIFO or device)"
+                    raise CudaswitchError(f"{hook_path(prefix, d, shell)} {what}; move it away and run this again "
+                                          f"(cudaswitch never changes your own hook files)")
+        finally:
+            os.close(fd)
+    written = []
+    for d in DIRECTIONS:
+        fd = _hook_dir(prefix, d, create=True)
+        try:
+            for key, shell in SHELLS.items():
+                trust.write_at(fd, f"{HOOK_NAME}.{shell.ext}", rendered[key][d])
+                written.append(hook_path(prefix, d, shell))
+        finally:
+            os.close(fd)
+    return written
+
+
 def remove_hooks(prefix: str, created_dirs: List[str] = ()) -> List[Path]:
     """Remove exactly the hook files cudaswitch wrote, and the folders it created if they are empty again."""
+    created_dirs = [d for d in created_dirs if d in HOOK_DIRS]  # never a folder the state file merely names
     removed = []
-    for path in all_hook_paths(prefix):
-        if path.exists() and is_ours(path):
-            path.unlink()
-            removed.append(path)
-    for rel in sorted(created_dirs, key=len, reverse=True):  # deepest first
+    if not trust.POSIX:
+        for path in all_hook_paths(prefix):
+            if path.exists() and is_ours(path):
+                path.unlink()
+                removed.append(path)
+        for rel in sorted(created_dirs, key=len, reverse=True):  # deepest first
+            try:
+                os.rmdir(Path(prefix, rel))
+            except OSError:
+                pass
+        return removed
+    for d in DIRECTIONS:
         try:
-            os.rmdir(Path(prefix, rel))
+            fd = _hook_dir(prefix, d)
+        except CudaswitchError:
+            continue  # a link there was never written by cudaswitch: nothing of ours behind it
+        if fd is None:
+            continue
+        try:
+            for shell in SHELLS.values():
+                name = f"{HOOK_NAME}.{shell.ext}"
+                head = trust.read_regular(fd, name, 300)
+                if head is not None and MARKER.encode() in head and trust.unlink_at(fd, name):
+                    removed.append(hook_path(prefix, d, shell))
+        finally:
+            os.close(fd)
+    for rel in sorted(created_dirs, key=len, reverse=True):  # deepest first
+        parent, _, name = rel.rpartition("/")
+        try:
+            fd = trust.open_dir(Path(prefix), parent.split("/") if parent else [])
+        except (OSError, CudaswitchError):
+            continue
+        try:
+            os.rmdir(name, dir_fd=fd)
         except OSError:
-            pass  # not empty (the user's hooks live there too) or already gone
+            pass  # not empty (the user's hooks live there too), already gone, or a link
+        finally:
+            os.close(fd)
     return removed
+
+
+HOOK_DIRS = ("etc", "etc/conda", "etc/conda/activate.d", "etc/conda/deactivate.d")
 
 
 def dirs_to_create(prefix: str) -> List[str]:
     """The hook folders (relative to the prefix) that do not exist yet, parents first: `off` removes them."""
     out = []
-    for rel in ("etc", "etc/conda", "etc/conda/activate.d", "etc/conda/deactivate.d"):
+    for rel in HOOK_DIRS:
         if not Path(prefix, rel).is_dir():
             out.append(rel)
     return out
@@ -244,10 +318,13 @@ def switch(env, changes: Changes, toolkit, selector: str, old=None, windows: boo
 
     from cudaswitch.environment import SwitchState, write_state
 
+    from cudaswitch.environment import check_state_place
+
     problem = conda_export_problem(changes, windows)
     if problem:
         raise CudaswitchError(problem)
     created = dirs_to_create(env.prefix) if old is None else list(old.created_dirs)
+    check_state_place(env)  # a link in place of etc/cudaswitch is refused before any hook is written
     written = write_hooks(env.prefix, changes, toolkit.version, windows=windows)
     write_state(env, SwitchState(
         selector=selector, version=toolkit.version, root=toolkit.root,

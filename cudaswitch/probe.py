@@ -13,13 +13,19 @@ Rules for this file (it runs in interpreters cudaswitch does not control):
 Modes: `python -c <this file> [--device auto|cpu]` runs the torch checks (with the driver query first);
 `--driver-only` prints only the driver/GPU record (used by `doctor` and `recommend`).
 """
-import ctypes
-import json
-import os
-import struct
 import sys
-import time
-import traceback
+
+# `python -c` puts the working folder first on sys.path: a ctypes.py or json.py left there by another user would
+# be imported below, with the rights of whoever runs the probe (root under sudo). Dropped before any import.
+while sys.path and sys.path[0] in ("", "."):
+    del sys.path[0]
+
+import ctypes  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import struct  # noqa: E402
+import time  # noqa: E402
+import traceback  # noqa: E402
 
 MARKER = "CUDASWITCH-PROBE-JSON:"
 RECORD_VERSION = 1

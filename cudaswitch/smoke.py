@@ -53,9 +53,14 @@ def _decode(data) -> str:
 
 
 def run_probe(python: str, environ: Dict[str, str], timeout: float, args: Optional[List[str]] = None,
-              cwd: Optional[str] = None) -> ProbeOutcome:
-    """`python -c <probe> ARGS`: -c, like the `python -c "import torch"` users type (no script folder on sys.path)."""
-    cmd = [python, "-c", probe_source()] + list(args or [])
+              cwd: Optional[str] = None, isolated: bool = False) -> ProbeOutcome:
+    """`python -c <probe> ARGS`: -c, like the `python -c "import torch"` users type (no script folder on sys.path;
+    the probe drops the working folder itself before importing anything). `isolated`: cudaswitch's own Python, run
+    with -I (no PYTHONPATH, no user site, no working folder on sys.path) from the root folder, so nothing from the
+    caller's folder or environment is imported."""
+    cmd = [python] + (["-I"] if isolated else []) + ["-c", probe_source()] + list(args or [])
+    if isolated and cwd is None:
+        cwd = os.path.abspath(os.sep)
     try:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(environ), cwd=cwd)
     except OSError as exc:
@@ -103,7 +108,8 @@ def driver_info(system: System, python: Optional[str] = None, timeout: float = 2
     over = driver_from_override(system.environ)
     if over:
         return over
-    outcome = run_probe(python or sys.executable, dict(system.environ), timeout, ["--driver-only"])
+    outcome = run_probe(python or sys.executable, dict(system.environ), timeout, ["--driver-only"],
+                        isolated=python is None)
     drv = (outcome.record or {}).get("driver") or {"source": "libcuda", "cuda_max": None, "devices": [],
                                                   "error": "driver query timed out" if outcome.timed_out
                                                   else f"driver query failed (exit {outcome.returncode})"}
@@ -216,6 +222,24 @@ def _chain(torch: Dict, driver: Dict, toolkit: Optional[Dict], windows: bool) ->
     return out
 
 
+def _foreign_python(env) -> Optional[Finding]:
+    """Running the environment's own Python runs whatever its owner put there (site-packages, sitecustomize, the
+    interpreter itself), with cudaswitch's rights: as root in another user's environment that is their code run as
+    root (docs/design/security.md). Such a run is skipped with the owner named."""
+    from pathlib import Path
+
+    from cudaswitch import trust
+
+    if trust.euid() != 0:
+        return None  # an ordinary user runs a shared environment's Python anyway, by activating it
+    why = trust.path_problem(Path(env.prefix)) or trust.executable_problem(Path(env.python))
+    if not why:
+        return None
+    fix = f"run it as that user: {trust.owner_hint(Path(env.prefix))} cudaswitch smoke -p {env.prefix}"
+    return finding("PYTHON_FOREIGN", INFO, f"not run: {why}, and cudaswitch runs as {trust.user_name(trust.euid())}; "
+                   f"it does not run a program another user could have replaced; {fix}", fix)
+
+
 def run_smoke(env, system: Optional[System] = None, timeout: float = DEFAULT_TIMEOUT, cpu_ok: bool = False,
               toolkit=None, ld_library_path: Optional[bool] = None) -> SmokeReport:
     """Run the smoke test for a CondaEnv. `toolkit` defaults to the one the env's state file names."""
@@ -237,6 +261,10 @@ def run_smoke(env, system: Optional[System] = None, timeout: float = DEFAULT_TIM
         f = finding("PYTHON_MISSING", INFO, f"{python} does not exist",
                     f"conda install -p {env.prefix} python")
         return _report("skip", [f] + pre, env_json, {}, {}, _driver_quick(system), tk_json, {}, None, cpu_ok, t0, {})
+    foreign = _foreign_python(env)
+    if foreign:
+        return _report("skip", [foreign] + pre, env_json, {}, {}, _driver_quick(system), tk_json, {}, None, cpu_ok,
+                       t0, {})
     environ = probe_environment(env, system, toolkit, lib)
     outcome = run_probe(python, environ, timeout, cwd=env.prefix)
     return report_from_outcome(outcome, env, environ, system, cpu_ok, tk_json, pre, t0)

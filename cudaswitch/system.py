@@ -14,6 +14,9 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Callable, List, Mapping, Optional, Sequence, Tuple
 
 # (key name such as "v11.3", InstallDir) pairs from HKLM\SOFTWARE\NVIDIA Corporation\GPU Computing Toolkit\CUDA
+# tests/seams.py sets this: the suite relocates nearly every run, and its assertions count stderr lines
+QUIET_RELOCATION = False
+
 RegistryReader = Callable[[], List[Tuple[str, str]]]
 Runner = Callable[..., "subprocess.CompletedProcess[str]"]
 
@@ -70,7 +73,16 @@ class System:
         env = dict(os.environ)
         root = env.get("CUDASWITCH_FS_ROOT") or None
         flavour = env.get("CUDASWITCH_OS") or ("windows" if sys.platform == "win32" else "linux")
+        if root:
+            _check_relocation(root)
         return cls(os=flavour, environ=env, root=Path(root) if root else None)
+
+    def relocation_note(self) -> Optional[str]:
+        """One line saying that "/" is not the real root, for every command's output; None when it is."""
+        if self.root is None:
+            return None
+        return (f"CUDASWITCH_FS_ROOT is set: every path shown as /... (or C:\\...) lies under {self.root}, "
+                f"not on this machine's own file system")
 
     @property
     def windows(self) -> bool:
@@ -134,3 +146,18 @@ class System:
                 if loc.is_file() and (self.windows or os.access(loc, os.X_OK)):
                     return cand
         return None
+
+
+def _check_relocation(root: str) -> None:
+    """CUDASWITCH_FS_ROOT makes a folder stand for "/": every toolkit, journal and hook found there is acted on as
+    if it were the system's. A folder another user could have written must not stand for root's "/" (sudo -E keeps
+    the variable): the same rule as for every other file cudaswitch acts on (docs/design/security.md)."""
+    from cudaswitch.errors import CudaswitchError
+    from cudaswitch.trust import path_problem
+
+    real = Path(os.path.realpath(root))
+    why = path_problem(real)
+    if why:
+        raise CudaswitchError(f"CUDASWITCH_FS_ROOT={root} refused: {why}, so another user could decide what "
+                              f"cudaswitch sees as /; unset CUDASWITCH_FS_ROOT (sudo keeps it only with -E), or point "
+                              f"it at a folder only you can write; nothing was changed")

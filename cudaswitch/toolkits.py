@@ -311,7 +311,11 @@ def read_version(system: System, root: str, layout: _Layout, warnings: List[str]
     loc = system.local(root)
     for name, reader in (("version.json", versions.from_version_json), ("version.txt", versions.from_version_txt)):
         path = loc / name
-        if path.is_file() or (path.exists() and not path.is_dir()):
+        if path.exists() and not path.is_file() and not path.is_dir():
+            # a FIFO planted there would make every `list` hang on open
+            warnings.append(f"{system.display(path)}: not a regular file (a FIFO or device); not read")
+            continue
+        if path.is_file():
             try:
                 v = reader(path)
                 if v:
@@ -335,6 +339,15 @@ def read_version(system: System, root: str, layout: _Layout, warnings: List[str]
             except VersionFileError as exc:
                 warnings.append(_display_error(system, str(exc), cuda_h))
     if layout.nvcc:
+        from cudaswitch.trust import executable_problem
+
+        why = executable_problem(system.local(layout.nvcc))
+        if why:
+            # discovery looks into every env in ~/.conda/environments.txt and the active prefix: as root, a bin/nvcc
+            # planted there would run as root (docs/design/security.md)
+            warnings.append(f"{layout.nvcc}: 'nvcc --version' not run: {why}; cudaswitch runs no program another "
+                            f"user could have put there")
+            return None
         try:
             proc = system.run([str(system.local(layout.nvcc)), "--version"], timeout=20)
             v = versions.from_nvcc_output(proc.stdout or "")

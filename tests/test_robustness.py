@@ -209,3 +209,114 @@ def test_output_to_a_full_disk_is_one_line(cli_env, args):
         proc = subprocess.run([sys.executable, "-m", "cudaswitch", *args], stdout=full, stderr=subprocess.PIPE,
                               text=True, env=dict(cli_env, PYTHONPATH=str(REPO)))
     assert _one_line_error(proc, 1) == "cudaswitch: error: cannot write the output: No space left on device"
+
+
+# ---- run: signals and exit status as if the command ran directly ----------------------------------------------
+
+CHILD = r"""
+import os, signal, sys, time
+open(sys.argv[1] + ".pid", "w").write(str(os.getpid()))
+try:
+    time.sleep(60)
+except KeyboardInterrupt:
+    open(sys.argv[1], "w").write("checkpoint")
+    sys.exit(3)
+"""
+
+
+def _start_child(cli_env, tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(CHILD)
+    mark = tmp_path / "ckpt"
+    proc = subprocess.Popen([sys.executable, "-m", "cudaswitch", "run", "12.9", "--", sys.executable, str(script),
+                             str(mark)], env=dict(cli_env, PYTHONPATH=str(REPO)), start_new_session=True,
+                            stderr=subprocess.PIPE, text=True)
+    import time
+
+    for _ in range(600):
+        if os.path.exists(f"{mark}.pid") and os.path.getsize(f"{mark}.pid"):
+            return proc, mark, int(open(f"{mark}.pid").read())
+        time.sleep(0.05)
+    proc.kill()
+    pytest.fail("the command never started")
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return open(f"/proc/{pid}/stat").read().split()[2] != "Z"
+
+
+def test_ctrl_c_in_run_reaches_the_command_which_decides(cli_env, tmp_path):
+    import signal
+
+    proc, mark, _child = _start_child(cli_env, tmp_path)
+    os.killpg(proc.pid, signal.SIGINT)  # what the terminal does: the whole foreground process group
+    proc.wait(60)
+    assert mark.read_text() == "checkpoint"  # its KeyboardInterrupt handler ran to the end
+    assert proc.returncode == 3 and proc.stderr.read() == ""
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP"])
+def test_sigterm_to_run_stops_the_command_too(cli_env, tmp_path, sig):
+    import signal
+
+    proc, mark, child = _start_child(cli_env, tmp_path)
+    proc.send_signal(getattr(signal, sig))  # to cudaswitch's own pid, as a batch system or `kill` does
+    proc.wait(60)
+    assert proc.returncode == -getattr(signal, sig)  # what the command run directly reports
+    assert not _alive(child)
+
+
+def test_run_takes_its_own_options_before_the_command_and_refuses_a_colon_path(cli_env, real_trees, shared):
+    proc = run_cli(["run", "12.9", "--no-ld-library-path", "--", "sh", "-c", 'echo "[$LD_LIBRARY_PATH]"'],
+                   dict(cli_env, LD_LIBRARY_PATH="/x"))
+    assert proc.returncode == 0 and proc.stdout.strip() == "[/x]", proc.stderr
+    proc = run_cli(["run", "12.9", "--ld-library-path", "--", "sh", "-c", 'echo "[${LD_LIBRARY_PATH%%:*}]"'], cli_env)
+    assert proc.stdout.strip() == f"[{real_trees / 'cuda-12.9' / 'lib64'}]", proc.stderr
+    odd = os.path.join(shared, "a:b", "cuda-12.9")
+    shutil.copytree(real_trees / "cuda-12.9", odd, symlinks=True, copy_function=os.link)
+    line = _one_line_error(run_cli(["run", odd, "--", "true"], cli_env), 1)
+    assert "contains ':', the PATH separator" in line
+
+
+# ---- wrong answers ---------------------------------------------------------------------------------------------
+
+def test_a_toolkit_without_nvcc_says_so_in_use_run_and_status(cli_env, real_trees, tmp_path):
+    other = str(real_trees / "cuda-12.9" / "bin")
+    env = _env(str(tmp_path))
+    cli_env = dict(cli_env, PATH=f"{other}:/usr/bin:/bin")
+    want = f"has no nvcc (no-nvcc, runtime-only); 'nvcc' is {other}/nvcc, from another toolkit"
+    proc = run_cli(["use", "11.8", "-p", env, "--no-smoke"], cli_env)
+    assert proc.returncode == 0 and want in proc.stderr
+    proc = run_cli(["run", "11.8", "--", "sh", "-c", "command -v nvcc"], cli_env)
+    assert proc.stdout.strip() == f"{other}/nvcc" and want in proc.stderr
+    tk = real_trees / "cuda-11.8"
+    proc = run_cli(["status"], dict(cli_env, CUDA_HOME=str(tk), PATH=f"{tk}/bin:{cli_env['PATH']}"))
+    assert want in proc.stdout
+
+
+def test_a_deleted_toolkit_is_reported_by_status_and_doctor(cli_env, real_trees, tmp_path):
+    tk = tmp_path / "cuda-12.9"
+    shutil.copytree(real_trees / "cuda-12.9", tk, symlinks=True, copy_function=os.link)
+    env = _env(str(tmp_path))
+    assert run_cli(["use", str(tk), "-p", env, "--no-smoke"], cli_env).returncode == 0
+    shutil.rmtree(tk)
+    proc = run_cli(["status"], dict(cli_env, CONDA_PREFIX=env))
+    assert f"CUDA 12.9.1 at {tk}, which this environment uses, is gone" in proc.stdout
+    assert "not applied to this shell yet" not in proc.stdout
+    proc = run_cli(["doctor", "-p", env], cli_env)
+    assert "TOOLKIT_MISSING" in proc.stdout and str(tk) in proc.stdout
+
+
+def test_use_on_an_env_outside_condas_folders_prints_an_activate_command_that_works(cli_env, tmp_path):
+    env = _env(str(tmp_path / "projects"), "proj")
+    proc = run_cli(["use", "12.9", "-p", env, "--no-smoke"], cli_env)
+    assert f"To apply it to this shell now: conda activate {env}" in proc.stdout
+    root = tmp_path / "miniconda3"
+    named = _env(str(root / "envs"), "torch")
+    (root / "conda-meta").mkdir(parents=True)
+    proc = run_cli(["use", "12.9", "-p", named, "--no-smoke"], dict(cli_env, _CONDA_ROOT=str(root)))
+    assert "To apply it to this shell now: conda activate torch" in proc.stdout

@@ -432,7 +432,8 @@ def run(selector, command, ld_flag):
     changes = changes_for(tk, system, ld_library_path=ld)
     hooks.check_paths(changes, system.windows)  # a ':' inside the toolkit's path would split into two entries
     env = apply(system.environ, changes, system, remove=recorded_entries(system.environ, system))
-    _warn(_no_nvcc_note(tk, system, env.get("PATH")))
+    if system.which("nvcc", env.get("PATH")) or os.path.basename(command[0]).lower() in ("nvcc", "nvcc.exe"):
+        _warn(_no_nvcc_note(tk, system, env.get("PATH")))  # only when the command can meet the trap
     if os.name == "posix":
         # Nothing is left to do after the command, so become it: the terminal's Ctrl-C, a SIGTERM or SIGHUP sent to
         # this pid, and the exit status are the command's own, exactly as if it had been run directly.

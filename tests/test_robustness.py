@@ -320,3 +320,23 @@ def test_use_on_an_env_outside_condas_folders_prints_an_activate_command_that_wo
     (root / "conda-meta").mkdir(parents=True)
     proc = run_cli(["use", "12.9", "-p", named, "--no-smoke"], dict(cli_env, _CONDA_ROOT=str(root)))
     assert "To apply it to this shell now: conda activate torch" in proc.stdout
+
+
+def test_recommend_holds_the_oldest_release_to_a_python_range_and_claims_no_unmade_arch_check(clean_env):
+    for py in ("2.7", "3.5"):
+        proc = run_cli(["recommend", "--python", py, "--cuda", "12.4"], clean_env)
+        assert proc.returncode == 1 and "no torch release fits" in proc.stdout and "1.8.2" not in proc.stdout
+    proc = run_cli(["recommend", "--cc", "12.0", "--cuda", "12.8", "--torch", "2.5", "--python", "3.11"], clean_env)
+    assert proc.returncode == 0
+    assert "because GPU compute capability" not in proc.stdout
+    assert "GPU compute capability 12.0 was NOT checked" in proc.stdout
+
+
+def test_the_active_toolkit_is_cuda_home_before_cuda_path(cli_env, real_trees):
+    env = dict(cli_env, CUDA_HOME=str(real_trees / "cuda-11.8"), CUDA_PATH=str(real_trees / "cuda-12.9"),
+               PATH="/usr/bin:/bin")
+    import json
+
+    active = [t["version"] for t in json.loads(run_cli(["list", "--json"], env).stdout)["toolkits"] if t["active"]]
+    assert active == ["11.8.89"]
+    assert f"Active: CUDA 11.8.89 ({real_trees / 'cuda-11.8'})" in run_cli(["status"], env).stdout

@@ -261,10 +261,27 @@ def status(as_json):
                    f"environment, or in a new shell")
 
 
-def _positive(ctx, param, value):
-    if value is not None and value <= 0:
-        raise click.BadParameter("must be a positive number of seconds")
-    return value
+_MAX_TIMEOUT = 7 * 24 * 3600.0  # beyond a week is "no limit" in all but name, and past what the OS timers take
+
+
+def _seconds(ctx, param, value):
+    """--timeout: positive seconds; 0, none or inf mean no limit; nan, negatives and words are refused."""
+    import math
+
+    if value is None:
+        return value
+    text = str(value).strip().lower()
+    if text in ("0", "0.0", "none", "inf", "infinity", "+inf"):
+        return None
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise click.BadParameter(f"{value!r} is not a positive number of seconds (0 or none: no limit)")
+    if seconds > _MAX_TIMEOUT:
+        raise click.BadParameter(f"{value!r} seconds is more than a week; give 0 or none for no limit")
+    return seconds
 
 
 # ---- per-environment switching (issue 3) ------------------------------------------------------------------------
@@ -284,8 +301,8 @@ def _env_options(fn):
 @click.option("-y", "--yes", is_flag=True, help="Do not ask before switching the base environment.")
 @click.option("--no-smoke", is_flag=True, help="Skip the PyTorch smoke test after switching.")
 @click.option("--cpu-ok", is_flag=True, help="Smoke test: no GPU is not a failure.")
-@click.option("--timeout", type=float, default=180.0, show_default=True, callback=_positive,
-              help="Seconds the smoke test may take.")
+@click.option("--timeout", default="180", show_default=True, callback=_seconds, metavar="SECONDS",
+              help="Seconds the smoke test may take (0 or none: no limit).")
 @handle_errors
 def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout):
     """Make a conda environment use the CUDA toolkit SELECTOR names, in every shell, from its next activation."""
@@ -346,7 +363,7 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
     from cudaswitch.smoke import render, run_smoke
 
     # The switch stays whatever the smoke test finds: a failure is a diagnosis, not a reason to undo.
-    report = run_smoke(env, system, timeout=timeout, cpu_ok=cpu_ok, toolkit=tk, ld_library_path=ld)
+    report = run_smoke(env, system, timeout=timeout, cpu_ok=cpu_ok, toolkit=tk, ld_library_path=ld, progress=True)
     click.echo("")
     for line in render(report):
         click.echo(line)
@@ -490,8 +507,8 @@ def _version_arg(ctx, param, value):
 @_env_options
 @click.option("--json", "as_json", is_flag=True, help="One JSON record with every field and the classification.")
 @click.option("--cpu-ok", is_flag=True, help="No GPU is not a failure (CPU-only machines, CPU builds).")
-@click.option("--timeout", type=float, default=180.0, show_default=True, callback=_positive,
-              help="Seconds the probe may take.")
+@click.option("--timeout", default="180", show_default=True, callback=_seconds, metavar="SECONDS",
+              help="Seconds the probe may take (0 or none: no limit).")
 @handle_errors
 def smoke(name, prefix, as_json, cpu_ok, timeout):
     """Prove torch computes: the env's own Python, with the env's hooks applied, runs matmul, conv2d, autocast.
@@ -502,7 +519,7 @@ def smoke(name, prefix, as_json, cpu_ok, timeout):
 
     system = _system()
     env = resolve_env(system, name, prefix, command="smoke")
-    report = run_smoke(env, system, timeout=timeout, cpu_ok=cpu_ok)
+    report = run_smoke(env, system, timeout=timeout, cpu_ok=cpu_ok, progress=not as_json)
     if as_json:
         _json_out(report.to_json())
     else:

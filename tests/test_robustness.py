@@ -340,3 +340,97 @@ def test_the_active_toolkit_is_cuda_home_before_cuda_path(cli_env, real_trees):
     active = [t["version"] for t in json.loads(run_cli(["list", "--json"], env).stdout)["toolkits"] if t["active"]]
     assert active == ["11.8.89"]
     assert f"Active: CUDA 11.8.89 ({real_trees / 'cuda-11.8'})" in run_cli(["status"], env).stdout
+
+
+# ---- smoke -----------------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def torch_env():
+    sys.path.insert(0, str(REPO / "tests" / "fake_torch"))
+    import envs
+    from conftest import IN_CI
+
+    try:
+        return envs.torch_venv()
+    except (envs.EnvUnavailable, OSError) as exc:
+        if IN_CI:
+            pytest.fail(f"cannot create the torch test environment: {exc}")
+        pytest.skip(f"cannot create the torch test environment: {exc}")
+
+
+def test_a_module_printing_without_a_newline_does_not_break_the_probe(torch_env, clean_env, tmp_path):
+    import json
+
+    import envs
+
+    prefix = envs.make_env(tmp_path)
+    envs.link_real_torch(prefix)
+    # what a chatty site module does at every interpreter start: stdout, no newline
+    (envs.site_packages(prefix) / "chatty.pth").write_text("import sys; sys.stdout.write('loading plugins...')\n")
+    proc = run_cli(["smoke", "-p", str(prefix), "--json", "--cpu-ok"], clean_env, timeout=300)
+    rec = json.loads(proc.stdout)
+    assert proc.returncode == 0 and rec["status"] == "pass", rec["findings"]
+
+
+@pytest.mark.parametrize("value", ["nan", "-inf", "1e300", "-1", "soon"])
+@pytest.mark.parametrize("command", ["smoke", "use 12.9"])
+def test_a_bad_timeout_is_a_usage_error(cli_env, command, value, tmp_path):
+    line = _one_line_error(run_cli([*command.split(), "-p", _env(str(tmp_path)), "--timeout", value], cli_env), 2)
+    assert "--timeout" in line
+
+
+@pytest.mark.parametrize("value", ["0", "none", "inf"])
+def test_timeout_zero_or_none_means_no_limit(clean_env, tmp_path, value):
+    import json
+
+    import envs
+
+    prefix = envs.make_env(tmp_path)  # no torch: the probe runs to its end and reports a skip
+    proc = run_cli(["smoke", "-p", str(prefix), "--json", "--timeout", value], clean_env)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["status"] == "skip", proc.stderr
+
+
+def _smoke_on_a_terminal(prefix, env, *extra):
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "cudaswitch", "smoke", "-p", str(prefix), "--cpu-ok", *extra],
+                            stdout=subprocess.PIPE, stderr=slave, env=dict(env, PYTHONPATH=str(REPO)))
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO: the last writer closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    out, _ = proc.communicate(timeout=300)
+    os.close(master)
+    return proc.returncode, out.decode(), seen.decode()
+
+
+def test_smoke_shows_progress_on_a_terminal_only(torch_env, clean_env):
+    rc, out, tty = _smoke_on_a_terminal(torch_env, clean_env)
+    assert rc == 0 and "smoke test running (" in tty and "result: PASS" in out
+    assert tty.endswith("\r\x1b[K")  # the status line is wiped before the result is printed
+    rc, out, tty = _smoke_on_a_terminal(torch_env, clean_env, "--json")
+    assert rc == 0 and tty == "" and out.startswith("{")
+    proc = run_cli(["smoke", "-p", str(torch_env), "--cpu-ok"], clean_env, timeout=300)  # a pipe
+    assert proc.returncode == 0 and proc.stderr == ""
+
+
+def test_classifying_a_flood_of_stderr_is_bounded_and_still_finds_the_error():
+    code = (
+        "from cudaswitch.diagnosis import classify\n"
+        "from cudaswitch.diagnosis import ProbeOutcome\n"
+        "noise = 'x.so.1' * 40000 + '\\n' + 'Error loading ' * 20000 + '\\n'\n"
+        "line = '/env/lib/libtorch_cuda.so: undefined symbol: ncclCommRegister, version libnccl.so.2'\n"
+        "out = ProbeOutcome(None, 1, '', noise + 'ImportError: ' + line + '\\n', False, 'import_torch')\n"
+        "fs = classify(out, '/env', {}, False, False, {})\n"
+        "print(fs[0].code, fs[0].cause)\n")
+    # liveness, not speed: before, this did not finish in minutes
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    assert "undefined symbol ncclCommRegister" in proc.stdout

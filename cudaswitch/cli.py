@@ -188,14 +188,19 @@ def list_cmd(as_json):
 
 @main.command()
 @click.argument("selector")
-@click.option("--bin", "what", flag_value="bin", help="Print the bin folder(s).")
-@click.option("--lib", "what", flag_value="lib", help="Print the library folder(s).")
-@click.option("--nvcc", "what", flag_value="nvcc", help="Print the nvcc path.")
+@click.option("--bin", "want_bin", is_flag=True, help="Print the bin folder(s).")
+@click.option("--lib", "want_lib", is_flag=True, help="Print the library folder(s).")
+@click.option("--nvcc", "want_nvcc", is_flag=True, help="Print the nvcc path.")
 @handle_errors
-def which(selector, what):
+def which(selector, want_bin, want_lib, want_nvcc):
     """Print the root (or bin, lib, nvcc) of the toolkit SELECTOR names, for scripts."""
-    from cudaswitch.errors import CudaswitchError
+    from cudaswitch.errors import CudaswitchError, UsageError
     from cudaswitch.toolkits import select
+
+    asked = [w for w, on in (("bin", want_bin), ("lib", want_lib), ("nvcc", want_nvcc)) if on]
+    if len(asked) > 1:  # one answer per call: a script reading the output cannot tell two lists apart
+        raise UsageError(f"give one of --bin, --lib, --nvcc, not {' and '.join('--' + a for a in asked)}")
+    what = asked[0] if asked else None
 
     system = _system()
     tk = select(_discover(system), selector, system)
@@ -411,6 +416,8 @@ def init(shell, install, rc_file):
 
     text = shellinit.snippet(_INIT_FILES[shell])
     if not install:
+        if shell == "tcsh":  # eval "`cudaswitch init tcsh`" joins the lines: a leading comment would swallow all
+            text = "".join(ln for ln in text.splitlines(True) if not ln.lstrip().startswith("#"))
         click.echo(text, nl=False)
         return
     path, changed = shellinit.install(shell, text, rc_file)
@@ -675,6 +682,8 @@ def install_cudnn(archive, cuda, into_env, env_name, env_prefix, dry_run, force,
     from cudaswitch import cudnn_install as ci
     from cudaswitch.errors import UsageError
 
+    if cuda and (into_env or env_name or env_prefix):
+        raise UsageError("--cuda installs into a toolkit, --into-env/-n/-p into a conda environment: give one of them")
     path = Path(archive)
     if not path.is_file():
         raise UsageError(f"no such archive: {archive}")
@@ -790,7 +799,10 @@ def _install_cudnn(system, path, target, why, dry_run, force, yes, sha256, redis
 def uninstall_cudnn(cuda, into_env, env_name, env_prefix, force, quiet, as_json):
     """Undo the latest install-cudnn: the toolkit is restored byte for byte."""
     from cudaswitch import cudnn_install as ci
+    from cudaswitch.errors import UsageError
 
+    if cuda and (into_env or env_name or env_prefix):
+        raise UsageError("--cuda restores a toolkit, --into-env/-n/-p a conda environment: give one of them")
     system = _system()
     target, _why = ci.resolve_target(system, None, cuda, into_env, env_name, env_prefix, uninstalling=True)
     with ci.locked(target):

@@ -434,3 +434,64 @@ def test_classifying_a_flood_of_stderr_is_bounded_and_still_finds_the_error():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
     assert proc.returncode == 0, proc.stderr
     assert "undefined symbol ncclCommRegister" in proc.stdout
+
+
+# ---- inputs that crash or mislead --------------------------------------------------------------------------
+
+def test_a_config_that_is_not_utf8_is_an_error_line_and_a_misspelled_key_a_warning(cli_env, tmp_path):
+    cfg = tmp_path / "config.yaml"
+    cfg.write_bytes("search_paths: ['/opt/cuda-é']\n".encode("latin-1"))
+    proc = run_cli(["list"], dict(cli_env, CUDASWITCH_CONFIG=str(cfg)))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert f"cudaswitch: error: {cfg}: not UTF-8 text" in proc.stderr
+    assert "11.8.89" in proc.stdout  # the other toolkits are still listed
+    cfg.write_text("search_path: [/opt/cuda-12.1]\n")
+    proc = run_cli(["list"], dict(cli_env, CUDASWITCH_CONFIG=str(cfg)))
+    assert proc.returncode == 0
+    assert (f"warning: {cfg}: unknown key 'search_path' is ignored; did you mean 'search_paths'? known keys: "
+            f"search_paths") in proc.stderr
+
+
+def test_a_regular_file_on_the_search_path_is_called_a_file(cli_env, tmp_path):
+    f = tmp_path / "cuda-12.1.tar"
+    f.write_text("x")
+    proc = run_cli(["list"], dict(cli_env, CUDASWITCH_SEARCH_PATH=f"{f}:{cli_env['CUDASWITCH_SEARCH_PATH']}"))
+    assert f"warning: {f}: a file, not a folder" in proc.stderr and "permission denied" not in proc.stderr
+    assert "is a file, not a toolkit folder" in _one_line_error(run_cli(["which", str(f)], cli_env), 2)
+
+
+@pytest.mark.parametrize("args, what", [
+    (["which", "12.9", "--bin", "--lib"], "--bin and --lib"),
+    (["install-cudnn", "ARCHIVE", "--into-env", "-p", "ENV", "--cuda", "12.9"], "--cuda installs into a toolkit"),
+    (["uninstall-cudnn", "--into-env", "-p", "ENV", "--cuda", "12.9"], "--cuda restores a toolkit"),
+    (["install-cudnn", "ARCHIVE", "--cuda", "12.9", "--sha256", "abc"], "'abc' is not a SHA-256"),
+])
+def test_contradictory_or_malformed_options_are_refused(cli_env, tmp_path, args, what):
+    env = _env(str(tmp_path))
+    archive = tmp_path / "cudnn.tar.xz"
+    archive.write_bytes(b"x")
+    args = [str(archive) if a == "ARCHIVE" else env if a == "ENV" else a for a in args]
+    assert what in _one_line_error(run_cli(args, cli_env), 2)
+    assert sorted(os.listdir(env)) == ["conda-meta"]
+
+
+def test_the_nvcc_component_version_selects_its_toolkit(cli_env, real_trees):
+    proc = run_cli(["which", "12.9.86"], cli_env)  # `nvcc --version` in 12.9.1 prints V12.9.86
+    assert proc.returncode == 0 and proc.stdout.strip() == str(real_trees / "cuda-12.9")
+    assert "no CUDA toolkit matches '12.9.87'" in _one_line_error(run_cli(["which", "12.9.87"], cli_env), 2)
+
+
+@pytest.mark.parametrize("form", ['eval "`cudaswitch init tcsh`"', "eval `cudaswitch init tcsh`"])
+def test_tcsh_init_works_through_eval(cli_env, tmp_path, real_trees, form):
+    exe = require_tool("tcsh")
+    env_prefix = _env(str(tmp_path))
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    wrapper = bindir / "cudaswitch"
+    wrapper.write_text(f"#!/bin/sh\nPYTHONPATH={quote_sh(str(REPO))} exec {quote_sh(sys.executable)} -m cudaswitch \"$@\"\n")
+    wrapper.chmod(0o755)
+    script = tmp_path / "s.csh"
+    script.write_text(f"{form}\ncudaswitch use 12.9 --no-smoke > /dev/null\necho \"[$CUDA_HOME]\"\n")
+    env = dict(cli_env, PATH=f"{bindir}:/usr/bin:/bin", CONDA_PREFIX=env_prefix)
+    out = subprocess.run([exe, "-f", str(script)], env=env, capture_output=True, text=True)
+    assert out.stdout.strip() == f"[{real_trees / 'cuda-12.9'}]", out.stderr

@@ -38,7 +38,8 @@ def load_config(path: Path) -> Tuple[dict, List[str]]:
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
-        return {}, [f"{path}:{where} is not valid YAML ({getattr(exc, 'problem', None) or exc}); fix or delete it"]
+        why = " ".join(str(getattr(exc, "problem", None) or exc).split())  # ruamel's spans lines; errors are one
+        return {}, [f"{path}:{where} is not valid YAML ({why}); fix or delete it"]
     if data is None:
         return {}, []
     if not isinstance(data, dict):

@@ -145,9 +145,20 @@ def read_state(env: CondaEnv) -> Optional[SwitchState]:
         raise CudaswitchError(f"{env.state_path}: not a cudaswitch state file; run 'cudaswitch off' to reset it")
     fields = SwitchState.__dataclass_fields__
     try:
-        return SwitchState(**{k: data[k] for k in fields if k in data})
+        state = SwitchState(**{k: data[k] for k in fields if k in data})
     except TypeError:
         raise CudaswitchError(f"{env.state_path}: incomplete state file; run 'cudaswitch use SELECTOR' again") from None
+    if not _well_typed(state):  # a hand-edited or damaged file: `root: {}` must not reach path functions
+        raise CudaswitchError(f"{env.state_path}: damaged state file; 'cudaswitch off' removes it, "
+                              f"'cudaswitch use SELECTOR' rewrites it")
+    return state
+
+
+def _well_typed(state: SwitchState) -> bool:
+    lists = (state.files, state.created_dirs)  # time and cudaswitch_version are only shown: any scalar will do
+    return (all(isinstance(t, str) for t in (state.selector, state.version, state.root))
+            and isinstance(state.ld_library_path, bool)
+            and all(isinstance(x, list) and all(isinstance(i, str) for i in x) for x in lists))
 
 
 def write_state(env: CondaEnv, state: SwitchState) -> None:

@@ -760,7 +760,8 @@ def _install_cudnn(system, path, target, why, dry_run, force, yes, sha256, redis
     manifest = ci.commit(prep)
     result = ci.verify(prep, system)
     c = prep.counts
-    undo = "cudaswitch uninstall-cudnn " + (f"-p {target.root}" if target.kind == "env" else f"--cuda {target.root}")
+    undo = "cudaswitch uninstall-cudnn " + ("-p " if target.kind == "env" else "--cuda ") + _shell_word(
+        str(target.root), target.os == "windows")
     if as_json:
         _json_out({"installed": True, "archive": a.to_json(), "target": target.to_json(),
                    "previous_cudnn": prep.existing, "forced": prep.problems, "counts": c,
@@ -785,6 +786,15 @@ def _install_cudnn(system, path, target, why, dry_run, force, yes, sha256, redis
     if result["library_error"] and not result["library_error"].startswith("not loaded"):
         _warn([f"the installed {main_lib} did not load: {result['library_error']}"])
     click.echo(f"Undo with: {undo}")
+
+
+def _shell_word(path: str, windows: bool) -> str:
+    """A path the user can paste back into their shell (spaces in C:\\Program Files, in env names), as `use` does."""
+    import shlex
+
+    if windows:
+        return f'"{path}"' if any(c in path for c in ' &()^%!;,=') else path
+    return shlex.quote(path)
 
 
 @main.command("uninstall-cudnn")

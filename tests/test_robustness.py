@@ -495,3 +495,23 @@ def test_tcsh_init_works_through_eval(cli_env, tmp_path, real_trees, form):
     env = dict(cli_env, PATH=f"{bindir}:/usr/bin:/bin", CONDA_PREFIX=env_prefix)
     out = subprocess.run([exe, "-f", str(script)], env=env, capture_output=True, text=True)
     assert out.stdout.strip() == f"[{real_trees / 'cuda-12.9'}]", out.stderr
+
+
+def test_a_read_only_file_system_is_a_one_line_refusal(cli_env, tmp_path):
+    unshare = require_tool("unshare")
+    ro = tmp_path / "ro"
+    env = _env(str(ro))
+    assert run_cli(["use", "12.9", "-p", env, "--no-smoke"], cli_env).returncode == 0
+    probe = subprocess.run([unshare, "-m", "sh", "-c", f"mount --bind {quote_sh(str(ro))} {quote_sh(str(ro))} && "
+                            f"mount -o remount,bind,ro {quote_sh(str(ro))}"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.skip(f"cannot make a read-only mount here (needs CAP_SYS_ADMIN): {probe.stderr.strip()}")
+    cli = f"env PYTHONPATH={quote_sh(str(REPO))} {quote_sh(sys.executable)} -m cudaswitch"
+    for args in (f"use 11.8 -p {quote_sh(env)} --no-smoke", f"off -p {quote_sh(env)}",
+                 f"init bash --install --rc-file {quote_sh(str(ro / '.bashrc'))}"):
+        proc = subprocess.run([unshare, "-m", "sh", "-c", f"mount --bind {quote_sh(str(ro))} {quote_sh(str(ro))} && "
+                               f"mount -o remount,bind,ro {quote_sh(str(ro))} && exec {cli} {args}"],
+                              env=cli_env, capture_output=True, text=True)
+        line = _one_line_error(proc, 1)
+        assert "it is on a read-only file system" in line and "nothing was changed" in line
+    assert "version: 12.9.1" in (ro / "proj" / "etc" / "cudaswitch" / "state.yaml").read_text()

@@ -17,7 +17,9 @@ JSON_SCHEMA = 1
 
 def _fail(message: str, code: int) -> None:
     try:
-        click.echo(f"cudaswitch: error: {' '.join(str(message).split())}", err=True)
+        import re  # an error is one line (a path's own spaces stay as they are)
+
+        click.echo("cudaswitch: error: " + re.sub(r"\s*[\r\n]+\s*", " ", str(message)), err=True)
     except OSError:
         pass  # stderr is gone too; the exit code still says it
     sys.exit(code)
@@ -251,8 +253,9 @@ def status(as_json):
             if st else "not switched by cudaswitch"))
         gone = st and not system.local(st["root"]).is_dir()
         if gone:
-            click.echo(f"warning: CUDA {st['version']} at {st['root']}, which this environment uses, is gone (TOOLKIT_MISSING); "
-                       f"'cudaswitch list' shows what is installed, 'cudaswitch use SELECTOR' switches to one of them")
+            click.echo(f"warning: CUDA {st['version']} at {st['root']}, which this environment uses, is gone "
+                       f"(TOOLKIT_MISSING); 'cudaswitch list' shows what is installed, 'cudaswitch use SELECTOR' "
+                       f"switches to one of them")
         elif st and system.environ.get("CUDA_HOME") != st["root"]:
             from cudaswitch.hooks import apply_now_hint
 

@@ -515,3 +515,20 @@ def test_a_read_only_file_system_is_a_one_line_refusal(cli_env, tmp_path):
         line = _one_line_error(proc, 1)
         assert "it is on a read-only file system" in line and "nothing was changed" in line
     assert "version: 12.9.1" in (ro / "proj" / "etc" / "cudaswitch" / "state.yaml").read_text()
+
+
+@pytest.mark.parametrize("umask, want", [(0o022, 0o644), (0o027, 0o640), (0o077, 0o600), (0o002, 0o664)])
+def test_atomic_write_gives_a_new_file_what_open_would(tmp_path, umask, want):
+    """Every writer (hooks, state file, cuDNN manifest, rc files) goes through atomic_write."""
+    from cudaswitch.fsutil import atomic_write, dump_yaml
+
+    old = os.umask(umask)
+    try:
+        atomic_write(tmp_path / "hook.sh", "x")
+        dump_yaml(tmp_path / "manifest.yaml", {"a": 1})
+        with open(tmp_path / "plain", "w"):
+            pass
+    finally:
+        os.umask(old)
+    assert _mode(tmp_path / "plain") == want
+    assert _mode(tmp_path / "hook.sh") == want and _mode(tmp_path / "manifest.yaml") == want

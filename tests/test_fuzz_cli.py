@@ -51,17 +51,18 @@ def world(real_trees):
 
 
 def _fingerprint(paths):
-    """Every folder under each path with its mode and mtime: creating, removing or renaming (cudaswitch writes by
-    rename) anything inside changes it. Files are not read: the real toolkits hold thousands."""
+    """Every entry under each path with its mode; files also with size and mtime. A folder's own mtime is left out:
+    a refused install-cudnn opens and rolls back its transaction folder, which leaves the contents as they were."""
     out = []
     for base in paths:
-        for dirpath, dirnames, _files in os.walk(base):
+        for dirpath, dirnames, filenames in os.walk(base):
             dirnames[:] = [d for d in dirnames if d not in (".git", "__pycache__", ".pytest_cache", ".hypothesis")]
-            try:
-                s = os.lstat(dirpath)
-            except OSError:
-                continue
-            out.append((dirpath, s.st_mode, s.st_mtime_ns))
+            for n in [dirpath] + [os.path.join(dirpath, f) for f in filenames]:
+                try:
+                    s = os.lstat(n)
+                except OSError:
+                    continue
+                out.append((n, s.st_mode) if n == dirpath else (n, s.st_mode, s.st_size, s.st_mtime_ns))
     return sorted(out)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import sys
@@ -15,10 +16,38 @@ JSON_SCHEMA = 1
 
 
 def _fail(message: str, code: int) -> None:
+    import re
+
     from cudaswitch.render import printable
 
-    click.echo(f"cudaswitch: error: {printable(message)}", err=True)
+    try:
+        # an error is one line (a path's own spaces stay as they are); control characters shown, not sent
+        click.echo("cudaswitch: error: " + printable(re.sub(r"\s*[\r\n]+\s*", " ", str(message))), err=True)
+    except OSError:
+        pass  # stderr is gone too; the exit code still says it
     sys.exit(code)
+
+
+def _silence_stdout() -> None:
+    """After stdout failed (reader gone, disk full), point it at /dev/null so that the interpreter's final flush of
+    what is still buffered neither fails again nor prints 'Exception ignored'."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass  # not a real file (tests capture it): nothing will be flushed at exit
+
+
+# Failures of the machine or of the user's rights, not of cudaswitch: one line naming the file, like every error.
+_ENVIRONMENT_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EIO}
+
+
+def _os_error_line(exc: OSError) -> str:
+    what = exc.strerror or str(exc)
+    if exc.filename is None:
+        return f"cannot write the output: {what}"
+    if exc.errno == errno.EROFS:
+        return f"cannot write to {exc.filename}: it is on a read-only file system; nothing more was changed"
+    return f"cannot use {exc.filename}: {what}"
 
 
 def handle_errors(fn):
@@ -33,18 +62,30 @@ def handle_errors(fn):
         except KeyboardInterrupt:
             _fail("interrupted", 130)
         except BrokenPipeError:  # `cudaswitch list | head`: the reader left; stop quietly, as other tools do
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            _silence_stdout()
             sys.exit(141)
         except click.exceptions.Exit:
             raise
+        except click.exceptions.Abort:  # "no", Ctrl-C or Ctrl-D at a question: the answer, not a failure
+            _fail("aborted; nothing was changed", 1)
         except click.ClickException:
             raise
+        except OSError as exc:
+            if exc.errno not in _ENVIRONMENT_ERRNOS or os.environ.get("CUDASWITCH_DEBUG"):
+                _internal(exc)
+            if exc.filename is None:
+                _silence_stdout()
+            _fail(_os_error_line(exc), 1)
         except Exception as exc:  # a bug: still one line, the traceback only on request
-            if os.environ.get("CUDASWITCH_DEBUG"):
-                raise
-            _fail(f"internal error: {type(exc).__name__}: {exc} (set CUDASWITCH_DEBUG=1 for the traceback)", 70)
+            _internal(exc)
 
     return wrapper
+
+
+def _internal(exc: BaseException) -> None:
+    if os.environ.get("CUDASWITCH_DEBUG"):
+        raise exc
+    _fail(f"internal error: {type(exc).__name__}: {exc} (set CUDASWITCH_DEBUG=1 for the traceback)", 70)
 
 
 def _system():
@@ -92,15 +133,34 @@ class _OneLineErrors(click.Group):
                 except (ValueError, OSError):
                     pass
         try:
-            super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        except click.UsageError as exc:
-            where = exc.ctx.command_path if exc.ctx is not None else "cudaswitch"
-            _fail(f"{exc.format_message()} (see '{where} --help')", exc.exit_code)
-        except click.exceptions.Abort:
-            _fail("aborted; nothing was changed", 1)
-        except click.ClickException as exc:
-            _fail(exc.format_message(), exc.exit_code)
-        sys.exit(0)
+            try:
+                super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            except click.UsageError as exc:
+                where = exc.ctx.command_path if exc.ctx is not None else "cudaswitch"
+                _fail(f"{exc.format_message()} (see '{where} --help')", exc.exit_code)
+            except click.exceptions.Abort:
+                _fail("aborted; nothing was changed", 1)
+            except click.ClickException as exc:
+                _fail(exc.format_message(), exc.exit_code)
+            except OSError as exc:  # click's own output (--help, --version) to a full disk or closed pipe
+                if exc.errno not in _ENVIRONMENT_ERRNOS | {errno.EPIPE}:
+                    raise
+                _silence_stdout()
+                if exc.errno == errno.EPIPE:
+                    sys.exit(141)
+                _fail(_os_error_line(OSError(exc.errno, exc.strerror)), 1)
+        except SystemExit as done:
+            code = done.code
+        else:
+            code = 0
+        try:
+            sys.stdout.flush()
+        except OSError as exc:  # the last of the output did not reach a full disk: that is a failure to say
+            _silence_stdout()
+            if exc.errno == errno.EPIPE:
+                sys.exit(141)
+            _fail(_os_error_line(OSError(exc.errno, exc.strerror)), code or 1)
+        sys.exit(code)
 
 
 @click.group(cls=_OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
@@ -147,14 +207,19 @@ def list_cmd(as_json):
 
 @main.command()
 @click.argument("selector")
-@click.option("--bin", "what", flag_value="bin", help="Print the bin folder(s).")
-@click.option("--lib", "what", flag_value="lib", help="Print the library folder(s).")
-@click.option("--nvcc", "what", flag_value="nvcc", help="Print the nvcc path.")
+@click.option("--bin", "want_bin", is_flag=True, help="Print the bin folder(s).")
+@click.option("--lib", "want_lib", is_flag=True, help="Print the library folder(s).")
+@click.option("--nvcc", "want_nvcc", is_flag=True, help="Print the nvcc path.")
 @handle_errors
-def which(selector, what):
+def which(selector, want_bin, want_lib, want_nvcc):
     """Print the root (or bin, lib, nvcc) of the toolkit SELECTOR names, for scripts."""
-    from cudaswitch.errors import CudaswitchError
+    from cudaswitch.errors import CudaswitchError, UsageError
     from cudaswitch.toolkits import select
+
+    asked = [w for w, on in (("bin", want_bin), ("lib", want_lib), ("nvcc", want_nvcc)) if on]
+    if len(asked) > 1:  # one answer per call: a script reading the output cannot tell two lists apart
+        raise UsageError(f"give one of --bin, --lib, --nvcc, not {' and '.join('--' + a for a in asked)}")
+    what = asked[0] if asked else None
 
     system = _system()
     tk = select(_discover(system), selector, system)
@@ -203,12 +268,17 @@ def status(as_json):
         click.echo(f"Environment {report['name']} ({report['prefix']}): " + (
             f"cudaswitch selects CUDA {st['version']} ({st['root']}), chosen with '{st['selector']}' at {st['time']}"
             if st else "not switched by cudaswitch"))
-        if st and system.environ.get("CUDA_HOME") != st["root"]:
+        gone = st and not system.local(st["root"]).is_dir()
+        if gone:
+            click.echo(f"warning: CUDA {st['version']} at {st['root']}, which this environment uses, is gone "
+                       f"(TOOLKIT_MISSING); 'cudaswitch list' shows what is installed, 'cudaswitch use SELECTOR' "
+                       f"switches to one of them")
+        elif st and system.environ.get("CUDA_HOME") != st["root"]:
             from cudaswitch.hooks import apply_now_hint
 
             click.echo(f"  not applied to this shell yet: "
-                       f"{apply_now_hint(report['name'], report['prefix'], system.windows)}")
-    for w in state.warnings:
+                       f"{apply_now_hint(report['name'], report['prefix'], system.windows, system)}")
+    for w in state.warnings + (_no_nvcc_note(active, system, system.environ.get("PATH")) if active else []):
         click.echo(f"warning: {w}")
     for entry in (report or {}).get("leftover_path", []):
         click.echo(f"warning: PATH still holds {entry}, added by a cudaswitch environment this shell switched away "
@@ -216,10 +286,27 @@ def status(as_json):
                    f"environment, or in a new shell")
 
 
-def _positive(ctx, param, value):
-    if value is not None and value <= 0:
-        raise click.BadParameter("must be a positive number of seconds")
-    return value
+_MAX_TIMEOUT = 7 * 24 * 3600.0  # beyond a week is "no limit" in all but name, and past what the OS timers take
+
+
+def _seconds(ctx, param, value):
+    """--timeout: positive seconds; 0, none or inf mean no limit; nan, negatives and words are refused."""
+    import math
+
+    if value is None:
+        return value
+    text = str(value).strip().lower()
+    if text in ("0", "0.0", "none", "inf", "infinity", "+inf"):
+        return None
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise click.BadParameter(f"{value!r} is not a positive number of seconds (0 or none: no limit)")
+    if seconds > _MAX_TIMEOUT:
+        raise click.BadParameter(f"{value!r} seconds is more than a week; give 0 or none for no limit")
+    return seconds
 
 
 # ---- per-environment switching (issue 3) ------------------------------------------------------------------------
@@ -239,8 +326,8 @@ def _env_options(fn):
 @click.option("-y", "--yes", is_flag=True, help="Do not ask before switching the base environment.")
 @click.option("--no-smoke", is_flag=True, help="Skip the PyTorch smoke test after switching.")
 @click.option("--cpu-ok", is_flag=True, help="Smoke test: no GPU is not a failure.")
-@click.option("--timeout", type=float, default=180.0, show_default=True, callback=_positive,
-              help="Seconds the smoke test may take.")
+@click.option("--timeout", default="180", show_default=True, callback=_seconds, metavar="SECONDS",
+              help="Seconds the smoke test may take (0 or none: no limit).")
 @handle_errors
 def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout):
     """Make a conda environment use the CUDA toolkit SELECTOR names, in every shell, from its next activation."""
@@ -291,6 +378,8 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
     click.echo(f"  CUDA_PATH = CUDA_HOME = {tk.root}")
     for var, entries in changes.prepend.items():
         click.echo(f"  {var} gets {system.pathsep.join(entries)} in front")
+    _warn(_no_nvcc_note(tk, system, system.pathsep.join(
+        [*changes.prepend.get("PATH", []), *system.split_list(system.environ.get("PATH"))])))
     if note:
         click.echo(f"  {note}")
     problem = hooks.bat_problem(changes)
@@ -308,13 +397,13 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
         click.echo("Applied to this shell by the cudaswitch shell function.")
     else:
         click.echo(f"Takes effect at the next activation. To apply it to this shell now: "
-                   f"{hooks.apply_now_hint(env.name, env.prefix, system.windows)}")
+                   f"{hooks.apply_now_hint(env.name, env.prefix, system.windows, system)}")
     if no_smoke:
         return
     from cudaswitch.smoke import render, run_smoke
 
     # The switch stays whatever the smoke test finds: a failure is a diagnosis, not a reason to undo.
-    report = run_smoke(env, system, timeout=timeout, cpu_ok=cpu_ok, toolkit=tk, ld_library_path=ld)
+    report = run_smoke(env, system, timeout=timeout, cpu_ok=cpu_ok, toolkit=tk, ld_library_path=ld, progress=True)
     click.echo("")
     for line in render(report):
         click.echo(line)
@@ -362,6 +451,8 @@ def init(shell, install, rc_file):
 
     text = shellinit.init_text(shell, _INIT_FILES[shell])
     if not install:
+        if shell == "tcsh":  # eval "`cudaswitch init tcsh`" joins the lines: a leading comment would swallow all
+            text = "".join(ln for ln in text.splitlines(True) if not ln.lstrip().startswith("#"))
         click.echo(text, nl=False)
         return
     path, changed = shellinit.install(shell, text, rc_file)
@@ -383,6 +474,11 @@ def run(selector, command, ld_flag):
     from cudaswitch.activation import apply, changes_for, recorded_entries
     from cudaswitch.errors import UsageError
 
+    command = list(command)
+    # After SELECTOR click hands everything over as COMMAND, so `run 12.9 --no-ld-library-path -- cmd` would run
+    # the option; our own options before `--` (or before the command) are taken here.
+    while command and command[0] in ("--ld-library-path", "--no-ld-library-path"):
+        ld_flag = command.pop(0) == "--ld-library-path"
     if command and command[0] == "--":  # click keeps the separator once positional parsing has started
         command = command[1:]
     if not command:
@@ -393,9 +489,31 @@ def run(selector, command, ld_flag):
     tk = select(_discover(system), selector, system)
     ld, note = hooks.ld_choice(system.environ.get("CONDA_PREFIX"), ld_flag)
     changes = changes_for(tk, system, ld_library_path=ld)
+    hooks.check_paths(changes, system.windows)  # a ':' inside the toolkit's path would split into two entries
     env = apply(system.environ, changes, system, remove=recorded_entries(system.environ, system))
+    if system.which("nvcc", env.get("PATH")) or os.path.basename(command[0]).lower() in ("nvcc", "nvcc.exe"):
+        _warn(_no_nvcc_note(tk, system, env.get("PATH")))  # only when the command can meet the trap
+    if os.name == "posix":
+        # Nothing is left to do after the command, so become it: the terminal's Ctrl-C, a SIGTERM or SIGHUP sent to
+        # this pid, and the exit status are the command's own, exactly as if it had been run directly.
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.execvpe(command[0], command, env)
+        except FileNotFoundError:
+            err = CudaswitchError(f"command not found: {command[0]}")
+            err.exit_code = 127
+            raise err from None
+        except OSError as exc:
+            err = CudaswitchError(f"cannot run {command[0]}: {exc.strerror or exc}")
+            err.exit_code = 126
+            raise err from None
+    import signal
+
+    # Windows: the console delivers Ctrl-C to the child too; this process only waits for its status.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        rc = subprocess.call(list(command), env=env)
+        rc = subprocess.call(command, env=env)
     except FileNotFoundError:
         err = CudaswitchError(f"command not found: {command[0]}")
         err.exit_code = 127
@@ -405,6 +523,16 @@ def run(selector, command, ld_flag):
         err.exit_code = 126
         raise err from None
     sys.exit(rc if rc >= 0 else 128 - rc)
+
+
+def _no_nvcc_note(tk, system, path):
+    """A toolkit without nvcc cannot put one first on PATH: say which nvcc the user gets instead (the trap of a
+    runtime-only install), or that there is none."""
+    if tk.nvcc:
+        return []
+    other = system.which("nvcc", path)
+    got = f"'nvcc' is {other}, from another toolkit" if other else "no nvcc is on PATH"
+    return [f"CUDA {tk.version} at {tk.root} has no nvcc ({', '.join(tk.flags)}); {got}"]
 
 
 # ---- smoke test, doctor, recommend (issue 5) ----
@@ -421,8 +549,8 @@ def _version_arg(ctx, param, value):
 @_env_options
 @click.option("--json", "as_json", is_flag=True, help="One JSON record with every field and the classification.")
 @click.option("--cpu-ok", is_flag=True, help="No GPU is not a failure (CPU-only machines, CPU builds).")
-@click.option("--timeout", type=float, default=180.0, show_default=True, callback=_positive,
-              help="Seconds the probe may take.")
+@click.option("--timeout", default="180", show_default=True, callback=_seconds, metavar="SECONDS",
+              help="Seconds the probe may take (0 or none: no limit).")
 @handle_errors
 def smoke(name, prefix, as_json, cpu_ok, timeout):
     """Prove torch computes: the env's own Python, with the env's hooks applied, runs matmul, conv2d, autocast.
@@ -433,7 +561,7 @@ def smoke(name, prefix, as_json, cpu_ok, timeout):
 
     system = _system()
     env = resolve_env(system, name, prefix, command="smoke")
-    report = run_smoke(env, system, timeout=timeout, cpu_ok=cpu_ok)
+    report = run_smoke(env, system, timeout=timeout, cpu_ok=cpu_ok, progress=not as_json)
     if as_json:
         _json_out(report.to_json())
     else:
@@ -559,6 +687,14 @@ def _progress(path, quiet, label):
     return click.progressbar(length=size, label=label, file=sys.stderr, show_pos=False)
 
 
+def _sha256_arg(ctx, param, value):
+    import re
+
+    if value is not None and not re.fullmatch(r"[0-9a-fA-F]{64}", value.strip()):
+        raise click.BadParameter(f"{value!r} is not a SHA-256 (64 hex digits)")
+    return value
+
+
 @main.command("install-cudnn")
 @click.argument("archive", type=click.Path(dir_okay=False))
 @click.option("--cuda", "cuda", metavar="SELECTOR", help="Toolkit to install into (version or folder).")
@@ -568,7 +704,7 @@ def _progress(path, quiet, label):
 @click.option("--dry-run", is_flag=True, help="Print the plan (each file: new / overwrite / identical); write nothing.")
 @click.option("--force", is_flag=True, help="Install even if the archive's CUDA major or version does not match.")
 @click.option("--yes", "-y", is_flag=True, help="Replace another cuDNN version without asking.")
-@click.option("--sha256", metavar="HEX", help="Verify the archive's SHA-256 first.")
+@click.option("--sha256", metavar="HEX", callback=_sha256_arg, help="Verify the archive's SHA-256 first.")
 @click.option("--redistrib-json", type=click.Path(dir_okay=False), help="Verify against NVIDIA's redistrib_*.json.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, only the result.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result record as JSON.")
@@ -581,6 +717,8 @@ def install_cudnn(archive, cuda, into_env, env_name, env_prefix, dry_run, force,
     from cudaswitch import cudnn_install as ci
     from cudaswitch.errors import UsageError
 
+    if cuda and (into_env or env_name or env_prefix):
+        raise UsageError("--cuda installs into a toolkit, --into-env/-n/-p into a conda environment: give one of them")
     path = Path(archive)
     if not path.is_file():
         raise UsageError(f"no such archive: {archive}")
@@ -662,7 +800,8 @@ def _install_cudnn(system, path, target, why, dry_run, force, yes, sha256, redis
     manifest = ci.commit(prep)
     result = ci.verify(prep, system)
     c = prep.counts
-    undo = "cudaswitch uninstall-cudnn " + (f"-p {target.root}" if target.kind == "env" else f"--cuda {target.root}")
+    undo = "cudaswitch uninstall-cudnn " + ("-p " if target.kind == "env" else "--cuda ") + _shell_word(
+        str(target.root), target.os == "windows")
     if as_json:
         _json_out({"installed": True, "archive": a.to_json(), "target": target.to_json(),
                    "previous_cudnn": prep.existing, "forced": prep.problems, "counts": c,
@@ -689,6 +828,15 @@ def _install_cudnn(system, path, target, why, dry_run, force, yes, sha256, redis
     click.echo(f"Undo with: {undo}")
 
 
+def _shell_word(path: str, windows: bool) -> str:
+    """A path the user can paste back into their shell (spaces in C:\\Program Files, in env names), as `use` does."""
+    import shlex
+
+    if windows:
+        return f'"{path}"' if any(c in path for c in ' &()^%!;,=') else path
+    return shlex.quote(path)
+
+
 @main.command("uninstall-cudnn")
 @click.option("--cuda", "cuda", metavar="SELECTOR", help="Toolkit to restore.")
 @click.option("--into-env", is_flag=True, help="Restore the conda environment instead.")
@@ -701,7 +849,10 @@ def _install_cudnn(system, path, target, why, dry_run, force, yes, sha256, redis
 def uninstall_cudnn(cuda, into_env, env_name, env_prefix, force, quiet, as_json):
     """Undo the latest install-cudnn: the toolkit is restored byte for byte."""
     from cudaswitch import cudnn_install as ci
+    from cudaswitch.errors import UsageError
 
+    if cuda and (into_env or env_name or env_prefix):
+        raise UsageError("--cuda restores a toolkit, --into-env/-n/-p a conda environment: give one of them")
     system = _system()
     target, _why = ci.resolve_target(system, None, cuda, into_env, env_name, env_prefix, uninstalling=True)
     with ci.locked(target):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 from cudaswitch.system import System
 
@@ -24,6 +24,8 @@ def load_config(path: Path) -> Tuple[dict, List[str]]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}, []
+    except UnicodeDecodeError as exc:
+        return {}, [f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8, or fix or delete it"]
     except OSError as exc:
         return {}, [f"{path}: unreadable ({exc.strerror or exc}); fix its permissions or remove it"]
     if not text.strip():
@@ -36,7 +38,8 @@ def load_config(path: Path) -> Tuple[dict, List[str]]:
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
-        return {}, [f"{path}:{where} is not valid YAML ({getattr(exc, 'problem', None) or exc}); fix or delete it"]
+        why = " ".join(str(getattr(exc, "problem", None) or exc).split())  # ruamel's spans lines; errors are one
+        return {}, [f"{path}:{where} is not valid YAML ({why}); fix or delete it"]
     if data is None:
         return {}, []
     if not isinstance(data, dict):
@@ -44,11 +47,30 @@ def load_config(path: Path) -> Tuple[dict, List[str]]:
     return data, []
 
 
-def search_roots(system: System) -> Tuple[List[str], List[str]]:
-    """Extra toolkit roots (or folders of toolkits): CUDASWITCH_SEARCH_PATH first, then config.yaml."""
+KNOWN_KEYS = ("search_paths",)
+
+
+def unknown_keys(path: Path, data: dict) -> List[str]:
+    """A warning per key cudaswitch does not read (`search_path:` for `search_paths:` would be silently ignored)."""
+    out = []
+    for key in data:
+        if key not in KNOWN_KEYS:
+            import difflib
+
+            close = difflib.get_close_matches(str(key), KNOWN_KEYS, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            out.append(f"{path}: unknown key {str(key)!r} is ignored; {hint}known keys: {', '.join(KNOWN_KEYS)}")
+    return out
+
+
+def search_roots(system: System, warnings: Optional[List[str]] = None) -> Tuple[List[str], List[str]]:
+    """Extra toolkit roots (or folders of toolkits): CUDASWITCH_SEARCH_PATH first, then config.yaml. Unknown keys
+    are added to `warnings` when given."""
     roots = [p for p in system.environ.get("CUDASWITCH_SEARCH_PATH", "").split(os.pathsep) if p]
     path = config_path(system)
     data, problems = load_config(path)
+    if warnings is not None:
+        warnings.extend(unknown_keys(path, data))
     extra = data.get("search_paths", [])
     if isinstance(extra, str):
         extra = [extra]

@@ -111,11 +111,14 @@ def finding(code: str, severity: str, cause: Optional[str] = None, fix: Optional
 
 RX_WIN1114 = re.compile(r"WinError 1114|DLL initiali[sz]ation routine failed|动态链接库\(DLL\)初始化例程失败")
 RX_WIN126 = re.compile(r"WinError 126|The specified module could not be found|找不到指定的模块")
-RX_DLL_FILE = re.compile(r"""Error loading ["']?([^"'\n]+?\.dll)["']?(?: or one of its dependencies)""", re.I)
+# a path is at most MAX_PATH long: the bound keeps a line of repeated "Error loading" linear, not quadratic
+RX_DLL_FILE = re.compile(r"""Error loading ["']?([^"'\n]{1,400}?\.dll)["']?(?: or one of its dependencies)""", re.I)
 RX_NUMPY = re.compile(r"_ARRAY_API not found|compiled using NumPy 1\.x cannot be run in|numpy\.core\.multiarray "
                       r"failed to import")
 RX_OMP15 = re.compile(r"OMP: Error #15: Initializing (\S+), but found (\S+) already initialized")
-RX_UNDEF = re.compile(r"(\S+\.so[.\d]*): undefined symbol: (\S+?)(?:, version (\S+))?$", re.M)
+# The library name starts after whitespace or at a line start and is matched lazily, so each position is tried in
+# constant time: `(\S+\.so...)` from every offset of one long token was quadratic (200 KB of stderr: minutes).
+RX_UNDEF = re.compile(r"(?:^|(?<=\s))(\S+?\.so[.\d]*): undefined symbol: (\S+?)(?:, version (\S+))?$", re.M)
 RX_DRIVER_OLD = re.compile(r"NVIDIA driver on your system is too old(?: \(found version (\d+)\))?|"
                            r"CUDA driver version is insufficient for CUDA runtime version")
 RX_NO_KERNEL = re.compile(r"no kernel image is available for execution on the device")
@@ -190,7 +193,19 @@ def _text(outcome: ProbeOutcome) -> str:
     for k in ("cuda_error", "device_error"):
         if t.get(k):
             parts.append(t[k].get("message", ""))
-    return "\n".join(parts)
+    return "\n".join(_capped(p) for p in parts)
+
+
+CLASSIFY_HEAD, CLASSIFY_TAIL = 16 << 10, 48 << 10
+
+
+def _capped(text: str) -> str:
+    """What is classified of one output: its start and its end, where the errors are. A module that floods stderr
+    must not make the diagnosis slower than the probe's own --timeout."""
+    text = text or ""
+    if len(text) <= CLASSIFY_HEAD + CLASSIFY_TAIL:
+        return text
+    return text[:CLASSIFY_HEAD] + "\n" + text[-CLASSIFY_TAIL:]
 
 
 def _cvd_hides(value: Optional[str]) -> bool:

@@ -362,6 +362,12 @@ def run_doctor(system: System, env=None, driver: Optional[Dict] = None,
             if selected and selected is not active:
                 in_use.append((f"the toolkit {env.name} uses", selected))
     findings: List[Finding] = []
+    if env is not None and st and selected is None and not system.local(st.root).is_dir():
+        from cudaswitch.diagnosis import finding
+
+        findings.append(finding("TOOLKIT_MISSING", WARNING, f"the environment was switched to CUDA {st.version} at "
+                                f"{st.root}, which is no longer there", f"run `cudaswitch use X.Y -p {env.prefix}` "
+                                "with an installed toolkit ('cudaswitch list' shows them)"))
     findings += shell_findings(state, system)
     findings += ldconf_findings(system, found.toolkits, selected.root if selected else None)
     findings += driver_findings(driver, in_use, system)

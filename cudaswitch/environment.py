@@ -202,8 +202,9 @@ def _check_state(env: CondaEnv, state: SwitchState) -> None:
     texts = (state.selector, state.version, state.root, state.time, state.cudaswitch_version)
     known_files = {str(p.relative_to(env.prefix)) for p in all_hook_paths(env.prefix)}
     ok = (all(isinstance(t, str) for t in texts) and isinstance(state.ld_library_path, bool)
-          and isinstance(state.files, list) and all(f in known_files for f in state.files)
-          and isinstance(state.created_dirs, list) and all(d in HOOK_DIRS for d in state.created_dirs))
+          and isinstance(state.files, list) and all(isinstance(f, str) and f in known_files for f in state.files)
+          and isinstance(state.created_dirs, list)
+          and all(isinstance(d, str) and d in HOOK_DIRS for d in state.created_dirs))
     if not ok:
         raise CudaswitchError(f"{env.state_path}: not a state file cudaswitch wrote (it names other files or folders, "
                               f"or values of the wrong type); 'cudaswitch off' removes it, 'cudaswitch use SELECTOR' "

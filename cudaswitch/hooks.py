@@ -323,6 +323,7 @@ def switch(env, changes: Changes, toolkit, selector: str, old=None, windows: boo
     problem = conda_export_problem(changes, windows)
     if problem:
         raise CudaswitchError(problem)
+    _check_writable(env)
     created = dirs_to_create(env.prefix) if old is None else list(old.created_dirs)
     check_state_place(env)  # a link in place of etc/cudaswitch is refused before any hook is written
     written = write_hooks(env.prefix, changes, toolkit.version, windows=windows)
@@ -334,10 +335,18 @@ def switch(env, changes: Changes, toolkit, selector: str, old=None, windows: boo
     return written
 
 
+def _check_writable(env) -> None:
+    from cudaswitch.fsutil import check_writable
+
+    for folder in [hook_path(env.prefix, d, SHELLS["sh"]).parent for d in DIRECTIONS] + [env.state_path.parent]:
+        check_writable(folder, "switch an environment you own (-n/-p), or ask its owner to run this")
+
+
 def unswitch(env):
     """`cudaswitch off`: (hook files removed, whether a state file was removed, the state it held or None)."""
     from cudaswitch.environment import clear_state, read_state
 
+    _check_writable(env)
     try:
         state = read_state(env)
     except CudaswitchError:
@@ -346,15 +355,28 @@ def unswitch(env):
     return remove_hooks(env.prefix, state.created_dirs if state else []), had_state, state
 
 
-def apply_now_hint(name: str, prefix: str, windows: bool = False) -> str:
+def apply_now_hint(name: str, prefix: str, windows: bool = False, system=None) -> str:
     """The one command that applies a new choice to the shell the user is in: activating the environment again
-    re-runs its hooks (conda-activation.md 2.2, reactivate). A name with odd characters is given as its prefix."""
+    re-runs its hooks (conda-activation.md 2.2, reactivate). The name is given only where conda can find the
+    environment by it (base, or a folder in one of the envs folders); otherwise, and for a name with odd
+    characters, the full prefix, which always works."""
     import shlex
 
-    if re.fullmatch(r"[A-Za-z0-9_.+-]+", name):
+    named = system is None or _conda_knows_name(prefix, system)
+    if named and re.fullmatch(r"[A-Za-z0-9_.+-]+", name):
         return f"conda activate {name}"
     quoted = f'"{prefix}"' if windows else shlex.quote(prefix)
     return f"conda activate {quoted}"
+
+
+def _conda_knows_name(prefix: str, system) -> bool:
+    from cudaswitch.environment import conda_root, envs_dirs
+
+    norm = lambda p: os.path.normcase(os.path.abspath(p)).rstrip("\\/")  # noqa: E731
+    root = conda_root(system)
+    if root and norm(root) == norm(prefix):
+        return True
+    return norm(os.path.dirname(norm(prefix))) in {norm(d) for d in envs_dirs(system)}
 
 
 def env_report(system) -> Optional[dict]:

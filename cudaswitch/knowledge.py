@@ -383,8 +383,12 @@ def recommend(driver_cuda_max: Optional[str], python: str, os_name: str = "linux
             known = ", ".join(sorted({vstr(w.version[:2]) for w in torch_wheels()}, key=vtuple))
             return Recommendation(False, reasons=[f"torch {torch} is not in cudaswitch's table (known: {known})"])
     skipped: List[str] = []
+    # A row whose Python bound is unknown is held to the table's widest known bound instead of none: otherwise the
+    # oldest release "fits" Python 2.7 or 3.5, for which it has no wheel.
+    known_lo = min((w.python[0] for w in torch_wheels() if w.python[0]), default=None)
+    known_hi = max((w.python[1] for w in torch_wheels() if w.python[1]), default=None)
     for w in wheels:
-        lo, hi = w.python
+        lo, hi = w.python[0] or known_lo, w.python[1] or known_hi
         if pv and ((lo and pv[:2] < lo) or (hi and pv[:2] > hi)):
             skipped.append(f"torch {w.torch}: no wheel for Python {vstr(pv[:2])} "
                            f"(supports {vstr(lo) if lo else '?'}-{vstr(hi) if hi else '?'})")
@@ -395,7 +399,7 @@ def recommend(driver_cuda_max: Optional[str], python: str, os_name: str = "linux
                                   ["no NVIDIA driver found: the CPU build"], skipped, w.src)
         dmax = vtuple(driver_cuda_max)
         fitting = [t for t in reversed(w.tags) if tag_cuda(t) <= dmax[:2]]
-        chosen = None
+        chosen, arch = None, None
         for t in fitting:
             if capability:
                 arch = arch_supported(w.torch, t, capability)
@@ -412,8 +416,12 @@ def recommend(driver_cuda_max: Optional[str], python: str, os_name: str = "linux
         url, cmd = pip_line(w, chosen)
         reasons = [f"driver supports CUDA {vstr(dmax[:2])} >= {vstr(tag_cuda(chosen))} ({chosen})",
                    f"Python {vstr(pv[:2]) if pv else '?'} is in torch {w.torch}'s range"]
-        if capability:
-            reasons.append(f"GPU compute capability {capability}")
+        if capability and arch is not None:
+            reasons.append(f"its kernels cover GPU compute capability {capability} [{arch[1]}]")
+        elif capability:
+            reasons.append(f"note: GPU compute capability {capability} was NOT checked: cudaswitch's tables hold no "
+                           f"architecture data for torch {w.torch}+{chosen}; after installing, 'cudaswitch smoke' "
+                           f"shows whether it has kernels for this GPU (NO_KERNEL_IMAGE if not)")
         if w.confidence != "high":
             reasons.append(f"table row confidence: {w.confidence}")
         newer = next(((n, t) for n in torch_wheels() if n.version > w.version for t in n.tags

@@ -148,5 +148,10 @@ def install(shell: str, text: str, path: Optional[str] = None) -> Tuple[Path, bo
         new = old + ("\n" if old and not old.endswith("\n") else "") + block
     if new == old:
         return target, False
-    atomic_write(target, new.encode(encoding))
+    from cudaswitch.fsutil import check_writable
+
+    # a dotfile manager's symlinked rc file stays a link: its target gets the block, with its mode kept
+    check_writable(target.resolve() if target.is_symlink() else target,
+                   f"add the lines 'cudaswitch init {shell}' prints to it yourself")
+    atomic_write(target, new.encode(encoding), follow_symlinks=True)
     return target, True

@@ -55,7 +55,9 @@ def shell_state(toolkits: List[Toolkit], system: System) -> ShellState:
             if e.toolkit:
                 entries.append(e)
     warnings = _disagreements(entries, system)
-    active = next((e.toolkit_root for e in entries[:3] if e.toolkit_root), None)
+    # CUDA_HOME first: torch's cpp_extension and most build tools read it before CUDA_PATH (README, list)
+    first = {e.variable: e for e in entries[:3]}
+    active = next((first[v].toolkit_root for v in ("CUDA_HOME", "CUDA_PATH", "nvcc") if first[v].toolkit_root), None)
     return ShellState(entries, active, warnings)
 
 

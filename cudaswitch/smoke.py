@@ -53,28 +53,80 @@ def _decode(data) -> str:
 
 
 def run_probe(python: str, environ: Dict[str, str], timeout: float, args: Optional[List[str]] = None,
-              cwd: Optional[str] = None, isolated: bool = False) -> ProbeOutcome:
+              cwd: Optional[str] = None, isolated: bool = False, progress: bool = False) -> ProbeOutcome:
     """`python -c <probe> ARGS`: -c, like the `python -c "import torch"` users type (no script folder on sys.path;
     the probe drops the working folder itself before importing anything). `isolated`: cudaswitch's own Python, run
     with -I (no PYTHONPATH, no user site, no working folder on sys.path) from the root folder, so nothing from the
-    caller's folder or environment is imported."""
-    cmd = [python] + (["-I"] if isolated else []) + ["-c", probe_source()] + list(args or [])
+    caller's folder or environment is imported. The probe writes its record to a file of its own, so whatever the
+    imported modules print cannot corrupt it."""
+    import tempfile
+
     if isolated and cwd is None:
         cwd = os.path.abspath(os.sep)
-    try:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(environ), cwd=cwd)
-    except OSError as exc:
-        raise CudaswitchError(f"cannot run {python}: {exc.strerror or exc}") from None
-    timed_out = False
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        proc.kill()
-        out, err = proc.communicate()
+    with tempfile.TemporaryDirectory(prefix="cudaswitch-probe-") as tmp:
+        result = os.path.join(tmp, "record.json")
+        cmd = [python] + (["-I"] if isolated else []) + ["-c", probe_source()] + list(args or []) + ["--result", result]
+        try:
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(environ), cwd=cwd)
+        except OSError as exc:
+            raise CudaswitchError(f"cannot run {python}: {exc.strerror or exc}") from None
+        timed_out = False
+        try:
+            with _Status(timeout, progress):
+                out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            proc.kill()
+            out, err = proc.communicate()
+        record = _read_record(result)
     out, err = _decode(out), _decode(err)
     stages = RX_STAGE.findall(err)
-    return ProbeOutcome(_parse(out), proc.returncode, out, err, timed_out, stages[-1] if stages else None)
+    return ProbeOutcome(record if record is not None else _parse(out), proc.returncode, out, err, timed_out,
+                        stages[-1] if stages else None)
+
+
+def _read_record(path: str) -> Optional[dict]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+class _Status:
+    """One status line on stderr while the probe runs, redrawn in place, and only where a person watches (a
+    terminal): never on a pipe, in a log or with --json, whose callers read stdout only."""
+
+    def __init__(self, timeout: Optional[float], wanted: bool):
+        self.timeout, self.wanted = timeout, wanted
+        self.stop = None
+
+    def __enter__(self):
+        if not (sys.stderr.isatty() and self.wanted):
+            return self
+        import threading
+
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+        return self
+
+    def _run(self):
+        t0 = time.monotonic()
+        limit = f" of at most {self.timeout:.0f} s" if self.timeout else ""
+        while not self.stop.wait(0.5):
+            sys.stderr.write(f"\rcudaswitch: smoke test running ({time.monotonic() - t0:.0f} s{limit})...")
+            sys.stderr.flush()
+
+    def __exit__(self, *exc):
+        if self.stop is not None:
+            self.stop.set()
+            self.thread.join()
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+        return False
+
 
 
 # ---- driver --------------------------------------------------------------------------------------------------
@@ -240,8 +292,8 @@ def _foreign_python(env) -> Optional[Finding]:
                    f"it does not run a program another user could have replaced; {fix}", fix)
 
 
-def run_smoke(env, system: Optional[System] = None, timeout: float = DEFAULT_TIMEOUT, cpu_ok: bool = False,
-              toolkit=None, ld_library_path: Optional[bool] = None) -> SmokeReport:
+def run_smoke(env, system: Optional[System] = None, timeout: Optional[float] = DEFAULT_TIMEOUT, cpu_ok: bool = False,
+              toolkit=None, ld_library_path: Optional[bool] = None, progress: bool = False) -> SmokeReport:
     """Run the smoke test for a CondaEnv. `toolkit` defaults to the one the env's state file names."""
     system = system or System.current()
     t0 = time.perf_counter()
@@ -266,7 +318,7 @@ def run_smoke(env, system: Optional[System] = None, timeout: float = DEFAULT_TIM
         return _report("skip", [foreign] + pre, env_json, {}, {}, _driver_quick(system), tk_json, {}, None, cpu_ok,
                        t0, {})
     environ = probe_environment(env, system, toolkit, lib)
-    outcome = run_probe(python, environ, timeout, cwd=env.prefix)
+    outcome = run_probe(python, environ, timeout, cwd=env.prefix, progress=progress)
     return report_from_outcome(outcome, env, environ, system, cpu_ok, tk_json, pre, t0)
 
 

@@ -143,7 +143,11 @@ class System:
             for n in names:
                 cand = self.join(entry, n)
                 loc = self.local(cand)
-                if loc.is_file() and (self.windows or os.access(loc, os.X_OK)):
+                try:  # a folder this user may not read (root's, left on PATH by `su`) holds nothing for them
+                    found = loc.is_file() and (self.windows or os.access(loc, os.X_OK))
+                except OSError:
+                    continue
+                if found:
                     return cand
         return None
 

@@ -381,6 +381,8 @@ def inspect(system: System, cand: _Candidate, root: str) -> Tuple[Optional[Toolk
     """A Toolkit for `root` (already resolved), or None with the reason when it is not one."""
     warnings: List[str] = []
     loc = system.local(root)
+    if not loc.is_dir():
+        return None, [f"{root}: a file, not a folder; list toolkit folders (or folders holding them) there"]
     if not os.access(loc, os.R_OK | os.X_OK):
         return None, [f"{root}: permission denied; run as a user who can read it, or remove it from the search path"]
     layout = _layout(system, cand, root)
@@ -429,14 +431,14 @@ def discover(system: Optional[System] = None, extra_roots: Optional[List[str]] =
     from cudaswitch import config
 
     system = system or System.current()
-    roots, config_errors = config.search_roots(system)
+    warnings: List[str] = []
+    roots, config_errors = config.search_roots(system, warnings)
     roots = list(extra_roots or []) + roots
     cands = _search_path_candidates(system, roots) + _env_candidates(system)
     cands += _windows_candidates(system) if system.windows else _linux_candidates(system)
     cands += _pip_candidates(system)
     by_real: Dict[str, Toolkit] = {}
     failed: Dict[str, List[str]] = {}
-    warnings: List[str] = []
     for cand in cands:
         loc = system.local(cand.path)
         if loc.is_symlink() and not loc.exists():
@@ -500,14 +502,39 @@ def select(found: Discovery, selector: str, system: Optional[System] = None) -> 
             if tk is not None:
                 return tk
             raise UsageError(f"{path} is not a CUDA toolkit ({'; '.join(problems)}); installed: {installed}")
+        if loc.exists():
+            raise UsageError(f"{path} is a file, not a toolkit folder; installed: {installed}")
         raise UsageError(f"no such folder: {path}; installed: {installed}")
     hits = [t for t in found.toolkits if t.cuda.matches(sel.parts)]
+    if not hits and len(sel.parts) == 3:
+        # `nvcc --version` prints the compiler's own version (12.9.86 in toolkit 12.9.1): users copy it from there
+        hits = [t for t in found.toolkits if t.cuda.matches(sel.parts[:2])
+                and _nvcc_component(system, t) == CudaVersion(*sel.parts)]
     if not hits:
         raise UsageError(f"no CUDA toolkit matches {selector!r}; installed: {installed}")
     if len(hits) > 1:
         names = ", ".join(f"{t.version} ({t.root})" for t in hits)
         raise UsageError(f"{selector!r} is ambiguous: it matches {names}; give a longer version or the folder")
     return hits[0]
+
+
+def _nvcc_component(system: System, tk: Toolkit) -> Optional[CudaVersion]:
+    """The nvcc component's version: version.json's cuda_nvcc entry, else an nvidia_cuda_nvcc dist-info name."""
+    import json
+
+    loc = system.local(tk.root)
+    try:
+        comp = json.loads((loc / "version.json").read_text(encoding="utf-8")).get("cuda_nvcc") or {}
+        v = versions.parse_dotted(str(comp.get("version", ""))) if isinstance(comp, dict) else None
+        if v:
+            return v
+    except (OSError, ValueError, AttributeError):
+        pass
+    for info in _dist_infos(loc):
+        m = re.match(r"nvidia_cuda_nvcc(?:_cu\d+)?-(\d+\.\d+\.\d+)", info.name)
+        if m:
+            return versions.parse_dotted(m.group(1))
+    return None
 
 
 def _same(system: System, a: str, b: str) -> bool:

@@ -145,6 +145,8 @@ def test_layout_installs_into_right_folders_and_uninstalls_byte_identically(layo
 
     out = ok(run_cli(["install-cudnn", str(archive), "--cuda", version], env)).stdout
     assert "Installed cuDNN" in out and "Undo with:" in out
+    if os_ == "windows":  # the line can be pasted back: the path with spaces is quoted, as `use` quotes its hint
+        assert f'Undo with: cudaswitch uninstall-cudnn --cuda "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v{version}"' in out
 
     # every archive member is in the toolkit folder NVIDIA's instructions name, byte for byte; links stay links
     installed = 0

@@ -126,7 +126,7 @@ def test_run_passes_the_toolkit_and_the_exit_code(cli_env, real_trees):
     env = dict(cli_env, PATH=f"/opt/x:{os.environ['PATH']}", CUDA_HOME="/old")
     proc = run_cli(["run", "11.8", "--", "sh", "-c", 'echo "$CUDA_HOME|$CUDA_PATH|${PATH%%:*}"; exit 7'], env)
     assert proc.returncode == 7 and proc.stdout.strip() == f"{tk}|{tk}|{tk}/bin"
-    proc = run_cli(["run", "11.8", "--", "no-such-program-xyz"], cli_env)
+    proc = run_cli(["run", "11.8", "--", "no-such-program-xyz"], dict(cli_env, PATH="/usr/bin:/bin"))
     assert _one_line_error(proc, 127).endswith("command not found: no-such-program-xyz")
 
 

@@ -133,7 +133,7 @@ def test_env_without_python(tmp_path, clean_env):
 
 
 @pytest.mark.parametrize("args", [
-    ["--timeout", "0"],
+    ["--timeout", "nan"],
     ["-n", "x", "-p", "/tmp"],
     ["-p", "/no/such/env"],
     ["--timeout", "abc"],

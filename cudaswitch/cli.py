@@ -644,7 +644,10 @@ def _install_cudnn(system, path, target, why, dry_run, force, yes, sha256, redis
     main_lib = f"cudnn64_{a.cudnn_major}.dll" if target.os == "windows" else f"libcudnn.so.{a.cudnn_major}"
     lib = f"{main_lib} cudnnGetVersion() = {result['library']}" if result["library"] is not None \
         else f"library {result['library_error']}"
-    click.echo(f"{'Verified' if result['ok'] else 'Checked'}: include/{a.header} says {result['header']}; {lib}")
+    if result["checked"] == "header only":
+        click.echo(f"Checked (header only): include/{a.header} says {result['header']}; {lib}")
+    else:
+        click.echo(f"{'Verified' if result['ok'] else 'Checked'}: include/{a.header} says {result['header']}; {lib}")
     _warn(prep.warnings)
     if result["header"] != a.version:
         _warn([f"the installed header says cuDNN {result['header']}, expected {a.version}"])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Tuple
@@ -325,6 +326,14 @@ def read_version(system: System, root: str, layout: _Layout, warnings: List[str]
         hit = _from_conda_meta(layout.conda_meta)
         if hit:
             return VersionReading(hit[0], "conda-meta", system.display(hit[1]))
+    # NVIDIA's Windows binaries name their exact release in their version resource: read, never run, on any host.
+    for binary in _pe_binaries(system, layout):
+        try:
+            v = versions.from_pe(system.local(binary))
+            if v:
+                return VersionReading(v, "pe-resource", binary)
+        except VersionFileError as exc:
+            warnings.append(_display_error(system, str(exc), system.local(binary)))
     if layout.include_dir:
         cuda_h = system.local(system.join(layout.include_dir, "cuda.h"))
         if cuda_h.is_file():
@@ -334,7 +343,7 @@ def read_version(system: System, root: str, layout: _Layout, warnings: List[str]
                     return VersionReading(v, "cuda.h", system.display(cuda_h))
             except VersionFileError as exc:
                 warnings.append(_display_error(system, str(exc), cuda_h))
-    if layout.nvcc:
+    if layout.nvcc and not _foreign_binary(system, layout.nvcc):
         try:
             proc = system.run([str(system.local(layout.nvcc)), "--version"], timeout=20)
             v = versions.from_nvcc_output(proc.stdout or "")
@@ -345,6 +354,23 @@ def read_version(system: System, root: str, layout: _Layout, warnings: List[str]
         except Exception as exc:  # subprocess.TimeoutExpired and friends
             warnings.append(f"{layout.nvcc}: 'nvcc --version' failed ({type(exc).__name__})")
     return None
+
+
+def _pe_binaries(system: System, layout: _Layout) -> List[str]:
+    """nvcc.exe, then the CUDA runtime DLLs (cudart64_12.dll, cudart64_110.dll), where the layout has them."""
+    out = [layout.nvcc] if layout.nvcc and layout.nvcc.lower().endswith(".exe") else []
+    for folder in layout.bin_dirs + layout.lib_dirs:
+        for p in _listdir(system.local(folder)):
+            if re.fullmatch(r"cudart64_\d+\.dll", p.name, flags=re.IGNORECASE):
+                out.append(system.join(folder, p.name))
+    return list(dict.fromkeys(out))
+
+
+def _foreign_binary(system: System, nvcc: str) -> bool:
+    """A Windows nvcc.exe seen from a Linux host (CUDASWITCH_FS_ROOT, a mounted drive): running it can only fail."""
+    from cudaswitch import pe
+
+    return not sys.platform.startswith("win") and pe.is_pe(system.local(nvcc))
 
 
 def _display_error(system: System, message: str, local: Path) -> str:
@@ -373,6 +399,12 @@ def inspect(system: System, cand: _Candidate, root: str) -> Tuple[Optional[Toolk
     layout = _layout(system, cand, root)
     reading = read_version(system, root, layout, warnings)
     has_runtime = bool(layout.lib_dirs) or layout.include_dir is not None
+    unknown = reading is None and layout.nvcc is not None and not cand.quiet
+    if unknown:
+        # An nvcc whose version nothing answers (a Windows nvcc.exe without a version resource seen from Linux):
+        # still a toolkit the user has, so it is listed rather than silently dropped.
+        warnings[:] = [f"{root}: version unknown ({'; '.join(warnings) or 'no version file and nvcc cannot be run here'})"]
+        reading = VersionReading(CudaVersion(0, 0), "none", layout.nvcc)
     # A conda env with only a `cuda-version` pin and bin/ (every env has one) is not a toolkit.
     if reading is None or not (layout.nvcc or has_runtime):
         if not cand.quiet:
@@ -380,7 +412,7 @@ def inspect(system: System, cand: _Candidate, root: str) -> Tuple[Optional[Toolk
             warnings = [f"{root}: not a CUDA toolkit ({why})"]
         return None, warnings if not cand.quiet else []
     v = reading.version
-    flags: List[str] = []
+    flags: List[str] = ["unknown-version"] if unknown else []
     if not layout.nvcc:
         flags.append("no-nvcc")
         bin_has_compiler = any(
@@ -392,7 +424,7 @@ def inspect(system: System, cand: _Candidate, root: str) -> Tuple[Optional[Toolk
     if broken:
         flags.append("broken-symlink")
         warnings.append(f"{root}: broken symlink(s) {', '.join(broken)}; reinstall the toolkit or fix the link")
-    for p in [cand.path, root]:
+    for p in [cand.path, root] if not unknown else []:
         claimed = versions.version_from_name(re.split(r"[\\/]", p.rstrip("\\/"))[-1])
         if claimed and claimed != (v.major, v.minor):
             flags.append("misnamed")
@@ -402,7 +434,7 @@ def inspect(system: System, cand: _Candidate, root: str) -> Tuple[Optional[Toolk
             )
             break
     tk = Toolkit(
-        version=str(v), root=root, sources=[cand.source], version_source=reading.source, kind=cand.kind,
+        version="unknown" if unknown else str(v), root=root, sources=[cand.source], version_source=reading.source, kind=cand.kind,
         nvcc=layout.nvcc, bin_dirs=layout.bin_dirs, lib_dirs=layout.lib_dirs, include_dir=layout.include_dir,
         cudnn=_cudnn_version(system, layout.include_dir), flags=flags, warnings=warnings, cuda=v,
     )

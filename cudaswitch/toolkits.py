@@ -56,6 +56,7 @@ class Discovery:
     toolkits: List[Toolkit]
     warnings: List[str]  # problems that did not stop discovery: each names the file and what to do
     config_errors: List[str] = field(default_factory=list)
+    cudnn_installs: List = field(default_factory=list)  # cudnn_windows.CudnnInstall: NVIDIA's exe installer
 
 
 @dataclass
@@ -381,6 +382,18 @@ def _cudnn_version(system: System, include_dir: Optional[str]) -> Optional[str]:
     return versions.cudnn_version_in(system.local(include_dir)) if include_dir else None
 
 
+_CUDNN_WHEEL = re.compile(r"^nvidia_cudnn_cu\d+-(\d+(?:\.\d+)+)\.dist-info$")
+
+
+def _wheel_cudnn(layout: _Layout) -> Optional[str]:
+    """The nvidia-cudnn-cuNN wheel's version in a pip-wheel toolkit (its headers live outside cuda_runtime)."""
+    for p in layout.dist_info_dirs:
+        m = _CUDNN_WHEEL.match(p.name)
+        if m:
+            return m.group(1)
+    return None
+
+
 def _broken_links(loc: Path) -> List[str]:
     out = []
     for name in ("bin", "lib64", "lib", "include", os.path.join("bin", "nvcc")):
@@ -436,7 +449,7 @@ def inspect(system: System, cand: _Candidate, root: str) -> Tuple[Optional[Toolk
     tk = Toolkit(
         version="unknown" if unknown else str(v), root=root, sources=[cand.source], version_source=reading.source, kind=cand.kind,
         nvcc=layout.nvcc, bin_dirs=layout.bin_dirs, lib_dirs=layout.lib_dirs, include_dir=layout.include_dir,
-        cudnn=_cudnn_version(system, layout.include_dir), flags=flags, warnings=warnings, cuda=v,
+        cudnn=_cudnn_version(system, layout.include_dir) or _wheel_cudnn(layout), flags=flags, warnings=warnings, cuda=v,
     )
     return tk, []
 
@@ -484,7 +497,9 @@ def discover(system: Optional[System] = None, extra_roots: Optional[List[str]] =
     toolkits = sorted(by_real.values(), key=lambda t: (t.cuda.major, t.cuda.minor, t.cuda.patch or 0, t.root))
     for tk in toolkits:
         warnings.extend(tk.warnings)
-    return Discovery(toolkits, _unique(warnings), config_errors)
+    from cudaswitch.cudnn_windows import find_installed
+
+    return Discovery(toolkits, _unique(warnings), config_errors, find_installed(system))
 
 
 def _merge(tk: Toolkit, cand: _Candidate, real: str) -> None:

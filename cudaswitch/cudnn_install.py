@@ -877,7 +877,9 @@ def verify(prep: Prepared, system: System) -> dict:
         result["ok"] = header_ok and result["library"] == expected_number(prep.archive.version)
     else:
         lines = [x.strip() for x in ((proc.stderr or "") + "\n" + (proc.stdout or "")).splitlines() if x.strip()]
-        result["library_error"] = f"load failed: {lines[-1][-300:]}" if lines else f"exit status {proc.returncode}"
+        # cuDNN names the sub-library it could not find before the generic last line ("Invalid handle...")
+        why = next((x for x in lines if "could not locate" in x.lower()), lines[-1] if lines else None)
+        result["library_error"] = f"load failed: {why[-300:]}" if why else f"exit status {proc.returncode}"
     return result
 
 

@@ -647,7 +647,8 @@ def _install_cudnn(system, path, target, why, dry_run, force, yes, sha256, redis
     manifest = ci.commit(prep)
     result = ci.verify(prep, system)
     c = prep.counts
-    undo = "cudaswitch uninstall-cudnn " + (f"-p {target.root}" if target.kind == "env" else f"--cuda {target.root}")
+    undo = "cudaswitch uninstall-cudnn " + ("-p " if target.kind == "env" else "--cuda ") + \
+        _shell_word(target.root, system.windows)
     if as_json:
         _json_out({"installed": True, "archive": a.to_json(), "target": target.to_json(),
                    "previous_cudnn": prep.existing, "forced": prep.problems, "counts": c,
@@ -675,6 +676,18 @@ def _install_cudnn(system, path, target, why, dry_run, force, yes, sha256, redis
     if result["library_error"] and not result["library_error"].startswith("not loaded"):
         _warn([f"the installed {main_lib} did not load: {result['library_error']}"])
     click.echo(f"Undo with: {undo}")
+
+
+def _shell_word(value: str, windows: bool) -> str:
+    """`value` as one word the user can paste into their shell: double quotes for cmd and PowerShell (both take
+    "C:\\Program Files\\..." as one argument; Windows paths cannot hold a double quote), POSIX quoting elsewhere."""
+    import re
+
+    if windows:
+        return f'"{value}"' if re.search(r"[\s&()\[\]{}^=;!'+,`~$%@#]", value) else value
+    import shlex
+
+    return shlex.quote(value)
 
 
 @main.command("uninstall-cudnn")

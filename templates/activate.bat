@@ -12,8 +12,8 @@
 @set "_CS_P=;%PATH%;"
 @REM CALL SET expands twice: the only way to use the recorded text as a pattern without delayed expansion (B5).
 @REM (wine's cmd skips a CALL SET whose text holds an empty PATH entry; real cmd.exe is untested, see README.)
-@if defined _CUDASWITCH_ADDED_PATH call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%"
-@if defined _CUDASWITCH_ADDED_PATH call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%"
+@if defined _CUDASWITCH_ADDED_PATH call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%" >nul
+@if defined _CUDASWITCH_ADDED_PATH call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%" >nul
 @set "_CS_P=%_CS_P:;@PATH_ADD@;=;%"
 @set "_CS_P=%_CS_P:;@PATH_ADD@;=;%"
 @if defined _CS_OK set "PATH=@PATH_ADD@%_CS_P:~0,-1%"

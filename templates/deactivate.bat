@@ -5,14 +5,14 @@
 @set "_CS_P=;%PATH%;"
 @REM CALL SET expands twice: the only way to use the recorded text as a pattern without delayed expansion (B5).
 @REM (wine's cmd skips a CALL SET whose text holds an empty PATH entry; real cmd.exe is untested, see README.)
-@if defined _CUDASWITCH_ADDED_PATH call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%"
-@if defined _CUDASWITCH_ADDED_PATH call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%"
+@if defined _CUDASWITCH_ADDED_PATH call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%" >nul
+@if defined _CUDASWITCH_ADDED_PATH call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%" >nul
 @if defined _CUDASWITCH_ADDED_PATH set "PATH=%_CS_P:~1,-1%"
 @REM R4: on a switch or reactivate the env's Library\bin is still on PATH and conda will export a PATH it
 @REM computed before this hook ran, bringing our entries back: keep the record for the next cudaswitch hook.
 @set "_CS_P=;%PATH%;"
 @set "_CS_T=%_CS_P%"
-@if defined CONDA_PREFIX call set "_CS_T=%%_CS_P:;%CONDA_PREFIX%\Library\bin;=;%%"
+@if defined CONDA_PREFIX call set "_CS_T=%%_CS_P:;%CONDA_PREFIX%\Library\bin;=;%%" >nul
 @if "%_CS_T%"=="%_CS_P%" set "_CUDASWITCH_ADDED_PATH="
 @if defined _CUDASWITCH_SAVED_CUDA_PATH set "CUDA_PATH=%_CUDASWITCH_OLD_CUDA_PATH%"
 @set "_CUDASWITCH_OLD_CUDA_PATH="

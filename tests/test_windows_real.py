@@ -313,3 +313,77 @@ def test_verify_says_which_sub_library_failed(loader, tmp_path, monkeypatch):
                            archive=SimpleNamespace(cudnn_major=9, version="9.10.2"))
     res = ci.verify(prep, system)
     assert res["ok"] is False and res["library"] is None and "cudnn_graph64_9.dll" in res["library_error"]
+
+
+# ---- item 6: paths the user types and pastes, hooks with echo on --------------------------------------------
+
+@pytest.fixture
+def win_env(tmp_path, clean_env):
+    """A C: drive with the real CUDA 12.9 files and an empty conda env C:\\envs\\torch; -p takes the Windows path."""
+    drive = tmp_path / "drive"
+    cudatrees.windows_real_toolkit(drive, "12.9")
+    (drive / "C" / "envs" / "torch" / "conda-meta").mkdir(parents=True)
+    env = dict(clean_env, CUDASWITCH_FS_ROOT=str(drive), CUDASWITCH_OS="windows")
+    r = run_cli(["use", "12.9", "-p", r"C:\envs\torch"], env=env)
+    assert r.returncode == 0, r.stderr
+    return drive, env
+
+
+def test_prefix_given_as_a_windows_path_under_fs_root(win_env):
+    drive, _env = win_env
+    hooks = drive / "C" / "envs" / "torch" / "etc" / "conda"
+    assert (hooks / "activate.d" / "cudaswitch.bat").is_file() and (hooks / "deactivate.d" / "cudaswitch.bat").is_file()
+
+
+def test_undo_line_is_quoted_for_the_shell(win_env, tmp_path):
+    import cudnn_archives as ca
+
+    _drive, env = win_env
+    archive = ca.make(tmp_path / "a", "win-9.10-archive")
+    out = run_cli(["install-cudnn", str(archive), "--cuda", "12.9"], env=env)
+    assert out.returncode == 0, out.stderr
+    undo = next(line for line in out.stdout.splitlines() if line.startswith("Undo with: "))
+    assert undo == ('Undo with: cudaswitch uninstall-cudnn --cuda '
+                    '"C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.9"')
+    # a Windows library cannot be loaded on this Linux host: the header alone was checked, and it says so
+    assert "Checked (header only): include/cudnn_version.h says 9.10.2" in out.stdout
+    assert "Verified" not in out.stdout
+    # and the pasted command works (cmd and PowerShell both strip the double quotes; so does this argv split)
+    import shlex
+
+    back = run_cli(shlex.split(undo[len("Undo with: cudaswitch "):]), env=env)
+    assert back.returncode == 0 and "Removed cuDNN 9.10.2" in back.stdout, back.stderr
+
+
+def test_verify_json_ok_is_false_when_only_the_header_was_checked(win_env, tmp_path):
+    import cudnn_archives as ca
+
+    _drive, env = win_env
+    archive = ca.make(tmp_path / "a", "win-9.10-archive")
+    rec = json.loads(run_cli(["install-cudnn", str(archive), "--cuda", "12.9", "--json"], env=env).stdout)
+    assert rec["verify"]["checked"] == "header only" and rec["verify"]["ok"] is False
+    assert rec["verify"]["header"] == "9.10.2" and rec["verify"]["library"] is None
+
+
+def test_cmd_hooks_stay_silent_with_echo_on(win_env, tmp_path, loader):
+    """wine's cmd echoes the command a CALL runs when echo is on; the hooks' CALL SET lines send it to nul, so a
+    user with `echo on` (or a batch file that did not turn it off) sees nothing from them."""
+    wine, _exe, wenv = loader
+    drive, _env = win_env
+    hooks = drive / "C" / "envs" / "torch" / "etc" / "conda"
+    driver = tmp_path / "drive_echo_on.bat"
+    driver.write_bytes("\r\n".join([
+        "@echo on",
+        r'@set "PATH=C:\cuda\bin;C:\windows\system32;C:\windows"',
+        r'@set "_CUDASWITCH_ADDED_PATH=C:\cuda\bin"',
+        r'@set "CONDA_PREFIX=C:\envs\torch"',
+        f'@call "{z(hooks / "activate.d" / "cudaswitch.bat")}" 2>nul',
+        r'@set "_CUDASWITCH_ADDED_PATH=C:\cuda\bin"',
+        f'@call "{z(hooks / "deactivate.d" / "cudaswitch.bat")}"',
+        "@echo PATH=[%PATH%]", ""]).encode())
+    out = tmp_path / "out.txt"
+    with open(out, "wb") as fh:
+        subprocess.run([wine, "cmd", "/d", "/c", z(driver)], env=wenv, stdout=fh, stderr=subprocess.STDOUT,
+                       stdin=subprocess.DEVNULL, timeout=300, check=False)
+    lines = [x.strip() for x in out.read_bytes().decode("ascii", "replace").splitlines() if x.strip()]
+    assert lines == [r"PATH=[C:\windows\system32;C:\windows]"], lines

@@ -835,7 +835,7 @@ def windows_load_check(dll: Path, bindir: Path, environ: Dict[str, str]) -> Tupl
     and load their sub-libraries (cudnn_graph64_9.dll, cudnn_ops_infer64_8.dll) later with a bare-name
     LoadLibrary, which searches PATH but not the folders os.add_dll_directory adds; so the child gets the DLL folder
     first on PATH, as the user's activated environment has it. os.add_dll_directory still covers the main DLL's
-    own imports (docs/design/windows-dll-loading.md)."""
+    own imports (docs/design/windows-cudnn.md)."""
     env = dict(environ)
     key = next((k for k in env if k.upper() == "PATH"), "PATH")
     env[key] = str(bindir) + (";" + env[key] if env.get(key) else "")

@@ -13,11 +13,13 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import asdict, dataclass
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 from cudaswitch import versions
-from cudaswitch.diagnosis import WARNING, Finding
 from cudaswitch.system import System
+
+if TYPE_CHECKING:
+    from cudaswitch.diagnosis import Finding
 
 _DLL = re.compile(r"^cudnn64_(\d+)\.dll$", re.IGNORECASE)
 _INSTALLER_BIN = re.compile(r"\\NVIDIA\\CUDNN\\v\d+(\.\d+)*\\bin\\?$", re.IGNORECASE)
@@ -113,11 +115,13 @@ def empty_installer_bin_entries(system: System) -> List[str]:
             if e and _INSTALLER_BIN.search(e.strip('"')) and not dll_in(system, e.strip('"'))]
 
 
-def doctor_findings(system: System, installs: List[CudnnInstall], toolkits) -> List[Finding]:
+def doctor_findings(system: System, installs: List[CudnnInstall], toolkits) -> List["Finding"]:
     """CUDNN_BIN_WITHOUT_DLL: an installer bin entry on PATH holds no DLL; CUDNN_NOT_ON_PATH: cuDNN is installed but
     no cudnn64_*.dll is reachable on PATH (programs that load it from PATH fail with error 126)."""
     if not system.windows:
         return []
+    from cudaswitch.diagnosis import WARNING, Finding
+
     out: List[Finding] = []
     with_dll = [i for i in installs if i.dll]
     hint = "; ".join(f"{i.bin_dir} (cuDNN {i.version or '?'} for CUDA {i.cuda})" for i in with_dll)

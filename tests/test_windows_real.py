@@ -387,3 +387,30 @@ def test_cmd_hooks_stay_silent_with_echo_on(win_env, tmp_path, loader):
                        stdin=subprocess.DEVNULL, timeout=300, check=False)
     lines = [x.strip() for x in out.read_bytes().decode("ascii", "replace").splitlines() if x.strip()]
     assert lines == [r"PATH=[C:\windows\system32;C:\windows]"], lines
+
+
+@pytest.mark.slow
+def test_real_windows_cudnn_zip_installs_and_undoes_byte_identically(tmp_path, clean_env):
+    """The real cuDNN 9.10.2.21 Windows DLLs in NVIDIA's zip layout, into the real-file CUDA 11.8 tree."""
+    import cudnn_archives as ca
+
+    drive = tmp_path / "drive"
+    root = cudatrees.windows_real_toolkit(drive, "11.8")
+    env = dict(clean_env, CUDASWITCH_FS_ROOT=str(drive), CUDASWITCH_OS="windows")
+
+    def snap():
+        return {str(p.relative_to(drive)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
+                for p in sorted(drive.rglob("*"))}
+
+    before = snap()
+    out = run_cli(["install-cudnn", str(ca.real_windows_zip()), "--cuda", "11.8"], env=env, timeout=900)
+    assert out.returncode == 0, out.stderr
+    dll = root / "bin" / "cudnn64_9.dll"
+    assert dll.read_bytes() == (cudatrees.win_cudnn_bin() / "cudnn64_9.dll").read_bytes()
+    assert versions.cudnn_from_pe(dll) == "9.10.2"
+    assert "Checked (header only): include/cudnn_version.h says 9.10.2" in out.stdout
+    listed = json.loads(run_cli(["list", "--json"], env=env).stdout)
+    assert [t["cudnn"] for t in listed["toolkits"]] == ["9.10.2"]
+    back = run_cli(["uninstall-cudnn", "--cuda", "11.8"], env=env, timeout=900)
+    assert back.returncode == 0, back.stderr
+    assert snap() == before

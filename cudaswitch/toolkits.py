@@ -416,7 +416,8 @@ def inspect(system: System, cand: _Candidate, root: str) -> Tuple[Optional[Toolk
     if unknown:
         # An nvcc whose version nothing answers (a Windows nvcc.exe without a version resource seen from Linux):
         # still a toolkit the user has, so it is listed rather than silently dropped.
-        warnings[:] = [f"{root}: version unknown ({'; '.join(warnings) or 'no version file and nvcc cannot be run here'})"]
+        why = "; ".join(warnings) or "no version file and nvcc cannot be run here"
+        warnings[:] = [f"{root}: version unknown ({why})"]
         reading = VersionReading(CudaVersion(0, 0), "none", layout.nvcc)
     # A conda env with only a `cuda-version` pin and bin/ (every env has one) is not a toolkit.
     if reading is None or not (layout.nvcc or has_runtime):
@@ -447,9 +448,11 @@ def inspect(system: System, cand: _Candidate, root: str) -> Tuple[Optional[Toolk
             )
             break
     tk = Toolkit(
-        version="unknown" if unknown else str(v), root=root, sources=[cand.source], version_source=reading.source, kind=cand.kind,
+        version="unknown" if unknown else str(v), root=root, sources=[cand.source], version_source=reading.source,
+        kind=cand.kind,
         nvcc=layout.nvcc, bin_dirs=layout.bin_dirs, lib_dirs=layout.lib_dirs, include_dir=layout.include_dir,
-        cudnn=_cudnn_version(system, layout.include_dir) or _wheel_cudnn(layout), flags=flags, warnings=warnings, cuda=v,
+        cudnn=_cudnn_version(system, layout.include_dir) or _wheel_cudnn(layout), flags=flags, warnings=warnings,
+        cuda=v,
     )
     return tk, []
 

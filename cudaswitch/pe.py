@@ -6,7 +6,7 @@ needs only the section table and the resource tree, so this module seeks to thos
 that can be hundreds of MB. Formats: Microsoft's "PE Format" page (optional header data directory 2 = resources,
 IMAGE_RESOURCE_DIRECTORY / _ENTRY / _DATA_ENTRY) and the VS_VERSIONINFO / VS_FIXEDFILEINFO / StringFileInfo
 structures of the Win32 "Version Information" reference. `pefile` reads the same, but the run-time dependencies
-are limited to click, ruamel.yaml and platformdirs, and this needs ~150 lines.
+are limited to click, ruamel.yaml and platformdirs, and this needs under 200 lines.
 """
 
 from __future__ import annotations
@@ -159,14 +159,14 @@ def parse_vs_versioninfo(data: bytes) -> VersionInfo:
             info.file_version = (fms >> 16, fms & 0xFFFF, fls >> 16, fls & 0xFFFF)
             info.product_version = (pms >> 16, pms & 0xFFFF, pls >> 16, pls & 0xFFFF)
     child = _align4(value_at + value_len)
-    while child < end:
+    while child + 6 <= end:  # what is left after the last block is padding
         clen, _vl, _k, ckey, cval, cend = _block(data, child, end)
         if ckey == "StringFileInfo":
             table = cval
-            while table < cend:
+            while table + 6 <= cend:
                 _tl, _tv, _tk, _tkey, tval, tend = _block(data, table, cend)
                 s = tval
-                while s < tend:
+                while s + 6 <= tend:
                     _sl, svl, stype, skey, sval, send = _block(data, s, tend)
                     # wValueLength counts WCHARs for text values (type 1); some linkers count bytes: stop at NUL
                     raw = data[sval:send]

@@ -185,7 +185,8 @@ def list_cmd(as_json):
             d = tk.to_json()
             d["active"] = tk.root == state.active
             tks.append(d)
-        _json_out({"toolkits": tks, "warnings": found.warnings, "errors": found.config_errors})
+        _json_out({"toolkits": tks, "cudnn_installs": [c.to_json() for c in found.cudnn_installs],
+                   "warnings": found.warnings, "errors": found.config_errors})
     else:
         from cudaswitch.render import table
 
@@ -198,11 +199,22 @@ def list_cmd(as_json):
             click.echo(table(["", "VERSION", "ROOT", "SOURCE", "NVCC", "CUDNN", "NOTES"], rows))
         else:
             click.echo("No CUDA toolkit found. Install one, or add its folder to CUDASWITCH_SEARCH_PATH.")
+        _cudnn_installs_table(found.cudnn_installs)
         _warn(found.warnings)
     for err in found.config_errors:
         click.echo(f"cudaswitch: error: {err}", err=True)
     if found.config_errors:
         sys.exit(1)
+
+
+def _cudnn_installs_table(installs):
+    if installs:
+        from cudaswitch.render import table
+
+        click.echo("\ncuDNN from NVIDIA's installer:")
+        click.echo(table(["CUDNN", "FOR CUDA", "DLL FOLDER"],
+                         [[c.version or "unknown", c.cuda, c.bin_dir if c.dll else f"{c.bin_dir} (no cudnn64_*.dll)"]
+                          for c in installs]))
 
 
 @main.command()
@@ -251,7 +263,11 @@ def status(as_json):
 
     report = env_report(system)
     if as_json:
-        _json_out({"shell": state.to_json(), "env": report, "warnings": found.warnings})
+        from cudaswitch.cudnn_windows import dll_on_path
+
+        _json_out({"shell": state.to_json(), "env": report, "warnings": found.warnings,
+                   "cudnn_installs": [c.to_json() for c in found.cudnn_installs],
+                   "cudnn_dll_on_path": dll_on_path(system) if system.windows else None})
         return
     from cudaswitch.render import table
 
@@ -263,6 +279,11 @@ def status(as_json):
     click.echo(table(["VARIABLE", "VALUE", "TOOLKIT"], rows))
     active = next((t for t in found.toolkits if t.root == state.active), None)
     click.echo(f"\nActive: CUDA {active.version} ({active.root})" if active else "\nActive: no CUDA toolkit")
+    if system.windows:
+        from cudaswitch.cudnn_windows import dll_on_path
+
+        click.echo(f"cuDNN on PATH: {dll_on_path(system) or 'none (no cudnn64_*.dll in any PATH folder)'}")
+        _cudnn_installs_table(found.cudnn_installs)
     if report:
         st = report["state"]
         click.echo(f"Environment {report['name']} ({report['prefix']}): " + (
@@ -819,7 +840,10 @@ def _install_cudnn(system, path, target, why, dry_run, force, yes, sha256, redis
     main_lib = f"cudnn64_{a.cudnn_major}.dll" if target.os == "windows" else f"libcudnn.so.{a.cudnn_major}"
     lib = f"{main_lib} cudnnGetVersion() = {result['library']}" if result["library"] is not None \
         else f"library {result['library_error']}"
-    click.echo(f"{'Verified' if result['ok'] else 'Checked'}: include/{a.header} says {result['header']}; {lib}")
+    if result["checked"] == "header only":
+        click.echo(f"Checked (header only): include/{a.header} says {result['header']}; {lib}")
+    else:
+        click.echo(f"{'Verified' if result['ok'] else 'Checked'}: include/{a.header} says {result['header']}; {lib}")
     _warn(prep.warnings)
     if result["header"] != a.version:
         _warn([f"the installed header says cuDNN {result['header']}, expected {a.version}"])
@@ -828,13 +852,16 @@ def _install_cudnn(system, path, target, why, dry_run, force, yes, sha256, redis
     click.echo(f"Undo with: {undo}")
 
 
-def _shell_word(path: str, windows: bool) -> str:
-    """A path the user can paste back into their shell (spaces in C:\\Program Files, in env names), as `use` does."""
-    import shlex
+def _shell_word(value: str, windows: bool) -> str:
+    """`value` as one word the user can paste into their shell: double quotes for cmd and PowerShell (both take
+    "C:\\Program Files\\..." as one argument; Windows paths cannot hold a double quote), POSIX quoting elsewhere."""
+    import re
 
     if windows:
-        return f'"{path}"' if any(c in path for c in ' &()^%!;,=') else path
-    return shlex.quote(path)
+        return f'"{value}"' if re.search(r"[\s&()\[\]{}^=;!'+,`~$%@#]", value) else value
+    import shlex
+
+    return shlex.quote(value)
 
 
 @main.command("uninstall-cudnn")

@@ -39,6 +39,8 @@ DOCTOR_CHECKS = {
     "TORCH_DRIVER": "torch's CUDA build against the driver (from the tables)",
     "PYTHON_UNSUPPORTED": "the env's Python is outside the torch release's range (from the tables)",
     "CUDNN_TOOLKIT_MISMATCH": "a toolkit's cuDNN is not built for that toolkit's CUDA (from the tables)",
+    "CUDNN_BIN_WITHOUT_DLL": "PATH holds NVIDIA's cuDNN installer folder ...\\CUDNN\\v9.x\\bin, which has no DLL",
+    "CUDNN_NOT_ON_PATH": "cuDNN is installed but no cudnn64_*.dll is reachable on PATH (Windows)",
 }
 
 
@@ -374,6 +376,9 @@ def run_doctor(system: System, env=None, driver: Optional[Dict] = None,
     findings += wsl_findings(system)
     findings += windows_findings(system, env.prefix if env is not None else None)
     findings += cudnn_findings(found.toolkits)
+    from cudaswitch.cudnn_windows import doctor_findings as cudnn_windows_findings
+
+    findings += cudnn_windows_findings(system, found.cudnn_installs, found.toolkits)
     torch = {}
     if env is not None:
         findings += hook_findings(env.prefix)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import List, Optional
@@ -84,6 +85,9 @@ def resolve_env(system: System, name: Optional[str] = None, prefix: Optional[str
     if name and prefix:
         raise UsageError("give either -n NAME or -p PREFIX, not both")
     if prefix:
+        if system.root is not None and system.windows and re.match(r"^[A-Za-z]:[\\/]", prefix):
+            # CUDASWITCH_FS_ROOT stands for the drives: C:\envs\torch is <root>/C/envs/torch, not a host path
+            prefix = str(system.local(prefix))
         prefix = os.path.abspath(os.path.expanduser(prefix))
         if not os.path.isdir(prefix):
             raise UsageError(f"no such environment folder: {prefix}")

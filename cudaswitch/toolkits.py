@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Tuple
@@ -55,6 +56,7 @@ class Discovery:
     toolkits: List[Toolkit]
     warnings: List[str]  # problems that did not stop discovery: each names the file and what to do
     config_errors: List[str] = field(default_factory=list)
+    cudnn_installs: List = field(default_factory=list)  # cudnn_windows.CudnnInstall: NVIDIA's exe installer
 
 
 @dataclass
@@ -329,6 +331,14 @@ def read_version(system: System, root: str, layout: _Layout, warnings: List[str]
         hit = _from_conda_meta(layout.conda_meta)
         if hit:
             return VersionReading(hit[0], "conda-meta", system.display(hit[1]))
+    # NVIDIA's Windows binaries name their exact release in their version resource: read, never run, on any host.
+    for binary in _pe_binaries(system, layout):
+        try:
+            v = versions.from_pe(system.local(binary))
+            if v:
+                return VersionReading(v, "pe-resource", binary)
+        except VersionFileError as exc:
+            warnings.append(_display_error(system, str(exc), system.local(binary)))
     if layout.include_dir:
         cuda_h = system.local(system.join(layout.include_dir, "cuda.h"))
         if cuda_h.is_file():
@@ -338,7 +348,7 @@ def read_version(system: System, root: str, layout: _Layout, warnings: List[str]
                     return VersionReading(v, "cuda.h", system.display(cuda_h))
             except VersionFileError as exc:
                 warnings.append(_display_error(system, str(exc), cuda_h))
-    if layout.nvcc:
+    if layout.nvcc and not _foreign_binary(system, layout.nvcc):
         from cudaswitch.trust import executable_problem
 
         why = executable_problem(system.local(layout.nvcc))
@@ -360,12 +370,41 @@ def read_version(system: System, root: str, layout: _Layout, warnings: List[str]
     return None
 
 
+def _pe_binaries(system: System, layout: _Layout) -> List[str]:
+    """nvcc.exe, then the CUDA runtime DLLs (cudart64_12.dll, cudart64_110.dll), where the layout has them."""
+    out = [layout.nvcc] if layout.nvcc and layout.nvcc.lower().endswith(".exe") else []
+    for folder in layout.bin_dirs + layout.lib_dirs:
+        for p in _listdir(system.local(folder)):
+            if re.fullmatch(r"cudart64_\d+\.dll", p.name, flags=re.IGNORECASE):
+                out.append(system.join(folder, p.name))
+    return list(dict.fromkeys(out))
+
+
+def _foreign_binary(system: System, nvcc: str) -> bool:
+    """A Windows nvcc.exe seen from a Linux host (CUDASWITCH_FS_ROOT, a mounted drive): running it can only fail."""
+    from cudaswitch import pe
+
+    return not sys.platform.startswith("win") and pe.is_pe(system.local(nvcc))
+
+
 def _display_error(system: System, message: str, local: Path) -> str:
     return message.replace(str(local), system.display(local), 1)
 
 
 def _cudnn_version(system: System, include_dir: Optional[str]) -> Optional[str]:
     return versions.cudnn_version_in(system.local(include_dir)) if include_dir else None
+
+
+_CUDNN_WHEEL = re.compile(r"^nvidia_cudnn_cu\d+-(\d+(?:\.\d+)+)\.dist-info$")
+
+
+def _wheel_cudnn(layout: _Layout) -> Optional[str]:
+    """The nvidia-cudnn-cuNN wheel's version in a pip-wheel toolkit (its headers live outside cuda_runtime)."""
+    for p in layout.dist_info_dirs:
+        m = _CUDNN_WHEEL.match(p.name)
+        if m:
+            return m.group(1)
+    return None
 
 
 def _broken_links(loc: Path) -> List[str]:
@@ -388,6 +427,13 @@ def inspect(system: System, cand: _Candidate, root: str) -> Tuple[Optional[Toolk
     layout = _layout(system, cand, root)
     reading = read_version(system, root, layout, warnings)
     has_runtime = bool(layout.lib_dirs) or layout.include_dir is not None
+    unknown = reading is None and layout.nvcc is not None and not cand.quiet
+    if unknown:
+        # An nvcc whose version nothing answers (a Windows nvcc.exe without a version resource seen from Linux):
+        # still a toolkit the user has, so it is listed rather than silently dropped.
+        why = "; ".join(warnings) or "no version file and nvcc cannot be run here"
+        warnings[:] = [f"{root}: version unknown ({why})"]
+        reading = VersionReading(CudaVersion(0, 0), "none", layout.nvcc)
     # A conda env with only a `cuda-version` pin and bin/ (every env has one) is not a toolkit.
     if reading is None or not (layout.nvcc or has_runtime):
         if not cand.quiet:
@@ -395,7 +441,7 @@ def inspect(system: System, cand: _Candidate, root: str) -> Tuple[Optional[Toolk
             warnings = [f"{root}: not a CUDA toolkit ({why})"]
         return None, warnings if not cand.quiet else []
     v = reading.version
-    flags: List[str] = []
+    flags: List[str] = ["unknown-version"] if unknown else []
     if not layout.nvcc:
         flags.append("no-nvcc")
         bin_has_compiler = any(
@@ -407,7 +453,7 @@ def inspect(system: System, cand: _Candidate, root: str) -> Tuple[Optional[Toolk
     if broken:
         flags.append("broken-symlink")
         warnings.append(f"{root}: broken symlink(s) {', '.join(broken)}; reinstall the toolkit or fix the link")
-    for p in [cand.path, root]:
+    for p in [cand.path, root] if not unknown else []:
         claimed = versions.version_from_name(re.split(r"[\\/]", p.rstrip("\\/"))[-1])
         if claimed and claimed != (v.major, v.minor):
             flags.append("misnamed")
@@ -417,9 +463,11 @@ def inspect(system: System, cand: _Candidate, root: str) -> Tuple[Optional[Toolk
             )
             break
     tk = Toolkit(
-        version=str(v), root=root, sources=[cand.source], version_source=reading.source, kind=cand.kind,
+        version="unknown" if unknown else str(v), root=root, sources=[cand.source], version_source=reading.source,
+        kind=cand.kind,
         nvcc=layout.nvcc, bin_dirs=layout.bin_dirs, lib_dirs=layout.lib_dirs, include_dir=layout.include_dir,
-        cudnn=_cudnn_version(system, layout.include_dir), flags=flags, warnings=warnings, cuda=v,
+        cudnn=_cudnn_version(system, layout.include_dir) or _wheel_cudnn(layout), flags=flags, warnings=warnings,
+        cuda=v,
     )
     return tk, []
 
@@ -467,7 +515,9 @@ def discover(system: Optional[System] = None, extra_roots: Optional[List[str]] =
     toolkits = sorted(by_real.values(), key=lambda t: (t.cuda.major, t.cuda.minor, t.cuda.patch or 0, t.root))
     for tk in toolkits:
         warnings.extend(tk.warnings)
-    return Discovery(toolkits, _unique(warnings), config_errors)
+    from cudaswitch.cudnn_windows import find_installed
+
+    return Discovery(toolkits, _unique(warnings), config_errors, find_installed(system))
 
 
 def _merge(tk: Toolkit, cand: _Candidate, real: str) -> None:

@@ -61,7 +61,7 @@ def parse_dotted(text: str) -> Optional[CudaVersion]:
 
 def from_version_json(path: Path) -> Optional[CudaVersion]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
     except PermissionError as exc:
         raise VersionFileError(f"{path}: permission denied ({exc.strerror}); check its permissions") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -125,6 +125,46 @@ def from_cuda_h(path: Path) -> Optional[CudaVersion]:
         return None
     n = int(m.group(1))
     return CudaVersion(n // 1000, (n % 1000) // 10)
+
+
+_PE_CUDA = re.compile(r"\bCUDA (\d+)\.(\d+)\.(\d+)\b|\bVersion (\d+)\.(\d+)\.(\d+)\b")
+
+
+def from_pe(path: Path) -> Optional[CudaVersion]:
+    """CUDA version stamped in an NVIDIA Windows binary (nvcc.exe, cudart64_*.dll), read without running it.
+
+    Their FileVersion is a driver-style 6.14.11.xxxx; the CUDA release is in ProductName ("NVIDIA CUDA 13.0.88 Cuda
+    compiler driver", "NVIDIA CUDA 12.9.79 Runtime") and FileDescription ("..., Version 13.0.88")."""
+    from cudaswitch import pe
+
+    try:
+        info = pe.read_version_info(path)
+    except pe.PEError as exc:
+        raise VersionFileError(f"{path}: damaged Windows binary ({exc})") from None
+    except OSError as exc:
+        raise VersionFileError(f"{path}: unreadable ({exc.strerror or exc})") from None
+    if info is None:
+        return None
+    for key in ("ProductName", "FileDescription"):
+        m = _PE_CUDA.search(info.strings.get(key, ""))
+        if m:
+            g = [x for x in m.groups() if x is not None]
+            return CudaVersion(int(g[0]), int(g[1]), int(g[2]))
+    return None
+
+
+def cudnn_from_pe(path: Path) -> Optional[str]:
+    """cuDNN version of a cudnn64_N.dll from its version resource (FileVersion 9.10.2.21): major.minor.patch."""
+    from cudaswitch import pe
+
+    try:
+        info = pe.read_version_info(path)
+    except (pe.PEError, OSError):
+        return None
+    fv = info.file_version if info else None
+    if not fv or fv[0] < 7 or fv[0] > 99:  # older cuDNN DLLs carry a driver-style 6.14.x version
+        return None
+    return f"{fv[0]}.{fv[1]}.{fv[2]}"
 
 
 _NVCC = re.compile(r"release (\d+)\.(\d+), V(\d+)\.(\d+)\.(\d+)")

@@ -49,8 +49,8 @@
 @set "_CS_P=;%PATH%;"
 @REM CALL SET expands twice: the only way to use the recorded text as a pattern without delayed expansion.
 @REM (wine 8 skips every CALL of a built-in while PATH has an empty entry; real cmd.exe does not, see README.)
-@if defined _CUDASWITCH_ADDED_PATH call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%"
-@if defined _CUDASWITCH_ADDED_PATH call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%"
+@if defined _CUDASWITCH_ADDED_PATH call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%" >nul
+@if defined _CUDASWITCH_ADDED_PATH call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%" >nul
 @if defined _CS_OK set "PATH=@PATH_ADD@%_CS_P:~0,-1%"
 @if not defined _CS_OK if defined _CUDASWITCH_ADDED_PATH set "PATH=%_CS_P:~1,-1%"
 @set "_CUDASWITCH_ADDED_PATH="

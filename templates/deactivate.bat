@@ -40,14 +40,14 @@
 @set "_CS_P=;%PATH%;"
 @REM CALL SET expands twice: the only way to use the recorded text as a pattern without delayed expansion. The
 @REM recorded entries end in a backslash, a spelling only cudaswitch writes, so the user's copies never match.
-@if defined _CUDASWITCH_ADDED_PATH call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%"
-@if defined _CUDASWITCH_ADDED_PATH call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%"
+@if defined _CUDASWITCH_ADDED_PATH call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%" >nul
+@if defined _CUDASWITCH_ADDED_PATH call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%" >nul
 @if defined _CUDASWITCH_ADDED_PATH set "PATH=%_CS_P:~1,-1%"
 @REM On a switch or reactivate the env's Library\bin is still on PATH and conda will export a PATH it
 @REM computed before this hook ran, bringing our entries back: keep the record for the next cudaswitch hook.
 @set "_CS_P=;%PATH%;"
 @set "_CS_T=%_CS_P%"
-@if defined CONDA_PREFIX call set "_CS_T=%%_CS_P:;%CONDA_PREFIX%\Library\bin;=;%%"
+@if defined CONDA_PREFIX call set "_CS_T=%%_CS_P:;%CONDA_PREFIX%\Library\bin;=;%%" >nul
 @REM (compared without quotes: a quoted PATH entry such as "C:\Program Files\Foo" would make this a syntax error,
 @REM which on cmd.exe ends every batch level, conda's own included)
 @if "%_CS_T:"=%"=="%_CS_P:"=%" set "_CUDASWITCH_ADDED_PATH="

@@ -38,8 +38,8 @@
 @set "_CS_A="
 @if defined _CS_SKIP goto cs_skip
 @set "_CS_P=;%PATH%;"
-@if defined _CUDASWITCH_ADDED_PATH call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%"
-@if defined _CUDASWITCH_ADDED_PATH call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%"
+@if defined _CUDASWITCH_ADDED_PATH call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%" >nul
+@if defined _CUDASWITCH_ADDED_PATH call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%" >nul
 @if defined _CUDASWITCH_ADDED_PATH set "PATH=%_CS_P:~1,-1%"
 @set "_CUDASWITCH_ADDED_PATH="
 @set "_CS_P="

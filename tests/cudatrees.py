@@ -114,3 +114,67 @@ def windows_toolkit(drive_root: Path, version: str, cuda13: bool = False, folder
     full = version if version.count(".") == 2 else version + ".0"
     (root / "version.json").write_text(json.dumps({"cuda": {"name": "CUDA SDK", "version": full}}))
     return root
+
+
+# ---- Windows trees from NVIDIA's real win_amd64 wheels ----------------------------------------------------------
+
+WIN_TOOLKIT = ("Program Files", "NVIDIA GPU Computing Toolkit", "CUDA")
+
+
+def _win_runtime(spec: str) -> Path:
+    return nw.extracted(spec, nw.WIN) / "nvidia" / "cuda_runtime"
+
+
+def windows_real_toolkit(drive_root: Path, version: str, folder: Optional[str] = None,
+                         version_json: Optional[dict] = None) -> Path:
+    """`C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\vX.Y` under `drive_root/C`, in the installer's layout,
+    filled with NVIDIA's real Windows files. No version.json unless given, so the version must come from the
+    binaries:
+      11.8  bin\\cudart64_110.dll and include\\ from nvidia-cuda-runtime-cu11 11.8.89 (no .lib in that wheel)
+      12.9  bin\\cudart64_12.dll, include\\, lib\\x64\\*.lib from nvidia-cuda-runtime-cu12 12.9.79 (no nvcc.exe: the
+            cu12 nvcc wheels carry none)
+      13.0  bin\\nvcc.exe, ptxas.exe, ... and include\\ from nvidia-cuda-nvcc 13.0.88, the only real nvcc.exe on
+            PyPI; its only version source is nvcc.exe."""
+    root = drive_root.joinpath("C", *WIN_TOOLKIT, folder or f"v{version}")
+    (root / "bin").mkdir(parents=True)
+    if version == "13.0":
+        nvcc = nw.extracted(nw.WIN_CUDA_NVCC_13, nw.WIN) / "nvidia" / "cu13"
+        _copytree(nvcc / "bin", root / "bin")
+        _copytree(nvcc / "include", root / "include")
+    else:
+        runtime = _win_runtime(nw.WIN_CUDA_RUNTIME_CU11 if version == "11.8" else nw.WIN_CUDA_RUNTIME_CU12)
+        dll = "cudart64_110.dll" if version == "11.8" else "cudart64_12.dll"
+        _link_or_copy(runtime / "bin" / dll, root / "bin" / dll)
+        _copytree(runtime / "include", root / "include")
+        (root / "libnvvp").mkdir()
+        (root / "lib" / "x64").mkdir(parents=True)
+        if (runtime / "lib" / "x64").is_dir():
+            _copytree(runtime / "lib" / "x64", root / "lib" / "x64")
+    if version_json is not None:
+        (root / "version.json").write_text(json.dumps(version_json, indent=3))
+    return root
+
+
+def win_cudnn_bin() -> Path:
+    """The real cuDNN 9.10.2.21 Windows DLLs (nvidia-cudnn-cu11 win_amd64 wheel): cudnn64_9.dll and 7 sub-libraries."""
+    return nw.extracted(nw.WIN_CUDNN_9, nw.WIN) / "nvidia" / "cudnn" / "bin"
+
+
+def windows_cudnn_installer(drive_root: Path, cuda: str = "12.9", folder: str = "v9.10", x64: bool = False,
+                            with_dlls: bool = True) -> Path:
+    """What NVIDIA's cuDNN 9 exe installer leaves (docs/design/windows-cudnn.md):
+    `C:\\Program Files\\NVIDIA\\CUDNN\\v9.10\\{bin,include,lib}\\<cuda>\\` (x64=True: the later `bin\\<cuda>\\x64`
+    level). DLLs and headers are the real cuDNN 9.10.2.21 Windows files; the .lib import libraries are synthetic
+    (no wheel carries cuDNN 9's)."""
+    root = drive_root / "C" / "Program Files" / "NVIDIA" / "CUDNN" / folder
+    wheel = win_cudnn_bin().parent
+    bindir = root / "bin" / cuda / ("x64" if x64 else "")
+    libdir = root / "lib" / cuda / "x64"
+    bindir.mkdir(parents=True)
+    libdir.mkdir(parents=True)
+    if with_dlls:
+        _copytree(wheel / "bin", bindir)
+    _copytree(wheel / "include", root / "include" / cuda)
+    for name in ("cudnn", "cudnn_graph", "cudnn_ops", "cudnn_cnn", "cudnn_adv"):
+        (libdir / f"{name}.lib").write_bytes(b"!<arch>\n(synthetic import library)\n")
+    return root

@@ -324,3 +324,30 @@ def snapshot(root: Path, skip: Tuple[str, ...] = ()) -> Dict[str, Tuple[str, str
                     h.update(chunk)
             out[rel] = ("file", h.hexdigest() + " " + oct(os.lstat(p).st_mode & 0o7777))
     return out
+
+
+def real_windows_zip(out_dir: Optional[Path] = None) -> Path:
+    """NVIDIA's Windows zip layout rebuilt from the real cuDNN 9.10.2.21 Windows DLLs and headers of the
+    nvidia-cudnn-cu11 win_amd64 wheel: `cudnn-windows-x86_64-9.10.2.21_cuda11-archive/{bin,include,lib/x64}` +
+    LICENSE (the wheel's license text). The `lib/x64/*.lib` import libraries are synthetic: no wheel ships cuDNN 9's.
+    Deflated like NVIDIA's zips (level 1 to keep the one-time build short); cached."""
+    name = "cudnn-windows-x86_64-9.10.2.21_cuda11-archive"
+    out_dir = out_dir or nw.cache_dir() / "archives"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / f"{name}.zip"
+    if out.exists():
+        return out
+    wheel = nw.extracted(nw.WIN_CUDNN_9, nw.WIN)
+    src = wheel / "nvidia" / "cudnn"
+    tmp = out_dir / f".{out.name}.{os.getpid()}.partial"
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+        for role in ("bin", "include"):
+            for f in sorted((src / role).iterdir()):
+                if f.suffix in (".dll", ".h"):
+                    zf.write(f, f"{name}/{role}/{f.name}")
+        for lib in LIBS_9:
+            zf.writestr(f"{name}/lib/x64/{lib}.lib", b"!<arch>\n" + _blob(lib + ".lib", "9.10.2.21", 512))
+        lic = next(wheel.glob("*.dist-info/licenses/License.txt"), None)
+        zf.writestr(f"{name}/LICENSE", lic.read_bytes() if lic else LICENSE)
+    os.replace(tmp, out)
+    return out

@@ -18,6 +18,15 @@ CUDA_RUNTIME_CU12 = "nvidia-cuda-runtime-cu12==12.9.79"
 CUDA_NVCC_CU12 = "nvidia-cuda-nvcc-cu12==12.9.86"
 CUDNN_CU12 = "nvidia-cudnn-cu12==9.10.2.21"
 
+# Windows (win_amd64) wheels: NVIDIA's real DLLs and the only real nvcc.exe on PyPI. Chosen small: the cuDNN 9
+# wheel for CUDA 11 is 390 MB, against 700+ MB for the -cu12 one and for every cuDNN 8.9 wheel; its 8 DLLs and
+# 7 headers are the same cuDNN 9.10.2.21 as the Linux wheel above.
+WIN_CUDA_RUNTIME_CU11 = "nvidia-cuda-runtime-cu11==11.8.89"  # 1 MB: bin/cudart64_110.dll
+WIN_CUDA_RUNTIME_CU12 = "nvidia-cuda-runtime-cu12==12.9.79"  # 3.6 MB: bin/cudart64_12.dll, lib/x64/*.lib
+WIN_CUDA_NVCC_13 = "nvidia-cuda-nvcc==13.0.88"  # 30 MB: cu13/bin/nvcc.exe
+WIN_CUDNN_9 = "nvidia-cudnn-cu11==9.10.2.21"  # 390 MB: cudnn/bin/cudnn*64_9.dll
+WIN = "win_amd64"
+
 
 def cache_dir() -> Path:
     d = Path(os.environ.get("CUDASWITCH_TEST_CACHE") or Path.home() / ".cache" / "cudaswitch-tests")
@@ -25,28 +34,35 @@ def cache_dir() -> Path:
     return d
 
 
-def wheel(spec: str) -> Path:
-    """Path of the cached wheel for `name==version`, downloading it on first use."""
+def wheel(spec: str, platform: str = "linux") -> Path:
+    """Path of the cached wheel for `name==version`, downloading it on first use. platform: "linux" or WIN."""
     name, version = spec.split("==")
     stem = name.replace("-", "_") + "-" + version + "-"
     wheels = cache_dir() / "wheels"
     wheels.mkdir(exist_ok=True)
-    hits = sorted(wheels.glob(stem + "*.whl"))
+    tag = "*win_amd64" if platform == WIN else "*manylinux"
+
+    def cached():
+        return sorted(wheels.glob(stem + tag + "*.whl"))
+
+    hits = cached()
     if not hits:
+        platforms = ["win_amd64"] if platform == WIN else \
+            ["manylinux2014_x86_64", "manylinux_2_17_x86_64", "manylinux_2_27_x86_64"]
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--platform",
-             "manylinux2014_x86_64", "--platform", "manylinux_2_17_x86_64", "--platform", "manylinux_2_27_x86_64",
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+             *[a for p in platforms for a in ("--platform", p)],
              "--python-version", "3.11", "-d", str(wheels), spec],
             check=True, stdout=subprocess.DEVNULL,
         )
-        hits = sorted(wheels.glob(stem + "*.whl"))
+        hits = cached()
     assert hits, f"pip did not produce a wheel for {spec}"
     return hits[0]
 
 
-def extracted(spec: str) -> Path:
+def extracted(spec: str, platform: str = "linux") -> Path:
     """The wheel unpacked once into the cache (executable bits kept)."""
-    whl = wheel(spec)
+    whl = wheel(spec, platform)
     dest = cache_dir() / "unpacked" / whl.stem
     done = dest / ".complete"
     if not done.exists():

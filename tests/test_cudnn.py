@@ -724,7 +724,7 @@ def test_real_cudnn_installs_loads_and_uninstalls(real_tarball, linux_fs):
     assert res["target"]["root"] == "/usr/local/cuda-12.9"
     # the header says 9.10.2 and the real libcudnn.so.9, loaded from lib64 with ctypes, says 91002
     assert res["verify"] == {"header": "9.10.2", "expected": "9.10.2", "library": 91002, "library_error": None,
-                             "ok": True}
+                             "checked": "header and library", "ok": True}
     lib64 = root / "lib64"
     assert os.readlink(lib64 / "libcudnn.so") == "libcudnn.so.9"
     assert os.readlink(lib64 / "libcudnn.so.9") == "libcudnn.so.9.10.2"

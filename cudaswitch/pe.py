@@ -1,0 +1,178 @@
+"""The version resource of a Windows PE file (.exe, .dll), read from the bytes: no process, on any host.
+
+NVIDIA stamps its Windows binaries with a VS_VERSIONINFO resource (nvcc.exe: FileDescription "NVIDIA CUDA 13.0.88
+Cuda compiler driver"; cudart64_12.dll: FileVersion "12.9.79"; cudnn64_9.dll: FileVersion "9.10.2.21"). Reading it
+needs only the section table and the resource tree, so this module seeks to those parts instead of reading a file
+that can be hundreds of MB. Formats: Microsoft's "PE Format" page (optional header data directory 2 = resources,
+IMAGE_RESOURCE_DIRECTORY / _ENTRY / _DATA_ENTRY) and the VS_VERSIONINFO / VS_FIXEDFILEINFO / StringFileInfo
+structures of the Win32 "Version Information" reference. `pefile` reads the same, but the run-time dependencies
+are limited to click, ruamel.yaml and platformdirs, and this needs under 200 lines.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO, Dict, Optional, Tuple
+
+RT_VERSION = 16
+_FIXED_SIGNATURE = 0xFEEF04BD
+_MAX_RESOURCES = 16 << 20  # a version resource sits in a resource section of a few KB to a few MB
+_MAX_DEPTH_ENTRIES = 4096
+
+
+class PEError(Exception):
+    """The file is a PE file whose headers or resources are damaged."""
+
+
+@dataclass
+class VersionInfo:
+    file_version: Optional[Tuple[int, int, int, int]] = None  # VS_FIXEDFILEINFO dwFileVersionMS/LS
+    product_version: Optional[Tuple[int, int, int, int]] = None
+    strings: Dict[str, str] = field(default_factory=dict)  # StringFileInfo: FileVersion, FileDescription, ...
+
+
+def _read_at(fh: BinaryIO, offset: int, size: int) -> bytes:
+    fh.seek(offset)
+    data = fh.read(size)
+    if len(data) != size:
+        raise PEError(f"truncated at offset {offset}")
+    return data
+
+
+def is_pe(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(64)
+            if len(head) < 64 or head[:2] != b"MZ":
+                return False
+            (lfanew,) = struct.unpack_from("<I", head, 0x3C)
+            fh.seek(lfanew)
+            return fh.read(4) == b"PE\0\0"
+    except OSError:
+        return False
+
+
+def read_version_info(path: Path) -> Optional[VersionInfo]:
+    """The version resource of `path`; None when it is not a PE file or carries none. OSError when unreadable,
+    PEError when the headers are damaged."""
+    with open(path, "rb") as fh:
+        head = fh.read(64)
+        if len(head) < 64 or head[:2] != b"MZ":
+            return None
+        (lfanew,) = struct.unpack_from("<I", head, 0x3C)
+        fh.seek(lfanew)
+        if fh.read(4) != b"PE\0\0":
+            return None
+        coff = _read_at(fh, lfanew + 4, 20)
+        n_sections, opt_size = struct.unpack_from("<H", coff, 2)[0], struct.unpack_from("<H", coff, 16)[0]
+        opt = _read_at(fh, lfanew + 24, opt_size)
+        if len(opt) < 2:
+            raise PEError("no optional header")
+        magic = struct.unpack_from("<H", opt, 0)[0]
+        dirs_at = {0x10B: 96, 0x20B: 112}.get(magic)
+        if dirs_at is None:
+            raise PEError(f"unknown optional header magic {magic:#x}")
+        n_dirs = struct.unpack_from("<I", opt, dirs_at - 4)[0]
+        if n_dirs <= 2 or len(opt) < dirs_at + 3 * 8:
+            return None
+        rsrc_rva, rsrc_size = struct.unpack_from("<II", opt, dirs_at + 2 * 8)
+        if not rsrc_rva or not rsrc_size:
+            return None
+        table = _read_at(fh, lfanew + 24 + opt_size, 40 * n_sections)
+        for i in range(n_sections):
+            vsize, vaddr, raw_size, raw_ptr = struct.unpack_from("<IIII", table, 40 * i + 8)
+            if vaddr <= rsrc_rva < vaddr + max(vsize, raw_size):
+                size = min(max(vsize, raw_size), raw_size, _MAX_RESOURCES)
+                section = _read_at(fh, raw_ptr, size)
+                return _version_from_section(section, vaddr, rsrc_rva - vaddr)
+        raise PEError("the resource directory lies in no section")
+
+
+def _entries(section: bytes, at: int):
+    if at + 16 > len(section):
+        raise PEError("resource directory out of bounds")
+    named, ids = struct.unpack_from("<HH", section, at + 12)
+    count = named + ids
+    if count > _MAX_DEPTH_ENTRIES:
+        raise PEError("implausible resource directory")
+    for i in range(count):
+        pos = at + 16 + 8 * i
+        if pos + 8 > len(section):
+            raise PEError("resource entry out of bounds")
+        name, target = struct.unpack_from("<II", section, pos)
+        yield name, target
+
+
+def _version_from_section(section: bytes, vaddr: int, root: int) -> Optional[VersionInfo]:
+    # resource tree: type -> name -> language -> data entry; take the first name and language of RT_VERSION
+    node = None
+    for name, target in _entries(section, root):
+        if not name & 0x80000000 and name == RT_VERSION:
+            node = target
+            break
+    if node is None:
+        return None
+    for _depth in range(2):
+        if not node & 0x80000000:
+            break
+        first = next(iter(_entries(section, node & 0x7FFFFFFF)), None)
+        if first is None:
+            return None
+        node = first[1]
+    if node & 0x80000000 or node + 16 > len(section):
+        raise PEError("bad version resource entry")
+    data_rva, data_size = struct.unpack_from("<II", section, node)
+    start = data_rva - vaddr
+    if start < 0 or start + data_size > len(section):
+        raise PEError("version resource out of bounds")
+    return parse_vs_versioninfo(section[start:start + data_size])
+
+
+def _align4(n: int) -> int:
+    return (n + 3) & ~3
+
+
+def _block(data: bytes, at: int, end: int):
+    """One VS_VERSIONINFO-style block: (length, value length, type, key, value offset, block end)."""
+    if at + 6 > end:
+        raise PEError("version block out of bounds")
+    length, value_len, kind = struct.unpack_from("<HHH", data, at)
+    if length < 6 or at + length > end:
+        raise PEError("bad version block length")
+    key_end = at + 6
+    while key_end + 1 < at + length and data[key_end:key_end + 2] != b"\0\0":
+        key_end += 2
+    key = data[at + 6:key_end].decode("utf-16-le", "replace")
+    return length, value_len, kind, key, _align4(key_end + 2), at + length
+
+
+def parse_vs_versioninfo(data: bytes) -> VersionInfo:
+    info = VersionInfo()
+    length, value_len, _kind, key, value_at, end = _block(data, 0, len(data))
+    if key != "VS_VERSION_INFO":
+        raise PEError(f"version resource key is {key!r}")
+    if value_len >= 52 and value_at + 52 <= end:
+        sig, _sv, fms, fls, pms, pls = struct.unpack_from("<IIIIII", data, value_at)
+        if sig == _FIXED_SIGNATURE:
+            info.file_version = (fms >> 16, fms & 0xFFFF, fls >> 16, fls & 0xFFFF)
+            info.product_version = (pms >> 16, pms & 0xFFFF, pls >> 16, pls & 0xFFFF)
+    child = _align4(value_at + value_len)
+    while child + 6 <= end:  # what is left after the last block is padding
+        clen, _vl, _k, ckey, cval, cend = _block(data, child, end)
+        if ckey == "StringFileInfo":
+            table = cval
+            while table + 6 <= cend:
+                _tl, _tv, _tk, _tkey, tval, tend = _block(data, table, cend)
+                s = tval
+                while s + 6 <= tend:
+                    _sl, svl, stype, skey, sval, send = _block(data, s, tend)
+                    # wValueLength counts WCHARs for text values (type 1); some linkers count bytes: stop at NUL
+                    raw = data[sval:send]
+                    text = raw.decode("utf-16-le", "replace").split("\0", 1)[0]
+                    info.strings.setdefault(skey, text.strip())
+                    s = _align4(send)
+                table = _align4(tend)
+        child = _align4(cend)
+    return info

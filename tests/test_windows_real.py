@@ -1,0 +1,416 @@
+"""Windows with NVIDIA's real files: the win_amd64 wheels' nvcc.exe, cudart64_*.dll and cuDNN 9 DLLs, in the layouts
+NVIDIA's installers leave (tests/cudatrees.py says which file comes from which wheel), read under
+CUDASWITCH_OS=windows; and the Windows cuDNN load check run under wine with a mingw-built loader.
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import cudatrees
+import nvidia_wheels as nw
+from conftest import require_tool, run_cli
+from cudaswitch import cudnn_install as ci
+from cudaswitch import pe, versions
+from cudaswitch.system import System
+from cudaswitch.toolkits import discover
+
+HERE = Path(__file__).parent
+
+
+def no_process(*args, **kw):
+    raise AssertionError(f"discovery spawned a process: {args}")
+
+
+def win_system(root, path="", run=no_process, python_paths=(), **environ):
+    env = {"PATH": path, "CUDASWITCH_CONFIG": str(root / "none.yaml"), **environ}
+    return System(os="windows", environ=env, root=root, run=run, python_paths=list(python_paths))
+
+
+@pytest.fixture(scope="module")
+def drive(tmp_path_factory):
+    """A C: drive with CUDA 11.8, 12.9 and 13.0 from the real wheels, and cuDNN 9.10 from NVIDIA's exe installer."""
+    root = tmp_path_factory.mktemp("drive")
+    for v in ("11.8", "12.9", "13.0"):
+        cudatrees.windows_real_toolkit(root, v)
+    cudatrees.windows_cudnn_installer(root, cuda="12.9", x64=True)
+    return root
+
+
+# ---- versions from the PE version resource --------------------------------------------------------------------
+
+@pytest.mark.parametrize("spec,rel,cuda", [
+    (nw.WIN_CUDA_NVCC_13, "nvidia/cu13/bin/nvcc.exe", "13.0.88"),
+    (nw.WIN_CUDA_RUNTIME_CU12, "nvidia/cuda_runtime/bin/cudart64_12.dll", "12.9.79"),
+    (nw.WIN_CUDA_RUNTIME_CU11, "nvidia/cuda_runtime/bin/cudart64_110.dll", "11.8.89"),
+])
+def test_cuda_version_read_from_real_nvidia_binaries(spec, rel, cuda):
+    path = nw.extracted(spec, nw.WIN) / rel
+    assert str(versions.from_pe(path)) == cuda
+    info = pe.read_version_info(path)
+    # the fixed FileVersion is a driver-style number, not the CUDA release: only the strings name it
+    assert info.file_version[:3] == (6, 14, 11) and info.strings["CompanyName"] == "NVIDIA Corporation"
+
+
+def test_cudnn_version_read_from_real_dll():
+    dll = cudatrees.win_cudnn_bin() / "cudnn64_9.dll"
+    assert versions.cudnn_from_pe(dll) == "9.10.2"
+    assert pe.read_version_info(dll).strings["FileVersion"] == "9.10.2.21"
+
+
+def test_files_that_are_not_pe_or_carry_no_version():
+    query = nw.extracted(nw.WIN_CUDA_NVCC_13, nw.WIN) / "nvidia/cu13/bin/__nvcc_device_query.exe"
+    assert pe.is_pe(query) and pe.read_version_info(query) is None  # a real exe without a version resource
+    elf = nw.extracted(nw.CUDA_RUNTIME_CU12) / "nvidia/cuda_runtime/lib/libcudart.so.12"
+    assert not pe.is_pe(elf) and pe.read_version_info(elf) is None and versions.from_pe(elf) is None
+
+
+def test_truncated_dll_is_a_readable_error(tmp_path):
+    real = (nw.extracted(nw.WIN_CUDA_RUNTIME_CU12, nw.WIN) / "nvidia/cuda_runtime/bin/cudart64_12.dll").read_bytes()
+    cut = tmp_path / "cudart64_12.dll"
+    cut.write_bytes(real[:len(real) // 2])  # the resource section is at the end
+    with pytest.raises(versions.VersionFileError, match="damaged Windows binary"):
+        versions.from_pe(cut)
+
+
+_CUDART = None
+
+
+def _cudart_bytes() -> bytes:
+    global _CUDART
+    if _CUDART is None:
+        _CUDART = (nw.extracted(nw.WIN_CUDA_RUNTIME_CU11, nw.WIN) / "nvidia/cuda_runtime/bin/cudart64_110.dll"
+                   ).read_bytes()
+    return _CUDART
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.integers(0, 1023), st.integers(0, 255)), min_size=1, max_size=8),
+       st.sampled_from(["headers", "resources"]))
+def test_corrupted_headers_never_crash_the_reader(tmp_path, edits, region):
+    """Whatever bytes a damaged download holds, the reader answers None, a version, or PEError: never another
+    exception (discovery turns PEError into a warning naming the file)."""
+    data = bytearray(_cudart_bytes())
+    base = 0 if region == "headers" else len(data) - 4096
+    for off, val in edits:
+        data[base + off * (4 if region == "resources" else 1)] = val
+    f = tmp_path / "x.dll"
+    f.write_bytes(bytes(data))
+    try:
+        pe.read_version_info(f)
+    except pe.PEError:
+        pass
+
+
+# ---- discovery on the real Windows files --------------------------------------------------------------------
+
+def test_versions_come_from_the_binaries_without_a_process(drive):
+    found = discover(win_system(drive))
+    got = {t.root.rsplit("\\", 1)[-1]: (t.version, t.version_source) for t in found.toolkits}
+    assert got == {"v11.8": ("11.8.89", "pe-resource"), "v12.9": ("12.9.79", "pe-resource"),
+                   "v13.0": ("13.0.88", "pe-resource")}
+    v13 = next(t for t in found.toolkits if t.cuda.major == 13)
+    assert v13.nvcc == r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v13.0\bin\nvcc.exe"
+    assert found.warnings == []
+
+
+def test_nvcc_exe_without_version_is_listed_not_dropped(tmp_path):
+    """An nvcc.exe that names no version (here: NVIDIA's real __nvcc_device_query.exe in its place) and no other
+    version source: listed with an unknown version and a warning, and never run (it cannot run on Linux)."""
+    root = tmp_path.joinpath("C", *cudatrees.WIN_TOOLKIT, "v13.0")
+    (root / "bin").mkdir(parents=True)
+    shutil.copy(nw.extracted(nw.WIN_CUDA_NVCC_13, nw.WIN) / "nvidia/cu13/bin/__nvcc_device_query.exe",
+                root / "bin" / "nvcc.exe")
+    found = discover(win_system(tmp_path))
+    (tk,) = found.toolkits
+    assert (tk.version, tk.version_source, tk.flags) == ("unknown", "none", ["unknown-version"])
+    assert any("version unknown" in w and "v13.0" in w for w in found.warnings)
+    out = run_cli(["list"], env=dict(os.environ, CUDASWITCH_FS_ROOT=str(tmp_path), CUDASWITCH_OS="windows",
+                                     CUDASWITCH_CONFIG=str(tmp_path / "none.yaml"), PATH="/usr/bin:/bin"))
+    assert out.returncode == 0 and "Traceback" not in out.stderr
+    row = next(line for line in out.stdout.splitlines() if "v13.0" in line)
+    assert "unknown" in row and "unknown-version" in row
+
+
+def test_version_json_with_a_byte_order_mark(tmp_path):
+    root = cudatrees.windows_real_toolkit(tmp_path, "12.9")
+    (root / "version.json").write_bytes(b"\xef\xbb\xbf" + json.dumps(cudatrees.VERSION_JSON_12_9).encode())
+    (tk,) = discover(win_system(tmp_path)).toolkits
+    assert (tk.version, tk.version_source) == ("12.9.1", "version.json")
+
+
+def test_pip_wheel_env_shows_the_cudnn_wheel_version(tmp_path):
+    """Windows env with nvidia-cuda-runtime-cu11 and nvidia-cudnn-cu11 (real win_amd64 wheels) in site-packages."""
+    site = tmp_path / "C" / "envs" / "torch" / "Lib" / "site-packages"
+    for spec in (nw.WIN_CUDA_RUNTIME_CU11, nw.WIN_CUDNN_9):
+        cudatrees._copytree(nw.extracted(spec, nw.WIN), site)
+    found = discover(win_system(tmp_path, python_paths=[r"C:\envs\torch\Lib\site-packages"]))
+    (tk,) = [t for t in found.toolkits if t.kind == "pip-wheels"]
+    assert (tk.version, tk.cudnn) == ("11.8.89", "9.10.2.21")
+
+
+def test_pip_wheel_env_linux_cudnn_column(tmp_path):
+    site = tmp_path / "lib" / "python3.11" / "site-packages"
+    for spec in (nw.CUDA_RUNTIME_CU12, nw.CUDNN_CU12):
+        cudatrees._copytree(nw.extracted(spec), site)
+    env = {"PATH": "/usr/bin:/bin", "CUDASWITCH_CONFIG": str(tmp_path / "none.yaml")}
+    found = discover(System(os="linux", environ=env, run=no_process, python_paths=[str(site)]))
+    (tk,) = [t for t in found.toolkits if t.kind == "pip-wheels" and t.root.startswith(str(tmp_path))]
+    assert (tk.version, tk.cudnn) == ("12.9.79", "9.10.2.21")
+
+
+# ---- cuDNN from NVIDIA's exe installer ------------------------------------------------------------------------
+
+INSTALLER = r"C:\Program Files\NVIDIA\CUDNN\v9.10"
+
+
+@pytest.mark.parametrize("x64", [False, True])
+def test_installer_cudnn_is_found(tmp_path, x64):
+    cudatrees.windows_cudnn_installer(tmp_path, cuda="12.9", x64=x64)
+    (c,) = discover(win_system(tmp_path)).cudnn_installs
+    bindir = INSTALLER + r"\bin\12.9" + (r"\x64" if x64 else "")
+    assert (c.version, c.cuda, c.bin_dir, c.dll) == ("9.10.2", "12.9", bindir, bindir + r"\cudnn64_9.dll")
+    assert c.include_dir == INSTALLER + r"\include\12.9" and c.lib_dir == INSTALLER + r"\lib\12.9\x64"
+
+
+def test_installer_cudnn_version_from_the_dll_when_headers_are_gone(tmp_path):
+    root = cudatrees.windows_cudnn_installer(tmp_path, cuda="12.9")
+    shutil.rmtree(root / "include")
+    (c,) = discover(win_system(tmp_path)).cudnn_installs
+    assert (c.version, c.version_source) == ("9.10.2", "pe-resource")
+
+
+def _cli(args, drive, path, clean_env):
+    env = dict(clean_env, CUDASWITCH_FS_ROOT=str(drive), CUDASWITCH_OS="windows", CONDA_OVERRIDE_CUDA="12.9")
+    env["PATH"] = path
+    r = run_cli(args, env=env)
+    assert "Traceback" not in r.stderr, r.stderr
+    return r
+
+
+def test_list_and_status_show_the_installer_cudnn(drive, clean_env):
+    r = _cli(["list", "--json"], drive, "", clean_env)
+    rec = json.loads(r.stdout)
+    assert [c["bin_dir"] for c in rec["cudnn_installs"]] == [INSTALLER + r"\bin\12.9\x64"]
+    assert sorted(t["version"] for t in rec["toolkits"]) == ["11.8.89", "12.9.79", "13.0.88"]
+    text = _cli(["list"], drive, "", clean_env).stdout
+    assert "cuDNN from NVIDIA's installer:" in text and INSTALLER + r"\bin\12.9\x64" in text
+    on_path = INSTALLER + r"\bin\12.9\x64"
+    st_ = _cli(["status"], drive, on_path, clean_env).stdout
+    assert f"cuDNN on PATH: {on_path}\\cudnn64_9.dll" in st_
+    assert "cuDNN on PATH: none" in _cli(["status"], drive, "", clean_env).stdout
+
+
+def _doctor_codes(drive, path, clean_env):
+    r = _cli(["doctor", "--json"], drive, path, clean_env)
+    return {f["code"]: f for f in json.loads(r.stdout)["findings"]}
+
+
+def test_doctor_on_the_installer_bin_folder_without_dll(drive, clean_env):
+    """What the installer does: it puts ...\\v9.10\\bin on PATH, where no DLL is."""
+    codes = _doctor_codes(drive, INSTALLER + r"\bin;C:\Windows\System32", clean_env)
+    assert codes["CUDNN_BIN_WITHOUT_DLL"]["details"] == [INSTALLER + r"\bin"]
+    assert INSTALLER + r"\bin\12.9\x64" in codes["CUDNN_BIN_WITHOUT_DLL"]["fix"]
+    assert "CUDNN_NOT_ON_PATH" in codes
+
+
+def test_doctor_quiet_once_the_dll_folder_is_on_path(drive, clean_env):
+    codes = _doctor_codes(drive, INSTALLER + r"\bin\12.9\x64;C:\Windows\System32", clean_env)
+    assert "CUDNN_BIN_WITHOUT_DLL" not in codes and "CUDNN_NOT_ON_PATH" not in codes
+
+
+# ---- the Windows load check under wine ----------------------------------------------------------------------
+
+def z(local) -> str:
+    return "Z:" + str(local).replace("/", "\\")
+
+
+@pytest.fixture(scope="module")
+def loader():
+    """The mingw-built loader (cached by source hash) and a wine environment with the tests' cached prefix."""
+    cc = require_tool("x86_64-w64-mingw32-gcc")
+    wine = require_tool("wine")
+    src = HERE / "winloader" / "cudnn_loader.c"
+    exe = nw.cache_dir() / f"cudnn_loader-{hashlib.sha256(src.read_bytes()).hexdigest()[:12]}.exe"
+    if not exe.exists():
+        subprocess.run([cc, "-municode", "-O2", "-o", str(exe), str(src)], check=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WINE")}
+    env.update(WINEDEBUG="-all", WINEPREFIX=str(nw.cache_dir() / "wineprefix"), WINEDLLOVERRIDES="mscoree,mshtml=")
+    return wine, exe, env
+
+
+def run_loader(loader, dll, bindir, winepath=None, timeout=300):
+    wine, exe, env = loader
+    env = dict(env)
+    if winepath is not None:
+        env["WINEPATH"] = winepath
+    return subprocess.run([wine, str(exe), z(dll), z(bindir)], env=env, capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope="module")
+def cudnn_bin(tmp_path_factory):
+    """The real cuDNN 9.10.2.21 DLLs in a folder of their own (hard links)."""
+    d = tmp_path_factory.mktemp("cudnn") / "bin"
+    cudatrees._copytree(cudatrees.win_cudnn_bin(), d)
+    return d
+
+
+def test_add_dll_directory_alone_cannot_load_real_cudnn(loader, cudnn_bin):
+    """Why the check needs PATH: cudnn64_9.dll loads cudnn_graph64_9.dll by bare name at run time, which the
+    AddDllDirectory folders do not cover."""
+    r = run_loader(loader, cudnn_bin / "cudnn64_9.dll", cudnn_bin, winepath="")
+    assert r.returncode != 0 and "91002" not in r.stdout
+    assert "Could not locate cudnn_graph64_9.dll" in r.stdout + r.stderr
+
+
+def test_verify_loads_real_cudnn_the_windows_way(loader, cudnn_bin, tmp_path, monkeypatch):
+    """cudnn_install.verify on a Windows host: its child gets the DLL folder first on PATH; the child here is the
+    loader doing what the Python child does (os.add_dll_directory + ctypes.CDLL), run by wine with that PATH."""
+    root = cudatrees.windows_real_toolkit(tmp_path, "12.9")
+    cudatrees._copytree(cudnn_bin, root / "bin")
+    cudatrees._copytree(cudatrees.win_cudnn_bin().parent / "include", root / "include")
+    system = win_system(tmp_path)
+    (tk,) = discover(system).toolkits
+    target = ci.toolkit_target(system, tk)
+    seen = {}
+
+    def wine_child(args, timeout=20.0, env=None):
+        _py, _c, _script, dll, bindir = args
+        path_entries = [e for e in env["PATH"].split(";") if e and os.path.isdir(e)]
+        seen["path"] = path_entries
+        return run_loader(loader, dll, bindir, winepath=";".join(z(e) for e in path_entries))
+
+    system.run = wine_child
+    monkeypatch.setattr(ci, "host_os", lambda: "windows")
+    prep = SimpleNamespace(target=target, archive=SimpleNamespace(cudnn_major=9, version="9.10.2"))
+    res = ci.verify(prep, system)
+    assert seen["path"][0] == str(target.local_dirs["bin"])
+    assert res == {"header": "9.10.2", "expected": "9.10.2", "library": 91002, "library_error": None,
+                   "checked": "header and library", "ok": True}
+
+
+def test_verify_says_which_sub_library_failed(loader, tmp_path, monkeypatch):
+    """cudnn_graph64_9.dll missing from the installed bin: the check fails and names it."""
+    root = cudatrees.windows_real_toolkit(tmp_path, "12.9")
+    cudatrees._copytree(cudatrees.win_cudnn_bin(), root / "bin")
+    (root / "bin" / "cudnn_graph64_9.dll").unlink()
+    cudatrees._copytree(cudatrees.win_cudnn_bin().parent / "include", root / "include")
+    system = win_system(tmp_path)
+    (tk,) = discover(system).toolkits
+    system.run = lambda args, timeout=20.0, env=None: run_loader(
+        loader, args[3], args[4], winepath=";".join(z(e) for e in env["PATH"].split(";") if os.path.isdir(e)))
+    monkeypatch.setattr(ci, "host_os", lambda: "windows")
+    prep = SimpleNamespace(target=ci.toolkit_target(system, tk),
+                           archive=SimpleNamespace(cudnn_major=9, version="9.10.2"))
+    res = ci.verify(prep, system)
+    assert res["ok"] is False and res["library"] is None and "cudnn_graph64_9.dll" in res["library_error"]
+
+
+# ---- item 6: paths the user types and pastes, hooks with echo on --------------------------------------------
+
+@pytest.fixture
+def win_env(tmp_path, clean_env):
+    """A C: drive with the real CUDA 12.9 files and an empty conda env C:\\envs\\torch; -p takes the Windows path."""
+    drive = tmp_path / "drive"
+    cudatrees.windows_real_toolkit(drive, "12.9")
+    (drive / "C" / "envs" / "torch" / "conda-meta").mkdir(parents=True)
+    env = dict(clean_env, CUDASWITCH_FS_ROOT=str(drive), CUDASWITCH_OS="windows")
+    r = run_cli(["use", "12.9", "-p", r"C:\envs\torch"], env=env)
+    assert r.returncode == 0, r.stderr
+    return drive, env
+
+
+def test_prefix_given_as_a_windows_path_under_fs_root(win_env):
+    drive, _env = win_env
+    hooks = drive / "C" / "envs" / "torch" / "etc" / "conda"
+    assert (hooks / "activate.d" / "cudaswitch.bat").is_file() and (hooks / "deactivate.d" / "cudaswitch.bat").is_file()
+
+
+def test_undo_line_is_quoted_for_the_shell(win_env, tmp_path):
+    import cudnn_archives as ca
+
+    _drive, env = win_env
+    archive = ca.make(tmp_path / "a", "win-9.10-archive")
+    out = run_cli(["install-cudnn", str(archive), "--cuda", "12.9"], env=env)
+    assert out.returncode == 0, out.stderr
+    undo = next(line for line in out.stdout.splitlines() if line.startswith("Undo with: "))
+    assert undo == ('Undo with: cudaswitch uninstall-cudnn --cuda '
+                    '"C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.9"')
+    # a Windows library cannot be loaded on this Linux host: the header alone was checked, and it says so
+    assert "Checked (header only): include/cudnn_version.h says 9.10.2" in out.stdout
+    assert "Verified" not in out.stdout
+    # and the pasted command works (cmd and PowerShell both strip the double quotes; so does this argv split)
+    import shlex
+
+    back = run_cli(shlex.split(undo[len("Undo with: cudaswitch "):]), env=env)
+    assert back.returncode == 0 and "Removed cuDNN 9.10.2" in back.stdout, back.stderr
+
+
+def test_verify_json_ok_is_false_when_only_the_header_was_checked(win_env, tmp_path):
+    import cudnn_archives as ca
+
+    _drive, env = win_env
+    archive = ca.make(tmp_path / "a", "win-9.10-archive")
+    rec = json.loads(run_cli(["install-cudnn", str(archive), "--cuda", "12.9", "--json"], env=env).stdout)
+    assert rec["verify"]["checked"] == "header only" and rec["verify"]["ok"] is False
+    assert rec["verify"]["header"] == "9.10.2" and rec["verify"]["library"] is None
+
+
+def test_cmd_hooks_stay_silent_with_echo_on(win_env, tmp_path, loader):
+    """wine's cmd echoes the command a CALL runs when echo is on; the hooks' CALL SET lines send it to nul, so a
+    user with `echo on` (or a batch file that did not turn it off) sees nothing from them."""
+    wine, _exe, wenv = loader
+    drive, _env = win_env
+    hooks = drive / "C" / "envs" / "torch" / "etc" / "conda"
+    driver = tmp_path / "drive_echo_on.bat"
+    driver.write_bytes("\r\n".join([
+        "@echo on",
+        r'@set "PATH=C:\cuda\bin;C:\windows\system32;C:\windows"',
+        r'@set "_CUDASWITCH_ADDED_PATH=C:\cuda\bin"',
+        r'@set "CONDA_PREFIX=C:\envs\torch"',
+        f'@call "{z(hooks / "activate.d" / "cudaswitch.bat")}" 2>nul',
+        r'@set "_CUDASWITCH_ADDED_PATH=C:\cuda\bin"',
+        f'@call "{z(hooks / "deactivate.d" / "cudaswitch.bat")}"',
+        "@echo PATH=[%PATH%]", ""]).encode())
+    out = tmp_path / "out.txt"
+    with open(out, "wb") as fh:
+        subprocess.run([wine, "cmd", "/d", "/c", z(driver)], env=wenv, stdout=fh, stderr=subprocess.STDOUT,
+                       stdin=subprocess.DEVNULL, timeout=300, check=False)
+    lines = [x.strip() for x in out.read_bytes().decode("ascii", "replace").splitlines() if x.strip()]
+    assert lines == [r"PATH=[C:\windows\system32;C:\windows]"], lines
+
+
+@pytest.mark.slow
+def test_real_windows_cudnn_zip_installs_and_undoes_byte_identically(tmp_path, clean_env):
+    """The real cuDNN 9.10.2.21 Windows DLLs in NVIDIA's zip layout, into the real-file CUDA 11.8 tree."""
+    import cudnn_archives as ca
+
+    drive = tmp_path / "drive"
+    root = cudatrees.windows_real_toolkit(drive, "11.8")
+    env = dict(clean_env, CUDASWITCH_FS_ROOT=str(drive), CUDASWITCH_OS="windows")
+
+    def snap():
+        return {str(p.relative_to(drive)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
+                for p in sorted(drive.rglob("*"))}
+
+    before = snap()
+    out = run_cli(["install-cudnn", str(ca.real_windows_zip()), "--cuda", "11.8"], env=env, timeout=900)
+    assert out.returncode == 0, out.stderr
+    dll = root / "bin" / "cudnn64_9.dll"
+    assert dll.read_bytes() == (cudatrees.win_cudnn_bin() / "cudnn64_9.dll").read_bytes()
+    assert versions.cudnn_from_pe(dll) == "9.10.2"
+    assert "Checked (header only): include/cudnn_version.h says 9.10.2" in out.stdout
+    listed = json.loads(run_cli(["list", "--json"], env=env).stdout)
+    assert [t["cudnn"] for t in listed["toolkits"]] == ["9.10.2"]
+    back = run_cli(["uninstall-cudnn", "--cuda", "11.8"], env=env, timeout=900)
+    assert back.returncode == 0, back.stderr
+    assert snap() == before

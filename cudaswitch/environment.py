@@ -48,13 +48,10 @@ def conda_root(system: System) -> Optional[str]:
 
 
 def envs_dirs(system: System) -> List[str]:
-    dirs = [d for d in system.environ.get("CONDA_ENVS_PATH", "").split(os.pathsep) if d]
-    root = conda_root(system)
-    if root:
-        dirs.append(os.path.join(root, "envs"))
-    home = system.environ.get("HOME") or system.environ.get("USERPROFILE") or os.path.expanduser("~")
-    dirs.append(os.path.join(home, ".conda", "envs"))
-    return dirs
+    """conda's envs_dirs, in conda's order (cudaswitch/condaenvs.py)."""
+    from cudaswitch.condaenvs import layout
+
+    return layout(system).envs_dirs
 
 
 def site_packages(prefix: str) -> List[str]:
@@ -96,14 +93,16 @@ def resolve_env(system: System, name: Optional[str] = None, prefix: Optional[str
             if root and _is_env(root):
                 return _make(root, system)
             raise UsageError("cannot find the base environment: run this from a shell where 'conda activate' works")
-        tried = []
-        for d in envs_dirs(system):
-            cand = os.path.join(d, name)
-            tried.append(cand)
-            if _is_env(cand):
-                return _make(cand, system)
+        from cudaswitch.condaenvs import layout, locate
+
+        lay = layout(system)
+        found = locate(name, system, lay)
+        if found:
+            return _make(found, system)
+        tried = [os.path.join(d, name) for d in lay.envs_dirs]
+        broken = "".join(f"; {p}" for p in lay.problems)  # e.g. a .condarc conda cannot parse either
         raise UsageError(f"no conda environment named {name!r} (looked in {', '.join(tried)}); "
-                         f"'conda env list' shows the names, or use -p PREFIX")
+                         f"'conda env list' shows the names, or use -p PREFIX{broken}")
     current = system.environ.get("CONDA_PREFIX")
     if current and _is_env(current):
         return _make(current, system)

@@ -284,12 +284,36 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
 
     # The switch stays whatever the smoke test finds: a failure is a diagnosis, not a reason to undo.
     report = run_smoke(env, system, timeout=timeout, cpu_ok=cpu_ok, toolkit=tk, ld_library_path=ld)
+    _record_smoke(env, report)
     click.echo("")
     for line in render(report):
         click.echo(line)
     if report.exit_code:
         click.echo("The switch is kept. Fix the cause above, then run 'cudaswitch smoke' to check again.")
     sys.exit(report.exit_code)
+
+
+def _record_smoke(env, report):
+    from cudaswitch.environment import record_smoke
+
+    if report.status != "skip":
+        record_smoke(env, report.status, report.code)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (schema in the README).")
+@handle_errors
+def envs(as_json):
+    """Every conda environment: the toolkit cudaswitch switches it to, torch and its CUDA/cuDNN, pip CUDA wheels,
+    the last smoke test. Read from files only."""
+    from cudaswitch.envs_report import envs_report, table_rows
+    from cudaswitch.render import table
+
+    report = envs_report(_system())
+    if as_json:
+        return _json_out(report)
+    click.echo(table(["", "NAME", "PREFIX", "CUDA", "TORCH", "PIP CUDA", "SMOKE"], table_rows(report["envs"])))
+    _warn(report["conda"]["problems"] + [p for r in report["envs"] for p in r["problems"]])
 
 
 @main.command()
@@ -403,6 +427,7 @@ def smoke(name, prefix, as_json, cpu_ok, timeout):
     system = _system()
     env = resolve_env(system, name, prefix, command="smoke")
     report = run_smoke(env, system, timeout=timeout, cpu_ok=cpu_ok)
+    _record_smoke(env, report)
     if as_json:
         _json_out(report.to_json())
     else:

@@ -124,6 +124,9 @@ class SwitchState:
     ld_library_path: bool = False
     files: List[str] = field(default_factory=list)  # what `use` wrote (relative to the prefix): `off` removes these
     created_dirs: List[str] = field(default_factory=list)  # hook folders `use` created: `off` removes them if empty
+    smoke_status: Optional[str] = None  # the last smoke test with this choice (`cudaswitch envs` shows it)
+    smoke_code: Optional[str] = None
+    smoke_time: Optional[str] = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -153,6 +156,23 @@ def write_state(env: CondaEnv, state: SwitchState) -> None:
     from cudaswitch.fsutil import dump_yaml
 
     dump_yaml(env.state_path, state.to_json())
+
+
+def record_smoke(env: CondaEnv, status: str, code: Optional[str]) -> bool:
+    """Keep the last smoke result in the state file of a switched environment (an unswitched one has none to
+    keep it in: writing one would make it look switched)."""
+    import datetime
+
+    try:
+        state = read_state(env)
+    except CudaswitchError:
+        return False
+    if state is None:
+        return False
+    state.smoke_status, state.smoke_code = status, code
+    state.smoke_time = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    write_state(env, state)
+    return True
 
 
 def clear_state(env: CondaEnv) -> bool:

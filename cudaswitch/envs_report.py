@@ -54,6 +54,15 @@ def torch_build(prefix: str) -> Optional[Dict]:
             "python": installs.get("python")}
 
 
+def _nvidia_wheels(prefix: str) -> List[str]:
+    """The same rule as hooks.pip_cuda_wheels (what `use` bases its LD_LIBRARY_PATH choice on), without importing
+    the hook machinery for every `envs` run."""
+    from cudaswitch.environment import site_packages
+
+    return sorted({p.name.split("-")[0].replace("_", "-") for sp in site_packages(prefix)
+                   for p in Path(sp).glob("nvidia_*.dist-info")})
+
+
 def _toolkit(state) -> Optional[Dict]:
     if state is None:
         return None
@@ -67,7 +76,6 @@ def _toolkit(state) -> Optional[Dict]:
 def env_record(prefix: str, name: Optional[str], system: System, base: bool = False) -> Dict:
     from cudaswitch.environment import _make, read_state
     from cudaswitch.errors import CudaswitchError
-    from cudaswitch.hooks import pip_cuda_wheels
 
     problems: List[str] = []
     env = _make(prefix, system)
@@ -81,7 +89,7 @@ def env_record(prefix: str, name: Optional[str], system: System, base: bool = Fa
                  "time": getattr(state, "smoke_time", None)}
     active = os.path.normcase(os.path.abspath(system.environ.get("CONDA_PREFIX") or "")) == os.path.normcase(prefix)
     return {"name": name, "prefix": prefix, "base": base, "active": active and bool(system.environ.get("CONDA_PREFIX")),
-            "cuda": _toolkit(state), "torch": torch_build(prefix), "nvidia_wheels": pip_cuda_wheels(prefix),
+            "cuda": _toolkit(state), "torch": torch_build(prefix), "nvidia_wheels": _nvidia_wheels(prefix),
             "smoke": smoke, "problems": problems}
 
 

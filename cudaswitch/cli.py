@@ -225,8 +225,10 @@ def _env_options(fn):
 @click.option("--cpu-ok", is_flag=True, help="Smoke test: no GPU is not a failure.")
 @click.option("--timeout", type=float, default=180.0, show_default=True, callback=_positive,
               help="Seconds the smoke test may take.")
+@click.option("--save", is_flag=False, flag_value="environment.yml", default=None, metavar="[FILE]",
+              help="Also declare the toolkit in FILE's 'variables:' (default ./environment.yml).")
 @handle_errors
-def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout):
+def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout, save):
     """Make a conda environment use the CUDA toolkit SELECTOR names, in every shell, from its next activation."""
     from cudaswitch import hooks
     from cudaswitch.activation import changes_for
@@ -250,13 +252,30 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
         selector = old.root
         if ld_flag is None:
             ld_flag = old.ld_library_path
-    elif not selector:
-        raise UsageError("missing SELECTOR, e.g. 'cudaswitch use 11.8' ('cudaswitch list' shows what is installed)")
+    declared = None
+    if not selector and not refresh:
+        from cudaswitch.envfile import declared_selector
+
+        selector, declared = declared_selector(env)
     if env.is_base and not yes:
         if not sys.stdin.isatty():
             raise UsageError("that is the base environment, which every shell starts in; add --yes to switch it anyway")
         click.confirm(f"Switch the base environment ({env.prefix}) to CUDA {selector}?", abort=True)
-    tk = select(_discover(system), selector, system)
+    try:
+        tk = select(_discover(system), selector, system)
+    except UsageError as exc:
+        if declared:
+            from cudaswitch.envfile import missing_declared
+
+            raise missing_declared(exc, declared) from None
+        raise
+    if declared:
+        click.echo(f"Using CUDA {selector}: {declared}.")
+    saving = None
+    if save:
+        from cudaswitch.envfile import plan_save
+
+        saving = plan_save(save, tk)  # a file that is not an environment file stops here, before any change
     if not tk.bin_dirs:
         raise UsageError(f"CUDA {tk.version} at {tk.root} has no bin folder to put on PATH")
     ld, note = hooks.ld_choice(env.prefix, ld_flag)
@@ -273,6 +292,13 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
         _warn([f"cmd.exe cannot be switched to this toolkit ({problem}); its hook only prints a warning"])
     click.echo(f"Hooks for sh/bash/zsh, fish, csh, cmd.exe and PowerShell: {len(written)} files named "
                f"cudaswitch.* in {os.path.join(env.prefix, 'etc', 'conda')}{os.sep}{{activate,deactivate}}.d")
+    if saving:
+        from cudaswitch.envfile import VARIABLE, short_version, write_file
+
+        if saving[2]:
+            write_file(saving[0], saving[1])
+        click.echo(f"{saving[0]}: {'now declares' if saving[2] else 'already declares'} "
+                   f"variables: {VARIABLE}: \"{short_version(tk)}\"")
     if os.environ.get("CUDASWITCH_APPLIES") == "1":
         click.echo("Applied to this shell by the cudaswitch shell function.")
     else:

@@ -82,6 +82,8 @@ def _condarc_env(system: System, root: Optional[str]) -> dict:
     env = dict(system.environ)
     if not env.get("CONDA_ROOT") and root:
         env["CONDA_ROOT"] = root  # conda/__init__.py sets it to its own prefix when unset
+    if not env.get("CONDA_PREFIX") and root:
+        env["CONDA_PREFIX"] = root  # conda templates it with its default prefix: the active env, else the root
     return env
 
 

@@ -65,7 +65,7 @@ def _plain(node):
     return node if node is None or isinstance(node, (bool, int, float)) else str(node)
 
 
-def _scalar_end(line: str, col: int) -> int:
+def _scalar_end(line: str, col: int, flow: bool = False) -> int:
     """End column of the one-line scalar starting at `col`: a quoted string to its closing quote, a plain one up to
     a comment or the line end."""
     q = line[col:col + 1]
@@ -89,7 +89,7 @@ def _scalar_end(line: str, col: int) -> int:
                 return i + 1
             i += 1
         return -1
-    m = re.search(r"\s+#|[\s\r]*$", line[col:])
+    m = re.search(r"\s*[,}\]]|\s+#|[\s\r]*$" if flow else r"\s+#|[\s\r]*$", line[col:])
     return col + m.start() if m else len(line)
 
 
@@ -114,7 +114,7 @@ def updated_text(text: str, version: str, path: str = DEFAULT_FILE) -> Tuple[str
     quoted = f'"{version}"'
     if variables is not None and VARIABLE in variables:
         line, col = variables.lc.value(VARIABLE)
-        end = _scalar_end(lines[line], col)
+        end = _scalar_end(lines[line], col, flow=bool(variables.fa.flow_style()))
         if end < 0:
             raise UsageError(f"{path}: cannot rewrite the {VARIABLE} value on line {line + 1}; edit it by hand")
         old = lines[line][col:end]
@@ -139,6 +139,9 @@ def updated_text(text: str, version: str, path: str = DEFAULT_FILE) -> Tuple[str
         if key_line is not None:  # `variables:` with nothing under it
             indent = len(lines[key_line]) - len(lines[key_line].lstrip(" "))
             lines[key_line] = re.sub(r"(variables\s*:)[^#\r]*", r"\1", lines[key_line], count=1)
+            if key_line == len(lines) - 1:  # `variables:` ends the file without a line break
+                lines[key_line] += cr
+                lines.append("")
             lines.insert(key_line + 1, " " * (indent + 2) + f"{VARIABLE}: {quoted}{cr}")
         else:
             if lines[-1] != "":  # the file does not end with a line break: give its last line one

@@ -161,3 +161,63 @@ def test_round_trip_through_real_conda_create_export_and_use(tmp_path, clean_env
     g.write_text(exported)
     r = run_cli(["use", "11.8", "-p", str(prefix), "--no-smoke", "--save", str(g)], cenv)
     assert r.returncode == 0 and "already declares" in r.stdout and g.read_text() == exported
+
+
+# ---- property: whatever the file looks like, at most one of its lines changes -----------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_comment = st.sampled_from(["", "  # pinned", "   # 注释 comment", "  #!final"])
+_value = st.sampled_from(["offline", "'1'", '"a b"', "x:y", "12.1"])
+_name = st.sampled_from(["WANDB_MODE", "OMP_NUM_THREADS", "HF_HOME", "CUDASWITCH_CUDA"])
+
+
+@st.composite
+def env_files(draw):
+    lines = [draw(st.sampled_from(["# project env", "", "---"]))]
+    lines.append("name: demo" + draw(_comment))
+    if draw(st.booleans()):
+        lines += ["channels:", "  - conda-forge" + draw(_comment)]
+    deps = ["dependencies:", "  - python=3.11", "  - &np numpy" + draw(_comment)]
+    if draw(st.booleans()):
+        deps += ["  - pip", "  - pip:", "      - torch==2.1.2+cu118" + draw(_comment)]
+    style = draw(st.sampled_from(["none", "block", "flow", "empty"]))
+    variables = []
+    if style == "block":
+        names = draw(st.lists(_name, min_size=1, max_size=3, unique=True))
+        indent = draw(st.sampled_from([2, 4]))
+        variables = ["variables:" + draw(_comment)] + [f"{' ' * indent}{n}: {draw(_value)}{draw(_comment)}" for n in names]
+    elif style == "flow":
+        names = draw(st.lists(_name, max_size=2, unique=True))
+        variables = ["variables: {" + ", ".join(f"{n}: {draw(_value)}" for n in names) + "}" + draw(_comment)]
+    elif style == "empty":
+        variables = ["variables:"]
+    blocks = [deps, variables] if draw(st.booleans()) else [variables, deps]
+    for b in blocks:
+        lines += b
+        if draw(st.booleans()):
+            lines.append("")
+    nl = draw(st.sampled_from(["\n", "\r\n"]))
+    return nl.join(lines) + (nl if draw(st.booleans()) else "")
+
+
+@settings(max_examples=150, deadline=None)
+@given(env_files(), st.sampled_from(["11.8", "12.4", "13.0"]))
+def test_any_environment_file_changes_in_at_most_one_place(text, version):
+    import difflib
+
+    from ruamel.yaml import YAML
+
+    new, changed = updated_text(text, version)
+    assert YAML(typ="safe").load(new)["variables"]["CUDASWITCH_CUDA"] == version
+    old_lines, new_lines = text.splitlines(keepends=True), new.splitlines(keepends=True)
+    ops = [op for op in difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False).get_opcodes()
+           if op[0] != "equal"]
+    removed = sum(i2 - i1 for _, i1, i2, _, _ in ops)
+    added = sum(j2 - j1 for _, _, _, j1, j2 in ops)
+    # one line rewritten in place, or one or two lines added (plus the final line break a file without one gets)
+    assert removed <= 1 and added <= 2 + (not text.endswith("\n")), (text, new)
+    if "\r\n" in text:
+        assert "\n" not in new.replace("\r\n", "")
+    assert updated_text(new, version) == (new, False)

@@ -5,6 +5,10 @@
 dist-infos, every third one switched by cudaswitch (state file). Both commands run interleaved, same
 environment, so machine noise hits both; the figure is the ratio of medians. Target (issue 11): <= 0.5.
 
+cudaswitch runs twice: from a clean virtual environment holding only cudaswitch and its three dependencies (as
+`pip install cudaswitch` makes it; conda's own Python is such a venv here), and from this interpreter as it is
+(whose site-packages may run .pth start-up hooks that have nothing to do with cudaswitch).
+
 The real conda is found as the tests find it (CUDASWITCH_TEST_CONDA, else conda on PATH); without one the
 comparison is skipped with a message and only cudaswitch's time is printed.
 Run: CUDASWITCH_TEST_CONDA=/opt/conda-base python benchmarks/bench_envs.py [--runs 15]
@@ -49,6 +53,21 @@ def make_envs(base: Path, count: int = 50) -> Path:
     return envs
 
 
+def clean_venv(base: Path) -> list:
+    """A venv with nothing in it but links to cudaswitch's dependencies (PYTHONPATH adds the checkout)."""
+    import click
+    import platformdirs
+    import ruamel.yaml
+
+    venv = base / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    deps = base / "deps"
+    deps.mkdir()
+    for src in (Path(click.__file__).parent, Path(platformdirs.__file__).parent, Path(ruamel.yaml.__file__).parent.parent):
+        (deps / src.name).symlink_to(src)
+    return [str(venv / "bin" / "python")], str(deps)
+
+
 def timed(cmd, env):
     t = time.perf_counter()
     subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -69,31 +88,39 @@ def main():
         home = tmp / "home"
         home.mkdir()
         (home / ".condarc").write_text(f"envs_dirs:\n  - {envs}\n")
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("CONDA", "_CONDA")) and k != "CONDARC"}
+        # PYTHONDONTWRITEBYTECODE would make every run compile cudaswitch from source; an installed package has
+        # its .pyc files (pip writes them), as conda's own modules do
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("CONDA", "_CONDA")) and k not in ("CONDARC", "PYTHONDONTWRITEBYTECODE")}
         env.update(HOME=str(home), PYTHONPATH=str(REPO), CONDA_SOLVER="classic", CUDASWITCH_CONFIG=str(tmp / "n.yaml"))
         if conda is not None:
             env["CONDA_EXE"] = os.path.join(conda.root, "bin", "conda")
         ours = [sys.executable, "-m", "cudaswitch", "envs", "--json"]
-        out = json.loads(subprocess.run(ours, env=env, check=True, capture_output=True, text=True).stdout)
+        venv_python, deps = clean_venv(tmp)
+        clean = [*venv_python, "-m", "cudaswitch", "envs", "--json"]
+        clean_env = dict(env, PYTHONPATH=os.pathsep.join([str(REPO), deps]))
+        out = json.loads(subprocess.run(clean, env=clean_env, check=True, capture_output=True, text=True).stdout)
         mine = [e for e in out["envs"] if e["prefix"].startswith(str(envs))]
         assert len(mine) == 50, f"expected 50 environments, found {len(mine)}"
         if conda is not None:
             theirs = json.loads(subprocess.run([*conda.argv, "env", "list", "--json"], env=env, check=True,
                                                capture_output=True, text=True).stdout)
             assert sorted(p for p in theirs["envs"] if p.startswith(str(envs))) == sorted(e["prefix"] for e in mine)
-        a, b = [], []
+        a, c, b = [], [], []
         for _ in range(args.runs):
-            a.append(timed(ours, env))
+            a.append(timed(clean, clean_env))
+            c.append(timed(ours, env))
             if conda is not None:
                 b.append(timed([*conda.argv, "env", "list", "--json"], env))
-    ma = statistics.median(a)
-    print(f"cudaswitch envs --json (50 envs): median {ma * 1000:.1f} ms over {args.runs} runs")
+    ma, mc = statistics.median(a), statistics.median(c)
+    print(f"cudaswitch envs --json (50 envs), clean venv:       median {ma * 1000:.1f} ms over {args.runs} runs")
+    print(f"cudaswitch envs --json (50 envs), this interpreter: median {mc * 1000:.1f} ms")
     if conda is None:
         print("conda env list --json: skipped, no real conda (set CUDASWITCH_TEST_CONDA or put conda on PATH)")
         return
     mb = statistics.median(b)
-    print(f"conda env list --json (50 envs):  median {mb * 1000:.1f} ms ({' '.join(conda.argv)})")
-    print(f"ratio: {ma / mb:.2f} (target <= 0.5)")
+    print(f"conda env list --json (50 envs):                    median {mb * 1000:.1f} ms ({' '.join(conda.argv)})")
+    print(f"ratio: {ma / mb:.2f} clean venv, {mc / mb:.2f} this interpreter (target <= 0.5)")
 
 
 if __name__ == "__main__":

@@ -74,7 +74,9 @@ def main():
             "cudaswitch_version: 0.1.0\nld_library_path: true\n")
         home = tmp / "home"
         home.mkdir()
-        base = {k: v for k, v in os.environ.items() if not k.startswith(("CONDA", "_CONDA")) and k != "CONDARC"}
+        # bytecode allowed: an installed cudaswitch has its .pyc files, as conda's own modules do
+        base = {k: v for k, v in os.environ.items()
+                if not k.startswith(("CONDA", "_CONDA")) and k not in ("CONDARC", "PYTHONDONTWRITEBYTECODE")}
         base.update(HOME=str(home), CONDA_SOLVER="classic")
         without = dict(base, PYTHONPATH=os.pathsep.join([str(REPO), str(deps)]))
         with_plugin = dict(base, PYTHONPATH=os.pathsep.join([str(REPO), str(deps), str(site)]))

@@ -87,8 +87,9 @@ def env_record(prefix: str, name: Optional[str], system: System, base: bool = Fa
     if state is not None and getattr(state, "smoke_status", None):
         smoke = {"status": state.smoke_status, "code": getattr(state, "smoke_code", None),
                  "time": getattr(state, "smoke_time", None)}
-    active = os.path.normcase(os.path.abspath(system.environ.get("CONDA_PREFIX") or "")) == os.path.normcase(prefix)
-    return {"name": name, "prefix": prefix, "base": base, "active": active and bool(system.environ.get("CONDA_PREFIX")),
+    current = system.environ.get("CONDA_PREFIX")
+    active = bool(current) and os.path.normcase(os.path.abspath(current)) == os.path.normcase(os.path.abspath(prefix))
+    return {"name": name, "prefix": prefix, "base": base, "active": active,
             "cuda": _toolkit(state), "torch": torch_build(prefix), "nvidia_wheels": _nvidia_wheels(prefix),
             "smoke": smoke, "problems": problems}
 

@@ -1,7 +1,7 @@
 """Where conda keeps environments, worked out exactly as conda does (docs/design/conda-envs.md).
 
-conda 23-26 reads `envs_dirs` from every `.condarc` on its search path (conda/base/constants.py SEARCH_PATH), merges
-the lists with later files first (conda/common/configuration.py SequenceParameter.merge, `#!final`, `#!top`,
+conda (26.7.1, the version the tests check) reads `envs_dirs` from every `.condarc` on its search path
+(conda/base/constants.py SEARCH_PATH), merges the lists with later files first (conda/common/configuration.py SequenceParameter.merge, `#!final`, `#!top`,
 `#!bottom`), puts CONDA_ENVS_DIRS / CONDA_ENVS_PATH in front of them, and appends `<root>/envs` and `~/.conda/envs`
 (root first when the root prefix is writable: conda/base/context.py mockable_context_envs_dirs). `-n NAME` is the
 first of those folders holding a folder NAME (context.locate_prefix_by_name); the environments conda lists are the

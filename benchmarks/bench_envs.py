@@ -63,7 +63,8 @@ def clean_venv(base: Path) -> list:
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     deps = base / "deps"
     deps.mkdir()
-    for src in (Path(click.__file__).parent, Path(platformdirs.__file__).parent, Path(ruamel.yaml.__file__).parent.parent):
+    for mod in (click, platformdirs, ruamel.yaml):
+        src = Path(mod.__file__).parent.parent if mod is ruamel.yaml else Path(mod.__file__).parent
         (deps / src.name).symlink_to(src)
     return [str(venv / "bin" / "python")], str(deps)
 

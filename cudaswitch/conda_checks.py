@@ -127,7 +127,8 @@ def after_change(prefix: Optional[str]) -> Optional[str]:
     if state.ld_library_path:
         wheels = _nvidia_wheels(prefix)
         if wheels:
-            notes.append(f"pip CUDA wheels are now installed ({', '.join(wheels[:2])}{', ...' if len(wheels) > 2 else ''})"
+            shown = ", ".join(wheels[:2]) + (", ..." if len(wheels) > 2 else "")
+            notes.append(f"pip CUDA wheels are now installed ({shown})"
                          f" while the hooks put CUDA {state.version}'s lib folder first on LD_LIBRARY_PATH, which "
                          f"breaks torch: run 'cudaswitch use --refresh --no-ld-library-path -p {prefix}'")
     torch = torch_build(prefix)

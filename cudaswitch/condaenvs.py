@@ -1,12 +1,13 @@
 """Where conda keeps environments, worked out exactly as conda does (docs/design/conda-envs.md).
 
 conda (26.7.1, the version the tests check) reads `envs_dirs` from every `.condarc` on its search path
-(conda/base/constants.py SEARCH_PATH), merges the lists with later files first (conda/common/configuration.py SequenceParameter.merge, `#!final`, `#!top`,
-`#!bottom`), puts CONDA_ENVS_DIRS / CONDA_ENVS_PATH in front of them, and appends `<root>/envs` and `~/.conda/envs`
-(root first when the root prefix is writable: conda/base/context.py mockable_context_envs_dirs). `-n NAME` is the
-first of those folders holding a folder NAME (context.locate_prefix_by_name); the environments conda lists are the
-ones recorded in `~/.conda/environments.txt` (every user's when run as root), plus every environment inside an
-envs dir, plus the root (conda/core/envs_manager.py list_all_known_prefixes).
+(conda/base/constants.py SEARCH_PATH), merges the lists with later files first (conda/common/configuration.py
+SequenceParameter.merge, `#!final`, `#!top`, `#!bottom`), puts CONDA_ENVS_DIRS / CONDA_ENVS_PATH in front of them,
+and appends `<root>/envs` and `~/.conda/envs` (root first when the root prefix is writable: conda/base/context.py
+mockable_context_envs_dirs). `-n NAME` is the first of those folders holding a folder NAME
+(context.locate_prefix_by_name); the environments conda lists are the ones recorded in `~/.conda/environments.txt`
+(every user's when run as root), plus every environment inside an envs dir, plus the root
+(conda/core/envs_manager.py list_all_known_prefixes).
 
 Inside conda's own Python, conda itself is asked (`conda.base.context`), so a future conda that changes the rules
 is still followed there.
@@ -18,7 +19,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import List, Mapping, Optional, Sequence, Tuple
+from typing import List, Mapping, Optional, Tuple
 
 from cudaswitch.system import System
 

@@ -117,6 +117,6 @@ def table_rows(records: List[Dict]) -> List[List[str]]:
         wheels = r["nvidia_wheels"]
         pip = "-" if not wheels else f"{len(wheels)} nvidia-*"
         s = r["smoke"]
-        smoke = "-" if s is None else f"{s['status']}{' ' + s['code'] if s.get('code') else ''} {(s.get('time') or '')[:10]}"
-        rows.append(["*" if r["active"] else "", r["name"] or "", r["prefix"], cuda, torch, pip, smoke.strip()])
+        smoke = "-" if s is None else " ".join(x for x in (s["status"], s.get("code"), (s.get("time") or "")[:10]) if x)
+        rows.append(["*" if r["active"] else "", r["name"] or "", r["prefix"], cuda, torch, pip, smoke])
     return rows

@@ -65,7 +65,8 @@ def test_conda_cuda_is_cudaswitch(args, conda_env, real_conda):
     theirs = real_conda.run(["cuda", *args], env=conda_env, check=False)
     assert theirs.returncode == ours.returncode
     assert theirs.stdout == ours.stdout
-    assert theirs.stderr.replace("conda cuda", "cudaswitch") == ours.stderr.replace("python -m cudaswitch", "cudaswitch")
+    assert theirs.stderr.replace("conda cuda", "cudaswitch") == \
+        ours.stderr.replace("python -m cudaswitch", "cudaswitch")
 
 
 def test_conda_cuda_use_switches_like_cudaswitch(tmp_path, conda_env, real_conda):
@@ -109,7 +110,8 @@ def test_conda_doctor_reports_cuda_state(tmp_path, conda_env, real_conda, real_t
         shutil.move(str(tmp_path / "moved"), str(real_trees / "cuda-11.8"))
     assert "❌ CUDA (cudaswitch):" in out
     assert "TOOLKIT_MISSING: switched to CUDA 11.8.89" in out
-    assert "HOOKS_STALE: hook files out of date: etc/conda/activate.d/cudaswitch.sh was written by cudaswitch 0.0.9" in out
+    assert ("HOOKS_STALE: hook files out of date: etc/conda/activate.d/cudaswitch.sh was written by "
+            "cudaswitch 0.0.9") in out
     assert "TORCH_CUDA_MAJOR: torch 2.8.0+cu129 was built for CUDA 12.9" in out
     assert f"fix: cudaswitch use --refresh -p {p}" in out
 

@@ -4,10 +4,11 @@ one entry and no other byte; `conda env create`/`export` (real conda) carry it; 
 from __future__ import annotations
 
 import json
-import os
 import stat
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import run_cli
 from cudaswitch.envfile import updated_text
@@ -165,8 +166,6 @@ def test_round_trip_through_real_conda_create_export_and_use(tmp_path, clean_env
 
 # ---- property: whatever the file looks like, at most one of its lines changes -----------------------------------
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 _comment = st.sampled_from(["", "  # pinned", "   # 注释 comment", "  #!final"])
 _value = st.sampled_from(["offline", "'1'", '"a b"', "x:y", "12.1"])
@@ -187,7 +186,8 @@ def env_files(draw):
     if style == "block":
         names = draw(st.lists(_name, min_size=1, max_size=3, unique=True))
         indent = draw(st.sampled_from([2, 4]))
-        variables = ["variables:" + draw(_comment)] + [f"{' ' * indent}{n}: {draw(_value)}{draw(_comment)}" for n in names]
+        variables = ["variables:" + draw(_comment)]
+        variables += [f"{' ' * indent}{n}: {draw(_value)}{draw(_comment)}" for n in names]
     elif style == "flow":
         names = draw(st.lists(_name, max_size=2, unique=True))
         variables = ["variables: {" + ", ".join(f"{n}: {draw(_value)}" for n in names) + "}" + draw(_comment)]

@@ -15,7 +15,9 @@ is still followed there.
 
 from __future__ import annotations
 
+import ntpath
 import os
+import posixpath
 import re
 import sys
 from dataclasses import dataclass, field
@@ -71,12 +73,18 @@ def _home(system: System) -> str:
     return env.get("HOME") or os.path.expanduser("~")
 
 
+def _pm(system: System):
+    """The path rules of the OS cudaswitch looks at (a Windows layout can be examined on Linux)."""
+    return ntpath if system.windows else posixpath
+
+
 def _expand(path: str, system: System) -> str:
     """conda.common.path.expand: variables, `~`, absolute."""
     path = _expandvars(path, system.environ)
     if path == "~" or path.startswith(("~/", "~\\")):
         path = _home(system) + path[1:]
-    return os.path.normpath(path) if os.path.isabs(path) else os.path.abspath(path)
+    pm = _pm(system)
+    return pm.normpath(path) if pm.isabs(path) else os.path.abspath(path)
 
 
 def _condarc_env(system: System, root: Optional[str]) -> dict:
@@ -99,10 +107,11 @@ def condarc_files(system: System, root: Optional[str] = None) -> List[str]:
             text = _home(system) + text[1:]
         if "$" in text or "%" in text or not text:
             continue  # an unset variable: conda's stat() of the literal path fails the same way
+        text = str(system.pure(text))  # as conda's Path() spells it: C:\ProgramData\conda\.condarc on Windows
         local = system.local(text)
         if local.is_file():
             if local.name in (".condarc", "condarc") or local.suffix in (".yml", ".yaml"):
-                out.append(text.rstrip("/\\"))
+                out.append(text)
         elif local.is_dir():
             try:
                 names = sorted(e.name for e in os.scandir(local) if e.is_file())
@@ -111,7 +120,7 @@ def condarc_files(system: System, root: Optional[str] = None) -> List[str]:
             out.extend(system.join(text, n) for n in names if os.path.splitext(n)[1] in (".yml", ".yaml"))
     seen, unique = set(), []
     for f in out:
-        key = os.path.normpath(f)
+        key = _pm(system).normcase(_pm(system).normpath(f))
         if key not in seen:
             seen.add(key)
             unique.append(f)
@@ -191,7 +200,7 @@ def _merge(matches: List[Tuple[List[str], Optional[str], List[Optional[str]]]]) 
 
 
 def _root_writable(root: str, system: System) -> bool:
-    magic = system.local(os.path.join(root, "conda-meta", "history"))
+    magic = system.local(system.join(root, "conda-meta", "history"))
     if not magic.is_file():
         return False
     return os.access(magic, os.W_OK)
@@ -265,12 +274,15 @@ def layout(system: System, use_conda: Optional[bool] = None) -> CondaLayout:
         matches.append((parts, None, [None] * len(parts)))
     configured = [_expandvars(v, system.environ) for v in _merge(matches)]
     fixed = []
-    home_envs = os.path.join("~", ".conda", "envs")
+    home_envs = _pm(system).join("~", ".conda", "envs")
     if root:
-        root_envs = os.path.join(root, "envs")
+        root_envs = system.join(root, "envs")
         fixed = [root_envs, home_envs] if _root_writable(root, system) else [home_envs, root_envs]
     else:
         fixed = [home_envs]
+    if system.windows:  # conda adds platformdirs' user_data_dir("conda", "conda")\envs on Windows
+        local = system.environ.get("LOCALAPPDATA") or system.join(_home(system), "AppData", "Local")
+        fixed.append(system.join(local, "conda", "conda", "envs"))
     dirs = list(dict.fromkeys(_expand(p, system) for p in configured + fixed))
     return CondaLayout(root_prefix=root, envs_dirs=dirs, config_files=files, problems=problems)
 
@@ -290,7 +302,7 @@ def _root_setting(path: str, system: System) -> Optional[str]:
 
 def is_environment(prefix: str, system: System) -> bool:
     """conda's PrefixData.is_environment: conda-meta/history exists."""
-    return system.local(os.path.join(prefix, "conda-meta", "history")).is_file()
+    return system.local(system.join(prefix, "conda-meta", "history")).is_file()
 
 
 def locate(name: str, system: System, lay: Optional[CondaLayout] = None) -> Optional[str]:
@@ -299,9 +311,9 @@ def locate(name: str, system: System, lay: Optional[CondaLayout] = None) -> Opti
     if name in ("base", "root"):
         return lay.root_prefix
     for d in lay.envs_dirs:
-        cand = os.path.join(d, name)
+        cand = system.join(d, name)
         if system.local(cand).is_dir():
-            return os.path.abspath(cand)
+            return cand
     return None
 
 
@@ -328,7 +340,7 @@ def environments_txt(system: System) -> List[str]:
     """The environments conda recorded (every user's file when run as root, as conda does), still existing."""
     out: List[str] = []
     for home in dict.fromkeys(filter(None, _homes(system))):
-        f = system.local(os.path.join(home, ".conda", "environments.txt"))
+        f = system.local(system.join(home, ".conda", "environments.txt"))
         try:
             lines = f.read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
@@ -356,7 +368,7 @@ def known_prefixes(system: System, lay: Optional[CondaLayout] = None) -> List[st
         except OSError:
             continue
         for e in entries:
-            p = os.path.join(d, e.name)
+            p = system.join(d, e.name)
             if p not in found and is_environment(p, system):
                 found.add(p)
     if lay.root_prefix:
@@ -364,13 +376,17 @@ def known_prefixes(system: System, lay: Optional[CondaLayout] = None) -> List[st
     return sorted(found)
 
 
-def env_name(prefix: str, lay: CondaLayout) -> Optional[str]:
+def env_name(prefix: str, lay: CondaLayout, system: Optional[System] = None) -> Optional[str]:
     """The name conda shows for a prefix: 'base' for the root, the folder name inside an envs dir, else None."""
-    norm = os.path.normcase(os.path.normpath(prefix))
-    if lay.root_prefix and norm == os.path.normcase(os.path.normpath(lay.root_prefix)):
+    pm = _pm(system) if system is not None else os.path
+
+    def norm(p: str) -> str:
+        return pm.normcase(pm.normpath(p))
+
+    if lay.root_prefix and norm(prefix) == norm(lay.root_prefix):
         return "base"
-    parent = os.path.normcase(os.path.dirname(norm))
-    if any(parent == os.path.normcase(os.path.normpath(d)) for d in lay.envs_dirs):
-        return os.path.basename(norm)
+    parent = pm.dirname(norm(prefix))
+    if any(parent == norm(d) for d in lay.envs_dirs):
+        return pm.basename(pm.normpath(prefix))
     return None
 

@@ -101,7 +101,7 @@ def envs_report(system: System) -> Dict:
     lay = layout(system)
     records = []
     for prefix in known_prefixes(system, lay if lay.source == "files" else None):
-        name = env_name(prefix, lay)
+        name = env_name(prefix, lay, system)
         records.append(env_record(prefix, name, system, base=name == "base"))
     return {"conda": lay.to_json(), "envs": records}
 

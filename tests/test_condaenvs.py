@@ -26,7 +26,7 @@ from cudaswitch import condaenvs
 s = System.current()
 lay = condaenvs.layout(s)
 names = sys.argv[1:]
-print(json.dumps({"envs_dirs": lay.envs_dirs, "envs": condaenvs.known_prefixes(s), "source": lay.source,
+print(json.dumps({"envs_dirs": lay.envs_dirs, "config_files": lay.config_files, "envs": condaenvs.known_prefixes(s), "source": lay.source,
                   "root": lay.root_prefix, "located": {n: condaenvs.locate(n, s, lay) for n in names}}))
 """
 
@@ -56,7 +56,7 @@ def _conda_view(real_conda, env, names):
         proc = real_conda.run(["shell.posix", "activate", n], env=env, check=False)
         m = re.search(r"^export CONDA_PREFIX='([^']*)'", proc.stdout, re.M)
         activated[n] = m.group(1) if (proc.returncode == 0 and m) else None
-    return data["envs_dirs"], sorted(data["envs"]), activated
+    return data, sorted(data["envs"]), activated
 
 
 def _ours(env, names, python=None):
@@ -77,9 +77,10 @@ def _mine(envs, env):
 
 def _check(real_conda, env, names):
     env = {**env, "_ROOT": real_conda.root}
-    dirs, envs, activated = _conda_view(real_conda, env, names)
+    info, envs, activated = _conda_view(real_conda, env, names)
     ours = _ours(env, names)
-    assert ours["envs_dirs"] == dirs
+    assert ours["envs_dirs"] == info["envs_dirs"]
+    assert ours["config_files"] == info["config_files"]
     assert _mine(ours["envs"], env) == _mine(envs, env)
     assert real_conda.root in ours["envs"]
     assert ours["located"] == activated
@@ -205,3 +206,28 @@ def test_environments_txt_of_a_user(tmp_path):
     lay = condaenvs.layout(s)
     assert condaenvs.known_prefixes(s, lay) == ["/proj/env1"]
     assert condaenvs.env_name("/proj/env1", lay) is None
+
+
+def test_windows_layout_through_injected_root(tmp_path):
+    """The Windows search path (C:/ProgramData/conda), %VAR% in values, ';' in CONDA_ENVS_DIRS and the per-user
+    data folder conda adds on Windows, on a Windows layout examined from Linux."""
+    from cudaswitch import condaenvs
+    from cudaswitch.system import System
+
+    (tmp_path / "C" / "ProgramData" / "conda").mkdir(parents=True)
+    (tmp_path / "C" / "ProgramData" / "conda" / ".condarc").write_text("envs_dirs:\n  - D:\\lab\n")
+    home = tmp_path / "C" / "Users" / "u"
+    (home / "miniconda3" / "conda-meta").mkdir(parents=True)
+    (home / "miniconda3" / "conda-meta" / "history").write_text("")
+    (home / ".condarc").write_text("envs_dirs:\n  - '%USERPROFILE%\\my-envs'\n")
+    (tmp_path / "D" / "lab" / "proj").mkdir(parents=True)
+    s = System(os="windows", root=tmp_path, environ={
+        "USERPROFILE": "C:\\Users\\u", "LOCALAPPDATA": "C:\\Users\\u\\AppData\\Local",
+        "_CONDA_ROOT": "C:\\Users\\u\\miniconda3", "CONDA_ENVS_DIRS": "E:\\envs;F:\\more"})
+    lay = condaenvs.layout(s)
+    assert lay.config_files == ["C:\\ProgramData\\conda\\.condarc", "C:\\Users\\u\\.condarc"]
+    assert lay.envs_dirs == ["E:\\envs", "F:\\more", "C:\\Users\\u\\my-envs", "D:\\lab",
+                             "C:\\Users\\u\\miniconda3\\envs", "C:\\Users\\u\\.conda\\envs",
+                             "C:\\Users\\u\\AppData\\Local\\conda\\conda\\envs"]
+    assert condaenvs.locate("proj", s, lay) == "D:\\lab\\proj"
+    assert condaenvs.env_name("D:\\lab\\proj", lay, s) == "proj"

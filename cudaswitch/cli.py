@@ -349,8 +349,10 @@ def _env_options(fn):
 @click.option("--cpu-ok", is_flag=True, help="Smoke test: no GPU is not a failure.")
 @click.option("--timeout", default="180", show_default=True, callback=_seconds, metavar="SECONDS",
               help="Seconds the smoke test may take (0 or none: no limit).")
+@click.option("--save", is_flag=False, flag_value="environment.yml", default=None, metavar="[FILE]",
+              help="Also declare the toolkit in FILE's 'variables:' (default ./environment.yml).")
 @handle_errors
-def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout):
+def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout, save):
     """Make a conda environment use the CUDA toolkit SELECTOR names, in every shell, from its next activation."""
     from cudaswitch import hooks
     from cudaswitch.activation import changes_for
@@ -374,8 +376,11 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
         selector = old.root
         if ld_flag is None:
             ld_flag = old.ld_library_path
-    elif not selector:
-        raise UsageError("missing SELECTOR, e.g. 'cudaswitch use 11.8' ('cudaswitch list' shows what is installed)")
+    declared = None
+    if not selector and not refresh:
+        from cudaswitch.envfile import declared_selector
+
+        selector, declared = declared_selector(env)
     if env.is_base and not yes:
         if not sys.stdin.isatty():
             raise UsageError("that is the base environment, which every shell starts in; add --yes to switch it anyway")
@@ -389,7 +394,21 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
                                   f"('cudaswitch list' shows them); choose again with 'cudaswitch use SELECTOR'; "
                                   f"nothing was changed")
     else:
-        tk = select(found, selector, system)
+        try:
+            tk = select(found, selector, system)
+        except UsageError as exc:
+            if declared:
+                from cudaswitch.envfile import missing_declared
+
+                raise missing_declared(exc, declared) from None
+            raise
+    if declared:
+        click.echo(f"Using CUDA {selector}: {declared}.")
+    saving = None
+    if save:
+        from cudaswitch.envfile import plan_save
+
+        saving = plan_save(save, tk)  # a file that is not an environment file stops here, before any change
     if not tk.bin_dirs:
         raise UsageError(f"CUDA {tk.version} at {tk.root} has no bin folder to put on PATH")
     ld, note = hooks.ld_choice(env.prefix, ld_flag)
@@ -414,6 +433,13 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
     hint = reconciler_hint("powershell" if system.windows else os.environ.get("SHELL")) if old is None else None
     if hint:
         click.echo(hint)
+    if saving:
+        from cudaswitch.envfile import VARIABLE, short_version, write_file
+
+        if saving[2]:
+            write_file(saving[0], saving[1])
+        click.echo(f"{saving[0]}: {'now declares' if saving[2] else 'already declares'} "
+                   f"variables: {VARIABLE}: \"{short_version(tk)}\"")
     if os.environ.get("CUDASWITCH_APPLIES") == "1":
         click.echo("Applied to this shell by the cudaswitch shell function.")
     else:
@@ -425,12 +451,36 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
 
     # The switch stays whatever the smoke test finds: a failure is a diagnosis, not a reason to undo.
     report = run_smoke(env, system, timeout=timeout, cpu_ok=cpu_ok, toolkit=tk, ld_library_path=ld, progress=True)
+    _record_smoke(env, report)
     click.echo("")
     for line in render(report):
         click.echo(line)
     if report.exit_code:
         click.echo("The switch is kept. Fix the cause above, then run 'cudaswitch smoke' to check again.")
     sys.exit(report.exit_code)
+
+
+def _record_smoke(env, report):
+    from cudaswitch.environment import record_smoke
+
+    if report.status != "skip":
+        record_smoke(env, report.status, report.code)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (schema in the README).")
+@handle_errors
+def envs(as_json):
+    """Every conda environment: the toolkit cudaswitch switches it to, torch and its CUDA/cuDNN, pip CUDA wheels,
+    the last smoke test. Read from files only."""
+    from cudaswitch.envs_report import envs_report, table_rows
+    from cudaswitch.render import table
+
+    report = envs_report(_system())
+    if as_json:
+        return _json_out(report)
+    click.echo(table(["", "NAME", "PREFIX", "CUDA", "TORCH", "PIP CUDA", "SMOKE"], table_rows(report["envs"])))
+    _warn(report["conda"]["problems"] + [p for r in report["envs"] for p in r["problems"]])
 
 
 @main.command()
@@ -583,6 +633,7 @@ def smoke(name, prefix, as_json, cpu_ok, timeout):
     system = _system()
     env = resolve_env(system, name, prefix, command="smoke")
     report = run_smoke(env, system, timeout=timeout, cpu_ok=cpu_ok, progress=not as_json)
+    _record_smoke(env, report)
     if as_json:
         _json_out(report.to_json())
     else:

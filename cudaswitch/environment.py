@@ -49,13 +49,10 @@ def conda_root(system: System) -> Optional[str]:
 
 
 def envs_dirs(system: System) -> List[str]:
-    dirs = [d for d in system.environ.get("CONDA_ENVS_PATH", "").split(os.pathsep) if d]
-    root = conda_root(system)
-    if root:
-        dirs.append(os.path.join(root, "envs"))
-    home = system.environ.get("HOME") or system.environ.get("USERPROFILE") or os.path.expanduser("~")
-    dirs.append(os.path.join(home, ".conda", "envs"))
-    return dirs
+    """conda's envs_dirs, in conda's order (cudaswitch/condaenvs.py)."""
+    from cudaswitch.condaenvs import layout
+
+    return layout(system).envs_dirs
 
 
 def site_packages(prefix: str) -> List[str]:
@@ -100,14 +97,16 @@ def resolve_env(system: System, name: Optional[str] = None, prefix: Optional[str
             if root and _is_env(root):
                 return _make(root, system)
             raise UsageError("cannot find the base environment: run this from a shell where 'conda activate' works")
-        tried = []
-        for d in envs_dirs(system):
-            cand = os.path.join(d, name)
-            tried.append(cand)
-            if _is_env(cand):
-                return _make(cand, system)
+        from cudaswitch.condaenvs import layout, locate
+
+        lay = layout(system)
+        found = locate(name, system, lay)
+        if found:
+            return _make(found, system)
+        tried = [os.path.join(d, name) for d in lay.envs_dirs]
+        broken = "".join(f"; {p}" for p in lay.problems)  # e.g. a .condarc conda cannot parse either
         raise UsageError(f"no conda environment named {name!r} (looked in {', '.join(tried)}); "
-                         f"'conda env list' shows the names, or use -p PREFIX")
+                         f"'conda env list' shows the names, or use -p PREFIX{broken}")
     current = system.environ.get("CONDA_PREFIX")
     if current and _is_env(current):
         return _make(current, system)
@@ -129,6 +128,9 @@ class SwitchState:
     ld_library_path: bool = False
     files: List[str] = field(default_factory=list)  # what `use` wrote (relative to the prefix): `off` removes these
     created_dirs: List[str] = field(default_factory=list)  # hook folders `use` created: `off` removes them if empty
+    smoke_status: Optional[str] = None  # the last smoke test with this choice (`cudaswitch envs` shows it)
+    smoke_code: Optional[str] = None
+    smoke_time: Optional[str] = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -235,6 +237,23 @@ def write_state(env: CondaEnv, state: SwitchState) -> None:
         trust.write_at(fd, STATE_FILE[-1], buf.getvalue().encode("utf-8"))
     finally:
         os.close(fd)
+
+
+def record_smoke(env: CondaEnv, status: str, code: Optional[str]) -> bool:
+    """Keep the last smoke result in the state file of a switched environment (an unswitched one has none to
+    keep it in: writing one would make it look switched)."""
+    import datetime
+
+    try:
+        state = read_state(env)
+    except CudaswitchError:
+        return False
+    if state is None:
+        return False
+    state.smoke_status, state.smoke_code = status, code
+    state.smoke_time = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    write_state(env, state)
+    return True
 
 
 def clear_state(env: CondaEnv) -> bool:

@@ -15,7 +15,9 @@ JSON_SCHEMA = 1
 
 
 def _fail(message: str, code: int) -> None:
-    click.echo(f"cudaswitch: error: {message}", err=True)
+    from cudaswitch.render import error_line
+
+    click.echo(error_line(message), err=True)
     sys.exit(code)
 
 
@@ -58,8 +60,10 @@ def _discover(system):
 
 
 def _warn(lines):
+    from cudaswitch.render import warning_line
+
     for line in lines:
-        click.echo(f"warning: {line}", err=True)
+        click.echo(warning_line(line), err=True)
 
 
 def _json_out(payload: dict) -> None:
@@ -73,6 +77,9 @@ class _OneLineErrors(click.Group):
     instead of click's three-line usage block."""
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        from cudaswitch.console import prepare
+
+        prepare()
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:
@@ -421,6 +428,7 @@ def doctor(name, prefix, as_json):
     from cudaswitch.doctor import run_doctor
     from cudaswitch.environment import resolve_env
     from cudaswitch.errors import UsageError
+    from cudaswitch.i18n import _, tr
 
     system = _system()
     env = None
@@ -449,9 +457,9 @@ def doctor(name, prefix, as_json):
     if not report.findings:
         click.echo("no problems found")
     for f in report.findings:
-        click.echo(f"{f.severity:<8} {f.code}: {f.cause}")
+        click.echo(f"{f.severity:<8} {f.code}: {tr(f.cause)}")
         if f.fix and f.fix != "-" and f.severity != "info":
-            click.echo(f"{'':<8} fix: {f.fix}")
+            click.echo(f"{'':<8} " + _("fix: {fix}").format(fix=tr(f.fix)))
     click.echo("result: " + ("OK" if report.ok else "problems found"))
     sys.exit(report.exit_code)
 

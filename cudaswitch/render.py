@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any, List, Sequence
 
+from cudaswitch.i18n import _, tr
+
 
 def table(headers: Sequence[str], rows: List[Sequence[Any]]) -> str:
     cells = [[("" if c is None else str(c)) for c in row] for row in rows]
@@ -19,3 +21,12 @@ def table(headers: Sequence[str], rows: List[Sequence[Any]]) -> str:
 
 def to_json(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+def error_line(message: str) -> str:
+    """The one line every failure ends in; the message is translated when it is a marked one."""
+    return _("cudaswitch: error: {message}").format(message=tr(message))
+
+
+def warning_line(message: str) -> str:
+    return _("warning: {message}").format(message=tr(message))

@@ -29,8 +29,15 @@ DOMAIN = "cudaswitch"
 KEYWORDS = {"_": None, "N_": None, "M": None}
 
 
-def po_paths() -> List[Path]:
-    return sorted(LOCALE.glob(f"*/LC_MESSAGES/{DOMAIN}.po"))
+def po_paths(locale_dir: Path = LOCALE) -> List[Path]:
+    return sorted(locale_dir.glob(f"*/LC_MESSAGES/{DOMAIN}.po"))
+
+
+def _rel(path: Path) -> str:
+    try:
+        return str(path.relative_to(REPO))
+    except ValueError:
+        return str(path)
 
 
 def extract() -> Catalog:
@@ -55,7 +62,7 @@ def update() -> None:
         catalog.obsolete.clear()
         catalog.fuzzy = False
         catalog.last_translator = "cudaswitch maintainers"
-        catalog.language_team = f"{catalog.locale} (glossary: cudaswitch/locale/{catalog.locale}/glossary.md)"
+        catalog.language_team = f"{path.parent.parent.name} (glossary: cudaswitch/locale/{path.parent.parent.name}/glossary.md)"
         with open(path, "wb") as fh:
             # no source locations: line numbers would change with every edit of the code and make merges conflict
             write_po(fh, catalog, width=116, sort_output=False, include_previous=False, no_location=True)
@@ -89,12 +96,12 @@ def fields(text: str) -> List[str]:
     return out
 
 
-def problems() -> List[str]:
+def problems(locale_dir: Path = LOCALE) -> List[str]:
     """Everything that makes a catalog unfit to ship: untranslated, placeholders lost, .mo not the .po compiled."""
     found: List[str] = []
     wanted = {m.id: m for m in extract() if m.id}
-    for path in po_paths():
-        rel = path.relative_to(REPO)
+    for path in po_paths(locale_dir):
+        rel = _rel(path)
         catalog = load_po(path)
         have: Dict[str, Tuple[str, bool]] = {m.id: (m.string, m.fuzzy) for m in catalog if m.id}
         for msgid, msg in wanted.items():
@@ -107,14 +114,14 @@ def problems() -> List[str]:
                              f"{msgid!r}")
         mo = path.with_suffix(".mo")
         if not mo.is_file():
-            found.append(f"{mo.relative_to(REPO)} missing: run scripts/i18n_catalog.py compile")
+            found.append(f"{_rel(mo)} missing: run scripts/i18n_catalog.py compile")
             continue
         with open(mo, "rb") as fh:
             compiled = {m.id: m.string for m in read_mo(fh) if m.id}
         source = {m.id: m.string for m in catalog if m.id and m.string and not m.fuzzy}
         if compiled != source:
             diff = sorted(set(compiled.items()) ^ set(source.items()), key=str)[:3]
-            found.append(f"{mo.relative_to(REPO)} is not {rel} compiled (e.g. {diff}): run scripts/i18n_catalog.py "
+            found.append(f"{_rel(mo)} is not {rel} compiled (e.g. {diff}): run scripts/i18n_catalog.py "
                          f"compile")
     return found
 

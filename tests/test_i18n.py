@@ -194,8 +194,20 @@ def test_output_never_fails_on_the_console_encoding(clean_env, tmp_path, encodin
         assert err.startswith("cudaswitch: error: ") and str(missing) in err
     else:  # English, and the folder as escapes a user can still read back
         assert err.startswith("cudaswitch: error: ") and "\\u5b9e\\u9a8c\\u5ba4" in err
-    r = subprocess.run([sys.executable, "-m", "cudaswitch", "doctor"], env=env, capture_output=True, timeout=120)
-    assert r.returncode in (0, 1) and b"Traceback" not in r.stderr
+    # stdout is strict by default (stderr already escapes): an environment whose folder has a CJK name
+    prefix = tmp_path / "实验室 环境"
+    (prefix / "conda-meta").mkdir(parents=True)
+    r = subprocess.run([sys.executable, "-m", "cudaswitch", "doctor", "-p", str(prefix)],
+                       env=dict(env, CUDA_PATH=str(tmp_path / "gone")), capture_output=True, timeout=120)
+    out, err = r.stdout.decode(written), r.stderr.decode(written)
+    assert r.returncode in (0, 1) and "internal error" not in err and "Traceback" not in err, err
+    if written == encoding and not chinese:
+        assert f"({tmp_path}/\\u5b9e\\u9a8c\\u5ba4 \\u73af\\u5883)" in out, out
+    else:
+        assert f"({prefix})" in out, out
+    # a finding with a fix (CUDA_PATH names a missing folder), in the language the console can show
+    assert "error    CUDA_PATH_MISSING: " in out
+    assert ("解决: " in out) == chinese and ("fix: " in out) != chinese, out
 
 
 def test_a_forced_language_on_a_console_that_cannot_show_it_falls_back_to_english(clean_env, tmp_path):

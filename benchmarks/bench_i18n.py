@@ -4,7 +4,10 @@ interleaved in the same loop so machine noise hits both; the figure is the ratio
   - `list --json` (20 toolkits): prints no human text, so it must not read the catalog (target ratio ~1.0);
   - `doctor -p MISSING`: one translated error line, so the catalog is read (the cost of the lazy load).
 
-Run: python benchmarks/bench_i18n.py [--runs 30]
+With `--baseline DIR` (a checkout from before translation, e.g. `git archive 057d576 | tar -x -C DIR`), also
+`list --json` of this checkout against DIR's under LANG=zh_CN.UTF-8, interleaved (ratio this / baseline).
+
+Run: python benchmarks/bench_i18n.py [--runs 30] [--baseline DIR]
 """
 
 import argparse
@@ -29,6 +32,7 @@ def timed(cmd, env):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--baseline", help="a checkout of cudaswitch without translation")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         roots = make_toolkits(Path(tmp))
@@ -51,6 +55,16 @@ def main():
             ma, mb = statistics.median(a), statistics.median(b)
             print(f"{label:<32} en {ma * 1000:6.1f} ms   zh_CN {mb * 1000:6.1f} ms   ratio zh/en {mb / ma:.2f}"
                   f"   ({args.runs} runs)")
+        if args.baseline:
+            full = [sys.executable, "-m", "cudaswitch", "list", "--json"]
+            old = dict(zh, PYTHONPATH=str(Path(args.baseline).resolve()))
+            a, b = [], []
+            for _ in range(args.runs):
+                a.append(timed(full, zh))
+                b.append(timed(full, old))
+            ma, mb = statistics.median(a), statistics.median(b)
+            print(f"{'list --json, zh_CN, vs baseline':<32} this {ma * 1000:6.1f} ms   baseline {mb * 1000:6.1f} ms   "
+                  f"ratio {ma / mb:.2f}   ({args.runs} runs)")
 
 
 if __name__ == "__main__":

@@ -78,6 +78,21 @@ def test_windows_ui_language_off_windows_is_none():
     assert i18n.windows_ui_language() is None
 
 
+@pytest.mark.parametrize("langid, expected", [(0x0804, "zh_CN"), (0x1004, "zh_SG"), (0x0409, "en_US"),
+                                              (0x0404, "zh_TW"), (0x7FFF, None)])
+def test_the_real_system_reads_the_windows_ui_language_through_kernel32(monkeypatch, langid, expected):
+    """The default `System.ui_language` calls GetUserDefaultUILanguage (only a stand-in kernel32 exists here)."""
+    import ctypes
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(ctypes, "windll", SimpleNamespace(
+        kernel32=SimpleNamespace(GetUserDefaultUILanguage=lambda: langid)), raising=False)
+    system = System(os="windows", environ={})
+    assert system.ui_language() == expected
+    assert choose_language(system.environ, True, system.ui_language) == ("zh_CN" if expected in ("zh_CN", "zh_SG")
+                                                                         else "en")
+
+
 # ---- translating, and falling back line by line ----------------------------------------------------------
 
 def test_marked_text_is_translated_and_unknown_text_stays_english():

@@ -81,15 +81,17 @@ def choose_language(environ: Mapping[str, str], windows: bool = False,
     """The catalog to use: "zh_CN" or "en".
 
     `CUDASWITCH_LANG` wins everywhere. Otherwise the gettext order: the first of LANGUAGE, LC_ALL, LC_MESSAGES,
-    LANG that is set decides (LANGUAGE may list several, `zh_TW:zh_CN:en`, and is ignored when the locale is "C",
-    as GNU gettext does). On Windows, where those are usually unset, the user's UI language.
+    LANG that is set decides (LANGUAGE may list several, `zh_TW:zh_CN:en`, and is ignored when the locale is "C"
+    or unset on POSIX, as GNU gettext does). On Windows, where those are usually unset, the user's UI language.
     """
     forced = environ.get("CUDASWITCH_LANG", "").strip()
     if forced:
         return _normalise(forced) or ENGLISH
     locale_name = next((environ[v] for v in ("LC_ALL", "LC_MESSAGES", "LANG") if environ.get(v)), "")
     candidates: List[str] = []
-    is_c = locale_name.split(".")[0].upper() in ("C", "POSIX")
+    # POSIX without any locale variable runs in the C locale, where GNU gettext ignores LANGUAGE too
+    # (docs/design/i18n.md); Windows has no such default, its locale comes from the user's settings
+    is_c = locale_name.split(".")[0].upper() in ("C", "POSIX") or (not locale_name and not windows)
     if environ.get("LANGUAGE") and not is_c:
         candidates += environ["LANGUAGE"].split(":")
     if locale_name:

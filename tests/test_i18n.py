@@ -46,6 +46,8 @@ def _fresh_language():
     ({"LC_MESSAGES": "zh_CN.UTF-8", "LANG": "en_US.UTF-8"}, "zh_CN"),
     ({"LANGUAGE": "zh_TW:zh_CN:en", "LANG": "en_US.UTF-8"}, "zh_CN"),  # first LANGUAGE entry with a catalog
     ({"LANGUAGE": "zh_CN", "LANG": "C"}, "en"),  # GNU gettext ignores LANGUAGE under the C locale
+    ({"LANGUAGE": "zh_CN", "LC_ALL": "C.UTF-8"}, "en"),
+    ({"LANGUAGE": "zh_CN"}, "en"),  # no locale variable on POSIX is the C locale
     ({"CUDASWITCH_LANG": "zh_CN", "LANG": "C"}, "zh_CN"),
     ({"CUDASWITCH_LANG": "en", "LANG": "zh_CN.UTF-8"}, "en"),
     ({"CUDASWITCH_LANG": "klingon", "LANG": "zh_CN.UTF-8"}, "en"),
@@ -63,6 +65,8 @@ def test_windows_follows_the_ui_language_when_no_variable_is_set():
     unknown = System(os="windows", environ={}, ui_language=lambda: None)
     for system, expected in ((chinese, "zh_CN"), (english, "en"), (taiwan, "en"), (unknown, "en")):
         assert choose_language(system.environ, system.windows, system.ui_language) == expected
+    # Windows has no C-locale default: LANGUAGE alone counts there
+    assert choose_language({"LANGUAGE": "zh_CN"}, True, english.ui_language) == "zh_CN"
     # a variable set by the user (Git Bash, MSYS2 set LANG) or the override wins over the UI language
     chinese.environ = {"LANG": "en_US.UTF-8"}
     assert choose_language(chinese.environ, chinese.windows, chinese.ui_language) == "en"

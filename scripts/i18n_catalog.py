@@ -58,14 +58,18 @@ def update() -> None:
     template = extract()
     for path in po_paths():
         catalog = load_po(path)
+        created = catalog.creation_date  # kept: a date changing on every update would make every merge conflict
         catalog.update(template, no_fuzzy_matching=True)
+        catalog.creation_date = created
         catalog.obsolete.clear()
         catalog.fuzzy = False
         catalog.last_translator = "cudaswitch maintainers"
-        catalog.language_team = f"{path.parent.parent.name} (glossary: cudaswitch/locale/{path.parent.parent.name}/glossary.md)"
+        lang = path.parent.parent.name
+        catalog.language_team = f"{lang} (glossary: cudaswitch/locale/{lang}/glossary.md)"
         with open(path, "wb") as fh:
             # no source locations: line numbers would change with every edit of the code and make merges conflict
-            write_po(fh, catalog, width=116, sort_output=False, include_previous=False, no_location=True)
+            write_po(fh, catalog, width=116, sort_output=False, include_previous=False,
+                     no_location=True)
         print(f"{path.relative_to(REPO)}: {len(catalog)} messages, "
               f"{sum(1 for m in catalog if m.id and not m.string)} untranslated")
 

@@ -18,11 +18,12 @@ JSON_SCHEMA = 1
 def _fail(message: str, code: int) -> None:
     import re
 
-    from cudaswitch.render import printable
+    from cudaswitch.render import error_line, printable
 
     try:
-        # an error is one line (a path's own spaces stay as they are); control characters shown, not sent
-        click.echo("cudaswitch: error: " + printable(re.sub(r"\s*[\r\n]+\s*", " ", str(message))), err=True)
+        # translated first (a marked message keeps its template), then one line: a path's own spaces stay as they
+        # are; control characters are shown, not sent
+        click.echo(printable(re.sub(r"\s*[\r\n]+\s*", " ", error_line(message))), err=True)
     except OSError:
         pass  # stderr is gone too; the exit code still says it
     sys.exit(code)
@@ -105,10 +106,10 @@ def _discover(system):
 
 
 def _warn(lines):
-    from cudaswitch.render import printable
+    from cudaswitch.render import printable, warning_line
 
     for line in lines:
-        click.echo(f"warning: {printable(line)}", err=True)
+        click.echo(printable(warning_line(line)), err=True)
 
 
 def _json_out(payload: dict) -> None:
@@ -122,6 +123,9 @@ class _OneLineErrors(click.Group):
     instead of click's three-line usage block."""
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        from cudaswitch.console import prepare
+
+        prepare()
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         for stream in (sys.stdout, sys.stderr):
@@ -652,6 +656,7 @@ def doctor(name, prefix, as_json):
     from cudaswitch.doctor import run_doctor
     from cudaswitch.environment import resolve_env
     from cudaswitch.errors import UsageError
+    from cudaswitch.i18n import _, tr
 
     system = _system()
     env = None
@@ -680,9 +685,9 @@ def doctor(name, prefix, as_json):
     if not report.findings:
         click.echo("no problems found")
     for f in report.findings:
-        click.echo(f"{f.severity:<8} {f.code}: {f.cause}")
+        click.echo(f"{f.severity:<8} {f.code}: {tr(f.cause)}")
         if f.fix and f.fix != "-" and f.severity != "info":
-            click.echo(f"{'':<8} fix: {f.fix}")
+            click.echo(f"{'':<8} " + _("fix: {fix}").format(fix=tr(f.fix)))
     click.echo("result: " + ("OK" if report.ok else "problems found"))
     sys.exit(report.exit_code)
 

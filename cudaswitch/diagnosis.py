@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from cudaswitch.environment import site_packages
+from cudaswitch.i18n import N_
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 
@@ -33,71 +34,71 @@ class Finding:
 
 # code -> (what it means, the usual fix, where the symptom and the fix are documented)
 CATALOGUE: Dict[str, tuple] = {
-    "TORCH_NOT_INSTALLED": ("torch is not installed in the environment (smoke test skipped)",
-                            "install torch; `cudaswitch recommend` prints the pip line that fits this machine",
+    "TORCH_NOT_INSTALLED": (N_("torch is not installed in the environment (smoke test skipped)"),
+                            N_("install torch; `cudaswitch recommend` prints the pip line that fits this machine"),
                             "seed 003 table: 'No module named torch'"),
-    "PYTHON_MISSING": ("the environment has no Python interpreter, so no torch (smoke test skipped)", "conda install -p PREFIX python",
+    "PYTHON_MISSING": (N_("the environment has no Python interpreter, so no torch (smoke test skipped)"), N_("conda install -p PREFIX python"),
                        "-"),
-    "PYTHON_FOREIGN": ("the environment's Python could have been written by another user than the one running "
-                       "cudaswitch, which does not run it with its own rights (smoke test skipped)",
-                       "run the smoke test as the environment's owner: sudo -u OWNER cudaswitch smoke -p PREFIX",
+    "PYTHON_FOREIGN": (N_("the environment's Python could have been written by another user than the one running "
+                       "cudaswitch, which does not run it with its own rights (smoke test skipped)"),
+                       N_("run the smoke test as the environment's owner: sudo -u OWNER cudaswitch smoke -p PREFIX"),
                        "docs/design/security.md"),
-    "PYTHON_32BIT": ("32-bit Python: torch ships 64-bit wheels only; c10.dll fails to load",
-                     "recreate the environment with a 64-bit Python", "seed 000 section 1.3"),
-    "CPU_ONLY_BUILD": ("torch is a CPU-only build (torch.version.cuda is None)",
-                       "reinstall torch from a CUDA index: `cudaswitch recommend` prints the line",
+    "PYTHON_32BIT": (N_("32-bit Python: torch ships 64-bit wheels only; c10.dll fails to load"),
+                     N_("recreate the environment with a 64-bit Python"), "seed 000 section 1.3"),
+    "CPU_ONLY_BUILD": (N_("torch is a CPU-only build (torch.version.cuda is None)"),
+                       N_("reinstall torch from a CUDA index: `cudaswitch recommend` prints the line"),
                        "seeds 000 4.1, 003 4.3 ('torch.version.cuda 返回 None')"),
-    "NO_GPU": ("torch has CUDA but no GPU/driver is usable", "install the NVIDIA driver, or pass --cpu-ok",
+    "NO_GPU": (N_("torch has CUDA but no GPU/driver is usable"), N_("install the NVIDIA driver, or pass --cpu-ok"),
                "seed 004 table ('is_available() 返回 False')"),
-    "DRIVER_TOO_OLD": ("the NVIDIA driver is older than torch's CUDA build needs",
-                       "update the driver, or install a torch build for the driver's CUDA (`cudaswitch recommend`)",
+    "DRIVER_TOO_OLD": (N_("the NVIDIA driver is older than torch's CUDA build needs"),
+                       N_("update the driver, or install a torch build for the driver's CUDA (`cudaswitch recommend`)"),
                        "seed 003 4.3; c10/cuda/CUDAFunctions.cpp warning text; cuda-data.md 2.1"),
-    "CUDA_VISIBLE_DEVICES_HIDDEN": ("CUDA_VISIBLE_DEVICES hides every GPU", "unset CUDA_VISIBLE_DEVICES (or set it "
-                                    "to the GPU index you want)", "seed 003 4.3; conda's __cuda plugin pops it"),
-    "NO_KERNEL_IMAGE": ("the GPU's architecture is missing from this torch build ('no kernel image is available')",
-                        "install a torch build that lists this GPU's sm_XY (`cudaswitch recommend`)",
+    "CUDA_VISIBLE_DEVICES_HIDDEN": (N_("CUDA_VISIBLE_DEVICES hides every GPU"), N_("unset CUDA_VISIBLE_DEVICES (or set it "
+                                    "to the GPU index you want)"), "seed 003 4.3; conda's __cuda plugin pops it"),
+    "NO_KERNEL_IMAGE": (N_("the GPU's architecture is missing from this torch build ('no kernel image is available')"),
+                        N_("install a torch build that lists this GPU's sm_XY (`cudaswitch recommend`)"),
                         "seed 004 table; seed 003 4.4; torch/cuda/__init__.py capability warning"),
-    "DLL_INIT_FAILED": ("WinError 1114: a torch DLL (c10.dll) failed to initialise",
-                        "install the VC++ 2015-2022 x64 redistributable; import torch before PyQt/PySide; "
-                        "reinstall torch with one tool only",
+    "DLL_INIT_FAILED": (N_("WinError 1114: a torch DLL (c10.dll) failed to initialise"),
+                        N_("install the VC++ 2015-2022 x64 redistributable; import torch before PyQt/PySide; "
+                        "reinstall torch with one tool only"),
                         "seeds 000 section 5, 003 4.1; pytorch/pytorch#169429, #166628, #126507"),
-    "DLL_NOT_FOUND": ("WinError 126: a DLL torch needs is missing", "install the VC++ 2015-2022 x64 "
-                      "redistributable, then reinstall torch", "seeds 003 4.2, 004 4.3"),
-    "NUMPY_ABI": ("NumPy 2.x with a module compiled for NumPy 1.x (_ARRAY_API not found)",
-                  "pip install 'numpy<2' (or upgrade the module that was built for NumPy 1.x)",
+    "DLL_NOT_FOUND": (N_("WinError 126: a DLL torch needs is missing"), N_("install the VC++ 2015-2022 x64 "
+                      "redistributable, then reinstall torch"), "seeds 003 4.2, 004 4.3"),
+    "NUMPY_ABI": (N_("NumPy 2.x with a module compiled for NumPy 1.x (_ARRAY_API not found)"),
+                  N_("pip install 'numpy<2' (or upgrade the module that was built for NumPy 1.x)"),
                   "seed 003 4.2; seed 000 5.2 table; pytorch/pytorch#135013"),
-    "OPENMP_DUPLICATE": ("OMP: Error #15: two OpenMP runtimes are loaded", "remove one of the runtimes listed (keep "
-                         "torch's for pip torch, conda's for conda torch); do not set KMP_DUPLICATE_LIB_OK",
+    "OPENMP_DUPLICATE": (N_("OMP: Error #15: two OpenMP runtimes are loaded"), N_("remove one of the runtimes listed (keep "
+                         "torch's for pip torch, conda's for conda torch); do not set KMP_DUPLICATE_LIB_OK"),
                          "seed 003 4.2"),
-    "LIB_SHADOWED": ("'undefined symbol': LD_LIBRARY_PATH puts other CUDA libraries before torch's pip wheels",
-                     "remove that folder from LD_LIBRARY_PATH (switch without adding the toolkit's lib64 to "
-                     "LD_LIBRARY_PATH)",
+    "LIB_SHADOWED": (N_("'undefined symbol': LD_LIBRARY_PATH puts other CUDA libraries before torch's pip wheels"),
+                     N_("remove that folder from LD_LIBRARY_PATH (switch without adding the toolkit's lib64 to "
+                     "LD_LIBRARY_PATH)"),
                      "seed 003 table ('undefined symbol'); pytorch/pytorch#111469, #140797, #152783"),
-    "TORCH_MIXED_INSTALL": ("torch is installed twice (conda and pip, or two folders on sys.path)",
-                            "pip uninstall torch torchvision torchaudio; conda remove pytorch; then reinstall "
-                            "with ONE tool", "seeds 000 5.2, 003 2.2, 004 5.3"),
-    "NO_AVX2": ("the CPU lacks AVX2, which torch's wheels require", "use an older torch build or another machine",
+    "TORCH_MIXED_INSTALL": (N_("torch is installed twice (conda and pip, or two folders on sys.path)"),
+                            N_("pip uninstall torch torchvision torchaudio; conda remove pytorch; then reinstall "
+                            "with ONE tool"), "seeds 000 5.2, 003 2.2, 004 5.3"),
+    "NO_AVX2": (N_("the CPU lacks AVX2, which torch's wheels require"), N_("use an older torch build or another machine"),
                 "seed 000 5.2 table"),
-    "ILLEGAL_INSTRUCTION": ("torch was built for instructions this CPU does not have", "install the official "
-                            "wheel for this platform (a conda-forge or custom build may target a newer CPU)",
+    "ILLEGAL_INSTRUCTION": (N_("torch was built for instructions this CPU does not have"), N_("install the official "
+                            "wheel for this platform (a conda-forge or custom build may target a newer CPU)"),
                             "seed 000 5.2 table (AVX2 row)"),
-    "PROBE_TIMEOUT": ("the probe did not finish in time", "rerun with a larger --timeout; if it hangs at the same "
-                      "stage, that stage is the problem", "-"),
-    "PROBE_CRASHED": ("the Python process died without a result", "run `python -c \"import torch\"` in the "
-                      "environment to see the crash", "-"),
-    "IMPORT_FAILED": ("import torch failed", "read the error; reinstall torch if the files are damaged", "-"),
-    "CUDNN_FAILED": ("the cuDNN convolution failed", "remove other cuDNN copies from PATH/LD_LIBRARY_PATH so torch "
-                     "loads its own", "seed 004 4.3; seed 003 3.3"),
-    "COMPUTE_FAILED": ("a GPU computation failed", "read the error; check the driver with nvidia-smi", "-"),
-    "PYTHON_UNSUPPORTED": ("this Python is outside the torch release's supported range", "use a Python the release "
-                           "supports, or another torch release", "cuda-data.md 5.1; seed 003 1.1"),
-    "TORCH_TOOLKIT_MAJOR_MISMATCH": ("torch's CUDA major differs from the selected toolkit's: CUDA extensions will "
-                                     "not build", "switch to a toolkit of torch's CUDA major (`cudaswitch use X.Y`)",
+    "PROBE_TIMEOUT": (N_("the probe did not finish in time"), N_("rerun with a larger --timeout; if it hangs at the same "
+                      "stage, that stage is the problem"), "-"),
+    "PROBE_CRASHED": (N_("the Python process died without a result"), N_("run `python -c \"import torch\"` in the "
+                      "environment to see the crash"), "-"),
+    "IMPORT_FAILED": (N_("import torch failed"), N_("read the error; reinstall torch if the files are damaged"), "-"),
+    "CUDNN_FAILED": (N_("the cuDNN convolution failed"), N_("remove other cuDNN copies from PATH/LD_LIBRARY_PATH so torch "
+                     "loads its own"), "seed 004 4.3; seed 003 3.3"),
+    "COMPUTE_FAILED": (N_("a GPU computation failed"), N_("read the error; check the driver with nvidia-smi"), "-"),
+    "PYTHON_UNSUPPORTED": (N_("this Python is outside the torch release's supported range"), N_("use a Python the release "
+                           "supports, or another torch release"), "cuda-data.md 5.1; seed 003 1.1"),
+    "TORCH_TOOLKIT_MAJOR_MISMATCH": (N_("torch's CUDA major differs from the selected toolkit's: CUDA extensions will "
+                                     "not build"), N_("switch to a toolkit of torch's CUDA major (`cudaswitch use X.Y`)"),
                                      "anchors.md 7 (cpp_extension CUDA_MISMATCH_MESSAGE); prefix-dev/pixi#2145"),
-    "TOOLKIT_MISSING": ("the toolkit `cudaswitch use` chose for the environment is no longer installed",
-                        "run `cudaswitch use X.Y` with an installed toolkit (`cudaswitch list`)", "-"),
-    "DRIVER_MINOR_COMPAT": ("the driver is older than torch's CUDA minor: runs under minor-version compatibility",
-                            "update the driver for full support (PTX JIT of newer code)", "cuda-data.md 2.2"),
+    "TOOLKIT_MISSING": (N_("the toolkit `cudaswitch use` chose for the environment is no longer installed"),
+                        N_("run `cudaswitch use X.Y` with an installed toolkit (`cudaswitch list`)"), "-"),
+    "DRIVER_MINOR_COMPAT": (N_("the driver is older than torch's CUDA minor: runs under minor-version compatibility"),
+                            N_("update the driver for full support (PTX JIT of newer code)"), "cuda-data.md 2.2"),
 }
 
 
@@ -287,8 +288,8 @@ def classify_import_failure(text: str, outcome: ProbeOutcome, prefix: str, envir
 
             avx = cpu_has_avx2()
         if avx:
-            out.append(finding("ILLEGAL_INSTRUCTION", ERROR, "torch died with an illegal instruction (SIGILL) although "
-                               "this CPU has AVX2: the build needs an instruction set this CPU lacks"))
+            out.append(finding("ILLEGAL_INSTRUCTION", ERROR, N_("torch died with an illegal instruction (SIGILL) although "
+                               "this CPU has AVX2: the build needs an instruction set this CPU lacks")))
         else:
             out.append(finding("NO_AVX2", ERROR, "torch died with an illegal instruction (SIGILL)"
                                + (": this CPU lacks AVX2" if avx is False else "")))

@@ -18,29 +18,30 @@ from typing import Callable, Dict, List, Optional
 from cudaswitch import knowledge
 from cudaswitch.diagnosis import ERROR, INFO, WARNING, Finding, install_findings
 from cudaswitch.environment import site_packages
+from cudaswitch.i18n import N_
 from cudaswitch.system import System
 
 DOCTOR_CHECKS = {
-    "MULTIPLE_CUDA_ON_PATH": "several toolkits' bin folders on PATH (the first wins, the others confuse builds)",
-    "MULTIPLE_CUDA_ON_LD_LIBRARY_PATH": "several toolkits' lib folders on LD_LIBRARY_PATH",
-    "CUDA_VARS_DISAGREE": "CUDA_HOME, CUDA_PATH and nvcc on PATH name different toolkits",
-    "CUDA_PATH_MISSING": "CUDA_PATH or CUDA_HOME points at a folder that does not exist",
-    "CUDA_PATH_NOT_TOOLKIT": "CUDA_PATH or CUDA_HOME points at a folder that is no CUDA toolkit",
-    "LDCONF_PINS_CUDA": "/etc/ld.so.conf.d puts one toolkit's libraries in the loader cache for every process",
-    "NO_DRIVER": "no NVIDIA driver found",
-    "DRIVER_BELOW_TOOLKIT": "the driver's maximum CUDA is below a toolkit in use",
-    "WSL2": "running under WSL2: the driver comes from Windows through /usr/lib/wsl/lib",
-    "WSL2_LINUX_LIBCUDA": "a Linux libcuda inside WSL2 shadows the Windows driver's",
-    "PREFIX_NON_ASCII": "the conda prefix path has non-ASCII characters (Windows DLL loading breaks)",
-    "PREFIX_HAS_SPACES": "the conda prefix path has spaces (some builds break)",
-    "VCRUNTIME_MISSING": "the VC++ 2015-2022 runtime (msvcp140.dll, vcruntime140.dll, vcruntime140_1.dll) is missing",
-    "FOREIGN_CUDA_HOOKS": "another package's activate.d script also sets CUDA variables",
-    "TORCH_MIXED_INSTALL": "torch installed by both conda and pip",
-    "TORCH_DRIVER": "torch's CUDA build against the driver (from the tables)",
-    "PYTHON_UNSUPPORTED": "the env's Python is outside the torch release's range (from the tables)",
-    "CUDNN_TOOLKIT_MISMATCH": "a toolkit's cuDNN is not built for that toolkit's CUDA (from the tables)",
-    "CUDNN_BIN_WITHOUT_DLL": "PATH holds NVIDIA's cuDNN installer folder ...\\CUDNN\\v9.x\\bin, which has no DLL",
-    "CUDNN_NOT_ON_PATH": "cuDNN is installed but no cudnn64_*.dll is reachable on PATH (Windows)",
+    "MULTIPLE_CUDA_ON_PATH": N_("several toolkits' bin folders on PATH (the first wins, the others confuse builds)"),
+    "MULTIPLE_CUDA_ON_LD_LIBRARY_PATH": N_("several toolkits' lib folders on LD_LIBRARY_PATH"),
+    "CUDA_VARS_DISAGREE": N_("CUDA_HOME, CUDA_PATH and nvcc on PATH name different toolkits"),
+    "CUDA_PATH_MISSING": N_("CUDA_PATH or CUDA_HOME points at a folder that does not exist"),
+    "CUDA_PATH_NOT_TOOLKIT": N_("CUDA_PATH or CUDA_HOME points at a folder that is no CUDA toolkit"),
+    "LDCONF_PINS_CUDA": N_("/etc/ld.so.conf.d puts one toolkit's libraries in the loader cache for every process"),
+    "NO_DRIVER": N_("no NVIDIA driver found"),
+    "DRIVER_BELOW_TOOLKIT": N_("the driver's maximum CUDA is below a toolkit in use"),
+    "WSL2": N_("running under WSL2: the driver comes from Windows through /usr/lib/wsl/lib"),
+    "WSL2_LINUX_LIBCUDA": N_("a Linux libcuda inside WSL2 shadows the Windows driver's"),
+    "PREFIX_NON_ASCII": N_("the conda prefix path has non-ASCII characters (Windows DLL loading breaks)"),
+    "PREFIX_HAS_SPACES": N_("the conda prefix path has spaces (some builds break)"),
+    "VCRUNTIME_MISSING": N_("the VC++ 2015-2022 runtime (msvcp140.dll, vcruntime140.dll, vcruntime140_1.dll) is missing"),
+    "FOREIGN_CUDA_HOOKS": N_("another package's activate.d script also sets CUDA variables"),
+    "TORCH_MIXED_INSTALL": N_("torch installed by both conda and pip"),
+    "TORCH_DRIVER": N_("torch's CUDA build against the driver (from the tables)"),
+    "PYTHON_UNSUPPORTED": N_("the env's Python is outside the torch release's range (from the tables)"),
+    "CUDNN_TOOLKIT_MISMATCH": N_("a toolkit's cuDNN is not built for that toolkit's CUDA (from the tables)"),
+    "CUDNN_BIN_WITHOUT_DLL": N_("PATH holds NVIDIA's cuDNN installer folder ...\\CUDNN\\v9.x\\bin, which has no DLL"),
+    "CUDNN_NOT_ON_PATH": N_("cuDNN is installed but no cudnn64_*.dll is reachable on PATH (Windows)"),
 }
 
 
@@ -93,8 +94,8 @@ def shell_findings(state, system: System) -> List[Finding]:
         desc = ", ".join(f"{'nvcc on PATH' if v == 'nvcc' else v} -> CUDA {e.toolkit} ({e.toolkit_root})"
                          for v, e in named)
         out.append(_f("CUDA_VARS_DISAGREE", WARNING, f"the shell names {len(roots)} toolkits: {desc}",
-                      "torch builds use CUDA_HOME, CMake uses CUDA_PATH then nvcc: `cudaswitch use X.Y` sets all "
-                      "three to one toolkit"))
+                      N_("torch builds use CUDA_HOME, CMake uses CUDA_PATH then nvcc: `cudaswitch use X.Y` sets all "
+                      "three to one toolkit")))
     for var, code in (("PATH", "MULTIPLE_CUDA_ON_PATH"), ("LD_LIBRARY_PATH", "MULTIPLE_CUDA_ON_LD_LIBRARY_PATH")):
         seen: List = []
         for e in state.entries:
@@ -155,15 +156,15 @@ def wsl_findings(system: System) -> List[Finding]:
     wsl = system.local("/usr/lib/wsl/lib")
     if not wsl.is_dir():
         return []
-    out = [_f("WSL2", INFO, "WSL2: the NVIDIA driver is the Windows one, exposed in /usr/lib/wsl/lib",
-              "update the driver on Windows, never inside WSL; keep /usr/lib/wsl/lib on the loader path")]
+    out = [_f("WSL2", INFO, N_("WSL2: the NVIDIA driver is the Windows one, exposed in /usr/lib/wsl/lib"),
+              N_("update the driver on Windows, never inside WSL; keep /usr/lib/wsl/lib on the loader path"))]
     for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib"):
         for n in ("libcuda.so.1", "libcuda.so"):
             p = system.local(f"{d}/{n}")
             if p.exists() and not os.path.realpath(p).startswith(os.path.realpath(wsl)):
                 out.append(_f("WSL2_LINUX_LIBCUDA", ERROR,
                               f"{d}/{n} is a Linux driver library that shadows /usr/lib/wsl/lib/libcuda.so.1",
-                              "remove the Linux NVIDIA driver packages inside WSL (apt remove 'libnvidia-compute-*')"))
+                              N_("remove the Linux NVIDIA driver packages inside WSL (apt remove 'libnvidia-compute-*')")))
                 return out
     return out
 
@@ -175,18 +176,18 @@ def windows_findings(system: System, prefix: Optional[str]) -> List[Finding]:
     if prefix:
         if any(ord(c) > 127 for c in prefix):
             out.append(_f("PREFIX_NON_ASCII", WARNING, f"the environment path {prefix} has non-ASCII characters",
-                          "create the environment under an ASCII-only path (conda create -p C:\\envs\\NAME)"))
+                          N_("create the environment under an ASCII-only path (conda create -p C:\\envs\\NAME)")))
         if " " in prefix:
             out.append(_f("PREFIX_HAS_SPACES", WARNING, f"the environment path {prefix} has spaces",
-                          "create the environment under a path without spaces"))
+                          N_("create the environment under a path without spaces")))
     windir = system.environ.get("SystemRoot") or system.environ.get("windir") or r"C:\Windows"
     sys32 = system.join(windir, "System32")
     missing = [n for n in ("msvcp140.dll", "vcruntime140.dll", "vcruntime140_1.dll")
                if not system.local(system.join(sys32, n)).is_file()]
     if missing:
         out.append(_f("VCRUNTIME_MISSING", ERROR, f"{', '.join(missing)} missing from {sys32}: torch's c10.dll "
-                      f"fails with WinError 1114/126", "install the Microsoft Visual C++ 2015-2022 Redistributable "
-                      "(x64): https://aka.ms/vs/17/release/vc_redist.x64.exe", missing))
+                      f"fails with WinError 1114/126", N_("install the Microsoft Visual C++ 2015-2022 Redistributable "
+                      "(x64): https://aka.ms/vs/17/release/vc_redist.x64.exe"), missing))
     return out
 
 
@@ -213,8 +214,8 @@ def hook_findings(prefix: str) -> List[Finding]:
         hits = sorted({m.group(1).upper() for m in RX_SETS_CUDA.finditer(text)})
         if hits:
             out.append(_f("FOREIGN_CUDA_HOOKS", WARNING, f"{p} also sets {', '.join(hits)} on activation; whichever "
-                          f"hook runs last wins", "remove that package's hook or the package that installs it "
-                          "(conda list shows it), or keep it and do not use cudaswitch in this environment",
+                          f"hook runs last wins", N_("remove that package's hook or the package that installs it "
+                          "(conda list shows it), or keep it and do not use cudaswitch in this environment"),
                           [str(p)]))
     return out
 
@@ -288,7 +289,7 @@ def torch_findings(installs: Dict, driver: Dict, windows: bool) -> List[Finding]
         ok = knowledge.python_ok(base, py)
         if ok and not ok[0]:
             out.append(_f("PYTHON_UNSUPPORTED", ERROR, f"Python {py} has no wheel for torch {base} ({ok[1]}) [{ok[2]}]",
-                          "use a Python in that range, or another torch (`cudaswitch recommend`)"))
+                          N_("use a Python in that range, or another torch (`cudaswitch recommend`)")))
     cuda = installs.get("cuda")
     if cuda and driver.get("cuda_max"):
         v = knowledge.driver_runs(driver["cuda_max"], cuda, "windows" if windows else "linux")
@@ -297,10 +298,10 @@ def torch_findings(installs: Dict, driver: Dict, windows: bool) -> List[Finding]
             out.append(_f("TORCH_DRIVER", INFO, f"{label} with this driver: fine ({v.message})", "-"))
         elif v.status == "minor-compat":
             out.append(_f("TORCH_DRIVER", INFO, f"{label} with this driver: {v.message}",
-                          "update the driver for full support"))
+                          N_("update the driver for full support")))
         elif v.status == "too-old":
             out.append(_f("DRIVER_TOO_OLD", ERROR, f"{label} with this driver: {v.message}",
-                          "update the NVIDIA driver, or install torch for the driver's CUDA (`cudaswitch recommend`)"))
+                          N_("update the NVIDIA driver, or install torch for the driver's CUDA (`cudaswitch recommend`)")))
     return out
 
 
@@ -309,7 +310,7 @@ def torch_findings(installs: Dict, driver: Dict, windows: bool) -> List[Finding]
 def driver_findings(driver: Dict, toolkits_in_use: List, system: System) -> List[Finding]:
     if not driver.get("cuda_max"):
         return [_f("NO_DRIVER", INFO, f"no NVIDIA driver found ({driver.get('error') or 'none'}): CPU only",
-                   "install the NVIDIA driver if this machine has an NVIDIA GPU")]
+                   N_("install the NVIDIA driver if this machine has an NVIDIA GPU"))]
     out = []
     dmax = knowledge.vtuple(driver["cuda_max"])
     for label, tk in toolkits_in_use:
@@ -333,7 +334,7 @@ def cudnn_findings(toolkits) -> List[Finding]:
         ans = knowledge.cudnn_supports(tk.cudnn, tk.version)
         if ans and not ans[0]:
             out.append(_f("CUDNN_TOOLKIT_MISMATCH", WARNING, f"cuDNN {tk.cudnn} in {tk.root} is not listed for CUDA "
-                          f"{tk.cuda.short} [{ans[1]}]", "install the cuDNN build for this toolkit's CUDA major"))
+                          f"{tk.cuda.short} [{ans[1]}]", N_("install the cuDNN build for this toolkit's CUDA major")))
     return out
 
 

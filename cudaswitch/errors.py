@@ -6,6 +6,12 @@ class CudaswitchError(Exception):
 
     exit_code = 1
 
+    def __str__(self) -> str:
+        # the message itself, so that an `i18n.M` message reaches the CLI with its template and is translated
+        if len(self.args) == 1 and isinstance(self.args[0], str):
+            return self.args[0]
+        return super().__str__()
+
 
 class UsageError(CudaswitchError):
     """Bad input: an unknown or ambiguous selector, a missing option, a malformed file given by the user."""

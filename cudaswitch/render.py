@@ -6,6 +6,8 @@ import json
 import re
 from typing import Any, List, Sequence
 
+from cudaswitch.i18n import _, tr
+
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
@@ -45,3 +47,12 @@ def _no_surrogates(data: Any) -> Any:
     if isinstance(data, (list, tuple)):
         return [_no_surrogates(v) for v in data]
     return data
+
+
+def error_line(message: str) -> str:
+    """The one line every failure ends in; the message is translated when it is a marked one."""
+    return _("cudaswitch: error: {message}").format(message=tr(message))
+
+
+def warning_line(message: str) -> str:
+    return _("warning: {message}").format(message=tr(message))

@@ -395,6 +395,7 @@ def _report(status, findings, env_json, python, torch, driver, tk_json, steps, d
 def render(report: SmokeReport) -> List[str]:
     """The human-readable lines (the CLI echoes them; `cudaswitch use` can reuse them)."""
     from cudaswitch import knowledge
+    from cudaswitch.i18n import _, tr
 
     t, py, d = report.torch, report.python, report.driver
     lines = [f"smoke test: {report.env.get('name')} ({report.env.get('prefix')})"]
@@ -432,9 +433,9 @@ def render(report: SmokeReport) -> List[str]:
     for c in report.chain:
         lines.append(f"  chain      {c['check']}: {c['status']} ({c['detail']})")
     for f in report.findings:
-        lines.append(f"  {f.severity:<8}   {f.code}: {f.cause}")
+        lines.append(f"  {f.severity:<8}   {f.code}: {tr(f.cause)}")
         if f.fix and f.fix != "-" and f.severity != INFO:
-            lines.append(f"  {'':<8}   fix: {f.fix}")
+            lines.append(f"  {'':<8}   " + _("fix: {fix}").format(fix=tr(f.fix)))
     verdict = {"pass": "PASS", "fail": "FAIL", "skip": "SKIP"}[report.status]
-    lines.append(f"result: {verdict} ({report.code}: {report.cause}; {report.result})")
+    lines.append(f"result: {verdict} ({report.code}: {tr(report.cause)}; {report.result})")
     return lines

@@ -56,6 +56,12 @@ def read_windows_registry() -> List[Tuple[str, str]]:
     return found
 
 
+def _windows_ui_language() -> Optional[str]:
+    from cudaswitch.i18n import windows_ui_language
+
+    return windows_ui_language()
+
+
 @dataclass
 class System:
     """What cudaswitch may look at. `root` stands for `/` (Linux) or for the folder holding drive letters
@@ -67,6 +73,8 @@ class System:
     registry: RegistryReader = read_windows_registry
     run: Runner = run_subprocess
     python_paths: Optional[Sequence[str]] = None  # sys.path of the interpreter whose pip wheels to scan
+    # the Windows display language ("zh_CN"), read only when no locale variable is set (cudaswitch/i18n.py)
+    ui_language: Callable[[], Optional[str]] = field(default=lambda: _windows_ui_language())
 
     @classmethod
     def current(cls) -> "System":

@@ -69,3 +69,16 @@ def real_conda():
         pytest.skip("no real conda: set CUDASWITCH_TEST_CONDA to a conda root prefix, its python, or a conda "
                     "executable (or put conda on PATH) to run the real-conda tests")
     return found
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _english_messages():
+    """The tests read English output whatever the developer's locale is (LANG=zh_CN.UTF-8 would translate it);
+    tests/test_i18n.py sets the language it tests explicitly."""
+    old = os.environ.get("CUDASWITCH_LANG")
+    os.environ["CUDASWITCH_LANG"] = "en"
+    yield
+    if old is None:
+        os.environ.pop("CUDASWITCH_LANG", None)
+    else:
+        os.environ["CUDASWITCH_LANG"] = old

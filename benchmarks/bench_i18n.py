@@ -1,0 +1,71 @@
+"""What translation costs at start-up: each command run with LANG=en_US.UTF-8 and with LANG=zh_CN.UTF-8,
+interleaved in the same loop so machine noise hits both; the figure is the ratio of medians (zh / en).
+
+  - `list --json` (20 toolkits): prints no human text, so it must not read the catalog (target ratio ~1.0);
+  - `doctor -p MISSING`: one translated error line, so the catalog is read (the cost of the lazy load).
+
+With `--baseline DIR` (a checkout from before translation, e.g. `git archive 057d576 | tar -x -C DIR`), also
+`list --json` of this checkout against DIR's under LANG=zh_CN.UTF-8, interleaved (ratio this / baseline).
+
+Run: python benchmarks/bench_i18n.py [--runs 30] [--baseline DIR]
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_list import REPO, make_toolkits  # noqa: E402
+
+
+def timed(cmd, env):
+    t = time.perf_counter()
+    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--baseline", help="a checkout of cudaswitch without translation")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        roots = make_toolkits(Path(tmp))
+        base = {k: v for k, v in os.environ.items()
+                if k not in ("CUDASWITCH_LANG", "LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")}
+        base.update(CUDASWITCH_SEARCH_PATH=os.pathsep.join(roots), CUDASWITCH_CONFIG=str(Path(tmp) / "none.yaml"),
+                    PYTHONPATH=str(REPO))
+        en, zh = dict(base, LANG="en_US.UTF-8"), dict(base, LANG="zh_CN.UTF-8")
+        missing = str(Path(tmp) / "没有这个环境")
+        check = subprocess.run([sys.executable, "-m", "cudaswitch", "doctor", "-p", missing], env=zh,
+                               capture_output=True, text=True)
+        assert "错误" in check.stderr, check.stderr  # the zh run really prints Chinese
+        for label, cmd in (("list --json", ["list", "--json"]), ("doctor -p MISSING (error line)",
+                                                                  ["doctor", "-p", missing])):
+            full = [sys.executable, "-m", "cudaswitch", *cmd]
+            a, b = [], []
+            for _ in range(args.runs):
+                a.append(timed(full, en))
+                b.append(timed(full, zh))
+            ma, mb = statistics.median(a), statistics.median(b)
+            print(f"{label:<32} en {ma * 1000:6.1f} ms   zh_CN {mb * 1000:6.1f} ms   ratio zh/en {mb / ma:.2f}"
+                  f"   ({args.runs} runs)")
+        if args.baseline:
+            full = [sys.executable, "-m", "cudaswitch", "list", "--json"]
+            old = dict(zh, PYTHONPATH=str(Path(args.baseline).resolve()))
+            a, b = [], []
+            for _ in range(args.runs):
+                a.append(timed(full, zh))
+                b.append(timed(full, old))
+            ma, mb = statistics.median(a), statistics.median(b)
+            print(f"{'list --json, zh_CN, vs baseline':<32} this {ma * 1000:6.1f} ms   baseline {mb * 1000:6.1f} ms   "
+                  f"ratio {ma / mb:.2f}   ({args.runs} runs)")
+
+
+if __name__ == "__main__":
+    main()

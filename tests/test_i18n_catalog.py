@@ -1,0 +1,90 @@
+"""The shipped catalogs are complete and compiled: every marked message in cudaswitch/ has a translation that keeps
+its placeholders, and each .mo is exactly its .po compiled (scripts/i18n_catalog.py, Babel)."""
+
+import importlib.util
+import shutil
+
+import pytest
+
+from conftest import REPO
+
+pytest.importorskip("babel", reason="Babel is in the [test] extra; CI installs it")
+
+spec = importlib.util.spec_from_file_location("i18n_catalog", REPO / "scripts" / "i18n_catalog.py")
+catalog_tool = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(catalog_tool)
+
+PO = "zh_CN/LC_MESSAGES/cudaswitch.po"
+
+
+def test_the_shipped_catalogs_are_complete_and_compiled():
+    assert catalog_tool.po_paths(), "no catalog found"
+    assert catalog_tool.problems() == []
+
+
+@pytest.fixture
+def locale_copy(tmp_path):
+    dest = tmp_path / "locale"
+    shutil.copytree(REPO / "cudaswitch" / "locale", dest)
+    return dest
+
+
+def _edit(path, old, new):
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def test_a_message_without_translation_fails(locale_copy):
+    _edit(locale_copy / PO, 'msgstr "没有找到 NVIDIA 显卡驱动"', 'msgstr ""')
+    found = catalog_tool.problems(locale_copy)
+    assert any("no translation for 'no NVIDIA driver found'" in p for p in found), found
+
+
+def test_a_message_missing_from_the_catalog_fails(locale_copy):
+    _edit(locale_copy / PO, 'msgid "no NVIDIA driver found"\nmsgstr "没有找到 NVIDIA 显卡驱动"\n', '')
+    found = catalog_tool.problems(locale_copy)
+    assert any("no translation for 'no NVIDIA driver found' (cudaswitch/doctor.py" in p for p in found), found
+
+
+@pytest.mark.parametrize("old, new, lost", [
+    ('msgstr "警告: {message}"', 'msgstr "警告: {信息}"', "{message}"),
+    ('msgstr "cudaswitch: 错误: {message}"', 'msgstr "cudaswitch: 错误"', "{message}"),
+])
+def test_a_translation_that_lost_a_placeholder_fails(locale_copy, old, new, lost):
+    _edit(locale_copy / PO, old, new)
+    found = [p for p in catalog_tool.problems(locale_copy) if "placeholders" in p]
+    assert found and lost in found[0], found
+
+
+def test_printf_placeholders_count_too():
+    assert catalog_tool.fields("%s of %(n)d") != catalog_tool.fields("%s 个")
+    assert catalog_tool.fields("{a} {b}") == catalog_tool.fields("{b} 和 {a}")
+
+
+def test_a_compiled_catalog_that_is_not_its_source_fails(locale_copy):
+    _edit(locale_copy / PO, 'msgstr "没有找到 NVIDIA 显卡驱动"', 'msgstr "未找到 NVIDIA 显卡驱动"')
+    found = catalog_tool.problems(locale_copy)
+    assert any("is not" in p and "compiled" in p for p in found), found
+    (locale_copy / PO).with_suffix(".mo").write_bytes(catalog_tool.compile_mo(locale_copy / PO))
+    assert catalog_tool.problems(locale_copy) == []
+
+
+def test_the_glossary_terms_are_used_consistently():
+    """Every English term of the glossary is rendered by its Chinese term in every message that contains it."""
+    import re
+
+    from babel.messages.pofile import read_po
+
+    glossary = (REPO / "cudaswitch" / "locale" / "zh_CN" / "glossary.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `([^`]+)` \| ([^|]+?) \|", glossary, re.M)
+    assert len(rows) >= 10, rows
+    with open(REPO / "cudaswitch" / "locale" / PO, "rb") as fh:
+        messages = [m for m in read_po(fh) if m.id]
+    bad = []
+    for english, chinese in rows:
+        pattern = re.compile(rf"\b{re.escape(english)}s?\b")
+        for m in messages:
+            if pattern.search(m.id) and chinese not in m.string:
+                bad.append(f"{english} -> {chinese}: {m.id!r} -> {m.string!r}")
+    assert not bad, "\n".join(bad)

@@ -225,8 +225,10 @@ def _env_options(fn):
 @click.option("--cpu-ok", is_flag=True, help="Smoke test: no GPU is not a failure.")
 @click.option("--timeout", type=float, default=180.0, show_default=True, callback=_positive,
               help="Seconds the smoke test may take.")
+@click.option("--dry-run", is_flag=True, help="Say which toolkit it would use and why; write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="With 'auto': the choice and its reasons as JSON (implies --dry-run).")
 @handle_errors
-def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout):
+def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout, dry_run=False, as_json=False):
     """Make a conda environment use the CUDA toolkit SELECTOR names, in every shell, from its next activation."""
     from cudaswitch import hooks
     from cudaswitch.activation import changes_for
@@ -252,13 +254,18 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
             ld_flag = old.ld_library_path
     elif not selector:
         raise UsageError("missing SELECTOR, e.g. 'cudaswitch use 11.8' ('cudaswitch list' shows what is installed)")
-    if env.is_base and not yes:
+    if selector == "auto":
+        selector = _use_auto(env, system, dry_run or as_json, as_json)
+    if env.is_base and not yes and not dry_run:
         if not sys.stdin.isatty():
             raise UsageError("that is the base environment, which every shell starts in; add --yes to switch it anyway")
         click.confirm(f"Switch the base environment ({env.prefix}) to CUDA {selector}?", abort=True)
     tk = select(_discover(system), selector, system)
     if not tk.bin_dirs:
         raise UsageError(f"CUDA {tk.version} at {tk.root} has no bin folder to put on PATH")
+    if dry_run:
+        click.echo(f"Would make environment {env.name} ({env.prefix}) use CUDA {tk.version} ({tk.root}); nothing written.")
+        return
     ld, note = hooks.ld_choice(env.prefix, ld_flag)
     changes = changes_for(tk, system, ld_library_path=ld)
     written = hooks.switch(env, changes, tk, old.selector if refresh else selector, old, system.windows)
@@ -290,6 +297,28 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
     if report.exit_code:
         click.echo("The switch is kept. Fix the cause above, then run 'cudaswitch smoke' to check again.")
     sys.exit(report.exit_code)
+
+
+def _use_auto(env, system, dry_run, as_json):
+    """`use auto`: print the choice (torch_aware.pick); the selector to switch to, or exit when there is none."""
+    from cudaswitch.torch_aware import pick_for_env
+
+    auto = pick_for_env(env.prefix, f"environment {env.name} ({env.prefix})", _discover(system).toolkits)
+    if as_json:
+        _json_out({"auto": auto.to_json()})
+        sys.exit(0 if auto.ok else 1)
+    if not auto.ok:
+        _fail(f"{auto.reason}; {auto.fix}", 1)
+    click.echo(f"auto: {auto.reason}.")
+    for line in auto.notes:
+        click.echo(f"  note: {line}")
+    if auto.fix:
+        click.echo(f"  for an exact match: {auto.fix}")
+    if dry_run:
+        click.echo(f"Would make environment {env.name} ({env.prefix}) use CUDA {auto.toolkit['version']} "
+                   f"({auto.toolkit['root']}); nothing written.")
+        sys.exit(0)
+    return auto.toolkit["root"]
 
 
 @main.command()

@@ -255,10 +255,13 @@ def torch_installs(prefix: str) -> Dict:
             out["dist_infos"].append({"name": "torch", "version": version, "installer": installer, "path": str(d)})
         for d in sorted(Path(sp).glob("nvidia_cuda_runtime_cu*-*.dist-info")):
             out.setdefault("runtime_wheel", d.name)
+    _build_from_files(prefix, out)
     if out["dist_infos"]:
         out["version"] = out["dist_infos"][0]["version"]
     elif out["conda"]:
         out["version"] = out["conda"][0]["version"]
+    elif out.get("build_version"):
+        out["version"] = out["build_version"]
     if out["version"]:
         _, local = knowledge.split_local(out["version"])
         if local and local.startswith("cu"):
@@ -272,7 +275,53 @@ def torch_installs(prefix: str) -> Dict:
             m = re.search(r"cuda(\d+)[._]?(\d+)", c.get("build") or "")
             if m and not out["cuda"]:
                 out["cuda"] = f"{m.group(1)}.{m.group(2)}"
+    if out.get("build_version"):
+        # torch/version.py is what torch itself reports: it knows the CUDA of a PyPI default wheel
+        # (dist-info says '2.14.1', no '+cu130') and that a '+cpu' build has none.
+        out["cuda"] = out.get("build_cuda")
     return out
+
+
+_VERSION_PY = re.compile(r"^(__version__|cuda)\s*(?::[^=]*)?=\s*(?:'([^']*)'|\"([^\"]*)\"|None)", re.M)
+_CUDNN_REQ = re.compile(r"^Requires-Dist:\s*nvidia-cudnn-cu(\d+)\s*==\s*([\d.]+)", re.M | re.I)
+
+
+def _build_from_files(prefix: str, out: Dict) -> None:
+    """New keys, from files only: build_version / build_cuda (torch/version.py), cudnn + cudnn_source."""
+    from cudaswitch.versions import cudnn_version_in
+
+    for sp in site_packages(prefix):
+        vp = Path(sp) / "torch" / "version.py"
+        try:
+            text = vp.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        found = {m.group(1): (m.group(2) if m.group(2) is not None else m.group(3)) for m in _VERSION_PY.finditer(text)}
+        if found.get("__version__"):
+            out["version_py"] = str(vp)
+            out["build_version"] = found["__version__"]
+            out["build_cuda"] = found.get("cuda") or None
+            break
+    for sp in site_packages(prefix):
+        for d in sorted(Path(sp).glob("nvidia_cudnn_cu*-*.dist-info")):
+            m = re.match(r"nvidia_cudnn_cu\d+-([\d.]+)\.dist-info$", d.name)
+            if m:
+                out["cudnn"], out["cudnn_source"] = m.group(1), str(d)
+                return
+    for d in out["dist_infos"]:
+        try:
+            text = (Path(d["path"]) / "METADATA").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        m = _CUDNN_REQ.search(text)
+        if m:
+            out["cudnn"], out["cudnn_source"] = m.group(2), f"{d['path']}/METADATA (Requires-Dist)"
+            return
+    for inc in (Path(prefix) / "include", Path(prefix) / "Library" / "include"):
+        v = cudnn_version_in(inc)
+        if v:
+            out["cudnn"], out["cudnn_source"] = v, str(inc)
+            return
 
 
 def torch_findings(installs: Dict, driver: Dict, windows: bool) -> List[Finding]:

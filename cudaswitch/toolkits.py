@@ -417,7 +417,9 @@ def discover(system: Optional[System] = None, extra_roots: Optional[List[str]] =
 
     system = system or System.current()
     roots, config_errors = config.search_roots(system)
-    roots = list(extra_roots or []) + roots
+    from cudaswitch.toolkit_install import discovery_roots
+
+    roots = list(extra_roots or []) + roots + discovery_roots(system)
     cands = _search_path_candidates(system, roots) + _env_candidates(system)
     cands += _windows_candidates(system) if system.windows else _linux_candidates(system)
     cands += _pip_candidates(system)

@@ -92,9 +92,9 @@ def discovery_roots(system: System) -> List[str]:
     """For toolkits.discover: the store (a folder of toolkits) and every --into toolkit that still exists."""
     out = []
     store = store_dir(system)
-    if store.is_dir():
+    if system.local(str(store)).is_dir():
         out.append(str(store))
-    out += [r for r in _registered(system) if os.path.isdir(r)]
+    out += [r for r in _registered(system) if system.local(r).is_dir()]
     return out
 
 
@@ -118,8 +118,8 @@ def requirements(major: int, minor: int) -> List[str]:
 
 def _pip(args: Sequence[str], show_progress: bool) -> "subprocess.CompletedProcess[str]":
     # stdout (pip's progress bars) goes to the user's terminal; stderr is kept to explain a failure.
-    return subprocess.run([sys.executable, "-m", "pip", *args], stdout=None if show_progress else subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True)
+    return subprocess.run([sys.executable, "-m", "pip", *args],
+                          stdout=sys.stderr if show_progress else subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 _FROM_VERSIONS = re.compile(r"from versions:\s*([^)]*)\)")
@@ -132,8 +132,10 @@ def download(reqs: List[str], dest: Path, runner: PipRunner = _pip, show_progres
         err = r.stderr or ""
         m = _FROM_VERSIONS.search(err)
         if m and "No matching distribution" in err:
-            minors = sorted({".".join(v.strip().split(".")[:2]) for v in m.group(1).split(",") if v.strip()
-                             and v.strip() != "none"}, key=lambda v: tuple(int(p) for p in v.split(".")))
+            found = [re.match(r"(\d+)\.(\d+)", v.strip()) for v in m.group(1).split(",")]
+            # nvidia-cuda-nvcc also has a 0.0.1 placeholder release; only real CUDA versions count
+            minors = [f"{a}.{b}" for a, b in sorted({(int(x.group(1)), int(x.group(2))) for x in found if x})
+                      if a >= 11]
             want = reqs[0].split("==")[1].rstrip(".*")
             raise UsageError(f"NVIDIA publishes no wheels for CUDA {want} ({reqs[0].split('==')[0]}); available: "
                              f"{', '.join(minors) or 'none'}")
@@ -279,6 +281,10 @@ def install(version: str, system: System, into: Optional[str] = None, runner: Pi
         os.rename(stage / "root", dest)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
+        try:
+            stage_parent.rmdir()
+        except OSError:
+            pass
     if into:
         _write_registry(system, [r for r in _registered(system) if r != str(dest)] + [str(dest)])
     result.root = str(dest)

@@ -25,13 +25,17 @@ def cache_dir() -> Path:
     return d
 
 
+def _linux(paths):
+    return sorted(p for p in paths if "manylinux" in p.name)
+
+
 def wheel(spec: str) -> Path:
     """Path of the cached wheel for `name==version`, downloading it on first use."""
     name, version = spec.split("==")
     stem = name.replace("-", "_") + "-" + version + "-"
     wheels = cache_dir() / "wheels"
     wheels.mkdir(exist_ok=True)
-    hits = sorted(wheels.glob(stem + "*.whl"))
+    hits = _linux(wheels.glob(stem + "*.whl"))  # the shared cache may also hold win_amd64 wheels
     if not hits:
         subprocess.run(
             [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--platform",
@@ -39,7 +43,7 @@ def wheel(spec: str) -> Path:
              "--python-version", "3.11", "-d", str(wheels), spec],
             check=True, stdout=subprocess.DEVNULL,
         )
-        hits = sorted(wheels.glob(stem + "*.whl"))
+        hits = _linux(wheels.glob(stem + "*.whl"))
     assert hits, f"pip did not produce a wheel for {spec}"
     return hits[0]
 
@@ -69,3 +73,8 @@ def extracted(spec: str) -> Path:
                     os.chmod(target, mode)
         done.write_text("ok")
     return dest
+
+
+# The CUDA 13.0 wheels `cudaswitch install-toolkit 13.0` assembles (tests/test_toolkit_install.py).
+TOOLKIT_13_0 = ["nvidia-cuda-nvcc==13.0.88", "nvidia-cuda-crt==13.0.88", "nvidia-nvvm==13.0.88",
+                "nvidia-cuda-runtime==13.0.96", "nvidia-cuda-cccl==13.0.85", "nvidia-cuda-nvrtc==13.0.88"]

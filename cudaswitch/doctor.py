@@ -39,6 +39,13 @@ DOCTOR_CHECKS = {
     "TORCH_DRIVER": "torch's CUDA build against the driver (from the tables)",
     "PYTHON_UNSUPPORTED": "the env's Python is outside the torch release's range (from the tables)",
     "CUDNN_TOOLKIT_MISMATCH": "a toolkit's cuDNN is not built for that toolkit's CUDA (from the tables)",
+    "BUILD_TOOLKIT_MAJOR": "CUDA torch: the build toolkit's CUDA major differs from torch's (extensions fail)",
+    "BUILD_TOOLKIT_MINOR": "CUDA torch: the build toolkit's CUDA minor differs from torch's (cpp_extension warns)",
+    "HOST_COMPILER_TOO_NEW": "CUDA torch: gcc/g++ or cl.exe newer than the toolkit's nvcc accepts",
+    "HOST_COMPILER_TOO_OLD": "CUDA torch: gcc/g++ or cl.exe older than torch's headers or nvcc need",
+    "ARCH_LIST_UNSUPPORTED": "CUDA torch: TORCH_CUDA_ARCH_LIST names archs the toolkit's nvcc cannot target",
+    "ARCH_LIST_MISSES_GPU": "CUDA torch: TORCH_CUDA_ARCH_LIST has no code for the GPU",
+    "NINJA_MISSING": "CUDA torch: ninja missing (slow serial extension builds)",
 }
 
 
@@ -422,6 +429,9 @@ def run_doctor(system: System, env=None, driver: Optional[Dict] = None,
         findings += hook_findings(env.prefix)
         torch = torch_installs(env.prefix)
         findings += torch_findings(torch, driver, system.windows)
+        from cudaswitch.build_checks import build_findings
+
+        findings += build_findings(torch, found.toolkits, system, env.prefix, selected)
     order = {ERROR: 0, WARNING: 1, INFO: 2}
     findings.sort(key=lambda f: order.get(f.severity, 3))
     return DoctorReport(findings, driver, env.to_json() if env is not None else None,

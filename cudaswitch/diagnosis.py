@@ -112,6 +112,9 @@ CATALOGUE: Dict[str, tuple] = {
     "ARCH_LIST_MISSES_GPU": ("TORCH_CUDA_ARCH_LIST has no code for this GPU's compute capability",
                              "add the GPU's X.Y (nvidia-smi --query-gpu=compute_cap) or unset TORCH_CUDA_ARCH_LIST "
                              "(cpp_extension then builds for the visible GPU)", "torch/utils/cpp_extension.py"),
+    "TABLES_BEHIND": ("torch or cuDNN is newer than cudaswitch's tables; the message says how far they go and "
+                      "what still follows", "update cudaswitch (maintainers: tools/update_tables.py)",
+                      "cudaswitch/data/*.csv"),
     "NINJA_MISSING": ("ninja is not installed: extension builds run serially through distutils (slow)",
                       "pip install ninja (in the environment)", "torch/utils/cpp_extension.py verify_ninja_availability"),
     "DRIVER_MINOR_COMPAT": ("the driver is older than torch's CUDA minor: runs under minor-version compatibility",

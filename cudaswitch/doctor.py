@@ -39,6 +39,7 @@ DOCTOR_CHECKS = {
     "TORCH_DRIVER": "torch's CUDA build against the driver (from the tables)",
     "PYTHON_UNSUPPORTED": "the env's Python is outside the torch release's range (from the tables)",
     "CUDNN_TOOLKIT_MISMATCH": "a toolkit's cuDNN is not built for that toolkit's CUDA (from the tables)",
+    "TABLES_BEHIND": "the environment's torch is newer than cudaswitch's tables: what can still be concluded",
     "BUILD_TOOLKIT_MAJOR": "CUDA torch: the build toolkit's CUDA major differs from torch's (extensions fail)",
     "BUILD_TOOLKIT_MINOR": "CUDA torch: the build toolkit's CUDA minor differs from torch's (cpp_extension warns)",
     "HOST_COMPILER_TOO_NEW": "CUDA torch: gcc/g++ or cl.exe newer than the toolkit's nvcc accepts",
@@ -340,6 +341,9 @@ def torch_findings(installs: Dict, driver: Dict, windows: bool) -> List[Finding]
     py = installs.get("python")
     if py:
         ok = knowledge.python_ok(base, py)
+        beyond = knowledge.python_beyond(base)
+        if beyond:
+            out.append(_f("TABLES_BEHIND", INFO, beyond, "update cudaswitch, or run tools/update_tables.py"))
         if ok and not ok[0]:
             out.append(_f("PYTHON_UNSUPPORTED", ERROR, f"Python {py} has no wheel for torch {base} ({ok[1]}) [{ok[2]}]",
                           "use a Python in that range, or another torch (`cudaswitch recommend`)"))

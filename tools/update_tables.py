@@ -91,8 +91,9 @@ def fetch(since: str) -> dict:
         companions[name] = {}
         for v in sorted(index_versions(name), key=vt, reverse=True):  # newest first, stop below the floor
             md = metadata(f"{name}=={v}", "3.12") or metadata(f"{name}=={v}", "3.11")
-            pin = next((re.search(r"==\s*([\d.]+)", d).group(1) for d in (md or {}).get("requires_dist", [])
-                        if re.match(r"torch\s*==", d)), None)
+            # 'torch==2.8.0' up to torchvision 0.23, 'torch (>=2.14.0)' since the stable-ABI releases
+            pin = next((m.group(1) for m in (re.match(r"torch\s*\(?\s*(?:==|>=)\s*([\d.]+)", d)
+                                              for d in (md or {}).get("requires_dist", [])) if m), None)
             if pin and vt(pin) < floor:
                 break
             if pin:
@@ -140,7 +141,8 @@ def _write(name: str, fields: List[str], rows: List[Dict[str, str]]) -> None:
 
 
 def _companion(snapshot: dict, name: str, torch: str) -> str:
-    hits = [v for v, pin in snapshot.get(name, {}).items() if pin == torch]
+    hits = [v for v, pin in snapshot.get(name, {}).items() if pin == torch] or \
+        [v for v, pin in snapshot.get(name, {}).items() if vt(pin)[:2] == vt(torch)[:2]]
     return max(hits, key=vt) if hits else ""
 
 

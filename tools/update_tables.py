@@ -4,7 +4,7 @@
     python tools/update_tables.py apply [tools/registry_snapshot.json] [--write]          # no network
 
 `fetch` asks pip only (so the maintainer's index, proxy and certificates apply): `pip index versions` for the
-release lists (torch per Python version, torchvision, torchaudio, nvidia-cudnn-cu12/-cu13, nvidia-cuda-nvcc[-cu12]),
+release lists (torch per Python version, torchvision, torchaudio, nvidia-cudnn-cu11/-cu12/-cu13, nvidia-cuda-nvcc[-cu12]),
 and `pip install --dry-run --report` for each torch / torchvision / torchaudio release, which reads the index's
 metadata files (PEP 658) instead of downloading wheels: the default Linux torch wheel's `Requires-Dist` names its CUDA
 (`cuda-toolkit==13.2.2` or `nvidia-cuda-runtime-cu12==12.8.90`) and cuDNN (`nvidia-cudnn-cu13==9.26.0.51`). The
@@ -100,6 +100,7 @@ def fetch(since: str) -> dict:
                 companions[name][v] = pin
                 print(f"{name} {v}: torch {pin}", file=sys.stderr)
     return {"since": since, "platform": PLATFORM, "torch": torch, **companions,
+            "nvidia-cudnn-cu11": index_versions("nvidia-cudnn-cu11"),
             "nvidia-cudnn-cu12": index_versions("nvidia-cudnn-cu12"),
             "nvidia-cudnn-cu13": index_versions("nvidia-cudnn-cu13"),
             "nvidia-cuda-nvcc": index_versions("nvidia-cuda-nvcc"),
@@ -133,11 +134,23 @@ def _read(name: str) -> Tuple[List[str], List[Dict[str, str]]]:
 
 
 def _write(name: str, fields: List[str], rows: List[Dict[str, str]]) -> None:
-    out = io.StringIO()
-    w = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
-    w.writeheader()
-    w.writerows(rows)
-    (DATA / name).write_text(out.getvalue(), encoding="utf-8")
+    """Unchanged rows keep their exact original line (quoting included), so a regeneration diff shows only what
+    the registry changed."""
+    lines = (DATA / name).read_text(encoding="utf-8").splitlines()
+    original = {}
+    for line in lines[1:]:
+        for values in csv.reader([line]):
+            original[tuple(values)] = line
+    out = [lines[0]]
+    for row in rows:
+        key = tuple(row.get(f, "") for f in fields)
+        if key in original:
+            out.append(original[key])
+        else:
+            buf = io.StringIO()
+            csv.writer(buf, lineterminator="").writerow(key)
+            out.append(buf.getvalue())
+    (DATA / name).write_text("\n".join(out) + "\n", encoding="utf-8")
 
 
 def _companion(snapshot: dict, name: str, torch: str) -> str:
@@ -151,7 +164,11 @@ def plan(snapshot: dict) -> Dict[str, Tuple[List[str], List[Dict[str, str]], Lis
     result = {}
     torch = snapshot["torch"]
 
-    # torch_wheels.csv: one row per release; PyPI's default build fills pypi_default_linux
+    # torch_wheels.csv: one row per release; PyPI's default build fills pypi_default_linux. A new row takes its
+    # wheel tags from torch_release.csv's builds for that minor (download.pytorch.org, S98) when that row exists.
+    _, releases = _read("torch_release.csv")
+    builds = {vt(r["torch"])[:2]: (re.findall(r"(\d+)\.(\d+)\s*(?:\(|;|$)", r["stable_cuda (cudnn)"]), r["src"])
+              for r in releases}
     fields, rows = _read("torch_wheels.csv")
     changes = []
     by_torch = {r["torch"].split(" ")[0]: r for r in rows}
@@ -160,12 +177,18 @@ def plan(snapshot: dict) -> Dict[str, Tuple[List[str], List[Dict[str, str]], Lis
         default = f"cu{cuda.replace('.', '')} (cuDNN {cudnn})" if cuda else "cpu"
         row = by_torch.get(v)
         if row is None:
+            known, known_src = builds.get(vt(v)[:2], ([], ""))
+            tags = sorted({f"cu{a}{b}" for a, b in known} | ({f"cu{cuda.replace('.', '')}"} if cuda else set()),
+                          key=lambda t: int(t[2:]))
+            tag_text = ", ".join(tags) if known else (f"{tags[0]} (PyPI default; other builds on "
+                                                      "download.pytorch.org not listed)" if tags else "")
             row = {"torch": v, "torchvision": _companion(snapshot, "torchvision", v),
                    "torchaudio": _companion(snapshot, "torchaudio", v),
-                   "cuda_wheel_tags (Linux+Windows)": (f"cu{cuda.replace('.', '')} (PyPI default; other builds on "
-                                                       "download.pytorch.org not listed)") if cuda else "",
+                   "cuda_wheel_tags (Linux+Windows)": tag_text,
                    "pypi_default_linux": default, "python (torchvision README)": _py_range(torch[v]["pythons"]),
-                   "confidence": "high (PyPI metadata; default build only)", "src": SRC_PYPI}
+                   "confidence": "high (PyPI metadata)" + ("; tags from torch_release.csv" if known else
+                                                          "; default build only"),
+                   "src": SRC_PYPI + (";" + known_src if known else "")}
             rows.append(row)
             by_torch[v] = row
             changes.append(f"+ torch {v}: default {default}, Python {row['python (torchvision README)']}, "
@@ -212,7 +235,7 @@ def plan(snapshot: dict) -> Dict[str, Tuple[List[str], List[Dict[str, str]], Lis
     from cudaswitch import knowledge
 
     groups: Dict[Tuple[int, int], Dict[str, List[str]]] = {}
-    for major in ("12", "13"):
+    for major in ("11", "12", "13"):
         for v in snapshot.get(f"nvidia-cudnn-cu{major}", []):
             if vt(v)[0] == 9:
                 groups.setdefault(vt(v)[:2], {}).setdefault(major, []).append(".".join(v.split(".")[:3]))
@@ -226,8 +249,10 @@ def plan(snapshot: dict) -> Dict[str, Tuple[List[str], List[Dict[str, str]], Lis
         row = {f: "" for f in fields}
         row.update({"cudnn_version": span, "build_tag": " ; ".join(f"for CUDA {m}.x" for m in majors),
                     "supported_cuda_toolkits": " ; ".join(f"{m}.x" for m in majors),
-                    "min_driver_linux": " ; ".join({"13": "580.65.06", "12": "525.60.13"}[m] for m in majors),
-                    "min_driver_windows": " ; ".join({"13": "N/A", "12": "527.41"}[m] for m in majors),
+                    "min_driver_linux": " ; ".join({"13": "580.65.06", "12": "525.60.13", "11": "450.80.02"}[m]
+                                                   for m in majors),
+                    "min_driver_windows": " ; ".join({"13": "N/A", "12": "527.41", "11": "452.39"}[m]
+                                                     for m in majors),
                     "notes": "CUDA majors from the wheels NVIDIA publishes (nvidia-cudnn-cu12/-cu13); drivers are "
                              "the majors' minimums", "confidence": "med", "src": f"{SRC_PYPI_NVIDIA};S43"})
         rows.append(row)

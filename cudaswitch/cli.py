@@ -254,6 +254,7 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
             ld_flag = old.ld_library_path
     elif not selector:
         raise UsageError("missing SELECTOR, e.g. 'cudaswitch use 11.8' ('cudaswitch list' shows what is installed)")
+    chosen_with = selector  # the state file records 'auto', not the folder it resolved to
     if selector == "auto":
         selector = _use_auto(env, system, dry_run or as_json, as_json)
     if env.is_base and not yes and not dry_run:
@@ -268,7 +269,7 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
         return
     ld, note = hooks.ld_choice(env.prefix, ld_flag)
     changes = changes_for(tk, system, ld_library_path=ld)
-    written = hooks.switch(env, changes, tk, old.selector if refresh else selector, old, system.windows)
+    written = hooks.switch(env, changes, tk, old.selector if refresh else chosen_with, old, system.windows)
     click.echo(f"Environment {env.name} ({env.prefix}) now uses CUDA {tk.version} ({tk.root}).")
     click.echo(f"  CUDA_PATH = CUDA_HOME = {tk.root}")
     for var, entries in changes.prepend.items():
@@ -473,8 +474,9 @@ def doctor(name, prefix, as_json):
         click.echo(f"environment: {env.name} ({env.prefix})")
         t = report.torch
         if t.get("version"):
-            click.echo(f"torch (from its files): {t['version']}, CUDA {t.get('cuda') or 'none'}, "
-                       f"Python {t.get('python') or '?'}")
+            click.echo(f"torch (from its files): {t.get('build_version') or t['version']}, CUDA "
+                       f"{t.get('cuda') or 'none'}" + (f", cuDNN {t['cudnn']}" if t.get("cudnn") else "") +
+                       f", Python {t.get('python') or '?'}")
     if not report.findings:
         click.echo("no problems found")
     for f in report.findings:

@@ -128,6 +128,9 @@ def test_cli_switches_to_the_pick(fs, cu132_env, clean_env):
     assert "for an exact match: cudaswitch install-toolkit 13.2" in r.stdout
     assert "now uses CUDA 13.0.88 (/usr/local/cuda-13.0)" in r.stdout
     assert (cu132_env / "etc" / "conda" / "activate.d" / "cudaswitch.sh").exists()
+    st = run_cli(["status", "--json"], env=dict(env, CONDA_PREFIX=str(cu132_env)))
+    state = json.loads(st.stdout)["env"]["state"]
+    assert state["selector"] == "auto" and state["version"] == "13.0.88"
 
 
 def test_cli_no_matching_major_exits_1_with_the_command(fs, tmp_path, cu130_env, clean_env):

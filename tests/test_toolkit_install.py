@@ -52,6 +52,7 @@ def test_layout_version_and_list(toolkit_13_0, clean_env):
     r = run_cli(["list", "--json"], env=env)
     tk = next(t for t in json.loads(r.stdout)["toolkits"] if t["root"] == str(root))
     assert tk["version"] == "13.0.88" and tk["nvcc"] == str(root / "bin" / "nvcc")
+    assert tk["sources"] == ["install-toolkit"] and tk["version_source"] == "version.json"
 
 
 def test_compiles_and_links_a_cu_file_with_its_own_nvcc(toolkit_13_0, tmp_path):

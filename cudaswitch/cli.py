@@ -355,8 +355,11 @@ def _env_options(fn):
               help="Seconds the smoke test may take (0 or none: no limit).")
 @click.option("--save", is_flag=False, flag_value="environment.yml", default=None, metavar="[FILE]",
               help="Also declare the toolkit in FILE's 'variables:' (default ./environment.yml).")
+@click.option("--dry-run", is_flag=True, help="Say which toolkit it would use and why; write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="With 'auto': the choice and its reasons as JSON (implies --dry-run).")
 @handle_errors
-def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout, save):
+def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout, save, dry_run=False,
+        as_json=False):
     """Make a conda environment use the CUDA toolkit SELECTOR names, in every shell, from its next activation."""
     from cudaswitch import hooks
     from cudaswitch.activation import changes_for
@@ -385,7 +388,10 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
         from cudaswitch.envfile import declared_selector
 
         selector, declared = declared_selector(env)
-    if env.is_base and not yes:
+    chosen_with = selector  # the state file records 'auto', not the folder it resolved to
+    if selector == "auto":
+        selector = _use_auto(env, system, dry_run or as_json, as_json)
+    if env.is_base and not yes and not dry_run:
         if not sys.stdin.isatty():
             raise UsageError("that is the base environment, which every shell starts in; add --yes to switch it anyway")
         click.confirm(f"Switch the base environment ({env.prefix}) to CUDA {selector}?", abort=True)
@@ -415,9 +421,12 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
         saving = plan_save(save, tk)  # a file that is not an environment file stops here, before any change
     if not tk.bin_dirs:
         raise UsageError(f"CUDA {tk.version} at {tk.root} has no bin folder to put on PATH")
+    if dry_run:
+        click.echo(f"Would make environment {env.name} ({env.prefix}) use CUDA {tk.version} ({tk.root}); nothing written.")
+        return
     ld, note = hooks.ld_choice(env.prefix, ld_flag)
     changes = changes_for(tk, system, ld_library_path=ld)
-    written = hooks.switch(env, changes, tk, old.selector if refresh else selector, old, system.windows)
+    written = hooks.switch(env, changes, tk, old.selector if refresh else chosen_with, old, system.windows)
     click.echo(f"Environment {env.name} ({env.prefix}) now uses CUDA {tk.version} ({tk.root}).")
     click.echo(f"  CUDA_PATH = CUDA_HOME = {tk.root}")
     for var, entries in changes.prepend.items():
@@ -485,6 +494,28 @@ def envs(as_json):
         return _json_out(report)
     click.echo(table(["", "NAME", "PREFIX", "CUDA", "TORCH", "PIP CUDA", "SMOKE"], table_rows(report["envs"])))
     _warn(report["conda"]["problems"] + [p for r in report["envs"] for p in r["problems"]])
+
+
+def _use_auto(env, system, dry_run, as_json):
+    """`use auto`: print the choice (torch_aware.pick); the selector to switch to, or exit when there is none."""
+    from cudaswitch.torch_aware import pick_for_env
+
+    auto = pick_for_env(env.prefix, f"environment {env.name} ({env.prefix})", _discover(system).toolkits)
+    if as_json:
+        _json_out({"auto": auto.to_json()})
+        sys.exit(0 if auto.ok else 1)
+    if not auto.ok:
+        _fail(f"{auto.reason}; {auto.fix}", 1)
+    click.echo(f"auto: {auto.reason}.")
+    for line in auto.notes:
+        click.echo(f"  note: {line}")
+    if auto.fix:
+        click.echo(f"  for an exact match: {auto.fix}")
+    if dry_run:
+        click.echo(f"Would make environment {env.name} ({env.prefix}) use CUDA {auto.toolkit['version']} "
+                   f"({auto.toolkit['root']}); nothing written.")
+        sys.exit(0)
+    return auto.toolkit["root"]
 
 
 @main.command()
@@ -680,8 +711,9 @@ def doctor(name, prefix, as_json):
         click.echo(f"environment: {env.name} ({env.prefix})")
         t = report.torch
         if t.get("version"):
-            click.echo(f"torch (from its files): {t['version']}, CUDA {t.get('cuda') or 'none'}, "
-                       f"Python {t.get('python') or '?'}")
+            click.echo(f"torch (from its files): {t.get('build_version') or t['version']}, CUDA "
+                       f"{t.get('cuda') or 'none'}" + (f", cuDNN {t['cudnn']}" if t.get("cudnn") else "") +
+                       f", Python {t.get('python') or '?'}")
     if not report.findings:
         click.echo("no problems found")
     for f in report.findings:
@@ -968,3 +1000,31 @@ def _uninstall_cudnn(target, force, quiet, as_json):
                f"restored from backup{back}.")
     for k in res.kept:
         click.echo(f"kept changed file: {k}")
+
+
+@main.command("install-toolkit")
+@click.argument("version")
+@click.option("--into", metavar="DIR", help="Install into this new folder (default: the user data folder).")
+@click.option("--quiet", "-q", is_flag=True, help="No pip progress, only the result.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result record as JSON.")
+@handle_errors
+def install_toolkit(version, into, quiet, as_json):
+    """Assemble CUDA toolkit VERSION (X.Y) from NVIDIA's PyPI wheels, without admin rights."""
+    from cudaswitch.toolkit_install import install
+
+    r = install(version, _system(), into, show_progress=not (quiet or as_json))
+    if as_json:
+        return _json_out({"installed": r.to_json()})
+    click.echo(f"Installed CUDA {r.version} at {r.root} from {len(r.wheels)} NVIDIA wheels "
+               f"({r.download_bytes / 1e6:.0f} MB downloaded, {r.disk_bytes / 1e6:.0f} MB on disk).")
+    click.echo(f"Use it: cudaswitch use {r.root}   Remove it: cudaswitch uninstall-toolkit {r.root}")
+
+
+@main.command("uninstall-toolkit")
+@click.argument("selector")
+@handle_errors
+def uninstall_toolkit(selector):
+    """Remove a toolkit 'cudaswitch install-toolkit' made (X.Y or its folder), and nothing else."""
+    from cudaswitch.toolkit_install import uninstall
+
+    click.echo(f"Removed {uninstall(selector, _system())}.")

@@ -97,6 +97,31 @@ CATALOGUE: Dict[str, tuple] = {
                                      "anchors.md 7 (cpp_extension CUDA_MISMATCH_MESSAGE); prefix-dev/pixi#2145"),
     "TOOLKIT_MISSING": (N_("the toolkit `cudaswitch use` chose for the environment is no longer installed"),
                         N_("run `cudaswitch use X.Y` with an installed toolkit (`cudaswitch list`)"), "-"),
+    "BUILD_TOOLKIT_MAJOR": (N_("the toolkit an extension build uses (CUDA_HOME, else nvcc on PATH) has another CUDA "
+                            "major than torch: cpp_extension refuses to build"),
+                            N_("`cudaswitch use auto` picks a toolkit of torch's CUDA (or names the install-toolkit "
+                            "command)"), "torch/utils/cpp_extension.py _check_cuda_version; docs/design/torch-aware.md"),
+    "BUILD_TOOLKIT_MINOR": (N_("the build toolkit's CUDA minor differs from torch's: cpp_extension warns, builds "
+                            "normally work"), N_("`cudaswitch use auto`, or `cudaswitch install-toolkit X.Y` for an "
+                            "exact match"), "torch/utils/cpp_extension.py _check_cuda_version"),
+    "HOST_COMPILER_TOO_NEW": (N_("the host compiler is newer than the toolkit's nvcc accepts ('unsupported GNU "
+                              "version!' / unsupported Microsoft Visual Studio version)"),
+                              N_("install an older gcc/g++ (e.g. conda install -c conda-forge gxx=13) and set CXX/CC, "
+                              "or a newer toolkit"), "the toolkit's include/crt/host_config.h"),
+    "HOST_COMPILER_TOO_OLD": (N_("the host compiler is older than torch's headers (C++ standard) or nvcc require"),
+                              N_("install a newer gcc/g++ (conda install -c conda-forge gxx) and set CXX/CC"),
+                              "torch_release.csv cpp_std; GCC C++ standards support [S121]"),
+    "ARCH_LIST_UNSUPPORTED": (N_("TORCH_CUDA_ARCH_LIST names an architecture the toolkit's nvcc cannot target"),
+                              N_("drop it from TORCH_CUDA_ARCH_LIST or use a toolkit that supports it"),
+                              "nvcc --list-gpu-arch of the toolkit"),
+    "ARCH_LIST_MISSES_GPU": (N_("TORCH_CUDA_ARCH_LIST has no code for this GPU's compute capability"),
+                             N_("add the GPU's X.Y (nvidia-smi --query-gpu=compute_cap) or unset TORCH_CUDA_ARCH_LIST "
+                             "(cpp_extension then builds for the visible GPU)"), "torch/utils/cpp_extension.py"),
+    "TABLES_BEHIND": (N_("torch or cuDNN is newer than cudaswitch's tables; the message says how far they go and "
+                      "what still follows"), N_("update cudaswitch (maintainers: tools/update_tables.py)"),
+                      "cudaswitch/data/*.csv"),
+    "NINJA_MISSING": (N_("ninja is not installed: extension builds run serially through distutils (slow)"),
+                      N_("pip install ninja (in the environment)"), "torch/utils/cpp_extension.py verify_ninja_availability"),
     "DRIVER_MINOR_COMPAT": (N_("the driver is older than torch's CUDA minor: runs under minor-version compatibility"),
                             N_("update the driver for full support (PTX JIT of newer code)"), "cuda-data.md 2.2"),
 }

@@ -42,6 +42,14 @@ DOCTOR_CHECKS = {
     "CUDNN_TOOLKIT_MISMATCH": N_("a toolkit's cuDNN is not built for that toolkit's CUDA (from the tables)"),
     "CUDNN_BIN_WITHOUT_DLL": N_("PATH holds NVIDIA's cuDNN installer folder ...\\CUDNN\\v9.x\\bin, which has no DLL"),
     "CUDNN_NOT_ON_PATH": N_("cuDNN is installed but no cudnn64_*.dll is reachable on PATH (Windows)"),
+    "TABLES_BEHIND": N_("the environment's torch is newer than cudaswitch's tables: what can still be concluded"),
+    "BUILD_TOOLKIT_MAJOR": N_("CUDA torch: the build toolkit's CUDA major differs from torch's (extensions fail)"),
+    "BUILD_TOOLKIT_MINOR": N_("CUDA torch: the build toolkit's CUDA minor differs from torch's (cpp_extension warns)"),
+    "HOST_COMPILER_TOO_NEW": N_("CUDA torch: gcc/g++ or cl.exe newer than the toolkit's nvcc accepts"),
+    "HOST_COMPILER_TOO_OLD": N_("CUDA torch: gcc/g++ or cl.exe older than torch's headers or nvcc need"),
+    "ARCH_LIST_UNSUPPORTED": N_("CUDA torch: TORCH_CUDA_ARCH_LIST names archs the toolkit's nvcc cannot target"),
+    "ARCH_LIST_MISSES_GPU": N_("CUDA torch: TORCH_CUDA_ARCH_LIST has no code for the GPU"),
+    "NINJA_MISSING": N_("CUDA torch: ninja missing (slow serial extension builds)"),
 }
 
 
@@ -258,10 +266,13 @@ def torch_installs(prefix: str) -> Dict:
             out["dist_infos"].append({"name": "torch", "version": version, "installer": installer, "path": str(d)})
         for d in sorted(Path(sp).glob("nvidia_cuda_runtime_cu*-*.dist-info")):
             out.setdefault("runtime_wheel", d.name)
+    _build_from_files(prefix, out)
     if out["dist_infos"]:
         out["version"] = out["dist_infos"][0]["version"]
     elif out["conda"]:
         out["version"] = out["conda"][0]["version"]
+    elif out.get("build_version"):
+        out["version"] = out["build_version"]
     if out["version"]:
         _, local = knowledge.split_local(out["version"])
         if local and local.startswith("cu"):
@@ -275,7 +286,53 @@ def torch_installs(prefix: str) -> Dict:
             m = re.search(r"cuda(\d+)[._]?(\d+)", c.get("build") or "")
             if m and not out["cuda"]:
                 out["cuda"] = f"{m.group(1)}.{m.group(2)}"
+    if out.get("build_version"):
+        # torch/version.py is what torch itself reports: it knows the CUDA of a PyPI default wheel
+        # (dist-info says '2.14.1', no '+cu130') and that a '+cpu' build has none.
+        out["cuda"] = out.get("build_cuda")
     return out
+
+
+_VERSION_PY = re.compile(r"^(__version__|cuda)\s*(?::[^=]*)?=\s*(?:'([^']*)'|\"([^\"]*)\"|None)", re.M)
+_CUDNN_REQ = re.compile(r"^Requires-Dist:\s*nvidia-cudnn-cu(\d+)\s*==\s*([\d.]+)", re.M | re.I)
+
+
+def _build_from_files(prefix: str, out: Dict) -> None:
+    """New keys, from files only: build_version / build_cuda (torch/version.py), cudnn + cudnn_source."""
+    from cudaswitch.versions import cudnn_version_in
+
+    for sp in site_packages(prefix):
+        vp = Path(sp) / "torch" / "version.py"
+        try:
+            text = vp.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        found = {m.group(1): (m.group(2) if m.group(2) is not None else m.group(3)) for m in _VERSION_PY.finditer(text)}
+        if found.get("__version__"):
+            out["version_py"] = str(vp)
+            out["build_version"] = found["__version__"]
+            out["build_cuda"] = found.get("cuda") or None
+            break
+    for sp in site_packages(prefix):
+        for d in sorted(Path(sp).glob("nvidia_cudnn_cu*-*.dist-info")):
+            m = re.match(r"nvidia_cudnn_cu\d+-([\d.]+)\.dist-info$", d.name)
+            if m:
+                out["cudnn"], out["cudnn_source"] = m.group(1), str(d)
+                return
+    for d in out["dist_infos"]:
+        try:
+            text = (Path(d["path"]) / "METADATA").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        m = _CUDNN_REQ.search(text)
+        if m:
+            out["cudnn"], out["cudnn_source"] = m.group(2), f"{d['path']}/METADATA (Requires-Dist)"
+            return
+    for inc in (Path(prefix) / "include", Path(prefix) / "Library" / "include"):
+        v = cudnn_version_in(inc)
+        if v:
+            out["cudnn"], out["cudnn_source"] = v, str(inc)
+            return
 
 
 def torch_findings(installs: Dict, driver: Dict, windows: bool) -> List[Finding]:
@@ -287,6 +344,9 @@ def torch_findings(installs: Dict, driver: Dict, windows: bool) -> List[Finding]
     py = installs.get("python")
     if py:
         ok = knowledge.python_ok(base, py)
+        beyond = knowledge.python_beyond(base)
+        if beyond:
+            out.append(_f("TABLES_BEHIND", INFO, beyond, "update cudaswitch, or run tools/update_tables.py"))
         if ok and not ok[0]:
             out.append(_f("PYTHON_UNSUPPORTED", ERROR, f"Python {py} has no wheel for torch {base} ({ok[1]}) [{ok[2]}]",
                           N_("use a Python in that range, or another torch (`cudaswitch recommend`)")))
@@ -385,6 +445,9 @@ def run_doctor(system: System, env=None, driver: Optional[Dict] = None,
         findings += hook_findings(env.prefix)
         torch = torch_installs(env.prefix)
         findings += torch_findings(torch, driver, system.windows)
+        from cudaswitch.build_checks import build_findings
+
+        findings += build_findings(torch, found.toolkits, system, env.prefix, selected)
     order = {ERROR: 0, WARNING: 1, INFO: 2}
     findings.sort(key=lambda f: order.get(f.severity, 3))
     return DoctorReport(findings, driver, env.to_json() if env is not None else None,

@@ -435,3 +435,41 @@ def recommend(driver_cuda_max: Optional[str], python: str, os_name: str = "linux
     why = (skipped[0] + (f" (and {len(skipped) - 1} older releases skipped)" if len(skipped) > 1 else "")
            if skipped else "no candidate")
     return Recommendation(False, reasons=[f"no torch release in the table fits: {why}"], skipped=skipped)
+
+
+# ---- beyond the tables ---------------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def table_horizon() -> Dict[str, str]:
+    """The newest release each table knows, for 'the tables end at ...' messages."""
+    cudnn = [s[1] for s in (_cudnn_span(r["cudnn_version"]) for r in cudnn_table()) if s]
+    return {"torch": vstr(max(torch_releases())), "cudnn": vstr(max(cudnn)),
+            "cuda": vstr(max(r.cuda for r in driver_table() if r.cuda)[:2])}
+
+
+def cudnn_verdict(cudnn: str, cuda: str) -> Tuple[str, str, str]:
+    """(status, detail, src) for 'cuDNN X with CUDA Y': ok / not listed from the table; past the table's newest
+    cuDNN, what still follows: from 9.0 on every cuDNN is built per CUDA major, so a build for CUDA Y's major is
+    expected to work with any CUDA Y minor of that major."""
+    ans = cudnn_supports(cudnn, cuda)
+    if ans is not None:
+        return ("ok" if ans[0] else "not listed"), f"cuDNN {cudnn} with CUDA {cuda}", ans[1]
+    cv, horizon = vtuple(cudnn), table_horizon()["cudnn"]
+    major = (vtuple(cuda) or (0,))[0]
+    if cv and cv > vtuple(horizon) and cv[0] == 9 and major in (12, 13):
+        return ("beyond tables", f"cuDNN {cudnn} is newer than cudnn_cuda.csv (it ends at {horizon}); cuDNN 9 is "
+                f"built per CUDA major, so its CUDA {major}.x build works with CUDA {cuda}", "S97;S120")
+    return "unknown", f"cuDNN {cudnn} with CUDA {cuda}: no row in cudnn_cuda.csv (it covers up to {horizon})", ""
+
+
+def python_beyond(torch_version: str) -> Optional[str]:
+    """When torch is newer than torch_release.csv: how far the table goes and what still holds."""
+    tv = vtuple(torch_version)
+    if not tv or tv[:2] in torch_releases():
+        return None
+    horizon = table_horizon()["torch"]
+    if tv[:2] > vtuple(horizon):
+        return (f"torch {vstr(tv[:2])} is newer than cudaswitch's tables (they end at torch {horizon}; "
+                "`python tools/update_tables.py` in cudaswitch's repository refreshes them): its Python range is "
+                "not checked; pip installs a torch wheel only for a Python it supports")
+    return None

@@ -267,10 +267,8 @@ def _chain(torch: Dict, driver: Dict, toolkit: Optional[Dict], windows: bool) ->
                     "src": ""})
     cudnn = knowledge.cudnn_number(torch.get("cudnn"))
     if cudnn and cuda:
-        ans = knowledge.cudnn_supports(cudnn, cuda)
-        out.append({"check": "cuDNN vs torch CUDA", "status": "unknown" if ans is None else
-                    ("ok" if ans[0] else "not listed"), "detail": f"cuDNN {cudnn} with CUDA {cuda}",
-                    "src": ans[1] if ans else ""})
+        status, detail, src = knowledge.cudnn_verdict(cudnn, cuda)
+        out.append({"check": "cuDNN vs torch CUDA", "status": status, "detail": detail, "src": src})
     return out
 
 

@@ -157,18 +157,18 @@ def _pip_candidates(system: System) -> List[_Candidate]:
     return out
 
 
-def _search_path_candidates(system: System, roots: Iterable[str]) -> List[_Candidate]:
+def _search_path_candidates(system: System, roots: Iterable[str], source: str = "search path") -> List[_Candidate]:
     out: List[_Candidate] = []
     for root in roots:
         loc = system.local(root)
         if _looks_like_root(loc):
-            out.append(_Candidate(root, "search path"))
+            out.append(_Candidate(root, source))
         elif loc.is_dir():
             for child in _children(system, root, r"."):
                 if system.local(child).is_dir() or system.local(child).is_symlink():
-                    out.append(_Candidate(child, "search path", quiet=not _claims_cuda(child)))
+                    out.append(_Candidate(child, source, quiet=not _claims_cuda(child)))
         else:
-            out.append(_Candidate(root, "search path"))
+            out.append(_Candidate(root, source))
     return out
 
 
@@ -481,8 +481,11 @@ def discover(system: Optional[System] = None, extra_roots: Optional[List[str]] =
     system = system or System.current()
     warnings: List[str] = []
     roots, config_errors = config.search_roots(system, warnings)
+    from cudaswitch.toolkit_install import discovery_roots
+
     roots = list(extra_roots or []) + roots
     cands = _search_path_candidates(system, roots) + _env_candidates(system)
+    cands += _search_path_candidates(system, discovery_roots(system), "install-toolkit")
     cands += _windows_candidates(system) if system.windows else _linux_candidates(system)
     cands += _pip_candidates(system)
     by_real: Dict[str, Toolkit] = {}

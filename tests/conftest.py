@@ -71,6 +71,22 @@ def real_conda():
     return found
 
 
+@pytest.fixture(scope="session")
+def toolkit_13_0(tmp_path_factory):
+    """CUDA 13.0 assembled by the real `cudaswitch install-toolkit 13.0` from NVIDIA's wheels, which pip takes from
+    the test cache (tests/nvidia_wheels.py) through the user-level pip settings install-toolkit respects."""
+    import nvidia_wheels as nw
+
+    for spec in nw.TOOLKIT_13_0:
+        nw.wheel(spec)
+    store = tmp_path_factory.mktemp("store") / "toolkits"
+    env = dict(os.environ, CUDASWITCH_TOOLKITS_DIR=str(store), PIP_NO_INDEX="1",
+               PIP_FIND_LINKS=str(nw.cache_dir() / "wheels"), CUDASWITCH_CONFIG=str(store.parent / "none.yaml"))
+    r = run_cli(["install-toolkit", "13.0", "--quiet"], env=env, timeout=900)
+    assert r.returncode == 0, r.stderr
+    return store / "cuda-13.0"
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _english_messages():
     """The tests read English output whatever the developer's locale is (LANG=zh_CN.UTF-8 would translate it);

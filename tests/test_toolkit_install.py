@@ -1,0 +1,162 @@
+"""`cudaswitch install-toolkit` / `uninstall-toolkit`: a real CUDA 13.0 toolkit assembled from NVIDIA's wheels
+(cached in the test cache and handed to pip through PIP_FIND_LINKS / PIP_NO_INDEX, the user-level pip settings the
+command respects), compiled with and switched to; refusals and a damaged wheel through the same real pip."""
+
+import json
+import os
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import nvidia_wheels as nw
+from conftest import require_tool, run_cli
+
+from cudaswitch.errors import CudaswitchError
+from cudaswitch.system import System
+from cudaswitch.toolkit_install import MANIFEST, install
+
+KERNEL = r"""
+#include <cstdio>
+__global__ void add_one(int *a) { a[threadIdx.x] += 1; }
+int main() {
+    int *d = nullptr;
+    cudaError_t e = cudaMalloc(&d, 4 * sizeof(int));
+    if (e != cudaSuccess) { printf("no GPU: %s\n", cudaGetErrorString(e)); return 0; }
+    add_one<<<1, 4>>>(d);
+    printf("kernel: %s\n", cudaGetErrorString(cudaDeviceSynchronize()));
+    return 0;
+}
+"""
+
+
+def offline_env(clean_env, store):
+    for spec in nw.TOOLKIT_13_0:
+        nw.wheel(spec)
+    return dict(clean_env, CUDASWITCH_TOOLKITS_DIR=str(store), PIP_NO_INDEX="1",
+                PIP_FIND_LINKS=str(nw.cache_dir() / "wheels"))
+
+
+def test_layout_version_and_list(toolkit_13_0, clean_env):
+    root = toolkit_13_0
+    for rel in ("bin/nvcc", "bin/cudafe++", "bin/ptxas", "nvvm/bin/cicc", "include/cuda_runtime.h",
+                "include/crt/host_config.h", "include/cccl/cuda/std/version", "include/nvrtc.h",
+                "lib64/libcudart_static.a", "lib64/libcudart.so", "targets/x86_64-linux/include/cuda.h"):
+        assert (root / rel).exists(), rel
+    assert os.access(root / "bin" / "nvcc", os.X_OK)
+    vj = json.loads((root / "version.json").read_text())
+    assert vj["cuda"]["version"] == "13.0.88" and vj["cuda_cudart"]["version"] == "13.0.96"
+    env = dict(clean_env, CUDASWITCH_TOOLKITS_DIR=str(root.parent))
+    r = run_cli(["list", "--json"], env=env)
+    tk = next(t for t in json.loads(r.stdout)["toolkits"] if t["root"] == str(root))
+    assert tk["version"] == "13.0.88" and tk["nvcc"] == str(root / "bin" / "nvcc")
+    assert tk["sources"] == ["install-toolkit"] and tk["version_source"] == "version.json"
+
+
+def test_compiles_and_links_a_cu_file_with_its_own_nvcc(toolkit_13_0, tmp_path):
+    require_tool("g++")
+    src = tmp_path / "k.cu"
+    src.write_text(KERNEL)
+    nvcc = str(toolkit_13_0 / "bin" / "nvcc")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}  # no other CUDA anywhere in reach
+    r = subprocess.run([nvcc, "-c", str(src), "-o", str(tmp_path / "k.o")], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([nvcc, str(tmp_path / "k.o"), "-o", str(tmp_path / "k")], env=env, capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    run = subprocess.run([str(tmp_path / "k")], capture_output=True, text=True)
+    # without a GPU the runtime says so; with one the kernel runs (the GPU check covers that)
+    assert run.returncode == 0 and (run.stdout.startswith("no GPU:") or run.stdout.startswith("kernel: no error"))
+
+
+def test_use_switches_to_it(toolkit_13_0, tmp_path, clean_env):
+    prefix = tmp_path / "env"
+    (prefix / "conda-meta").mkdir(parents=True)
+    env = dict(clean_env, CUDASWITCH_TOOLKITS_DIR=str(toolkit_13_0.parent))
+    r = run_cli(["use", "13.0.88", "-p", str(prefix), "--no-smoke"], env=env)
+    # /usr/local/cuda-13.0 on a developer machine may be the same version: choose by folder then
+    if r.returncode == 2 and "matches" in r.stderr:
+        r = run_cli(["use", str(toolkit_13_0), "-p", str(prefix), "--no-smoke"], env=env)
+    assert r.returncode == 0, r.stderr
+    assert f"now uses CUDA 13.0.88 ({toolkit_13_0})" in r.stdout
+    hook = (prefix / "etc" / "conda" / "activate.d" / "cudaswitch.sh").read_text()
+    assert str(toolkit_13_0 / "bin") in hook
+
+
+def test_refuses_majors_without_nvcc_wheels_and_unknown_minors(tmp_path, clean_env):
+    env = offline_env(clean_env, tmp_path / "store")
+    r = run_cli(["install-toolkit", "12.9"], env=env)
+    assert r.returncode == 2 and "nvidia-cuda-nvcc-cu12 (12.0-12.9) ships ptxas and libnvvm only, no nvcc" in r.stderr
+    r = run_cli(["install-toolkit", "13.9", "-q"], env=env, timeout=300)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip() == ("cudaswitch: error: NVIDIA publishes no wheels for CUDA 13.9 (nvidia-cuda-nvcc); "
+                                "available: 13.0")
+    r = run_cli(["install-toolkit", "thirteen"], env=env)
+    assert r.returncode == 2 and "is not a CUDA version" in r.stderr
+    assert not (tmp_path / "store").exists()
+
+
+def test_damaged_wheel_installs_nothing(tmp_path, clean_env):
+    """A wheel whose payload no longer matches its RECORD: refused, and no half toolkit is left for `list`."""
+    env = offline_env(clean_env, tmp_path / "store")
+    links = tmp_path / "links"
+    links.mkdir()
+    for spec in nw.TOOLKIT_13_0:
+        src = nw.wheel(spec)
+        if "nvidia_cuda_crt" not in src.name:
+            os.link(src, links / src.name)
+            continue
+        with zipfile.ZipFile(src) as zin, zipfile.ZipFile(links / src.name, "w") as zout:
+            for item in zin.infolist():
+                data = zin.read(item.filename)
+                if item.filename.endswith("crt/host_config.h"):
+                    data += b"\n/* tampered */\n"
+                zout.writestr(item, data)
+    env["PIP_FIND_LINKS"] = str(links)
+    r = run_cli(["install-toolkit", "13.0", "-q"], env=env, timeout=600)
+    assert r.returncode == 1
+    assert "host_config.h does not match its RECORD hash" in r.stderr and "nothing was installed" in r.stderr
+    store = tmp_path / "store"
+    assert not (store / "cuda-13.0").exists()
+    assert not list(tmp_path.glob("**/*.partial-*"))
+    lst = run_cli(["list", "--json"], env=env)
+    assert not any(str(store) in t["root"] for t in json.loads(lst.stdout)["toolkits"])
+
+
+def test_into_and_uninstall_remove_exactly_what_was_made(tmp_path, clean_env):
+    env = offline_env(clean_env, tmp_path / "data" / "toolkits")
+    dest = tmp_path / "mine" / "cuda-13.0"
+    r = run_cli(["install-toolkit", "13.0", "--into", str(dest), "--json"], env=env, timeout=600)
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout)["installed"]
+    assert rec["root"] == str(dest) and rec["version"] == "13.0.88"
+    assert {w["name"] for w in rec["wheels"]} == {s.split("==")[0] for s in nw.TOOLKIT_13_0}
+    assert all(len(w["sha256"]) == 64 for w in rec["wheels"])
+    listed = json.loads(run_cli(["list", "--json"], env=env).stdout)["toolkits"]
+    assert any(t["root"] == str(dest) for t in listed)  # found through the registry, not a search path
+    # a file the user put there stops the removal; nothing is lost
+    (dest / "notes.txt").write_text("mine")
+    r = run_cli(["uninstall-toolkit", str(dest)], env=env)
+    assert r.returncode == 1 and "notes.txt" in r.stderr and (dest / "bin" / "nvcc").exists()
+    (dest / "notes.txt").unlink()
+    r = run_cli(["uninstall-toolkit", "13.0"], env=env)
+    assert r.returncode == 0, r.stderr
+    assert not dest.exists() and (tmp_path / "mine").is_dir()
+    listed = json.loads(run_cli(["list", "--json"], env=env).stdout)["toolkits"]
+    assert not any(t["root"] == str(dest) for t in listed)
+    # a toolkit cudaswitch did not make is never removed
+    r = run_cli(["uninstall-toolkit", str(tmp_path)], env=env)
+    assert r.returncode == 2 and f"no {MANIFEST}" in r.stderr
+
+
+def test_pip_failure_is_one_line(tmp_path):
+    def broken_pip(args, show):
+        return subprocess.CompletedProcess(args, 1, "", "ERROR: Could not install: [Errno 28] No space left on device\n")
+
+    with pytest.raises(CudaswitchError, match=r"pip download failed \(exit 1\): ERROR: .*No space left"):
+        install("13.0", System(os="linux", environ={"CUDASWITCH_TOOLKITS_DIR": str(tmp_path / "t")}),
+                runner=broken_pip)
+    assert not any(p.name.startswith(".cuda-13.0.partial") for p in tmp_path.rglob("*"))
+    shutil.rmtree(tmp_path, ignore_errors=True)

@@ -1,0 +1,143 @@
+"""`cudaswitch use auto`: the toolkit the environment's torch builds extensions with.
+
+torch is real: the CPU torch 2.13.0 environment, and the identity files (torch/version.py, dist-info) of the real
+PyPI CUDA wheels torch 2.14.1 (+cu130) and 2.15.0 (+cu132). Toolkits are real trees: CUDA 13.0 assembled by
+`install-toolkit` from NVIDIA's wheels, CUDA 12.9 and 11.8 from the wheels tests/cudatrees.py uses.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "fake_torch"))
+
+import cudatrees  # noqa: E402
+import envs  # noqa: E402
+import torch_wheel_files as twf  # noqa: E402
+from conftest import IN_CI, run_cli  # noqa: E402
+
+from cudaswitch.doctor import torch_installs  # noqa: E402
+from cudaswitch.system import System  # noqa: E402
+from cudaswitch.toolkits import discover  # noqa: E402
+from cudaswitch.torch_aware import pick  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def fs(tmp_path_factory, toolkit_13_0):
+    """A machine (file-system root) with /usr/local/cuda-11.8 (no nvcc), cuda-12.9 and cuda-13.0."""
+    root = tmp_path_factory.mktemp("fs")
+    local = root / "usr" / "local"
+    cudatrees.cuda_11_8(local / "cuda-11.8")
+    cudatrees.cuda_12_9(local / "cuda-12.9")
+    cudatrees._copytree(toolkit_13_0, local / "cuda-13.0")  # hard links: the same real files
+    return root
+
+
+def toolkits(fs, *keep):
+    found = discover(System(os="linux", environ={"PATH": "/usr/bin"}, root=fs)).toolkits
+    return [t for t in found if any(t.root.endswith(k) for k in keep)] if keep else found
+
+
+@pytest.fixture(scope="module")
+def cu130_env(tmp_path_factory):
+    return twf.cuda_torch_env(tmp_path_factory.mktemp("e") / "cu130")
+
+
+@pytest.fixture(scope="module")
+def cu132_env(tmp_path_factory):
+    return twf.cuda_torch_env(tmp_path_factory.mktemp("e") / "cu132", "torch==2.15.0")
+
+
+def test_torch_build_is_read_from_torch_files_without_importing(cu130_env):
+    info = torch_installs(str(cu130_env))
+    # the PyPI dist-info says only '2.14.1'; torch/version.py knows the CUDA build
+    assert info["version"] == "2.14.1" and info["build_version"] == "2.14.1+cu130"
+    assert info["cuda"] == "13.0" and info["build_cuda"] == "13.0"
+    assert info["cudnn"] == "9.24.0.43" and "Requires-Dist" in info["cudnn_source"]
+    assert info["dist_infos"] and info["conda"] == []  # the keys other commands use stay
+
+
+def test_exact_major_minor_is_picked(fs, cu130_env):
+    p = pick(torch_installs(str(cu130_env)), toolkits(fs), "env")
+    assert p.ok and p.toolkit["version"] == "13.0.88" and p.toolkit["root"] == "/usr/local/cuda-13.0"
+    assert "torch 2.14.1+cu130 was built with CUDA 13.0" in p.reason and not p.notes and p.fix is None
+    assert any("12.9" in c and "major 12" in c for c in p.considered)
+    assert any("11.8" in c and "no nvcc" in c for c in p.considered)
+
+
+def test_same_major_other_minor_is_picked_with_the_cpp_extension_note(fs, cu132_env):
+    p = pick(torch_installs(str(cu132_env)), toolkits(fs), "env")
+    assert p.ok and p.toolkit["version"] == "13.0.88"
+    assert p.torch == "2.15.0+cu132" and p.torch_cuda == "13.2"
+    assert len(p.notes) == 1 and "cpp_extension warns about the minor version difference" in p.notes[0]
+    assert p.fix == "cudaswitch install-toolkit 13.2"
+
+
+def test_never_another_major_names_the_install_command(fs, cu130_env):
+    p = pick(torch_installs(str(cu130_env)), toolkits(fs, "cuda-11.8", "cuda-12.9"), "env")
+    assert not p.ok and p.toolkit is None
+    assert "no installed toolkit with nvcc has CUDA 13.x" in p.reason and "12.9.1" in p.reason
+    assert p.fix == "cudaswitch install-toolkit 13.0"
+
+
+def test_no_torch(fs, tmp_path):
+    (tmp_path / "conda-meta").mkdir()
+    p = pick(torch_installs(str(tmp_path)), toolkits(fs), "environment x")
+    assert not p.ok and p.reason.startswith("no torch in environment x") and "cudaswitch recommend" in p.fix
+
+
+@pytest.fixture(scope="module")
+def cpu_torch():
+    try:
+        return envs.torch_venv()
+    except (envs.EnvUnavailable, OSError) as exc:
+        if IN_CI:
+            pytest.fail(f"cannot create the torch test environment: {exc}")
+        pytest.skip(f"cannot create the torch test environment: {exc}")
+
+
+def test_cpu_build_says_so_through_the_cli(cpu_torch, clean_env):
+    r = run_cli(["use", "auto", "-p", str(cpu_torch)], env=clean_env)
+    assert r.returncode == 1 and r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "torch 2.13.0+cpu" in lines[0] and "is a CPU build" in lines[0]
+    assert "cudaswitch recommend" in lines[0]
+    assert not (cpu_torch / "etc" / "conda" / "activate.d" / "cudaswitch.sh").exists()
+
+
+def test_cli_json_and_dry_run_write_nothing(fs, cu130_env, clean_env):
+    env = dict(clean_env, CUDASWITCH_FS_ROOT=str(fs), CUDASWITCH_OS="linux", PATH="/usr/bin:/bin")
+    r = run_cli(["use", "auto", "--json", "-p", str(cu130_env)], env=env)
+    assert r.returncode == 0, r.stderr
+    auto = json.loads(r.stdout)["auto"]
+    assert auto["ok"] and auto["toolkit"]["version"] == "13.0.88" and auto["torch_cuda"] == "13.0"
+    r = run_cli(["use", "auto", "--dry-run", "-p", str(cu130_env)], env=env)
+    assert r.returncode == 0, r.stderr
+    assert "auto: torch 2.14.1+cu130 was built with CUDA 13.0; CUDA 13.0.88 matches it." in r.stdout
+    assert "Would make environment cu130" in r.stdout and "nothing written" in r.stdout
+    assert not (cu130_env / "etc").exists()
+
+
+def test_cli_switches_to_the_pick(fs, cu132_env, clean_env):
+    env = dict(clean_env, CUDASWITCH_FS_ROOT=str(fs), CUDASWITCH_OS="linux", PATH="/usr/bin:/bin")
+    r = run_cli(["use", "auto", "--no-smoke", "-p", str(cu132_env)], env=env)
+    assert r.returncode == 0, r.stderr
+    assert "note: torch was built with CUDA 13.2, this toolkit is 13.0" in r.stdout
+    assert "for an exact match: cudaswitch install-toolkit 13.2" in r.stdout
+    assert "now uses CUDA 13.0.88 (/usr/local/cuda-13.0)" in r.stdout
+    assert (cu132_env / "etc" / "conda" / "activate.d" / "cudaswitch.sh").exists()
+    st = run_cli(["status", "--json"], env=dict(env, CONDA_PREFIX=str(cu132_env)))
+    state = json.loads(st.stdout)["env"]["state"]
+    assert state["selector"] == "auto" and state["version"] == "13.0.88"
+
+
+def test_cli_no_matching_major_exits_1_with_the_command(fs, tmp_path, cu130_env, clean_env):
+    only12 = tmp_path / "fs12"
+    cudatrees.cuda_12_9(only12 / "usr" / "local" / "cuda-12.9")
+    env = dict(clean_env, CUDASWITCH_FS_ROOT=str(only12), CUDASWITCH_OS="linux", PATH="/usr/bin:/bin")
+    r = run_cli(["use", "auto", "-p", str(cu130_env)], env=env)
+    assert r.returncode == 1
+    assert r.stderr.strip().endswith("; cudaswitch install-toolkit 13.0")
+    assert "Traceback" not in r.stderr

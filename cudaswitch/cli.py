@@ -474,10 +474,15 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
 
 
 def _record_smoke(env, report):
+    """Keep the result for `cudaswitch envs`; an environment the user may read but not write (a shared one) still
+    gets its smoke test, only without the record."""
     from cudaswitch.environment import record_smoke
 
     if report.status != "skip":
-        record_smoke(env, report.status, report.code)
+        try:
+            record_smoke(env, report.status, report.code)
+        except (CudaswitchError, OSError):
+            pass
 
 
 @main.command()

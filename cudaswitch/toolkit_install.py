@@ -31,6 +31,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 from cudaswitch.errors import CudaswitchError, UsageError
 from cudaswitch.system import System
+from cudaswitch.toolkit_store import _registered, _write_registry, discovery_roots, store_dir  # noqa: F401
 
 # The wheels a toolkit that builds CUDA extensions needs: compiler driver + front end, crt headers, cicc/libnvvm,
 # the runtime (headers, libcudart, cudart_static), CCCL (thrust/cub/libcu++) and NVRTC.
@@ -56,46 +57,6 @@ class InstallResult:
 
     def to_json(self) -> dict:
         return asdict(self)
-
-
-def store_dir(system: System) -> Path:
-    explicit = system.environ.get("CUDASWITCH_TOOLKITS_DIR")
-    if explicit:
-        return Path(explicit)
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("cudaswitch")) / "toolkits"
-
-
-def _registry(system: System) -> Path:
-    # Toolkits installed with --into live elsewhere; this list lets discovery find them.
-    return store_dir(system).parent / "installed-toolkits.txt"
-
-
-def _registered(system: System) -> List[str]:
-    try:
-        lines = _registry(system).read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return []
-    return [ln.strip() for ln in lines if ln.strip()]
-
-
-def _write_registry(system: System, roots: List[str]) -> None:
-    path = _registry(system)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    tmp.write_text("".join(r + "\n" for r in roots), encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def discovery_roots(system: System) -> List[str]:
-    """For toolkits.discover: the store (a folder of toolkits) and every --into toolkit that still exists."""
-    out = []
-    store = store_dir(system)
-    if system.local(str(store)).is_dir():
-        out.append(str(store))
-    out += [r for r in _registered(system) if system.local(r).is_dir()]
-    return out
 
 
 def parse_request(text: str) -> tuple:

@@ -481,7 +481,7 @@ def discover(system: Optional[System] = None, extra_roots: Optional[List[str]] =
     system = system or System.current()
     warnings: List[str] = []
     roots, config_errors = config.search_roots(system, warnings)
-    from cudaswitch.toolkit_install import discovery_roots
+    from cudaswitch.toolkit_store import discovery_roots
 
     roots = list(extra_roots or []) + roots
     cands = _search_path_candidates(system, roots) + _env_candidates(system)

@@ -61,7 +61,7 @@ def remove_first(entries: List[str], drop: List[str]) -> List[str]:
 
 def recorded_entries(environ: Mapping[str, str], system: System) -> Dict[str, List[str]]:
     """What an active cudaswitch environment's hook added to each list (its `_CUDASWITCH_ADDED_<VAR>` records),
-    for `apply(..., remove=...)`: taken out first, exactly as a hook would (R1)."""
+    for `apply(..., remove=...)`: taken out first, exactly as a hook would (HL2 in docs/design/activation.md)."""
     return {var: system.split_list(environ.get(f"_CUDASWITCH_ADDED_{var}")) for var in ("PATH", "LD_LIBRARY_PATH")}
 
 

@@ -1,5 +1,6 @@
 """Reading a cuDNN archive as NVIDIA ships it, in one streaming pass: `.zip` (Windows), `.tar.xz` / `.tar.gz` /
-`.tgz` (Linux). Layouts, names and version headers: shared/reference/cuda-data.md section 3.
+`.tgz` (Linux). Layouts, names and version headers: sources.csv S46-S82 (NVIDIA's archives, install guides and
+release notes).
 
 Nothing here writes anywhere. `read_archive` walks the members in archive order, refuses hostile or unexpected
 entries as soon as their header is seen (before their data is read), hands each file's bytes to a caller-supplied

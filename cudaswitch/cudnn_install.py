@@ -95,7 +95,8 @@ class Target:
 
 
 def toolkit_target(system: System, tk) -> Target:
-    """Destination folders in a CUDA toolkit (cuda-data.md 1.3 and 6.6)."""
+    """Destination folders in a CUDA toolkit: `bin` (13.x: `bin\\x64`), `include`, `lib\\x64` on Windows, `lib64`
+    on Linux (sources.csv S1, S3, S47, S70)."""
     from cudaswitch.toolkits import TOOLKIT
 
     if tk.kind != TOOLKIT:
@@ -651,7 +652,7 @@ def _leftover_warnings(prep: Prepared) -> List[str]:
     a = prep.archive
     major, minor = (int(x) for x in a.version.split(".")[:2])
     if a.os == "windows" and major == 8 and minor >= 3:
-        # cuda-data.md note C: cuDNN 8.3-8.9 on Windows loads zlibwapi.dll, which the archive does not carry
+        # cuDNN 8.3-8.9 on Windows loads zlibwapi.dll (sources.csv S58, S70), which the archive does not carry
         bindir = prep.target.local_dirs["bin"]
         if not (bindir / "zlibwapi.dll").exists() and "zlibwapi.dll" not in new_names:
             out.append(f"cuDNN {a.version} on Windows needs zlibwapi.dll on the loader path (it is not in "
@@ -945,7 +946,7 @@ _LOAD = ("import ctypes, sys\n"
 
 
 def expected_number(version: str) -> int:
-    """CUDNN_VERSION as cudnnGetVersion() returns it (cuda-data.md 3.3: *10000 from 9.0, *1000 before)."""
+    """CUDNN_VERSION as cudnnGetVersion() returns it (*10000 from 9.0, *1000 before: sources.csv S75, S77)."""
     major, minor, patch = (int(x) for x in (version.split(".") + ["0", "0"])[:3])
     return major * (10000 if major >= 9 else 1000) + minor * 100 + patch
 

@@ -1,9 +1,11 @@
 """Failure classification for the torch smoke test: a stable code, a one-line cause naming what was found, and the fix.
 
-The catalogue is the error tables of the seed articles (shared/seeds/*.txt: the c10.dll / WinError 1114 checklist,
-the "报错信息片段 / 大概率原因 / 首选处理" table, the three reasons for is_available() == False) and the anchors'
-list of failures no tool classifies (shared/reference/anchors.md sections 7 and 10.5). Matching is on the real
-error texts those sources quote; `SOURCES` names where each text comes from.
+The catalogue covers the torch install failures users commonly report (the c10.dll / WinError 1114 causes, the
+error message -> likely cause -> first fix pairs, the reasons torch.cuda.is_available() is False) and failures no
+existing tool classifies (WinError 1114, LD_LIBRARY_PATH shadowing pip's CUDA libraries, the NumPy 2 ABI break).
+Matching is on the real error texts; the third field of each entry names a public place where the symptom and
+the fix are documented (a PyTorch issue, a file of torch's source, NVIDIA's documentation, a `sources.csv` key),
+or `-`. The texts the tests feed in are in tests/fake_torch/texts.py, each with where it is quoted from.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ class Finding:
 CATALOGUE: Dict[str, tuple] = {
     "TORCH_NOT_INSTALLED": (N_("torch is not installed in the environment (smoke test skipped)"),
                             N_("install torch; `cudaswitch recommend` prints the pip line that fits this machine"),
-                            "seed 003 table: 'No module named torch'"),
+                            "-"),
     "PYTHON_MISSING": (N_("the environment has no Python interpreter, so no torch (smoke test skipped)"), N_("conda install -p PREFIX python"),
                        "-"),
     "PYTHON_FOREIGN": (N_("the environment's Python could have been written by another user than the one running "
@@ -44,57 +46,61 @@ CATALOGUE: Dict[str, tuple] = {
                        N_("run the smoke test as the environment's owner: sudo -u OWNER cudaswitch smoke -p PREFIX"),
                        "docs/design/security.md"),
     "PYTHON_32BIT": (N_("32-bit Python: torch ships 64-bit wheels only; c10.dll fails to load"),
-                     N_("recreate the environment with a 64-bit Python"), "seed 000 section 1.3"),
+                     N_("recreate the environment with a 64-bit Python"), "PyPI torch file list: 64-bit wheels only"),
     "CPU_ONLY_BUILD": (N_("torch is a CPU-only build (torch.version.cuda is None)"),
                        N_("reinstall torch from a CUDA index: `cudaswitch recommend` prints the line"),
-                       "seeds 000 4.1, 003 4.3 ('torch.version.cuda 返回 None')"),
+                       "torch.version.cuda is None in CPU builds; pytorch.org Get Started (CUDA wheel indexes)"),
     "NO_GPU": (N_("torch has CUDA but no GPU/driver is usable"), N_("install the NVIDIA driver, or pass --cpu-ok"),
-               "seed 004 table ('is_available() 返回 False')"),
+               "-"),
     "DRIVER_TOO_OLD": (N_("the NVIDIA driver is older than torch's CUDA build needs"),
                        N_("update the driver, or install a torch build for the driver's CUDA (`cudaswitch recommend`)"),
-                       "seed 003 4.3; c10/cuda/CUDAFunctions.cpp warning text; cuda-data.md 2.1"),
+                       "c10/cuda/CUDAFunctions.cpp warning text; NVIDIA CUDA Toolkit Release Notes, Table 3 "
+                       "[S40][S41]"),
     "CUDA_VISIBLE_DEVICES_HIDDEN": (N_("CUDA_VISIBLE_DEVICES hides every GPU"), N_("unset CUDA_VISIBLE_DEVICES (or set it "
-                                    "to the GPU index you want)"), "seed 003 4.3; conda's __cuda plugin pops it"),
+                                    "to the GPU index you want)"),
+                                    "NVIDIA CUDA C++ Programming Guide, CUDA_VISIBLE_DEVICES; conda's __cuda plugin "
+                                    "pops it"),
     "NO_KERNEL_IMAGE": (N_("the GPU's architecture is missing from this torch build ('no kernel image is available')"),
                         N_("install a torch build that lists this GPU's sm_XY (`cudaswitch recommend`)"),
-                        "seed 004 table; seed 003 4.4; torch/cuda/__init__.py capability warning"),
+                        "torch/cuda/__init__.py capability warning"),
     "DLL_INIT_FAILED": (N_("WinError 1114: a torch DLL (c10.dll) failed to initialise"),
                         N_("install the VC++ 2015-2022 x64 redistributable; import torch before PyQt/PySide; "
                         "reinstall torch with one tool only"),
-                        "seeds 000 section 5, 003 4.1; pytorch/pytorch#169429, #166628, #126507"),
+                        "pytorch/pytorch#169429, #166628, #126507"),
     "DLL_NOT_FOUND": (N_("WinError 126: a DLL torch needs is missing"), N_("install the VC++ 2015-2022 x64 "
-                      "redistributable, then reinstall torch"), "seeds 003 4.2, 004 4.3"),
+                      "redistributable, then reinstall torch"), "torch/__init__.py _load_dll_libraries error text"),
     "NUMPY_ABI": (N_("NumPy 2.x with a module compiled for NumPy 1.x (_ARRAY_API not found)"),
                   N_("pip install 'numpy<2' (or upgrade the module that was built for NumPy 1.x)"),
-                  "seed 003 4.2; seed 000 5.2 table; pytorch/pytorch#135013"),
+                  "pytorch/pytorch#135013"),
     "OPENMP_DUPLICATE": (N_("OMP: Error #15: two OpenMP runtimes are loaded"), N_("remove one of the runtimes listed (keep "
                          "torch's for pip torch, conda's for conda torch); do not set KMP_DUPLICATE_LIB_OK"),
-                         "seed 003 4.2"),
+                         "the OpenMP runtime's own OMP: Error #15 hint"),
     "LIB_SHADOWED": (N_("'undefined symbol': LD_LIBRARY_PATH puts other CUDA libraries before torch's pip wheels"),
                      N_("remove that folder from LD_LIBRARY_PATH (switch without adding the toolkit's lib64 to "
                      "LD_LIBRARY_PATH)"),
-                     "seed 003 table ('undefined symbol'); pytorch/pytorch#111469, #140797, #152783"),
+                     "pytorch/pytorch#111469, #140797, #152783"),
     "TORCH_MIXED_INSTALL": (N_("torch is installed twice (conda and pip, or two folders on sys.path)"),
                             N_("pip uninstall torch torchvision torchaudio; conda remove pytorch; then reinstall "
-                            "with ONE tool"), "seeds 000 5.2, 003 2.2, 004 5.3"),
+                            "with ONE tool"), "-"),
     "NO_AVX2": (N_("the CPU lacks AVX2, which torch's wheels require"), N_("use an older torch build or another machine"),
-                "seed 000 5.2 table"),
+                "-"),
     "ILLEGAL_INSTRUCTION": (N_("torch was built for instructions this CPU does not have"), N_("install the official "
                             "wheel for this platform (a conda-forge or custom build may target a newer CPU)"),
-                            "seed 000 5.2 table (AVX2 row)"),
+                            "-"),
     "PROBE_TIMEOUT": (N_("the probe did not finish in time"), N_("rerun with a larger --timeout; if it hangs at the same "
                       "stage, that stage is the problem"), "-"),
     "PROBE_CRASHED": (N_("the Python process died without a result"), N_("run `python -c \"import torch\"` in the "
                       "environment to see the crash"), "-"),
     "IMPORT_FAILED": (N_("import torch failed"), N_("read the error; reinstall torch if the files are damaged"), "-"),
     "CUDNN_FAILED": (N_("the cuDNN convolution failed"), N_("remove other cuDNN copies from PATH/LD_LIBRARY_PATH so torch "
-                     "loads its own"), "seed 004 4.3; seed 003 3.3"),
+                     "loads its own"), "-"),
     "COMPUTE_FAILED": (N_("a GPU computation failed"), N_("read the error; check the driver with nvidia-smi"), "-"),
     "PYTHON_UNSUPPORTED": (N_("this Python is outside the torch release's supported range"), N_("use a Python the release "
-                           "supports, or another torch release"), "cuda-data.md 5.1; seed 003 1.1"),
+                           "supports, or another torch release"),
+                           "pytorch/pytorch RELEASE.md, Release Compatibility Matrix [S98]"),
     "TORCH_TOOLKIT_MAJOR_MISMATCH": (N_("torch's CUDA major differs from the selected toolkit's: CUDA extensions will "
                                      "not build"), N_("switch to a toolkit of torch's CUDA major (`cudaswitch use X.Y`)"),
-                                     "anchors.md 7 (cpp_extension CUDA_MISMATCH_MESSAGE); prefix-dev/pixi#2145"),
+                                     "torch/utils/cpp_extension.py CUDA_MISMATCH_MESSAGE; prefix-dev/pixi#2145"),
     "TOOLKIT_MISSING": (N_("the toolkit `cudaswitch use` chose for the environment is no longer installed"),
                         N_("run `cudaswitch use X.Y` with an installed toolkit (`cudaswitch list`)"), "-"),
     "BUILD_TOOLKIT_MAJOR": (N_("the toolkit an extension build uses (CUDA_HOME, else nvcc on PATH) has another CUDA "
@@ -123,7 +129,8 @@ CATALOGUE: Dict[str, tuple] = {
     "NINJA_MISSING": (N_("ninja is not installed: extension builds run serially through distutils (slow)"),
                       N_("pip install ninja (in the environment)"), "torch/utils/cpp_extension.py verify_ninja_availability"),
     "DRIVER_MINOR_COMPAT": (N_("the driver is older than torch's CUDA minor: runs under minor-version compatibility"),
-                            N_("update the driver for full support (PTX JIT of newer code)"), "cuda-data.md 2.2"),
+                            N_("update the driver for full support (PTX JIT of newer code)"),
+                            "NVIDIA, CUDA Minor Version Compatibility [S43]"),
 }
 
 

@@ -2,7 +2,8 @@
 
 What a switch changes comes from `activation.changes_for` (one pipeline); this module only puts those values,
 quoted for each shell (`shells.py`), into the templates, and owns the files: one per shell per folder, named
-`cudaswitch.<ext>` in `etc/conda/activate.d` and `etc/conda/deactivate.d` (conda-activation.md section 1).
+`cudaswitch.<ext>` in `etc/conda/activate.d` and `etc/conda/deactivate.d` (conda runs one extension per shell:
+docs/design/activation.md).
 """
 
 from __future__ import annotations
@@ -153,7 +154,7 @@ def render(shell_key: str, direction: str, changes: Changes, version: str, windo
     text = _PLACEHOLDER_RE.sub(lambda m: values[m.group(1)], text)
     text = text.replace("\r\n", "\n").replace("\n", shell.newline)
     if shell.encoding == "utf-8-sig" and text.isascii():
-        return text.encode("ascii")  # plain ASCII needs no BOM (conda-activation.md 6.4: preferred)
+        return text.encode("ascii")  # plain ASCII needs no BOM (docs/design/activation.md, PowerShell)
     return text.encode(shell.encoding)
 
 
@@ -289,8 +290,8 @@ def dirs_to_create(prefix: str) -> List[str]:
 
 def pip_cuda_wheels(prefix: str) -> List[str]:
     """The pip `nvidia-*` CUDA wheels installed in an environment (torch from pip brings them). Prepending a
-    system toolkit's lib64 to LD_LIBRARY_PATH there breaks torch (`undefined symbol __nvJitLink...`, anchors.md
-    section 0 item 5), so `use` leaves LD_LIBRARY_PATH alone in such an environment unless asked."""
+    system toolkit's lib64 to LD_LIBRARY_PATH there breaks torch (`undefined symbol __nvJitLink...`,
+    pytorch/pytorch#111469), so `use` leaves LD_LIBRARY_PATH alone in such an environment unless asked."""
     from cudaswitch.environment import site_packages
 
     found = {p.name.split("-")[0].replace("_", "-") for sp in site_packages(prefix)
@@ -357,8 +358,8 @@ def unswitch(env):
 
 def apply_now_hint(name: str, prefix: str, windows: bool = False, system=None) -> str:
     """The one command that applies a new choice to the shell the user is in: activating the environment again
-    re-runs its hooks (conda-activation.md 2.2, reactivate). The name is given only where conda can find the
-    environment by it (base, or a folder in one of the envs folders); otherwise, and for a name with odd
+    re-runs its hooks (a reactivation: docs/design/activation.md, conda-path-first). The name is given only where
+    conda can find the environment by it (base, or a folder in one of the envs folders); otherwise, and for a name with odd
     characters, the full prefix, which always works."""
     import shlex
 
@@ -382,7 +383,8 @@ def _conda_knows_name(prefix: str, system) -> bool:
 def env_report(system) -> Optional[dict]:
     """For `cudaswitch status`: the active environment's cudaswitch choice, and PATH entries recorded by a
     cudaswitch hook that the active environment does not account for. conda leaves those when a shell switches
-    from a cudaswitch environment to one without hooks (conda#14762; conda-activation.md 9, approach 1)."""
+    from a cudaswitch environment to one without hooks (conda#14762; docs/design/activation.md, "Switching to an
+    env without cudaswitch hooks")."""
     from cudaswitch.environment import read_state, resolve_env
 
     if not system.environ.get("CONDA_PREFIX"):

@@ -1,8 +1,8 @@
 """The version chain as data: driver minimums, cuDNN <-> CUDA, torch releases and wheels, GPU architectures.
 
-Every table is a CSV under cudaswitch/data/ cut from shared/reference/cuda-data.md (sections 2.1, 2.2, 4, 5.1, 5.2,
-5.3); every row keeps its `src` column, resolved by `sources.csv` (section 8 of the same file). Nothing here runs a
-process or touches the network.
+Every table is a CSV under cudaswitch/data/ transcribed from public sources (NVIDIA release notes and support
+matrices, PyTorch's RELEASE.md and wheel indexes); every row keeps its `src` column, a key of `sources.csv`.
+Nothing here runs a process or touches the network.
 """
 
 from __future__ import annotations
@@ -109,8 +109,8 @@ class Verdict:
 
 def driver_runs(driver_cuda_max: Optional[str], build_cuda: Optional[str], os_name: str = "linux") -> Verdict:
     """Can a driver whose maximum CUDA is `driver_cuda_max` run code built for CUDA `build_cuda`?
-    Rules of cuda-data.md 2.2: newer driver fine; same major but older minor runs under minor-version compatibility
-    (PTX JIT of newer code excluded); older major cannot run."""
+    Rules of NVIDIA's minor-version compatibility (sources.csv S43): newer driver fine; same major but older minor
+    runs under minor-version compatibility (PTX JIT of newer code excluded); older major cannot run."""
     d, b = vtuple(driver_cuda_max), vtuple(build_cuda)
     if not d or not b:
         return Verdict("unknown", "driver or build CUDA version unknown")
@@ -136,7 +136,7 @@ def cudnn_table() -> List[Dict[str, str]]:
 
 
 def cudnn_number(value) -> Optional[str]:
-    """torch.backends.cudnn.version() -> 'X.Y.Z' (formula switches at 9.0: cuda-data.md 3.3)."""
+    """torch.backends.cudnn.version() -> 'X.Y.Z' (formula switches at 9.0: sources.csv S75, S77)."""
     try:
         n = int(value)
     except (TypeError, ValueError):

@@ -258,7 +258,7 @@ def _chain(torch: Dict, driver: Dict, toolkit: Optional[Dict], windows: bool) ->
             out.append({"check": "torch CUDA vs toolkit nvcc", "status": "ok" if same else "mismatch",
                         "detail": f"torch CUDA {cuda}, toolkit CUDA {tv}" + ("" if same else
                                                                              ": CUDA extension builds fail"),
-                        "src": "anchors.md 7"})
+                        "src": "torch/utils/cpp_extension.py CUDA_MISMATCH_MESSAGE"})
     cap = torch.get("capability")
     if cap:
         hit = knowledge.arch_in_list(cap, torch.get("arch_list") or [])
@@ -341,7 +341,7 @@ def report_from_outcome(outcome: ProbeOutcome, env, environ: Dict[str, str], sys
     findings += list(pre or [])
     order = {ERROR: 0, WARNING: 1, INFO: 2}
     findings.sort(key=lambda f: order.get(f.severity, 3))
-    # two installs of torch are the likely cause of a DLL or import failure (seed 000 5.2): name that first
+    # two installs of torch are the likely cause of a DLL or import failure (WinError 1114 included): name that first
     broken = next((f for f in findings if f.code in ("DLL_INIT_FAILED", "DLL_NOT_FOUND", "IMPORT_FAILED")), None)
     mixed = next((f for f in findings if f.code == "TORCH_MIXED_INSTALL"), None)
     if broken and mixed:

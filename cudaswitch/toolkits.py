@@ -1,7 +1,7 @@
 """Discovery of installed CUDA toolkits: one `Toolkit` record per install, with its exact version and folders.
 
-Layouts and version sources: shared/reference/cuda-data.md sections 1.1-1.5. Version files are read in a fixed
-order and `nvcc --version` is run only when no file answers, so `cudaswitch list` spawns no process on a normal
+Layouts and version sources: sources.csv S1-S36 (NVIDIA's install guides, PyTorch CI, NVIDIA cuda-pathfinder).
+Version files are read in a fixed order and `nvcc --version` is run only when no file answers, so `cudaswitch list` spawns no process on a normal
 machine.
 """
 

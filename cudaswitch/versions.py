@@ -1,7 +1,7 @@
 """CUDA version numbers: reading them from a toolkit's files, and parsing the selectors users type.
 
-Sources and their formats: shared/reference/cuda-data.md section 1.1 (version.json, version.txt, cuda.h) and 1.2
-(`nvcc --version`).
+Sources and their formats: version.txt up to CUDA 11.0 (sources.csv S20), version.json from 11.1 (S22), CUDA_VERSION
+in cuda.h (S25) and `nvcc --version` (S26, S28).
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from typing import Iterable, List, Optional, Tuple
 
 from cudaswitch.errors import UsageError
 
-# version.json's cuda.version third field is sometimes a build date (12.1.20230222): cuda-data.md note A.
+# version.json's cuda.version third field is sometimes a build date (12.1.20230222; seen in
+# public install notes), sometimes an update number (13.0.2, S22): a third field >= 10000000 is a date.
 BUILD_DATE_MIN = 10_000_000
 
 
@@ -92,7 +93,7 @@ def from_version_txt(path: Path) -> Optional[CudaVersion]:
     return CudaVersion(int(m.group(1)), int(m.group(2)), int(m.group(3)) if m.group(3) else None)
 
 
-# Which wheel's version is the toolkit's: the compiler first, the runtime next (cuda-data.md 1.3).
+# Which wheel's version is the toolkit's: the compiler first, the runtime next (sources.csv S29, S30).
 _WHEEL_PREFERENCE = ("nvidia_cuda_nvcc", "nvidia_cuda_runtime", "nvidia_cuda_")
 _DIST_INFO = re.compile(r"^(nvidia_[a-z0-9_]+?)(?:_cu\d+)?-(\d+\.\d+(?:\.\d+)*)\.dist-info$")
 

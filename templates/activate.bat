@@ -3,7 +3,7 @@
 @REM cmd.exe rules (docs/design/activation.md): CRLF, ASCII, every line starts with @,
 @REM set "X=..." only, no ( ) blocks (a ) in a value such as "Program Files (x86)" would end the block), no
 @REM setlocal or delayed expansion, never exit except the final exit /b 0. cmd cannot hold an empty variable,
-@REM so empty and unset are the same here (B10).
+@REM so empty and unset are the same here (HC10).
 @set "_CS_OK="
 @if exist "@ROOT@\" set "_CS_OK=1"
 @if not defined _CS_OK echo cudaswitch: warning: CUDA @VERSION@ is gone from "@ROOT@"; this environment keeps the CUDA settings it had; run 'cudaswitch use' again 1>&2

@@ -33,7 +33,7 @@ _cs_prepend() {
   fi
 }
 # _cs_unprepend NAME: take our one copy of each entry recorded in _CUDASWITCH_ADDED_<NAME> out of list NAME;
-# NAME is unset again if cudaswitch found it unset and nothing else is left (R5). eval only ever sees the
+# NAME is unset again if cudaswitch found it unset and nothing else is left (HL4). eval only ever sees the
 # constant variable names of this file, never a value.
 _cs_unprepend() {
   eval "_cs_rec=\${_CUDASWITCH_ADDED_$1-} _cs_v=\${$1-} _cs_un=\${_CUDASWITCH_UNSET_$1-}"
@@ -43,7 +43,7 @@ _cs_unprepend() {
   fi
   unset "_CUDASWITCH_UNSET_$1"
 }
-# _cs_save NAME: back up scalar NAME once (first writer wins, R8), keeping unset apart from empty (R7).
+# _cs_save NAME: back up scalar NAME once (first writer wins, HS2), keeping unset apart from empty (HS1).
 _cs_save() {
   eval "_cs_s=\${_CUDASWITCH_SAVED_$1-} _cs_set=\${$1+x}"
   if [ -z "$_cs_s" ]; then

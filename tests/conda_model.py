@@ -1,13 +1,13 @@
 """A small model of the script conda emits for activate / deactivate / reactivate, in conda's order.
 
-Source: shared/reference/conda-activation.md
-- 2.1 one emission order for every shell: export_path (deactivate only), deactivate scripts, unset vars,
+What it models (docs/design/activation.md, "What conda does around a hook"; observed with real conda 26.x and
+checked against it by tests/test_hooks_realconda.py::test_model_is_what_real_conda_does):
+- one emission order for every shell: export PATH (deactivate only), deactivate scripts, unset vars,
   export vars (PATH for activate/switch/reactivate, CONDA_*), activate scripts;
-- 2.2 transition table: PATH is computed *before* any hook runs (so a deactivate.d PATH edit is overwritten on a
-  switch or reactivate, F2), deactivate.d runs descending, the env below re-runs its activate.d after a deactivate,
+- PATH is computed *before* any hook runs (so a deactivate.d PATH edit is overwritten on a switch or reactivate,
+  conda-path-first), deactivate.d runs descending, the env below re-runs its activate.d after a deactivate,
   `--stack` never runs the lower env's deactivate.d;
-- 2.4 posix conda >= 25.7 "unsets" with `export X=''`;
-- 8.2 the simulator steps. The real-conda runs quoted in 4.2 and 4.6 are the reference this model reproduces.
+- posix conda >= 25.7 "unsets" with `export X=''`.
 
 Used two ways: in-process on a dict (the baseline "what conda alone would do"), and as a program the shell drivers
 run before each step (`python conda_model.py SHELL OUT STEP...`): like `conda shell.X activate`, it reads the
@@ -100,7 +100,7 @@ def plan(env: Mapping[str, str], step: List[str], ext: str, windows: bool = Fals
                 + [("source", s) for s in scripts(cur, "activate", ext)])
     if verb == "deactivate":
         below = (env.get(f"CONDA_PREFIX_{shlvl - 1}") or None) if shlvl > 1 else None
-        # membership, not truthiness, as conda does (conda-activation.md 4.5)
+        # membership, not truthiness, as conda does (docs/design/activation.md, conda-stacked-membership)
         stacked = f"CONDA_STACKED_{shlvl}" in env
         if below is None or stacked:
             pathop = ("remove", env_dirs(cur, windows), [])

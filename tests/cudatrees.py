@@ -1,8 +1,8 @@
-"""Toolkit trees for the tests, laid out as NVIDIA installs them (shared/reference/cuda-data.md 1.3),
+"""Toolkit trees for the tests, laid out as NVIDIA installs them (sources.csv S1-S9),
 built from the real files of NVIDIA's PyPI wheels wherever a wheel carries them.
 
 Linux trees follow the runfile/deb layout: `<root>/targets/x86_64-linux/{include,lib}` with `include` and
-`lib64` symlinks, `bin/`, and a `version.json` in NVIDIA's format (cuda-data.md 1.1).
+`lib64` symlinks, `bin/`, and a `version.json` in NVIDIA's format (sources.csv S22).
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from typing import Optional
 
 import nvidia_wheels as nw
 
-# version.json as CUDA 11.8 GA writes it: the third field of cuda.version is a build date (cuda-data.md note A).
+# version.json as CUDA 11.8 GA writes it: the third field of cuda.version is a build date (see
+# cudaswitch/versions.py, BUILD_DATE_MIN).
 VERSION_JSON_11_8 = {
     "cuda": {"name": "CUDA SDK", "version": "11.8.20220929"},
     "cuda_cudart": {"name": "CUDA Runtime (cudart)", "version": "11.8.89"},
@@ -84,7 +85,7 @@ def cuda_12_9(root: Path, version_json: Optional[dict] = VERSION_JSON_12_9) -> P
 
 
 def cuda_10_2(root: Path) -> Path:
-    """CUDA 10.2: version.txt, the format before 11.1 (cuda-data.md 1.1). Synthetic: no wheel carries 10.2."""
+    """CUDA 10.2: version.txt, the format before 11.1 (sources.csv S20). Synthetic: no wheel carries 10.2."""
     target = _linux_skeleton(root)
     (root / "version.txt").write_text("CUDA Version 10.2.89\n")
     (target / "include" / "cuda.h").write_text("#define CUDA_VERSION 10020\n")
@@ -94,7 +95,7 @@ def cuda_10_2(root: Path) -> Path:
 
 def windows_toolkit(drive_root: Path, version: str, cuda13: bool = False, folder: Optional[str] = None) -> Path:
     """A `C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\vX.Y` tree under `drive_root/C` (synthetic:
-    nothing Windows runs here). File names follow cuda-data.md 1.3/1.3.2: cudart64_110.dll for 11.x, DLLs in
+    nothing Windows runs here). File names follow sources.csv S1, S3, S32: cudart64_110.dll for 11.x, DLLs in
     bin\\x64 for 13.x, import libs in lib\\x64."""
     major, minor = (int(p) for p in version.split(".")[:2])
     root = drive_root / "C" / "Program Files" / "NVIDIA GPU Computing Toolkit" / "CUDA" / (folder or f"v{major}.{minor}")

@@ -1,5 +1,5 @@
-"""cuDNN archives for the tests, in the layouts and with the file names NVIDIA ships (shared/reference/cuda-data.md
-section 3): the old `cuda/` wrapper zips and tgz (<= 8.2), the `_cudaX.Y` / `_cudaNN` `-archive` folders (8.3+),
+"""cuDNN archives for the tests, in the layouts and with the file names NVIDIA ships (sources.csv
+S46-S68): the old `cuda/` wrapper zips and tgz (<= 8.2), the `_cudaX.Y` / `_cudaNN` `-archive` folders (8.3+),
 cuDNN 9 for CUDA 13 with DLLs in `bin/x64`, and Linux tarballs with versioned `.so` files and symlinks.
 
 `real_linux_tarball()` repacks the real cuDNN of the `nvidia-cudnn-cu12` wheel into NVIDIA's Linux tarball layout
@@ -23,7 +23,7 @@ import nvidia_wheels as nw
 
 LICENSE = b"NVIDIA Software License Agreement (test copy)\n"
 
-# cuda-data.md 3.4
+# library names per cuDNN major: sources.csv S47, S80, S81, S82
 LIBS_7 = ["cudnn"]
 LIBS_8 = ["cudnn", "cudnn_ops_infer", "cudnn_ops_train", "cudnn_cnn_infer", "cudnn_cnn_train", "cudnn_adv_infer",
           "cudnn_adv_train"]

@@ -1,4 +1,4 @@
-"""Drive real shells through conda transitions (virtualenv's ActivationTester pattern, conda-activation.md 8.1).
+"""Drive real shells through conda transitions (virtualenv's ActivationTester pattern, docs/design/activation.md).
 
 For each scenario one fresh shell process runs a generated driver script. Before each step the driver runs
 `conda_model.py`, which prints the state the previous step left (`__STATE__ {...}`, from a child process, so only
@@ -128,7 +128,8 @@ def run_driver(shell: str, steps: List[List[str]], env: Dict[str, str], tmp: Pat
 
 
 def clean_environ(**initial: Optional[str]) -> Dict[str, str]:
-    """os.environ without conda/CUDA/cudaswitch settings (conda-activation.md 8.1 item 6), plus `initial`."""
+    """os.environ without conda/CUDA/cudaswitch settings (docs/design/activation.md, "How the hook tests drive
+    shells"), plus `initial`."""
     drop = ("CONDA", "_CONDA", "_CE_", "__CONDA", "_CUDASWITCH", "CUDA", "MAMBA", "PIXI", "COVERAGE")
     env = {k: v for k, v in os.environ.items() if not k.startswith(drop) and k != "LD_LIBRARY_PATH"}
     env["PYTHONIOENCODING"] = "utf-8"

@@ -475,8 +475,8 @@ def test_integrity_sha256_and_redistrib_json(archives, linux_fs, tmp_path):
 # ---- faults: killed, disk full, permission denied ----------------------------------------------------------------------
 
 def _with_old_cudnn(fs: Path, archives) -> None:
-    """A cuDNN 8.9 copied in by hand (no manifest), as the seed articles do it: the install must overwrite some
-    of its files and the backups must bring them back."""
+    """A cuDNN 8.9 copied in by hand (no manifest), as NVIDIA's manual install steps and most tutorials do it: the
+    install must overwrite some of its files and the backups must bring them back."""
     root = fs / "usr/local/cuda-12.9"
     with tarfile.open(archives["linux-8.9-archive"]) as tf:
         for m in tf.getmembers():
@@ -776,7 +776,7 @@ def test_real_kill_mid_stream_of_the_real_tarball(real_tarball, linux_fs):
 # ---- names, progress, Ctrl-C ----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name,expected", [
-    # archive names from shared/reference/cuda-data.md 3.1 and 5.4
+    # archive names NVIDIA and PyTorch CI use (sources.csv S46-S64, S115-S117)
     ("cudnn-11.3-windows-x64-v8.2.1.32.zip", ("windows", "8.2.1.32", 11, 3)),
     ("cudnn-10.2-windows10-x64-v7.6.5.32.zip", ("windows", "7.6.5.32", 10, 2)),
     ("cudnn-11.1-windows-x64-v8.0.5.39.zip", ("windows", "8.0.5.39", 11, 1)),

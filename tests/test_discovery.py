@@ -252,7 +252,7 @@ def test_windows_program_files_env_vars_and_registry(tmp_path):
     assert tks["11.3.0"].bin_dirs == [PF + r"\v11.3\bin", PF + r"\v11.3\libnvvp"]
     assert tks["11.3.0"].lib_dirs == [PF + r"\v11.3\lib\x64"]
     assert tks["11.3.0"].nvcc == PF + r"\v11.3\bin\nvcc.exe"
-    # CUDA 13 moved the runtime DLLs to bin\x64 (cuda-data.md 1.3).
+    # CUDA 13 moved the runtime DLLs to bin\x64 (sources.csv S3).
     assert tks["13.0.2"].bin_dirs == [PF + r"\v13.0\bin", PF + r"\v13.0\bin\x64"]
     assert tks["13.0.2"].lib_dirs == [PF + r"\v13.0\lib\x64", PF + r"\v13.0\bin\x64"]
     assert found.warnings == []

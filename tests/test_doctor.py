@@ -91,7 +91,7 @@ def test_driver_below_the_toolkit_in_use(fsroot, clean_env):
     r, rec, codes = run_doctor_cli(clean_env, fsroot)
     f = codes["DRIVER_BELOW_TOOLKIT"]
     assert f["severity"] == "error" and r.returncode == 1
-    assert ">= 575.51.03" in f["fix"]  # CUDA 12.9 GA Linux minimum (cuda-data.md 2.1)
+    assert ">= 575.51.03" in f["fix"]  # CUDA 12.9 GA Linux minimum (cuda_driver.csv, sources.csv S40)
     clean_env["CONDA_OVERRIDE_CUDA"] = "12.4"
     r, rec, codes = run_doctor_cli(clean_env, fsroot)
     assert codes["DRIVER_BELOW_TOOLKIT"]["severity"] == "warning"  # same major: minor-version compatibility
@@ -155,7 +155,7 @@ def test_foreign_activate_d_hooks(tmp_path, fsroot, clean_env):
     prefix, _ = _conda_env(tmp_path)
     act = prefix / "etc" / "conda" / "activate.d"
     act.mkdir(parents=True)
-    # conda-forge/nvcc-feedstock recipe/linux/activate.sh sets both (anchors.md section 4)
+    # conda-forge/nvcc-feedstock recipe/linux/activate.sh sets both
     (act / "activate-nvcc_linux-64.sh").write_text('export CUDA_HOME="/usr/local/cuda"\nexport CUDA_PATH="$CUDA_HOME"\n')
     (act / "cudaswitch.sh").write_text('export CUDA_HOME="/usr/local/cuda-11.8"\n')
     (act / "activate-gcc.sh").write_text('export CC="x86_64-conda-linux-gnu-cc"\n')

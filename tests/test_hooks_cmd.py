@@ -3,8 +3,8 @@
 wine cannot start the Linux conda model between steps, so the model's steps are rendered into the batch driver
 ahead of time: conda's own variables are tracked here (they do not depend on hooks), and the PATH conda
 computes before the hooks run is rendered as a snapshot plus `%_SIM_P:;OLD;=;NEW;%` at the point conda would
-export it (conda-activation.md 2.1, 8.2). States are read back with cmd's `set` (every cmd variable is in the
-environment; empty and unset are the same thing in cmd, B10).
+export it (docs/design/activation.md, conda-path-first). States are read back with cmd's `set` (every cmd
+variable is in the environment; empty and unset are the same thing in cmd, HC10).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def winworld(tmp_path_factory):
         for sub in ("bin", "libnvvp"):
             (tk / v / sub).mkdir(parents=True)
     w.add_env("base", "base", None, spelled=z)
-    # conda cannot activate a prefix with ^ % = ! for cmd (conda-activation.md 6.5, B9); spaces, (x86), & it can.
+    # conda cannot activate a prefix with ^ % = ! for cmd (docs/design/activation.md, HC9); spaces, (x86), & it can.
     w.add_env("A", "env A (x86) & co", Toolkit(z(tk / "v11.3"), windows=True), spelled=z)
     w.add_env("B", "env B (x86) & co", Toolkit(z(tk / "v11.8"), windows=True), spelled=z)
     w.add_env("C", "env C plain (x86)", None, spelled=z)
@@ -99,7 +99,7 @@ def run_cmd(wine, world, steps, initial, tmp_path):
         ops = conda_model.plan(env, step, "bat", windows=True, local=world.local.get)
         lines += _bat_ops(ops) + ["@echo __STATE__", "@set"]
         conda_model.apply_plain(env, step, ";", windows=True)
-    lines.append("@echo")  # echo state after all hooks: must still be on (B7)
+    lines.append("@echo")  # echo state after all hooks: must still be on (HC7)
     script = tmp_path / "driver.bat"
     script.write_bytes(("\r\n".join(lines) + "\r\n").encode("ascii"))
     rc, text = wine_cmd(wine, script)
@@ -138,7 +138,7 @@ def test_cmd_transition(wine, winworld, scenario, cuda, tmp_path):
     initial = _initial(winworld, cuda)
     states, text = run_cmd(wine, winworld, steps, initial, tmp_path)
     assert len(states) == len(steps) + 1, text
-    assert "ECHO is on" in text or "Echo is ON" in text  # B7: the caller's echo state is untouched
+    assert "ECHO is on" in text or "Echo is ON" in text  # HC7: the caller's echo state is untouched
     env = dict(initial)
     expected = [(dict(env), winworld.toolkit(env.get("CONDA_PREFIX")))]
     for step in steps:
@@ -156,7 +156,7 @@ def test_cmd_transition(wine, winworld, scenario, cuda, tmp_path):
 
 
 def test_cmd_unsupported_path_only_warns(wine, tmp_path):
-    """A toolkit path cmd cannot hold (non-ASCII) gets a hook that warns and changes nothing (B2)."""
+    """A toolkit path cmd cannot hold (non-ASCII) gets a hook that warns and changes nothing (HC2)."""
     from cudaswitch import hooks
 
     root = z(tmp_path / "CUDA 环境")

@@ -8,8 +8,9 @@ import pytest
 from conftest import require_tool
 from shell_driver import SHELLS, Toolkit, World, clean_environ, expected_states, problems, run_driver
 
-# Folder names for the conda-order simulator: set (b) of conda-activation.md 8.1 (real posix conda itself
-# cannot activate a prefix with ', $ or a backtick; the README says so).
+# Folder names for the conda-order simulator: characters beyond what conda allows (docs/design/activation.md, "How
+# the hook tests drive shells"; real posix conda itself cannot activate a prefix with ', $ or a backtick; the
+# README says so).
 HOSTILE = "(x86) & ' $HOME `id` ; % ! * ? [x] 环境"
 
 
@@ -34,7 +35,8 @@ SCENARIOS = {
     "user-path-edit": ([["activate", "A"], ["user-prepend", "/user bin"], ["deactivate"]], ()),
     "switch-B-A-B": ([["activate", "B"], ["activate", "A"], ["activate", "B"], ["deactivate"], ["deactivate"],
                       ["deactivate"]], ()),
-    # To an env without hooks: conda exports A's entry after A's deactivate.d removed it (F2, conda#14762);
+    # To an env without hooks: conda exports A's entry after A's deactivate.d removed it (conda-path-first,
+    # conda#14762);
     # state 2 is the documented leak. Going back to A, and then to base, is exact again.
     "switch-to-plain": ([["activate", "A"], ["activate", "C"], ["deactivate"], ["deactivate"]], (2,)),
     "switch-to-base": ([["activate", "A"], ["activate", "base"], ["deactivate"], ["deactivate"]], (2,)),
@@ -103,14 +105,14 @@ def test_transition(world, shell, scenario, initial, tmp_path):
 @pytest.mark.parametrize("shell", ["bash", "zsh", "dash"])
 @pytest.mark.parametrize("scenario", ["switch-A-B", "stack-A-B", "activate-twice"])
 def test_caller_with_set_eu(world, shell, scenario, tmp_path):
-    """R10: a user shell running with `set -eu` is neither aborted nor changed differently."""
+    """HU2: a user shell running with `set -eu` is neither aborted nor changed differently."""
     require_tool(SHELLS[shell][1][0])
     _check(world, shell, scenario, _initial(world, "unset"), tmp_path, strict=True)
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "dash"])
 def test_empty_path_components_survive(world, shell, tmp_path):
-    """R5: an empty PATH component (the current folder) is neither added nor lost."""
+    """HL4: an empty PATH component (the current folder) is neither added nor lost."""
     require_tool(SHELLS[shell][1][0])
     _check(world, shell, "switch-A-B", _initial(world, "set", extra_path="::/x"), tmp_path)
 

@@ -1,4 +1,4 @@
-"""`cudaswitch recommend` and the knowledge tables behind it (cudaswitch/data/*.csv, from cuda-data.md)."""
+"""`cudaswitch recommend` and the knowledge tables behind it (cudaswitch/data/*.csv, sources in sources.csv)."""
 
 import csv
 import json
@@ -86,7 +86,7 @@ def test_requested_release_with_a_python_it_has_no_wheel_for(clean_env):
 def test_gpu_architecture_decides_the_build(clean_env):
     r, rec = recommend(clean_env, "--cuda", "12.8", "--python", "3.12", "--torch", "2.8", "--cc", "6.1")
     x = rec["recommendation"]
-    assert (x["torch"], x["tag"]) == ("2.8.0", "cu126")  # cu128/cu129 dropped Pascal (cuda-data.md 5.3)
+    assert (x["torch"], x["tag"]) == ("2.8.0", "cu126")  # cu128/cu129 dropped Pascal (torch_arch.csv, sources.csv S113)
     assert any("compute capability 6.1" in s for s in x["skipped"])
 
 

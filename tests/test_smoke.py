@@ -208,7 +208,8 @@ def test_undefined_symbol_names_the_ld_library_path_folder(tmp_path, clean_env):
 
 
 def test_illegal_instruction_is_missing_avx2(env, clean_env):
-    """SIGILL at import: NO_AVX2 on a CPU without AVX2 (seed 000's table); on one with AVX2 the build wants more."""
+    """SIGILL at import: NO_AVX2 on a CPU without AVX2 (torch's wheels require it); on one with AVX2 the build
+    wants more."""
     from cudaswitch.probe import cpu_has_avx2
 
     envs.fake_import_failure(env, "sigill")
@@ -233,7 +234,7 @@ def test_driver_too_old(env, clean_env, torch_env):
     r, rec = smoke(env, clean_env)
     assert r.returncode == 1 and rec["code"] == "DRIVER_TOO_OLD"
     assert "CUDA 12.4" in rec["cause"] and "11.4" in rec["cause"]
-    assert ">= 550.54.14" in rec["fix"]  # CUDA 12.4 GA, Linux (cuda-data.md 2.1)
+    assert ">= 550.54.14" in rec["fix"]  # CUDA 12.4 GA, Linux (cuda_driver.csv, sources.csv S40)
     assert rec["driver"]["source"] == "CONDA_OVERRIDE_CUDA"
     chain = {c["check"]: c for c in rec["chain"]}
     assert chain["driver vs torch CUDA"]["status"] == "too-old"
@@ -299,7 +300,7 @@ def test_two_torch_folders_on_sys_path(env, clean_env, torch_env):
 
 
 def test_winerror_1114_in_an_env_with_conda_and_pip_torch_names_the_double_install(env, clean_env, torch_env):
-    """seed 000 5.2: 'conda and pip both installed torch' is a WinError 1114 cause; the mixed install comes first."""
+    """'conda and pip both installed torch' is a WinError 1114 cause; the mixed install comes first."""
     envs.fake_import_failure(env, "win1114")
     envs.copy_dist_info(env)
     envs.conda_record(env)

@@ -1,20 +1,21 @@
 """The real error texts the fake torch packages raise, each with where it was quoted from."""
 
-# shared/seeds/000_ccf5d6a03b16653d.txt (first paragraph), verbatim; the English form of the same message is quoted
-# in pytorch/pytorch#169429 ("[WinError 1114] A dynamic link library (DLL) initialization routine failed.
-# Error loading ...\torch\lib\c10.dll or one of its dependencies.").
+# The message as a Chinese-locale Windows prints it (Windows localises the system text, torch appends the English
+# "Error loading ..."); the English form of the same message is quoted in pytorch/pytorch#169429 ("[WinError 1114]
+# A dynamic link library (DLL) initialization routine failed. Error loading ...\torch\lib\c10.dll or one of its dependencies.").
 WINERROR_1114 = ("[WinError 1114] 动态链接库(DLL)初始化例程失败。 Error loading "
                  "c:\\users\\24303\\.conda\\envs\\pytorch\\lib\\site-packages\\torch\\lib\\c10.dll or one of its "
                  "dependencies.")
 
-# shared/seeds/003_90eb4afab0635496.txt section 4.2 ("OSError: [WinError 126] 找不到指定的模块"); torch appends the
-# same "Error loading ... or one of its dependencies." suffix (torch/__init__.py, _load_dll_libraries).
+# WinError 126 (ERROR_MOD_NOT_FOUND, "The specified module could not be found") as a Chinese-locale Windows prints
+# it; torch appends the same "Error loading ... or one of its dependencies." suffix (torch/__init__.py,
+# _load_dll_libraries).
 WINERROR_126 = ("[WinError 126] 找不到指定的模块。 Error loading "
                 "C:\\Users\\xxx\\anaconda3\\envs\\pt\\lib\\site-packages\\torch\\lib\\fbgemm.dll or one of its "
                 "dependencies.")
 
 # NumPy 2's message for a module compiled against NumPy 1.x (numpy/core/_multiarray_umath.py, numpy 2.x), as quoted
-# in pytorch/pytorch#135013 and shared/reference/anchors.md section 7; then the ImportError the module raises.
+# in pytorch/pytorch#135013; then the ImportError the module raises.
 NUMPY_ABI_STDERR = (
     "\nA module that was compiled using NumPy 1.x cannot be run in\n"
     "NumPy 2.1.0 as it may crash. To support both 1.x and 2.x\n"
@@ -26,8 +27,8 @@ NUMPY_ABI_STDERR = (
     "AttributeError: _ARRAY_API not found\n")
 NUMPY_ABI_ERROR = "numpy.core.multiarray failed to import"
 
-# shared/seeds/003_90eb4afab0635496.txt section 4.2 (first line, verbatim); the hint is the Intel OpenMP runtime's
-# text that follows it in every report.
+# The Intel OpenMP runtime's error when two copies of it are loaded (libiomp5md.dll, Windows); the hint is the
+# runtime's own text that follows it in every report.
 OMP_15 = ("OMP: Error #15: Initializing libiomp5md.dll, but found libiomp5md.dll already initialized.\n"
           "OMP: Hint This means that multiple copies of the OpenMP runtime have been linked into the program. That is "
           "dangerous, since it can degrade performance or cause incorrect results. The best thing to do is to ensure "
@@ -37,13 +38,14 @@ OMP_15 = ("OMP: Error #15: Initializing libiomp5md.dll, but found libiomp5md.dll
           "or silently produce incorrect results. For more information, please see "
           "http://www.intel.com/software/products/support/.\n")
 
-# pytorch/pytorch#111469 (pip torch with LD_LIBRARY_PATH pointing at a system CUDA 12.1), shared/reference/anchors.md
-# section 7; the site-packages prefix is filled in by the fake.
+# pytorch/pytorch#111469 (pip torch with LD_LIBRARY_PATH pointing at a system CUDA 12.1), also
+# #140797 and #152783; the site-packages prefix is filled in by the fake.
 UNDEFINED_SYMBOL = ("{site}/torch/lib/../../nvidia/cusparse/lib/libcusparse.so.12: undefined symbol: "
                     "__nvJitLinkAddData_12_1, version libnvJitLink.so.12")
 
 # c10/cuda/CUDAFunctions.cpp (torch 2.x), the warning torch.cuda.is_available() emits on an old driver;
-# shared/seeds/003 4.3 describes the case. "found version 11040" = a driver whose maximum CUDA is 11.4.
+# the case: torch built for a newer CUDA than the driver supports. "found version 11040" = a driver whose maximum
+# CUDA is 11.4.
 DRIVER_TOO_OLD = ("CUDA initialization: The NVIDIA driver on your system is too old (found version 11040). Please "
                   "update your GPU driver by downloading and installing a new version from the URL: "
                   "http://www.nvidia.com/Download/index.aspx Alternatively, go to: https://pytorch.org to install a "
@@ -51,7 +53,8 @@ DRIVER_TOO_OLD = ("CUDA initialization: The NVIDIA driver on your system is too 
                   "at ../c10/cuda/CUDAFunctions.cpp:108.)")
 
 # torch/cuda/__init__.py (_check_capability: incompatible_device_warn), the warning for an RTX 50xx on a build
-# without sm_120; then the RuntimeError of the first kernel launch (shared/seeds/004 table, 003 4.4).
+# without sm_120; then the RuntimeError of the first kernel launch ("no kernel image is available for execution on
+# the device").
 SM_NOT_COMPATIBLE = ("\nNVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current "
                      "PyTorch installation.\nThe current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 "
                      "sm_75 sm_80 sm_86 sm_90.\nIf you want to use the NVIDIA GeForce RTX 5090 GPU with PyTorch, "

@@ -1,0 +1,87 @@
+"""The repository explains itself: the product, its tests, benchmarks and READMEs cite only what a user has.
+
+No citation of material outside the repository (the development notes a checkout does not ship), and every rule
+tag a comment cites (HL1-HL5, HS1-HS2, HU1-HU6, HC1-HC10) is defined in docs/design/, every `[Sxx]` or
+`sources.csv Sxx` key exists in cudaswitch/data/sources.csv.
+"""
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCOPE = ["cudaswitch", "templates", "hooks", "tests", "benchmarks", "README.md", "README.zh-CN.md"]
+SELF = Path(__file__).resolve()
+
+# Material outside the repository, and the rule tags that were defined only there.
+FORBIDDEN = [
+    (r"\.\./shared\b", "../shared"),
+    (r"\bshared/(?:reference|seeds)\b", "shared/reference or shared/seeds"),
+    (r"\b(?:conda-activation|cuda-data|anchors)\.md\b", "a reference file outside the repository"),
+    (r"\bseeds? 0\d{2}\b", "a seed article"),
+    (r"\bseed articles?\b", "the seed articles"),
+    (r"\b[RBF]\d{1,2}\b", "a rule tag not defined in the repository (R1-R13, B1-B10, F1-F5)"),
+]
+TAG = re.compile(r"\bH[LSUC]\d{1,2}\b")
+SRC_BRACKET = re.compile(r"\[(S\d+)\]")
+SRC_AFTER = re.compile(r"sources\.csv,? ((?:S\d+(?:-S\d+)?)(?:, S\d+(?:-S\d+)?)*)")
+
+
+def _files():
+    try:
+        out = subprocess.run(["git", "ls-files", "-z", "--", *SCOPE], cwd=ROOT, capture_output=True, check=True)
+        names = [n for n in out.stdout.decode("utf-8", "replace").split("\0") if n]
+    except (OSError, subprocess.CalledProcessError):  # not a git checkout (an sdist): walk the folders
+        names = [str(p.relative_to(ROOT)) for s in SCOPE for p in ([ROOT / s] if (ROOT / s).is_file()
+                                                                   else (ROOT / s).rglob("*")) if p.is_file()]
+    for name in names:
+        path = ROOT / name
+        if path.resolve() == SELF or not path.is_file():
+            continue
+        data = path.read_bytes()
+        if b"\0" in data:  # binary
+            continue
+        yield name, data.decode("utf-8", "replace")
+
+
+def _hits(regex):
+    rx = re.compile(regex)
+    return [(name, n, line.strip()) for name, text in _files() for n, line in enumerate(text.splitlines(), 1)
+            for _ in [0] if rx.search(line)]
+
+
+@pytest.mark.parametrize("regex,what", FORBIDDEN, ids=[w for _, w in FORBIDDEN])
+def test_no_citation_of_material_outside_the_repository(regex, what):
+    hits = _hits(regex)
+    assert not hits, f"{what} cited:\n" + "\n".join(f"{f}:{n}: {line}" for f, n, line in hits)
+
+
+def _design_tags():
+    tags = set()
+    for md in (ROOT / "docs" / "design").glob("*.md"):
+        text = md.read_text(encoding="utf-8")
+        tags |= {m.upper() for m in re.findall(r'<a id="(h[lsuc]\d{1,2})"></a>', text)}
+    return tags
+
+
+def test_every_cited_rule_tag_is_defined_in_docs_design():
+    defined = _design_tags()
+    assert {"HL1", "HL5", "HS1", "HS2", "HU1", "HU6", "HC1", "HC10"} <= defined
+    missing = [(f, line) for f, text in _files() for line in text.splitlines() for tag in TAG.findall(line)
+               if tag not in defined]
+    assert not missing, "tags cited but not defined in docs/design/:\n" + "\n".join(f"{f}: {l.strip()}"
+                                                                                 for f, l in missing)
+
+
+def test_every_cited_source_key_exists():
+    keys = {line.split(",", 1)[0] for line in (ROOT / "cudaswitch" / "data" / "sources.csv")
+            .read_text(encoding="utf-8").splitlines()[1:] if line.strip()}
+    missing = []
+    for name, text in _files():
+        cited = SRC_BRACKET.findall(text)
+        for group in SRC_AFTER.findall(text):
+            cited += re.findall(r"S\d+", group)  # both ends of a range S46-S82
+        missing += [(name, k) for k in cited if k not in keys]
+    assert not missing, missing

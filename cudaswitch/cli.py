@@ -128,14 +128,6 @@ class _OneLineErrors(click.Group):
         prepare()
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
-        for stream in (sys.stdout, sys.stderr):
-            # a folder name that is not UTF-8 reaches output as lone surrogates: printed as \udcff, not a crash
-            reconfigure = getattr(stream, "reconfigure", None)
-            if reconfigure is not None:
-                try:
-                    reconfigure(errors="backslashreplace")
-                except (ValueError, OSError):
-                    pass
         try:
             try:
                 super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
@@ -562,8 +554,10 @@ def init(shell, install, rc_file):
 
     text = shellinit.init_text(shell, _INIT_FILES[shell])
     if not install:
-        if shell == "tcsh":  # eval "`cudaswitch init tcsh`" joins the lines: a leading comment would swallow all
-            text = "".join(ln for ln in text.splitlines(True) if not ln.lstrip().startswith("#"))
+        if shell == "tcsh":
+            # eval "`cudaswitch init tcsh`" joins the lines: one line of commands separated by ';' reads the same
+            # whether it is eval'ed or sourced from a file, and a comment would swallow everything after it
+            text = " ; ".join(ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")) + "\n"
         click.echo(text, nl=False)
         return
     path, changed = shellinit.install(shell, text, rc_file)

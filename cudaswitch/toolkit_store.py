@@ -43,9 +43,13 @@ def _write_registry(system: System, roots: List[str]) -> None:
 
 def discovery_roots(system: System) -> List[str]:
     """For toolkits.discover: the store (a folder of toolkits) and every --into toolkit that still exists."""
-    out = []
-    store = store_dir(system)
-    if system.local(str(store)).is_dir():
-        out.append(str(store))
-    out += [r for r in _registered(system) if system.local(r).is_dir()]
-    return out
+    out = [str(p) for p in [store_dir(system)] if _is_dir(system.local(str(p)))]
+    return out + [r for r in _registered(system) if _is_dir(system.local(r))]
+
+
+def _is_dir(path: Path) -> bool:
+    # a data folder the user cannot enter (a HOME that sudo kept, another user's) is no store, not an error
+    try:
+        return path.is_dir()
+    except OSError:
+        return False

@@ -199,12 +199,13 @@ def write_at(dir_fd: int, name: str, data: bytes) -> None:
     old = regular_stat(dir_fd, name)
     if old is not None and stat.S_ISDIR(old.st_mode):
         raise CudaswitchError(f"{name} is a folder where cudaswitch writes a file; move it away; nothing was changed")
-    if old is not None and stat.S_ISREG(old.st_mode):
+    keep = old is not None and stat.S_ISREG(old.st_mode)
+    if keep:
         mode = stat.S_IMODE(old.st_mode)
     else:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
+        from cudaswitch.fsutil import current_umask
+
+        mode = 0o666 & ~current_umask()
     tmp = f".{name}.{secrets.token_hex(6)}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd)
     try:
@@ -212,6 +213,13 @@ def write_at(dir_fd: int, name: str, data: bytes) -> None:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]
+            if keep and hasattr(os, "fchown"):
+                # a replaced file keeps its owner where the writer may give it (root), as fsutil.atomic_write does:
+                # whoever owned it could already change it, so nothing is handed over that they did not have
+                try:
+                    os.fchown(fd, old.st_uid, old.st_gid)
+                except OSError:
+                    pass
             os.fchmod(fd, mode)
             os.fsync(fd)
         finally:

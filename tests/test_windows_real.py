@@ -284,7 +284,8 @@ def test_verify_loads_real_cudnn_the_windows_way(loader, cudnn_bin, tmp_path, mo
     seen = {}
 
     def wine_child(args, timeout=20.0, env=None):
-        _py, _c, _script, dll, bindir = args
+        assert args[1] == "-I"  # isolated: nothing from the working folder is imported
+        *_, dll, bindir = args
         path_entries = [e for e in env["PATH"].split(";") if e and os.path.isdir(e)]
         seen["path"] = path_entries
         return run_loader(loader, dll, bindir, winepath=";".join(z(e) for e in path_entries))
@@ -307,7 +308,7 @@ def test_verify_says_which_sub_library_failed(loader, tmp_path, monkeypatch):
     system = win_system(tmp_path)
     (tk,) = discover(system).toolkits
     system.run = lambda args, timeout=20.0, env=None: run_loader(
-        loader, args[3], args[4], winepath=";".join(z(e) for e in env["PATH"].split(";") if os.path.isdir(e)))
+        loader, args[-2], args[-1], winepath=";".join(z(e) for e in env["PATH"].split(";") if os.path.isdir(e)))
     monkeypatch.setattr(ci, "host_os", lambda: "windows")
     prep = SimpleNamespace(target=ci.toolkit_target(system, tk),
                            archive=SimpleNamespace(cudnn_major=9, version="9.10.2"))

@@ -98,3 +98,17 @@ def _english_messages():
         os.environ.pop("CUDASWITCH_LANG", None)
     else:
         os.environ["CUDASWITCH_LANG"] = old
+
+
+@pytest.fixture(scope="session")
+def torch_env():
+    """The real torch 2.13.0 CPU environment (created once, cached in the test cache; tests/fake_torch/envs.py)."""
+    sys.path.insert(0, str(Path(__file__).parent / "fake_torch"))
+    import envs
+
+    try:
+        return envs.torch_venv()
+    except (envs.EnvUnavailable, OSError) as exc:
+        if IN_CI:
+            pytest.fail(f"cannot create the torch test environment: {exc}")
+        pytest.skip(f"cannot create the torch test environment: {exc}")

@@ -344,20 +344,6 @@ def test_the_active_toolkit_is_cuda_home_before_cuda_path(cli_env, real_trees):
 
 # ---- smoke -----------------------------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def torch_env():
-    sys.path.insert(0, str(REPO / "tests" / "fake_torch"))
-    import envs
-    from conftest import IN_CI
-
-    try:
-        return envs.torch_venv()
-    except (envs.EnvUnavailable, OSError) as exc:
-        if IN_CI:
-            pytest.fail(f"cannot create the torch test environment: {exc}")
-        pytest.skip(f"cannot create the torch test environment: {exc}")
-
-
 def test_a_module_printing_without_a_newline_does_not_break_the_probe(torch_env, clean_env, tmp_path):
     import json
 

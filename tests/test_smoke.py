@@ -12,18 +12,7 @@ sys.path.insert(0, str(Path(__file__).parent / "fake_torch"))
 
 import cudatrees  # noqa: E402
 import envs  # noqa: E402
-from conftest import IN_CI, run_cli  # noqa: E402
-
-
-@pytest.fixture(scope="session")
-def torch_env():
-    """The real torch 2.13.0 CPU environment (created once, cached in ~/.cache/cudaswitch-tests)."""
-    try:
-        return envs.torch_venv()
-    except (envs.EnvUnavailable, OSError) as exc:
-        if IN_CI:
-            pytest.fail(f"cannot create the torch test environment: {exc}")
-        pytest.skip(f"cannot create the torch test environment: {exc}")
+from conftest import run_cli  # noqa: E402
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent / "fake_torch"))
 import cudatrees  # noqa: E402
 import envs  # noqa: E402
 import torch_wheel_files as twf  # noqa: E402
-from conftest import IN_CI, run_cli  # noqa: E402
+from conftest import run_cli  # noqa: E402
 
 from cudaswitch.doctor import torch_installs  # noqa: E402
 from cudaswitch.system import System  # noqa: E402
@@ -88,23 +88,13 @@ def test_no_torch(fs, tmp_path):
     assert not p.ok and p.reason.startswith("no torch in environment x") and "cudaswitch recommend" in p.fix
 
 
-@pytest.fixture(scope="module")
-def cpu_torch():
-    try:
-        return envs.torch_venv()
-    except (envs.EnvUnavailable, OSError) as exc:
-        if IN_CI:
-            pytest.fail(f"cannot create the torch test environment: {exc}")
-        pytest.skip(f"cannot create the torch test environment: {exc}")
-
-
-def test_cpu_build_says_so_through_the_cli(cpu_torch, clean_env):
-    r = run_cli(["use", "auto", "-p", str(cpu_torch)], env=clean_env)
+def test_cpu_build_says_so_through_the_cli(torch_env, clean_env):
+    r = run_cli(["use", "auto", "-p", str(torch_env)], env=clean_env)
     assert r.returncode == 1 and r.stdout == ""
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "torch 2.13.0+cpu" in lines[0] and "is a CPU build" in lines[0]
     assert "cudaswitch recommend" in lines[0]
-    assert not (cpu_torch / "etc" / "conda" / "activate.d" / "cudaswitch.sh").exists()
+    assert not (torch_env / "etc" / "conda" / "activate.d" / "cudaswitch.sh").exists()
 
 
 def test_cli_json_and_dry_run_write_nothing(fs, cu130_env, clean_env):

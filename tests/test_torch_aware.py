@@ -14,7 +14,6 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "fake_torch"))
 
 import cudatrees  # noqa: E402
-import envs  # noqa: E402
 import torch_wheel_files as twf  # noqa: E402
 from conftest import run_cli  # noqa: E402
 

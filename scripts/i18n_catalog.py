@@ -4,7 +4,7 @@
     python scripts/i18n_catalog.py compile   # .po -> .mo (commit both)
     python scripts/i18n_catalog.py check     # what tests/test_i18n_catalog.py checks, as a report
 
-Marks: `_("...")`, `N_("...")`, `M("... {name} ...", name=...)` (cudaswitch/i18n.py). After `update`, translate the
+Marks: `_("...")`, `N_("...")`, `M("... {name} ...", name=...)` (cudaswitch/core/i18n.py). After `update`, translate the
 new empty entries in cudaswitch/locale/<lang>/LC_MESSAGES/cudaswitch.po (terms: cudaswitch/locale/<lang>/glossary.md),
 then `compile`.
 """

@@ -16,7 +16,7 @@ from typing import Optional
 import nvidia_wheels as nw
 
 # version.json as CUDA 11.8 GA writes it: the third field of cuda.version is a build date (see
-# cudaswitch/versions.py, BUILD_DATE_MIN).
+# cudaswitch/core/versions.py, BUILD_DATE_MIN).
 VERSION_JSON_11_8 = {
     "cuda": {"name": "CUDA SDK", "version": "11.8.20220929"},
     "cuda_cudart": {"name": "CUDA Runtime (cudart)", "version": "11.8.89"},

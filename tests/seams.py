@@ -35,7 +35,8 @@ def env_fault(point: str, n: int) -> None:
 
 
 def enable() -> None:
-    from cudaswitch import cudnn_install, system
+    from cudaswitch.cudnn import install as cudnn_install
+    from cudaswitch.core import system
 
     cudnn_install.FAULT_HOOK = env_fault
     system.QUIET_RELOCATION = True

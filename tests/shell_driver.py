@@ -21,9 +21,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 import conda_model  # noqa: E402
-from cudaswitch import hooks  # noqa: E402
-from cudaswitch.activation import Changes  # noqa: E402
-from cudaswitch.shells import quote_csh, quote_fish, quote_sh  # noqa: E402
+from cudaswitch.switching import hookfiles as hooks  # noqa: E402
+from cudaswitch.switching.activation import Changes  # noqa: E402
+from cudaswitch.switching.shells import quote_csh, quote_fish, quote_sh  # noqa: E402
 
 # shell -> (model flavour, argv, quoting function)
 SHELLS = {
@@ -153,7 +153,7 @@ def problems(world: World, got: dict, base: dict, tk: Optional[Toolkit], sep: st
     with our one copy of each toolkit entry added, and nothing else taken away, so a copy the user had (.bashrc,
     the NVIDIA installer) is still there, in its place. `spelled` gives the hook's own spelling of the entries
     (cmd writes them with a trailing backslash)."""
-    from cudaswitch.activation import remove_first
+    from cudaswitch.switching.activation import remove_first
 
     errs = []
     path = got["PATH"].split(sep)

@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from cudaswitch.activation import Changes, apply, recorded_entries
-from cudaswitch.hooks import render
-from cudaswitch.system import System
+from cudaswitch.switching.activation import Changes, apply, recorded_entries
+from cudaswitch.switching.hookfiles import render
+from cudaswitch.core.system import System
 
 KEYS = ("PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "_CUDASWITCH_ADDED_PATH")
 LINUX = System(os="linux", environ={}, python_paths=[])

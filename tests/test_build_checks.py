@@ -16,10 +16,10 @@ sys.path.insert(0, str(Path(__file__).parent / "fake_torch"))
 import torch_wheel_files as twf  # noqa: E402
 from conftest import require_tool, run_cli
 
-from cudaswitch.build_checks import build_findings, host_limits, nvcc_archs, parse_arch_list
-from cudaswitch.doctor import torch_installs
-from cudaswitch.system import System
-from cudaswitch.toolkits import discover
+from cudaswitch.checks.build import build_findings, host_limits, nvcc_archs, parse_arch_list
+from cudaswitch.checks.doctor import torch_installs
+from cudaswitch.core.system import System
+from cudaswitch.discovery.toolkits import discover
 
 
 @pytest.fixture(scope="module")

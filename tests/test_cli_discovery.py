@@ -140,8 +140,8 @@ def test_status_missing_cuda_path(env, tmp_path):
 
 
 def _discover_as_nobody(search, conn):
-    from cudaswitch.system import System
-    from cudaswitch.toolkits import discover
+    from cudaswitch.core.system import System
+    from cudaswitch.discovery.toolkits import discover
 
     system = System(os="linux", environ={"CUDASWITCH_SEARCH_PATH": search, "PATH": "/usr/bin",
                                          "CUDASWITCH_CONFIG": "/nonexistent/config.yaml"}, python_paths=[])

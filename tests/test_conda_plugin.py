@@ -33,8 +33,8 @@ def _plugin_dir(base: Path) -> Path:
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: cudaswitch\nVersion: {__version__}\n")
     # the same entry point pyproject.toml declares
     text = (REPO / "pyproject.toml").read_text()
-    assert '[project.entry-points.conda]\ncudaswitch = "cudaswitch.conda_plugin"' in text
-    (info / "entry_points.txt").write_text("[conda]\ncudaswitch = cudaswitch.conda_plugin\n")
+    assert '[project.entry-points.conda]\ncudaswitch = "cudaswitch.cli.conda_plugin"' in text
+    (info / "entry_points.txt").write_text("[conda]\ncudaswitch = cudaswitch.cli.conda_plugin\n")
     for mod in (click, platformdirs):
         (d / mod.__name__).symlink_to(Path(mod.__file__).parent)
     return d
@@ -147,8 +147,8 @@ def test_after_conda_update_one_line_only_when_relevant(tmp_path, conda_env, rea
 
 def test_checks_without_conda(tmp_path):
     """The plugin's logic on its own (conda_checks), for machines without conda."""
-    from cudaswitch.conda_checks import after_change, health
-    from cudaswitch.system import System
+    from cudaswitch.checks.conda_health import after_change, health
+    from cudaswitch.core.system import System
 
     p = _prefix(tmp_path)
     assert after_change(str(p)) is None and after_change(None) is None

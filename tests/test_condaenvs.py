@@ -21,8 +21,8 @@ from conftest import REPO, run_cli
 
 PROBE = """
 import json, sys
-from cudaswitch.system import System
-from cudaswitch import condaenvs
+from cudaswitch.core.system import System
+from cudaswitch.discovery import condaenvs
 s = System.current()
 lay = condaenvs.layout(s)
 names = sys.argv[1:]
@@ -178,8 +178,8 @@ def test_broken_condarc_is_named_not_a_traceback(world, real_conda):
 
 def test_system_condarc_read_through_injected_root(tmp_path):
     """/etc/conda cannot be written by a test; the same code reads it under an injected file-system root."""
-    from cudaswitch import condaenvs
-    from cudaswitch.system import System
+    from cudaswitch.discovery import condaenvs
+    from cudaswitch.core.system import System
 
     rc = tmp_path / "etc" / "conda" / "condarc.d"
     rc.mkdir(parents=True)
@@ -194,8 +194,8 @@ def test_system_condarc_read_through_injected_root(tmp_path):
 
 
 def test_environments_txt_of_a_user(tmp_path):
-    from cudaswitch import condaenvs
-    from cudaswitch.system import System
+    from cudaswitch.discovery import condaenvs
+    from cudaswitch.core.system import System
 
     home = tmp_path / "home" / "u"
     (home / ".conda").mkdir(parents=True)
@@ -211,8 +211,8 @@ def test_environments_txt_of_a_user(tmp_path):
 def test_windows_layout_through_injected_root(tmp_path):
     """The Windows search path (C:/ProgramData/conda), %VAR% in values, ';' in CONDA_ENVS_DIRS and the per-user
     data folder conda adds on Windows, on a Windows layout examined from Linux."""
-    from cudaswitch import condaenvs
-    from cudaswitch.system import System
+    from cudaswitch.discovery import condaenvs
+    from cudaswitch.core.system import System
 
     (tmp_path / "C" / "ProgramData" / "conda").mkdir(parents=True)
     (tmp_path / "C" / "ProgramData" / "conda" / ".condarc").write_text("envs_dirs:\n  - D:\\lab\n")

@@ -172,7 +172,7 @@ def test_layout_installs_into_right_folders_and_uninstalls_byte_identically(layo
 
     listed = ok(run_cli(["list", "--json"], env)).stdout
     tk = next(t for t in json.loads(listed)["toolkits"] if t["version"].startswith(version))
-    from cudaswitch.cudnn_archive import name_info
+    from cudaswitch.cudnn.archive import name_info
 
     assert tk["cudnn"] == ".".join(name_info(archive.name)["version"].split(".")[:3])
 
@@ -605,10 +605,10 @@ def test_real_disk_full_on_a_tiny_filesystem(archives, tmp_path, linux_templates
 @pytest.mark.parametrize("os_", ["linux", "windows"])
 def test_no_write_permission_is_detected_before_anything_is_staged(os_, tmp_path):
     """The up-front check with the access test injected (root passes every access() check)."""
-    from cudaswitch import cudnn_install as ci
-    from cudaswitch.errors import CudaswitchError
-    from cudaswitch.system import System
-    from cudaswitch.toolkits import discover, select
+    from cudaswitch.cudnn import install as ci
+    from cudaswitch.core.errors import CudaswitchError
+    from cudaswitch.core.system import System
+    from cudaswitch.discovery.toolkits import discover, select
 
     fs = tmp_path / "fs"
     if os_ == "linux":
@@ -646,8 +646,8 @@ def test_no_write_permission_cli_as_an_ordinary_user(archives, clean_env):
     import tempfile
 
     import cudaswitch.cli  # noqa: F401
-    import cudaswitch.cudnn_archive  # noqa: F401
-    import cudaswitch.cudnn_install  # noqa: F401
+    import cudaswitch.cudnn.archive  # noqa: F401
+    import cudaswitch.cudnn.install  # noqa: F401
 
     base = Path(tempfile.mkdtemp(prefix="cs-eacces-"))
     fs = base / "fs"
@@ -792,7 +792,7 @@ def test_real_kill_mid_stream_of_the_real_tarball(real_tarball, linux_fs):
     ("cudnn_9.7.0_windows.exe", None),
 ])
 def test_archive_names(name, expected):
-    from cudaswitch.cudnn_archive import name_info
+    from cudaswitch.cudnn.archive import name_info
 
     info = name_info(name)
     if expected is None:
@@ -927,7 +927,7 @@ def test_member_paths_never_leave_the_archive_folder(parts, sep):
     import ntpath
     import posixpath
 
-    from cudaswitch.cudnn_archive import ArchiveError, check_member_path
+    from cudaswitch.cudnn.archive import ArchiveError, check_member_path
 
     raw = sep.join(parts)
     try:

@@ -9,8 +9,8 @@ import pytest
 
 import cudatrees
 import nvidia_wheels as nw
-from cudaswitch.system import System
-from cudaswitch.toolkits import discover
+from cudaswitch.core.system import System
+from cudaswitch.discovery.toolkits import discover
 
 REAL_CUDA = Path("/usr/local/cuda-13.0")
 
@@ -22,7 +22,7 @@ class Recorder:
         self.calls = []
 
     def __call__(self, args, timeout=20.0, env=None):
-        from cudaswitch.system import run_subprocess
+        from cudaswitch.core.system import run_subprocess
 
         self.calls.append(list(args))
         return run_subprocess(args, timeout=timeout, env=env)

@@ -14,8 +14,8 @@ sys.path.insert(0, str(Path(__file__).parent / "fake_torch"))
 import cudatrees  # noqa: E402
 from conftest import run_cli  # noqa: E402
 
-from cudaswitch import doctor  # noqa: E402
-from cudaswitch.system import System  # noqa: E402
+from cudaswitch.checks import doctor  # noqa: E402
+from cudaswitch.core.system import System  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -234,7 +234,7 @@ def test_text_output_and_usage_errors(fsroot, clean_env):
 
 def test_driver_query_without_override_runs_and_reports(clean_env):
     """The real query (probe --driver-only in a subprocess): on this machine, a driver or a clean 'none'."""
-    from cudaswitch.smoke import driver_info
+    from cudaswitch.checks.smoke import driver_info
 
     info = driver_info(System(environ=dict(clean_env)), timeout=30)
     assert info["source"] in ("libcuda", "nvidia-smi")

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import run_cli
-from cudaswitch.envfile import updated_text
-from cudaswitch.errors import UsageError
+from cudaswitch.switching.envfile import updated_text
+from cudaswitch.core.errors import UsageError
 
 # Shaped like environment files found in real projects: a header comment, channel pins, an anchor, a pip:
 # subsection with its own comments, odd quoting and blank lines.

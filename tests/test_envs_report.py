@@ -87,7 +87,7 @@ def test_envs_json_has_every_env_and_its_facts(lab):
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
     assert data["schema"] == 1
-    from cudaswitch.envs_report import ENVS_SCHEMA_KEYS
+    from cudaswitch.discovery.envs_report import ENVS_SCHEMA_KEYS
 
     assert all(tuple(e) == ENVS_SCHEMA_KEYS for e in data["envs"])  # the keys the README documents, in order
     # run as root, conda (and so cudaswitch) also lists other users' recorded environments: look at ours

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from conftest import REPO, require_tool, run_cli
-from cudaswitch.shells import quote_sh
+from cudaswitch.switching.shells import quote_sh
 
 HOOK_FILES = sorted(f"etc/conda/{d}.d/cudaswitch.{e}" for d in ("activate", "deactivate")
                     for e in ("sh", "fish", "csh", "bat", "ps1"))
@@ -254,7 +254,7 @@ def test_init_powershell_install_keeps_a_utf16_profile(cli_env, tmp_path):
 def test_powershell_profile_is_found_as_conda_finds_it(tmp_path):
     """Ask PowerShell for $PROFILE.CurrentUserAllHosts when one is on PATH (pwsh 7 first): that follows a Documents
     folder OneDrive redirected. Without PowerShell: a OneDrive Documents folder holding a PowerShell folder."""
-    from cudaswitch.shellinit import powershell_profile
+    from cudaswitch.switching.shellinit import powershell_profile
 
     asked = []
 

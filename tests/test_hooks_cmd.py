@@ -18,7 +18,7 @@ import pytest
 
 import conda_model
 import nvidia_wheels
-from cudaswitch import hooks
+from cudaswitch.switching import hookfiles as hooks
 from conftest import require_tool
 from shell_driver import Toolkit, World, clean_environ, problems
 from test_hooks_transitions import SCENARIOS
@@ -157,7 +157,7 @@ def test_cmd_transition(wine, winworld, scenario, cuda, tmp_path):
 
 def test_cmd_unsupported_path_only_warns(wine, tmp_path):
     """A toolkit path cmd cannot hold (non-ASCII) gets a hook that warns and changes nothing (HC2)."""
-    from cudaswitch import hooks
+    from cudaswitch.switching import hookfiles as hooks
 
     root = z(tmp_path / "CUDA 环境")
     os.makedirs(tmp_path / "env" / "conda-meta")

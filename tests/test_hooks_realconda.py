@@ -23,8 +23,8 @@ import pytest
 
 import conda_model
 from conftest import require_tool
-from cudaswitch import hooks
-from cudaswitch.shells import quote_csh, quote_fish, quote_sh
+from cudaswitch.switching import hookfiles as hooks
+from cudaswitch.switching.shells import quote_csh, quote_fish, quote_sh
 from shell_driver import HERE, Toolkit, clean_environ, problems
 
 # A tour through every kind of transition, back to where it started.

@@ -17,8 +17,8 @@ import time
 import pytest
 
 from conftest import require_tool
-from cudaswitch import shellinit
-from cudaswitch.shells import quote_csh, quote_fish, quote_sh
+from cudaswitch.switching import shellinit
+from cudaswitch.switching.shells import quote_csh, quote_fish, quote_sh
 from shell_driver import HERE, Toolkit, World, clean_environ
 
 INIT_FILE = {"bash": "bash.sh", "zsh": "bash.sh", "fish": "fish.fish", "tcsh": "tcsh.csh"}

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import require_tool
-from cudaswitch import hooks
-from cudaswitch.shells import quote_csh, quote_fish, quote_sh
+from cudaswitch.switching import hookfiles as hooks
+from cudaswitch.switching.shells import quote_csh, quote_fish, quote_sh
 from shell_driver import Toolkit, clean_environ
 
 DUMP = ("import os;print('__STATE__', repr({k: os.environ.get(k) for k in "

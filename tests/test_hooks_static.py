@@ -10,9 +10,9 @@ import subprocess
 import pytest
 
 from conftest import require_tool
-from cudaswitch import hooks
-from cudaswitch.activation import Changes
-from cudaswitch.shells import SHELLS
+from cudaswitch.switching import hookfiles as hooks
+from cudaswitch.switching.activation import Changes
+from cudaswitch.switching.shells import SHELLS
 
 LINUX_ROOT = "/opt/CUDA v11.8 (x86) & ' \" $HOME `id` ; % ! * \\ 环境"
 WIN_ROOT = r"C:\Program Files (x86)\NVIDIA & Co\CUDA\v12.1"
@@ -167,7 +167,7 @@ def test_ps1_static(case):
 
 
 def test_check_paths_refuses_separator_and_newline():
-    from cudaswitch.errors import CudaswitchError
+    from cudaswitch.core.errors import CudaswitchError
 
     with pytest.raises(CudaswitchError, match="separator"):
         hooks.check_paths(_changes("/opt/a:b"), windows=False)
@@ -179,7 +179,7 @@ def test_check_paths_refuses_separator_and_newline():
 
 def test_init_snippets_static(tmp_path):
     """The `cudaswitch init` functions: POSIX for bash/zsh (shellcheck), fish parses, cmd wrapper follows HC1/HC7."""
-    from cudaswitch.shellinit import hooks_dir
+    from cudaswitch.switching.shellinit import hooks_dir
 
     d = hooks_dir()
     proc = subprocess.run([require_tool("shellcheck"), "-s", "sh", str(d / "bash.sh")], capture_output=True, text=True)
@@ -244,7 +244,7 @@ def _ps_strict_problems(text: str) -> list:
 
 @pytest.mark.parametrize("case", ["linux", "windows"])
 def test_ps1_hooks_pass_strict_mode_rules(case):
-    from cudaswitch.shellinit import hooks_dir
+    from cudaswitch.switching.shellinit import hooks_dir
 
     for d in hooks.DIRECTIONS:
         assert _ps_strict_problems(_hook(case, "ps1", d).decode("utf-8-sig")) == [], d

@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import run_cli
-from cudaswitch import i18n
-from cudaswitch.i18n import M, choose_language
-from cudaswitch.system import System
+from cudaswitch.core import i18n
+from cudaswitch.core.i18n import M, choose_language
+from cudaswitch.core.system import System
 
 ZH = {"LANG": "zh_CN.UTF-8"}
 
@@ -135,8 +135,8 @@ def test_a_missing_catalog_means_english_not_a_crash(monkeypatch, tmp_path):
 
 def test_every_catalogue_and_doctor_text_has_a_translation():
     """Also catches entries added to the tables without a mark, which the extractor would not see."""
-    from cudaswitch.diagnosis import CATALOGUE
-    from cudaswitch.doctor import DOCTOR_CHECKS
+    from cudaswitch.checks.diagnosis import CATALOGUE
+    from cudaswitch.checks.doctor import DOCTOR_CHECKS
 
     i18n.set_language("zh_CN")
     texts = [t for cause, fix, _ in CATALOGUE.values() for t in (cause, fix)] + list(DOCTOR_CHECKS.values())

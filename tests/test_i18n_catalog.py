@@ -44,7 +44,7 @@ def test_a_message_without_translation_fails(locale_copy):
 def test_a_message_missing_from_the_catalog_fails(locale_copy):
     _edit(locale_copy / PO, 'msgid "no NVIDIA driver found"\nmsgstr "没有找到 NVIDIA 显卡驱动"\n', '')
     found = catalog_tool.problems(locale_copy)
-    assert any("no translation for 'no NVIDIA driver found' (cudaswitch/doctor.py" in p for p in found), found
+    assert any("no translation for 'no NVIDIA driver found' (cudaswitch/checks/doctor.py" in p for p in found), found
 
 
 @pytest.mark.parametrize("old, new, lost", [

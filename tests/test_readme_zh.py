@@ -26,8 +26,8 @@ def test_every_command_in_the_english_readme_is_in_the_chinese_one():
 
 
 def test_every_finding_code_in_the_english_readme_is_in_the_chinese_one():
-    from cudaswitch.diagnosis import CATALOGUE
-    from cudaswitch.doctor import DOCTOR_CHECKS
+    from cudaswitch.checks.diagnosis import CATALOGUE
+    from cudaswitch.checks.doctor import DOCTOR_CHECKS
 
     codes = set(CATALOGUE) | set(DOCTOR_CHECKS)
     documented = {c for c in codes if re.search(rf"\b{c}\b", EN)}
@@ -37,8 +37,8 @@ def test_every_finding_code_in_the_english_readme_is_in_the_chinese_one():
 
 
 def test_the_chinese_catalogue_table_shows_the_translations_the_tool_prints():
-    from cudaswitch import i18n
-    from cudaswitch.diagnosis import CATALOGUE
+    from cudaswitch.core import i18n
+    from cudaswitch.checks.diagnosis import CATALOGUE
 
     i18n.set_language("zh_CN")
     try:

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import run_cli
 
-from cudaswitch import knowledge
+from cudaswitch.checks import knowledge
 
 DATA = Path(knowledge.__file__).parent / "data"
 

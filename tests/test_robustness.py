@@ -13,7 +13,7 @@ import tempfile
 import pytest
 
 from conftest import REPO, require_tool, run_cli
-from cudaswitch.shells import quote_sh
+from cudaswitch.switching.shells import quote_sh
 
 OTHER_UID = 65534  # nobody
 
@@ -409,8 +409,8 @@ def test_smoke_shows_progress_on_a_terminal_only(torch_env, clean_env):
 
 def test_classifying_a_flood_of_stderr_is_bounded_and_still_finds_the_error():
     code = (
-        "from cudaswitch.diagnosis import classify\n"
-        "from cudaswitch.diagnosis import ProbeOutcome\n"
+        "from cudaswitch.checks.diagnosis import classify\n"
+        "from cudaswitch.checks.diagnosis import ProbeOutcome\n"
         "noise = 'x.so.1' * 40000 + '\\n' + 'Error loading ' * 20000 + '\\n'\n"
         "line = '/env/lib/libtorch_cuda.so: undefined symbol: ncclCommRegister, version libnccl.so.2'\n"
         "out = ProbeOutcome(None, 1, '', noise + 'ImportError: ' + line + '\\n', False, 'import_torch')\n"
@@ -506,7 +506,7 @@ def test_a_read_only_file_system_is_a_one_line_refusal(cli_env, tmp_path):
 @pytest.mark.parametrize("umask, want", [(0o022, 0o644), (0o027, 0o640), (0o077, 0o600), (0o002, 0o664)])
 def test_atomic_write_gives_a_new_file_what_open_would(tmp_path, umask, want):
     """Every writer (hooks, state file, cuDNN manifest, rc files) goes through atomic_write."""
-    from cudaswitch.fsutil import atomic_write, dump_yaml
+    from cudaswitch.core.fsutil import atomic_write, dump_yaml
 
     old = os.umask(umask)
     try:

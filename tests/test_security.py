@@ -278,7 +278,7 @@ def _plant_modules(attacker: Path, marker: Path) -> Path:
 
 
 def test_3_driver_query_and_probe_do_not_import_from_the_working_folder(shared):
-    from cudaswitch.smoke import run_probe
+    from cudaswitch.checks.smoke import run_probe
 
     base, attacker, _victim, env = shared
     marker = base / "pwned"
@@ -335,7 +335,7 @@ def test_5_an_archive_swapped_after_its_sha256_check_is_not_installed(shared, re
 
     from click.testing import CliRunner
 
-    from cudaswitch import cudnn_archive
+    from cudaswitch.cudnn import archive as cudnn_archive
     from cudaswitch.cli import main
 
     base, _attacker, _victim, env = shared
@@ -461,10 +461,10 @@ def test_9_fs_root_of_another_user_is_refused_and_a_relocation_is_announced(shar
 # ---- 10. the low ones ----------------------------------------------------------------------------------------------
 
 def test_10_a_lock_held_by_another_user_times_out_naming_the_holder(shared, real_trees):
-    from cudaswitch import cudnn_install as ci
-    from cudaswitch.errors import CudaswitchError
-    from cudaswitch.system import System
-    from cudaswitch.toolkits import discover, select
+    from cudaswitch.cudnn import install as ci
+    from cudaswitch.core.errors import CudaswitchError
+    from cudaswitch.core.system import System
+    from cudaswitch.discovery.toolkits import discover, select
 
     base, _attacker, _victim, env = shared
     fs = _fs_with_12_9(base, real_trees)

@@ -84,7 +84,7 @@ def test_active_env_is_used_without_n_or_p(torch_env, clean_env):
 def test_selected_toolkit_is_applied_and_major_mismatch_reported(tmp_path, clean_env, torch_env):
     """The env's state names CUDA 11.8; the probe sees CUDA_HOME/CUDA_PATH/PATH set to it (activation.changes_for),
     and torch built for CUDA 12.4 against toolkit 11.8 is reported as a major mismatch."""
-    from cudaswitch.environment import SwitchState, write_state, CondaEnv
+    from cudaswitch.discovery.environment import SwitchState, write_state, CondaEnv
 
     prefix = envs.make_env(tmp_path)
     envs.fake_cuda(prefix, "no_device")
@@ -176,7 +176,7 @@ def test_omp_error_15_lists_both_runtimes(env, clean_env):
 
 def test_undefined_symbol_names_the_ld_library_path_folder(tmp_path, clean_env):
     """LD_LIBRARY_PATH comes from the env's own switch (state: ld_library_path: true), as the hooks would set it."""
-    from cudaswitch.environment import SwitchState, write_state, CondaEnv
+    from cudaswitch.discovery.environment import SwitchState, write_state, CondaEnv
 
     prefix = envs.make_env(tmp_path)
     envs.fake_import_failure(prefix, "undefined_symbol")
@@ -199,7 +199,7 @@ def test_undefined_symbol_names_the_ld_library_path_folder(tmp_path, clean_env):
 def test_illegal_instruction_is_missing_avx2(env, clean_env):
     """SIGILL at import: NO_AVX2 on a CPU without AVX2 (torch's wheels require it); on one with AVX2 the build
     wants more."""
-    from cudaswitch.probe import cpu_has_avx2
+    from cudaswitch.checks.probe import cpu_has_avx2
 
     envs.fake_import_failure(env, "sigill")
     r, rec = smoke(env, clean_env)

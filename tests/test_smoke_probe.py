@@ -5,8 +5,8 @@ import ast
 import sys
 from pathlib import Path
 
-from cudaswitch import diagnosis
-from cudaswitch.diagnosis import ProbeOutcome, classify
+from cudaswitch.checks import diagnosis
+from cudaswitch.checks.diagnosis import ProbeOutcome, classify
 
 PROBE = Path(diagnosis.__file__).with_name("probe.py")
 

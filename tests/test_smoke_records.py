@@ -1,16 +1,16 @@
 """Probe records captured on a real NVIDIA H200 (driver 580.159.04, CUDA 13.0; torch 2.11.0+cu130 from
 /opt/torch/.venv), run through the classifier and the renderer. The probe file that produced them is this
-repository's cudaswitch/probe.py (sent to the GPU machine verbatim, md5 checked); see docs/readme-smoke.md."""
+repository's cudaswitch/checks/probe.py (sent to the GPU machine verbatim, md5 checked); see docs/readme-smoke.md."""
 
 import json
 import os
 from pathlib import Path
 
-from cudaswitch import knowledge
-from cudaswitch.diagnosis import ProbeOutcome
-from cudaswitch.environment import CondaEnv
-from cudaswitch.smoke import MARKER, _parse, driver_info, render, report_from_outcome
-from cudaswitch.system import System
+from cudaswitch.checks import knowledge
+from cudaswitch.checks.diagnosis import ProbeOutcome
+from cudaswitch.discovery.environment import CondaEnv
+from cudaswitch.checks.smoke import MARKER, _parse, driver_info, render, report_from_outcome
+from cudaswitch.core.system import System
 
 RECORDS = Path(__file__).parent / "fake_torch" / "records"
 

@@ -13,7 +13,7 @@ sys.path.insert(0, str(REPO / "tools"))
 
 import update_tables  # noqa: E402
 
-from cudaswitch import knowledge  # noqa: E402
+from cudaswitch.checks import knowledge  # noqa: E402
 
 
 @pytest.fixture(scope="module")

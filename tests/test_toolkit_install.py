@@ -14,9 +14,9 @@ import pytest
 import nvidia_wheels as nw
 from conftest import require_tool, run_cli
 
-from cudaswitch.errors import CudaswitchError
-from cudaswitch.system import System
-from cudaswitch.toolkit_install import MANIFEST, install
+from cudaswitch.core.errors import CudaswitchError
+from cudaswitch.core.system import System
+from cudaswitch.discovery.toolkit_install import MANIFEST, install
 
 KERNEL = r"""
 #include <cstdio>

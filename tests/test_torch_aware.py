@@ -17,10 +17,10 @@ import cudatrees  # noqa: E402
 import torch_wheel_files as twf  # noqa: E402
 from conftest import run_cli  # noqa: E402
 
-from cudaswitch.doctor import torch_installs  # noqa: E402
-from cudaswitch.system import System  # noqa: E402
-from cudaswitch.toolkits import discover  # noqa: E402
-from cudaswitch.torch_aware import pick  # noqa: E402
+from cudaswitch.checks.doctor import torch_installs  # noqa: E402
+from cudaswitch.core.system import System  # noqa: E402
+from cudaswitch.discovery.toolkits import discover  # noqa: E402
+from cudaswitch.switching.torch_aware import pick  # noqa: E402
 
 
 @pytest.fixture(scope="module")

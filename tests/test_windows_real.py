@@ -18,10 +18,11 @@ from hypothesis import strategies as st
 import cudatrees
 import nvidia_wheels as nw
 from conftest import require_tool, run_cli
-from cudaswitch import cudnn_install as ci
-from cudaswitch import pe, versions
-from cudaswitch.system import System
-from cudaswitch.toolkits import discover
+from cudaswitch.cudnn import install as ci
+from cudaswitch.core import pe
+from cudaswitch.core import versions
+from cudaswitch.core.system import System
+from cudaswitch.discovery.toolkits import discover
 
 HERE = Path(__file__).parent
 

@@ -1,0 +1,203 @@
+"""doctor: will a CUDA extension build (torch.utils.cpp_extension, flash-attn, apex, mmcv ...) work here?
+
+Only for an environment whose torch is a CUDA build. Everything is read from files: torch's CUDA from
+torch/version.py (doctor.torch_installs), the toolkit a build would use (CUDA_HOME, else nvcc on PATH, as
+cpp_extension looks), the host-compiler limits from that toolkit's own include/crt/host_config.h (the `#error --
+unsupported GNU version!` lines nvcc itself enforces), and the architectures nvcc can target from the nvcc binary's
+own table (what `nvcc --list-gpu-arch` prints). One process at most for the host compiler's version (`c++ --version`,
+`cl.exe` on Windows), plus `nvidia-smi` only when TORCH_CUDA_ARCH_LIST is set and has to be compared with the GPU.
+Never run from a hook.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+from cudaswitch.checks import knowledge
+from cudaswitch.checks.diagnosis import ERROR, INFO, WARNING, Finding, finding
+from cudaswitch.core.system import System
+
+# The C++ standard torch's headers need (torch_release.csv cpp_std) -> the first GCC that implements it (GCC's
+# "C++ Standards Support in GCC" page: C++17 complete in GCC 7, C++20 language features in GCC 10) [S121].
+GCC_FOR_STD = {"C++14": 5, "C++17": 7, "C++20": 10}
+_GNU_MAX = re.compile(r"#if\s+__GNUC__\s*>\s*(\d+)")
+_MSC_RANGE = re.compile(r"#if\s+_MSC_VER\s*<\s*(\d+)\s*\|\|\s*_MSC_VER\s*>=\s*(\d+)")
+_CLANG_MAX = re.compile(r"#if\s+\(__clang_major__\s*>=\s*(\d+)\)")
+ARCH_NAMES = {"kepler": ["3.5", "3.7"], "maxwell": ["5.0", "5.2"], "pascal": ["6.0", "6.1"], "volta": ["7.0"],
+              "turing": ["7.5"], "ampere": ["8.0", "8.6"], "ada": ["8.9"], "hopper": ["9.0"],
+              "blackwell": ["10.0", "12.0"]}
+
+
+def host_limits(include_dir: Optional[str]) -> Dict:
+    """Host-compiler limits the toolkit's crt/host_config.h enforces, e.g. {'gcc_max': 15, 'msc': (1920, 1950)}."""
+    out: Dict = {}
+    if not include_dir:
+        return out
+    try:
+        text = (Path(include_dir) / "crt" / "host_config.h").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return out
+    m = _GNU_MAX.search(text)
+    if m:
+        out["gcc_max"] = int(m.group(1))
+    m = _MSC_RANGE.search(text)
+    if m:
+        out["msc"] = (int(m.group(1)), int(m.group(2)))
+    m = _CLANG_MAX.search(text)
+    if m:
+        out["clang_below"] = int(m.group(1))
+    out["file"] = str(Path(include_dir) / "crt" / "host_config.h")
+    return out
+
+
+def nvcc_archs(nvcc: Optional[str]) -> List[str]:
+    """['7.5', '8.0', ...]: the real architectures the nvcc binary carries in its table (sm_XY strings); sm_20 and
+    other pre-3.0 strings are leftovers of error texts, not targets."""
+    if not nvcc:
+        return []
+    try:
+        data = Path(os.path.realpath(nvcc)).read_bytes()
+    except OSError:
+        return []
+    nums = {int(n) for n in re.findall(rb"\bsm_(\d{2,3})[af]?\b", data)}
+    return [f"{n // 10}.{n % 10}" for n in sorted(nums) if n >= 30]
+
+
+def parse_arch_list(value: str) -> List[Tuple[str, str]]:
+    """TORCH_CUDA_ARCH_LIST ('8.0;8.6+PTX 9.0', 'Ampere') -> [(entry as written, 'X.Y'), ...]."""
+    out = []
+    for entry in re.split(r"[;\s]+", value.strip()):
+        if not entry:
+            continue
+        base = entry.split("+")[0]
+        if re.fullmatch(r"\d+\.\d+[af]?", base):
+            out.append((entry, base.rstrip("af")))
+        else:
+            for cc in ARCH_NAMES.get(base.lower(), []):
+                out.append((entry, cc))
+            if base.lower() not in ARCH_NAMES:
+                out.append((entry, ""))
+    return out
+
+
+def compiler_version(system: System) -> Optional[Tuple[str, str, str]]:
+    """(kind 'gcc'|'clang'|'msvc', version, first line) of the host compiler a build would use: one process."""
+    if system.windows:
+        cmd = [system.which("cl") or "cl.exe"]
+    else:
+        cxx = system.environ.get("CXX") or "c++"
+        cmd = [cxx, "--version"]
+    try:
+        r = system.run(cmd, timeout=10)
+    except Exception:  # no compiler, or it hangs: nothing to compare, the build itself will say so
+        return None
+    text = (r.stdout or "") + (r.stderr or "")
+    first = next((ln for ln in text.splitlines() if ln.strip()), "")
+    m = re.search(r"Compiler Version (\d+)\.(\d+)", text)
+    if m:
+        return "msvc", f"{m.group(1)}.{m.group(2)}", first.strip()
+    m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", first[first.find(")") + 1:] if ")" in first else first)
+    if not m:
+        return None
+    kind = "clang" if "clang" in text.lower() else "gcc"
+    return kind, m.group(0), first.strip()
+
+
+def _build_toolkit(toolkits, system: System):
+    from cudaswitch.discovery.toolkits import owner_of
+
+    home = system.environ.get("CUDA_HOME") or system.environ.get("CUDA_PATH")
+    if home:
+        return owner_of(toolkits, home, system), "CUDA_HOME" if system.environ.get("CUDA_HOME") else "CUDA_PATH"
+    nvcc = system.which("nvcc")
+    if nvcc:
+        return owner_of(toolkits, nvcc, system), "nvcc on PATH"
+    return None, None
+
+
+def build_findings(installs: Dict, toolkits, system: System, env_prefix: Optional[str] = None,
+                   selected=None, gpu_capability: Optional[str] = None) -> List[Finding]:
+    cuda = installs.get("cuda")
+    if not cuda:
+        return []
+    out: List[Finding] = []
+    tk, how = (selected, "the environment's cudaswitch choice") if selected is not None else \
+        _build_toolkit(toolkits, system)
+    torch_v = installs.get("build_version") or installs.get("version")
+    tv = knowledge.vtuple(cuda)
+    if tk is not None:
+        if tk.cuda.major != tv[0]:
+            out.append(finding("BUILD_TOOLKIT_MAJOR", ERROR, f"torch {torch_v} was built with CUDA {cuda}, but the "
+                               f"toolkit a build uses ({how}) is CUDA {tk.version} ({tk.root}): cpp_extension "
+                               "stops with 'The detected CUDA version mismatches the version that was used to "
+                               "compile PyTorch'"))
+        elif tk.cuda.minor != tv[1]:
+            out.append(finding("BUILD_TOOLKIT_MINOR", WARNING, f"torch {torch_v} was built with CUDA {cuda}, the "
+                               f"toolkit a build uses ({how}) is CUDA {tk.version}: cpp_extension warns about the "
+                               "minor version difference; builds normally work"))
+    limits = host_limits(tk.include_dir if tk is not None else None)
+    if limits:
+        comp = compiler_version(system)
+        std = None
+        rel = knowledge.torch_releases().get(knowledge.vtuple(torch_v or "")[:2] if torch_v else ())
+        if rel is not None:
+            std = next((r["cpp_std"] for r in knowledge._read("torch_release.csv")
+                        if knowledge.vtuple(r["torch"])[:2] == rel.minor), None)
+        if comp and comp[0] == "gcc":
+            major = int(comp[1].split(".")[0])
+            if limits.get("gcc_max") is not None and major > limits["gcc_max"]:
+                out.append(finding("HOST_COMPILER_TOO_NEW", ERROR, f"the host compiler is GCC {comp[1]}, CUDA "
+                                   f"{tk.version}'s nvcc accepts GCC <= {limits['gcc_max']} ({limits['file']}): "
+                                   "'unsupported GNU version!'", details=[comp[2]]))
+            need = GCC_FOR_STD.get(std or "")
+            if need and major < need:
+                out.append(finding("HOST_COMPILER_TOO_OLD", ERROR, f"the host compiler is GCC {comp[1]}, torch "
+                                   f"{torch_v}'s headers need {std}, which GCC implements from {need} [S121]",
+                                   details=[comp[2]]))
+        elif comp and comp[0] == "msvc" and limits.get("msc"):
+            lo, hi = limits["msc"]
+            msc = int(comp[1].split(".")[0]) * 100 + int(comp[1].split(".")[1])
+            if msc >= hi:
+                out.append(finding("HOST_COMPILER_TOO_NEW", ERROR, f"cl.exe is version {comp[1]} (_MSC_VER {msc}); "
+                                   f"CUDA {tk.version}'s nvcc accepts _MSC_VER < {hi} ({limits['file']})"))
+            elif msc < lo:
+                out.append(finding("HOST_COMPILER_TOO_OLD", ERROR, f"cl.exe is version {comp[1]} (_MSC_VER {msc}); "
+                                   f"CUDA {tk.version}'s nvcc needs _MSC_VER >= {lo} ({limits['file']})"))
+    arch_env = system.environ.get("TORCH_CUDA_ARCH_LIST")
+    if arch_env and tk is not None:
+        can = nvcc_archs(tk.nvcc)
+        entries = parse_arch_list(arch_env)
+        bad = [e for e, cc in entries if not cc or (can and cc not in can)]
+        if bad:
+            out.append(finding("ARCH_LIST_UNSUPPORTED", ERROR, f"TORCH_CUDA_ARCH_LIST names {', '.join(bad)}, which "
+                               f"CUDA {tk.version}'s nvcc cannot target (it can: {' '.join(can) or '?'})",
+                               details=can))
+        cap = gpu_capability or _gpu_capability(system)
+        if cap and entries and not any(cc == cap or (cc and cc.split('.')[0] == cap.split('.')[0]
+                                                     and knowledge.vtuple(cc) <= knowledge.vtuple(cap))
+                                       for _, cc in entries) \
+                and not any("+PTX" in e.upper() and cc and knowledge.vtuple(cc) <= knowledge.vtuple(cap)
+                            for e, cc in entries):
+            out.append(finding("ARCH_LIST_MISSES_GPU", ERROR, f"TORCH_CUDA_ARCH_LIST={arch_env} has no code for "
+                               f"this GPU (compute capability {cap}): the extension fails with 'no kernel image is "
+                               "available'"))
+    bins = [os.path.join(env_prefix, "Scripts" if system.windows else "bin")] if env_prefix else []
+    if not system.which("ninja") and not any(system.which("ninja", path=b) for b in bins):
+        out.append(finding("NINJA_MISSING", INFO, "ninja is not installed: cpp_extension falls back to slow, "
+                           "serial distutils builds (and some projects, e.g. flash-attn, expect ninja)"))
+    return out
+
+
+def _gpu_capability(system: System) -> Optional[str]:
+    smi = system.which("nvidia-smi")
+    if not smi:
+        return None
+    try:
+        r = system.run([smi, "--query-gpu=compute_cap", "--format=csv,noheader"], timeout=10)
+    except Exception:
+        return None
+    m = re.search(r"(\d+\.\d+)", r.stdout or "")
+    return m.group(1) if m and r.returncode == 0 else None

@@ -1,0 +1,454 @@
+"""`cudaswitch doctor`: machine- and shell-level checks that need no torch import.
+
+Each finding has a stable code, a severity (error -> exit 1; warning and info -> exit 0) and a fix. Everything is
+read through `System` (file-system root, environment, OS flavour), so /etc/ld.so.conf.d, /usr/lib/wsl/lib and
+C:\\Windows\\System32 are injectable in tests. The driver's maximum CUDA comes from `smoke.driver_info`
+(CONDA_OVERRIDE_CUDA, else cuDriverGetVersion in a subprocess with a timeout, else nvidia-smi).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, List, Optional
+
+from cudaswitch.checks import knowledge
+from cudaswitch.checks.diagnosis import ERROR, INFO, WARNING, Finding, install_findings
+from cudaswitch.discovery.environment import site_packages
+from cudaswitch.core.i18n import N_
+from cudaswitch.core.system import System
+
+DOCTOR_CHECKS = {
+    "MULTIPLE_CUDA_ON_PATH": N_("several toolkits' bin folders on PATH (the first wins, the others confuse builds)"),
+    "MULTIPLE_CUDA_ON_LD_LIBRARY_PATH": N_("several toolkits' lib folders on LD_LIBRARY_PATH"),
+    "CUDA_VARS_DISAGREE": N_("CUDA_HOME, CUDA_PATH and nvcc on PATH name different toolkits"),
+    "CUDA_PATH_MISSING": N_("CUDA_PATH or CUDA_HOME points at a folder that does not exist"),
+    "CUDA_PATH_NOT_TOOLKIT": N_("CUDA_PATH or CUDA_HOME points at a folder that is no CUDA toolkit"),
+    "LDCONF_PINS_CUDA": N_("/etc/ld.so.conf.d puts one toolkit's libraries in the loader cache for every process"),
+    "NO_DRIVER": N_("no NVIDIA driver found"),
+    "DRIVER_BELOW_TOOLKIT": N_("the driver's maximum CUDA is below a toolkit in use"),
+    "WSL2": N_("running under WSL2: the driver comes from Windows through /usr/lib/wsl/lib"),
+    "WSL2_LINUX_LIBCUDA": N_("a Linux libcuda inside WSL2 shadows the Windows driver's"),
+    "PREFIX_NON_ASCII": N_("the conda prefix path has non-ASCII characters (Windows DLL loading breaks)"),
+    "PREFIX_HAS_SPACES": N_("the conda prefix path has spaces (some builds break)"),
+    "VCRUNTIME_MISSING": N_("the VC++ 2015-2022 runtime (msvcp140.dll, vcruntime140.dll, vcruntime140_1.dll) is missing"),
+    "FOREIGN_CUDA_HOOKS": N_("another package's activate.d script also sets CUDA variables"),
+    "TORCH_MIXED_INSTALL": N_("torch installed by both conda and pip"),
+    "TORCH_DRIVER": N_("torch's CUDA build against the driver (from the tables)"),
+    "PYTHON_UNSUPPORTED": N_("the env's Python is outside the torch release's range (from the tables)"),
+    "CUDNN_TOOLKIT_MISMATCH": N_("a toolkit's cuDNN is not built for that toolkit's CUDA (from the tables)"),
+    "CUDNN_BIN_WITHOUT_DLL": N_("PATH holds NVIDIA's cuDNN installer folder ...\\CUDNN\\v9.x\\bin, which has no DLL"),
+    "CUDNN_NOT_ON_PATH": N_("cuDNN is installed but no cudnn64_*.dll is reachable on PATH (Windows)"),
+    "TABLES_BEHIND": N_("the environment's torch is newer than cudaswitch's tables: what can still be concluded"),
+    "BUILD_TOOLKIT_MAJOR": N_("CUDA torch: the build toolkit's CUDA major differs from torch's (extensions fail)"),
+    "BUILD_TOOLKIT_MINOR": N_("CUDA torch: the build toolkit's CUDA minor differs from torch's (cpp_extension warns)"),
+    "HOST_COMPILER_TOO_NEW": N_("CUDA torch: gcc/g++ or cl.exe newer than the toolkit's nvcc accepts"),
+    "HOST_COMPILER_TOO_OLD": N_("CUDA torch: gcc/g++ or cl.exe older than torch's headers or nvcc need"),
+    "ARCH_LIST_UNSUPPORTED": N_("CUDA torch: TORCH_CUDA_ARCH_LIST names archs the toolkit's nvcc cannot target"),
+    "ARCH_LIST_MISSES_GPU": N_("CUDA torch: TORCH_CUDA_ARCH_LIST has no code for the GPU"),
+    "NINJA_MISSING": N_("CUDA torch: ninja missing (slow serial extension builds)"),
+}
+
+
+@dataclass
+class DoctorReport:
+    findings: List[Finding]
+    driver: Dict
+    env: Optional[Dict]
+    active_toolkit: Optional[Dict]
+    selected_toolkit: Optional[Dict]
+    torch: Dict = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not any(f.severity == ERROR for f in self.findings)
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.ok else 1
+
+    def to_json(self) -> dict:
+        return {"ok": self.ok, "exit_code": self.exit_code, "findings": [f.to_json() for f in self.findings],
+                "driver": self.driver, "env": self.env, "active_toolkit": self.active_toolkit,
+                "selected_toolkit": self.selected_toolkit, "torch": self.torch}
+
+
+def _f(code: str, severity: str, cause: str, fix: str, details: Optional[List[str]] = None) -> Finding:
+    return Finding(code, severity, cause, fix, list(details or []))
+
+
+# ---- shell -----------------------------------------------------------------------------------------------------
+
+def shell_findings(state, system: System) -> List[Finding]:
+    """From shellstate.shell_state (the same records `cudaswitch status` shows)."""
+    out: List[Finding] = []
+    by_var = {e.variable: e for e in state.entries[:3]}
+    for var in ("CUDA_PATH", "CUDA_HOME"):
+        e = by_var.get(var)
+        if e is None or not e.value:
+            continue
+        if not system.local(e.value).is_dir():
+            out.append(_f("CUDA_PATH_MISSING", ERROR, f"{var}={e.value} does not exist",
+                          f"point {var} at an installed toolkit (`cudaswitch list`), or unset it"))
+        elif not e.toolkit:
+            out.append(_f("CUDA_PATH_NOT_TOOLKIT", WARNING, f"{var}={e.value} is not a CUDA toolkit cudaswitch can see",
+                          f"point {var} at an installed toolkit (`cudaswitch list`)"))
+    named = [(v, by_var[v]) for v in ("CUDA_HOME", "CUDA_PATH", "nvcc") if v in by_var and by_var[v].toolkit_root]
+    roots = {e.toolkit_root for _, e in named}
+    if len(roots) > 1:
+        desc = ", ".join(f"{'nvcc on PATH' if v == 'nvcc' else v} -> CUDA {e.toolkit} ({e.toolkit_root})"
+                         for v, e in named)
+        out.append(_f("CUDA_VARS_DISAGREE", WARNING, f"the shell names {len(roots)} toolkits: {desc}",
+                      N_("torch builds use CUDA_HOME, CMake uses CUDA_PATH then nvcc: `cudaswitch use X.Y` sets all "
+                      "three to one toolkit")))
+    for var, code in (("PATH", "MULTIPLE_CUDA_ON_PATH"), ("LD_LIBRARY_PATH", "MULTIPLE_CUDA_ON_LD_LIBRARY_PATH")):
+        seen: List = []
+        for e in state.entries:
+            if e.variable == var and e.toolkit_root and e.toolkit_root not in [r for r, _, _ in seen]:
+                seen.append((e.toolkit_root, e.toolkit, e.value))
+        if len(seen) > 1:
+            desc = "; ".join(f"CUDA {v}: {val}" for _, v, val in seen)
+            out.append(_f(code, WARNING, f"{var} holds folders of {len(seen)} toolkits ({desc}); the first wins",
+                          f"remove all but one toolkit from {var} (cudaswitch's hooks keep exactly one)",
+                          [val for _, _, val in seen]))
+    return out
+
+
+# ---- ld.so.conf.d ----------------------------------------------------------------------------------------------
+
+def ldconf_findings(system: System, toolkits, selected_root: Optional[str]) -> List[Finding]:
+    from cudaswitch.discovery.toolkits import owner_of
+
+    out: List[Finding] = []
+    if system.windows:
+        return out
+    folder = system.local("/etc/ld.so.conf.d")
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return out
+    for name in names:
+        path = folder / name
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        dirs = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+        cuda_dirs = [d for d in dirs if "cuda" in d.lower() or "cuda" in name.lower()]
+        if not cuda_dirs:
+            continue
+        owners = []
+        for d in cuda_dirs:
+            tk = owner_of(toolkits, d, system)
+            owners.append(f"{d} (CUDA {tk.version})" if tk else d)
+        note = ""
+        tks = {owner_of(toolkits, d, system).root for d in cuda_dirs if owner_of(toolkits, d, system)}
+        if selected_root and tks and selected_root not in tks:
+            note = "; this is not the toolkit the environment uses, and the loader cache wins over hooks"
+        out.append(_f("LDCONF_PINS_CUDA", WARNING,
+                      f"/etc/ld.so.conf.d/{name} pins {', '.join(owners)} for every process{note}",
+                      f"if libraries clash (e.g. 'Multiple libcudart libraries found'), disable /etc/ld.so.conf.d/"
+                      f"{name} and run `sudo ldconfig`; cudaswitch reports it and never edits it",
+                      cuda_dirs))
+    return out
+
+
+# ---- WSL, Windows --------------------------------------------------------------------------------------------
+
+def wsl_findings(system: System) -> List[Finding]:
+    if system.windows:
+        return []
+    wsl = system.local("/usr/lib/wsl/lib")
+    if not wsl.is_dir():
+        return []
+    out = [_f("WSL2", INFO, N_("WSL2: the NVIDIA driver is the Windows one, exposed in /usr/lib/wsl/lib"),
+              N_("update the driver on Windows, never inside WSL; keep /usr/lib/wsl/lib on the loader path"))]
+    for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib"):
+        for n in ("libcuda.so.1", "libcuda.so"):
+            p = system.local(f"{d}/{n}")
+            if p.exists() and not os.path.realpath(p).startswith(os.path.realpath(wsl)):
+                out.append(_f("WSL2_LINUX_LIBCUDA", ERROR,
+                              f"{d}/{n} is a Linux driver library that shadows /usr/lib/wsl/lib/libcuda.so.1",
+                              N_("remove the Linux NVIDIA driver packages inside WSL (apt remove 'libnvidia-compute-*')")))
+                return out
+    return out
+
+
+def windows_findings(system: System, prefix: Optional[str]) -> List[Finding]:
+    if not system.windows:
+        return []
+    out: List[Finding] = []
+    if prefix:
+        if any(ord(c) > 127 for c in prefix):
+            out.append(_f("PREFIX_NON_ASCII", WARNING, f"the environment path {prefix} has non-ASCII characters",
+                          N_("create the environment under an ASCII-only path (conda create -p C:\\envs\\NAME)")))
+        if " " in prefix:
+            out.append(_f("PREFIX_HAS_SPACES", WARNING, f"the environment path {prefix} has spaces",
+                          N_("create the environment under a path without spaces")))
+    windir = system.environ.get("SystemRoot") or system.environ.get("windir") or r"C:\Windows"
+    sys32 = system.join(windir, "System32")
+    missing = [n for n in ("msvcp140.dll", "vcruntime140.dll", "vcruntime140_1.dll")
+               if not system.local(system.join(sys32, n)).is_file()]
+    if missing:
+        out.append(_f("VCRUNTIME_MISSING", ERROR, f"{', '.join(missing)} missing from {sys32}: torch's c10.dll "
+                      f"fails with WinError 1114/126", N_("install the Microsoft Visual C++ 2015-2022 Redistributable "
+                      "(x64): https://aka.ms/vs/17/release/vc_redist.x64.exe"), missing))
+    return out
+
+
+# ---- the environment's hooks and torch install -----------------------------------------------------------------
+
+RX_SETS_CUDA = re.compile(r"""(?:export\s+|set\s+(?:-gx\s+)?|setenv\s+|\$env:|SetEnvironmentVariable\(\s*["']|^\s*)"""
+                          r"""(CUDA_HOME|CUDA_PATH|CUDA_ROOT|CUDA_TOOLKIT_ROOT_DIR)\b\s*[=\s]""", re.M | re.I)
+
+
+def hook_findings(prefix: str) -> List[Finding]:
+    folder = Path(prefix) / "etc" / "conda" / "activate.d"
+    try:
+        files = sorted(p for p in folder.iterdir() if p.is_file())
+    except OSError:
+        return []
+    out: List[Finding] = []
+    for p in files:
+        if p.name.lower().startswith("cudaswitch"):
+            continue
+        try:
+            text = p.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        hits = sorted({m.group(1).upper() for m in RX_SETS_CUDA.finditer(text)})
+        if hits:
+            out.append(_f("FOREIGN_CUDA_HOOKS", WARNING, f"{p} also sets {', '.join(hits)} on activation; whichever "
+                          f"hook runs last wins", N_("remove that package's hook or the package that installs it "
+                          "(conda list shows it), or keep it and do not use cudaswitch in this environment"),
+                          [str(p)]))
+    return out
+
+
+def torch_installs(prefix: str) -> Dict:
+    """torch as the files say, without importing it: conda-meta records, dist-infos (with INSTALLER), the Python
+    version, and the CUDA build (local version tag or the nvidia-cuda-runtime wheel)."""
+    out: Dict = {"conda": [], "dist_infos": [], "python": None, "cuda": None, "version": None}
+    meta = Path(prefix) / "conda-meta"
+    try:
+        names = sorted(os.listdir(meta))
+    except OSError:
+        names = []
+    for n in names:
+        if not n.endswith(".json"):
+            continue
+        if n.startswith("python-") and n[7:8].isdigit():
+            out["python"] = ".".join(n[7:].split("-")[0].split(".")[:2])
+        if not n.startswith(("pytorch-", "torch-")):
+            continue
+        try:
+            data = json.loads((meta / n).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if data.get("name") in ("pytorch", "torch", "pytorch-gpu", "pytorch-cpu"):
+            out["conda"].append({"name": data.get("name"), "version": data.get("version"), "build": data.get("build"),
+                                 "file": str(meta / n)})
+    for sp in site_packages(prefix):
+        if out["python"] is None:
+            m = re.search(r"python(\d+\.\d+)", sp)
+            if m:
+                out["python"] = m.group(1)
+        for d in sorted(Path(sp).glob("torch-*.dist-info")):
+            installer = None
+            try:
+                installer = (d / "INSTALLER").read_text(encoding="utf-8").strip()
+            except OSError:
+                pass
+            version = d.name[len("torch-"):-len(".dist-info")]
+            out["dist_infos"].append({"name": "torch", "version": version, "installer": installer, "path": str(d)})
+        for d in sorted(Path(sp).glob("nvidia_cuda_runtime_cu*-*.dist-info")):
+            out.setdefault("runtime_wheel", d.name)
+    _build_from_files(prefix, out)
+    if out["dist_infos"]:
+        out["version"] = out["dist_infos"][0]["version"]
+    elif out["conda"]:
+        out["version"] = out["conda"][0]["version"]
+    elif out.get("build_version"):
+        out["version"] = out["build_version"]
+    if out["version"]:
+        _, local = knowledge.split_local(out["version"])
+        if local and local.startswith("cu"):
+            out["cuda"] = "%s.%s" % knowledge.tag_cuda(local)
+        elif local == "cpu":
+            out["cuda"] = None
+        elif out.get("runtime_wheel"):
+            m = re.search(r"-(\d+\.\d+)", out["runtime_wheel"])
+            out["cuda"] = m.group(1) if m else None
+        for c in out["conda"]:
+            m = re.search(r"cuda(\d+)[._]?(\d+)", c.get("build") or "")
+            if m and not out["cuda"]:
+                out["cuda"] = f"{m.group(1)}.{m.group(2)}"
+    if out.get("build_version"):
+        # torch/version.py is what torch itself reports: it knows the CUDA of a PyPI default wheel
+        # (dist-info says '2.14.1', no '+cu130') and that a '+cpu' build has none.
+        out["cuda"] = out.get("build_cuda")
+    return out
+
+
+_VERSION_PY = re.compile(r"^(__version__|cuda)\s*(?::[^=]*)?=\s*(?:'([^']*)'|\"([^\"]*)\"|None)", re.M)
+_CUDNN_REQ = re.compile(r"^Requires-Dist:\s*nvidia-cudnn-cu(\d+)\s*==\s*([\d.]+)", re.M | re.I)
+
+
+def _build_from_files(prefix: str, out: Dict) -> None:
+    """New keys, from files only: build_version / build_cuda (torch/version.py), cudnn + cudnn_source."""
+    from cudaswitch.core.versions import cudnn_version_in
+
+    for sp in site_packages(prefix):
+        vp = Path(sp) / "torch" / "version.py"
+        try:
+            text = vp.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        found = {m.group(1): (m.group(2) if m.group(2) is not None else m.group(3)) for m in _VERSION_PY.finditer(text)}
+        if found.get("__version__"):
+            out["version_py"] = str(vp)
+            out["build_version"] = found["__version__"]
+            out["build_cuda"] = found.get("cuda") or None
+            break
+    for sp in site_packages(prefix):
+        for d in sorted(Path(sp).glob("nvidia_cudnn_cu*-*.dist-info")):
+            m = re.match(r"nvidia_cudnn_cu\d+-([\d.]+)\.dist-info$", d.name)
+            if m:
+                out["cudnn"], out["cudnn_source"] = m.group(1), str(d)
+                return
+    for d in out["dist_infos"]:
+        try:
+            text = (Path(d["path"]) / "METADATA").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        m = _CUDNN_REQ.search(text)
+        if m:
+            out["cudnn"], out["cudnn_source"] = m.group(2), f"{d['path']}/METADATA (Requires-Dist)"
+            return
+    for inc in (Path(prefix) / "include", Path(prefix) / "Library" / "include"):
+        v = cudnn_version_in(inc)
+        if v:
+            out["cudnn"], out["cudnn_source"] = v, str(inc)
+            return
+
+
+def torch_findings(installs: Dict, driver: Dict, windows: bool) -> List[Finding]:
+    out = install_findings(installs)
+    version = installs.get("version")
+    if not version:
+        return out
+    base, local = knowledge.split_local(version)
+    py = installs.get("python")
+    if py:
+        ok = knowledge.python_ok(base, py)
+        beyond = knowledge.python_beyond(base)
+        if beyond:
+            out.append(_f("TABLES_BEHIND", INFO, beyond, "update cudaswitch, or run tools/update_tables.py"))
+        if ok and not ok[0]:
+            out.append(_f("PYTHON_UNSUPPORTED", ERROR, f"Python {py} has no wheel for torch {base} ({ok[1]}) [{ok[2]}]",
+                          N_("use a Python in that range, or another torch (`cudaswitch recommend`)")))
+    cuda = installs.get("cuda")
+    if cuda and driver.get("cuda_max"):
+        v = knowledge.driver_runs(driver["cuda_max"], cuda, "windows" if windows else "linux")
+        label = f"torch {version}"
+        if v.status == "ok":
+            out.append(_f("TORCH_DRIVER", INFO, f"{label} with this driver: fine ({v.message})", "-"))
+        elif v.status == "minor-compat":
+            out.append(_f("TORCH_DRIVER", INFO, f"{label} with this driver: {v.message}",
+                          N_("update the driver for full support")))
+        elif v.status == "too-old":
+            out.append(_f("DRIVER_TOO_OLD", ERROR, f"{label} with this driver: {v.message}",
+                          N_("update the NVIDIA driver, or install torch for the driver's CUDA (`cudaswitch recommend`)")))
+    return out
+
+
+# ---- driver vs toolkits ------------------------------------------------------------------------------------
+
+def driver_findings(driver: Dict, toolkits_in_use: List, system: System) -> List[Finding]:
+    if not driver.get("cuda_max"):
+        return [_f("NO_DRIVER", INFO, f"no NVIDIA driver found ({driver.get('error') or 'none'}): CPU only",
+                   N_("install the NVIDIA driver if this machine has an NVIDIA GPU"))]
+    out = []
+    dmax = knowledge.vtuple(driver["cuda_max"])
+    for label, tk in toolkits_in_use:
+        tv = knowledge.vtuple(tk.version)
+        if tv and dmax and tv[:2] > dmax[:2]:
+            need = knowledge.min_driver(tk.version, "windows" if system.windows else "linux")
+            fix = (f"update the driver to >= {need[0]} for CUDA {tk.cuda.short} [{need[1]}]" if need else
+                   "update the driver")
+            sev = WARNING if tv[0] == dmax[0] else ERROR
+            out.append(_f("DRIVER_BELOW_TOOLKIT", sev, f"the driver supports CUDA {driver['cuda_max']} but {label} is "
+                          f"CUDA {tk.version} ({tk.root})" + (": programs built with it run only under minor-version "
+                                                               "compatibility" if sev == WARNING else ""), fix))
+    return out
+
+
+def cudnn_findings(toolkits) -> List[Finding]:
+    out = []
+    for tk in toolkits:
+        if not tk.cudnn:
+            continue
+        ans = knowledge.cudnn_supports(tk.cudnn, tk.version)
+        if ans and not ans[0]:
+            out.append(_f("CUDNN_TOOLKIT_MISMATCH", WARNING, f"cuDNN {tk.cudnn} in {tk.root} is not listed for CUDA "
+                          f"{tk.cuda.short} [{ans[1]}]", N_("install the cuDNN build for this toolkit's CUDA major")))
+    return out
+
+
+# ---- all together --------------------------------------------------------------------------------------------
+
+def run_doctor(system: System, env=None, driver: Optional[Dict] = None,
+               driver_query: Optional[Callable[[System], Dict]] = None) -> DoctorReport:
+    from cudaswitch.discovery.shellstate import shell_state
+    from cudaswitch.discovery.toolkits import discover
+
+    found = discover(system)
+    state = shell_state(found.toolkits, system)
+    if driver is None:
+        from cudaswitch.checks.smoke import driver_info
+
+        driver = (driver_query or driver_info)(system)
+    in_use = []
+    active = next((t for t in found.toolkits if t.root == state.active), None)
+    if active:
+        in_use.append(("the shell's toolkit", active))
+    selected = None
+    if env is not None:
+        from cudaswitch.discovery.environment import read_state
+
+        st = read_state(env)
+        if st:
+            selected = next((t for t in found.toolkits if t.root == st.root), None)
+            if selected and selected is not active:
+                in_use.append((f"the toolkit {env.name} uses", selected))
+    findings: List[Finding] = []
+    if env is not None and st and selected is None and not system.local(st.root).is_dir():
+        from cudaswitch.checks.diagnosis import finding
+
+        findings.append(finding("TOOLKIT_MISSING", WARNING, f"the environment was switched to CUDA {st.version} at "
+                                f"{st.root}, which is no longer there", f"run `cudaswitch use X.Y -p {env.prefix}` "
+                                "with an installed toolkit ('cudaswitch list' shows them)"))
+    findings += shell_findings(state, system)
+    findings += ldconf_findings(system, found.toolkits, selected.root if selected else None)
+    findings += driver_findings(driver, in_use, system)
+    findings += wsl_findings(system)
+    findings += windows_findings(system, env.prefix if env is not None else None)
+    findings += cudnn_findings(found.toolkits)
+    from cudaswitch.cudnn.windows import doctor_findings as cudnn_windows_findings
+
+    findings += cudnn_windows_findings(system, found.cudnn_installs, found.toolkits)
+    torch = {}
+    if env is not None:
+        findings += hook_findings(env.prefix)
+        torch = torch_installs(env.prefix)
+        findings += torch_findings(torch, driver, system.windows)
+        from cudaswitch.checks.build import build_findings
+
+        findings += build_findings(torch, found.toolkits, system, env.prefix, selected)
+    order = {ERROR: 0, WARNING: 1, INFO: 2}
+    findings.sort(key=lambda f: order.get(f.severity, 3))
+    return DoctorReport(findings, driver, env.to_json() if env is not None else None,
+                        active.to_json() if active else None, selected.to_json() if selected else None, torch)

@@ -1,0 +1,439 @@
+"""The torch smoke test: the env's own Python runs cudaswitch/checks/probe.py in a fresh subprocess, with a timeout, in the
+environment the env's activation hooks produce; the result is classified by cudaswitch.checks.diagnosis.
+
+`run_smoke(env, system, timeout=..., cpu_ok=...)` is what `cudaswitch use` calls after a switch; `SmokeReport` has
+`.ok`, `.code`, `.cause`, `.fix`, `.exit_code`, `.to_json()` and `render(report)` gives the text form.
+
+The driver's maximum CUDA version: CONDA_OVERRIDE_CUDA when set (conda's own override; empty = no driver), else
+cuDriverGetVersion through ctypes in a subprocess with a timeout (the probe itself does it before importing torch,
+so the smoke test starts exactly one Python), else `nvidia-smi`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional
+
+from cudaswitch.checks.diagnosis import (ERROR, INFO, WARNING, Finding, ProbeOutcome, classify, finding,
+                                  install_findings)
+from cudaswitch.core.errors import CudaswitchError
+from cudaswitch.core.system import System
+
+PROBE = Path(__file__).with_name("probe.py")
+MARKER = "CUDASWITCH-PROBE-JSON:"
+DEFAULT_TIMEOUT = 180.0
+RX_STAGE = re.compile(r"^cudaswitch-probe: stage (\w+)$", re.M)
+
+
+def probe_source() -> str:
+    return PROBE.read_text(encoding="utf-8")
+
+
+def _parse(stdout: str) -> Optional[dict]:
+    for line in reversed((stdout or "").splitlines()):
+        if line.startswith(MARKER):
+            try:
+                return json.loads(line[len(MARKER):])
+            except ValueError:
+                return None
+    return None
+
+
+def _decode(data) -> str:
+    if data is None:
+        return ""
+    return data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+
+
+def run_probe(python: str, environ: Dict[str, str], timeout: float, args: Optional[List[str]] = None,
+              cwd: Optional[str] = None, isolated: bool = False, progress: bool = False) -> ProbeOutcome:
+    """`python -c <probe> ARGS`: -c, like the `python -c "import torch"` users type (no script folder on sys.path;
+    the probe drops the working folder itself before importing anything). `isolated`: cudaswitch's own Python, run
+    with -I (no PYTHONPATH, no user site, no working folder on sys.path) from the root folder, so nothing from the
+    caller's folder or environment is imported. The probe writes its record to a file of its own, so whatever the
+    imported modules print cannot corrupt it."""
+    import tempfile
+
+    if isolated and cwd is None:
+        cwd = os.path.abspath(os.sep)
+    with tempfile.TemporaryDirectory(prefix="cudaswitch-probe-") as tmp:
+        result = os.path.join(tmp, "record.json")
+        cmd = [python] + (["-I"] if isolated else []) + ["-c", probe_source()] + list(args or []) + ["--result", result]
+        try:
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(environ), cwd=cwd)
+        except OSError as exc:
+            raise CudaswitchError(f"cannot run {python}: {exc.strerror or exc}") from None
+        timed_out = False
+        try:
+            with _Status(timeout, progress):
+                out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            proc.kill()
+            out, err = proc.communicate()
+        record = _read_record(result)
+    out, err = _decode(out), _decode(err)
+    stages = RX_STAGE.findall(err)
+    return ProbeOutcome(record if record is not None else _parse(out), proc.returncode, out, err, timed_out,
+                        stages[-1] if stages else None)
+
+
+def _read_record(path: str) -> Optional[dict]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+class _Status:
+    """One status line on stderr while the probe runs, redrawn in place, and only where a person watches (a
+    terminal): never on a pipe, in a log or with --json, whose callers read stdout only."""
+
+    def __init__(self, timeout: Optional[float], wanted: bool):
+        self.timeout, self.wanted = timeout, wanted
+        self.stop = None
+
+    def __enter__(self):
+        if not (sys.stderr.isatty() and self.wanted):
+            return self
+        import threading
+
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+        return self
+
+    def _run(self):
+        t0 = time.monotonic()
+        limit = f" of at most {self.timeout:.0f} s" if self.timeout else ""
+        while not self.stop.wait(0.5):
+            sys.stderr.write(f"\rcudaswitch: smoke test running ({time.monotonic() - t0:.0f} s{limit})...")
+            sys.stderr.flush()
+
+    def __exit__(self, *exc):
+        if self.stop is not None:
+            self.stop.set()
+            self.thread.join()
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+        return False
+
+
+
+# ---- driver --------------------------------------------------------------------------------------------------
+
+def _nvidia_smi(system: System, timeout: float) -> Optional[Dict]:
+    exe = system.which("nvidia-smi")
+    if not exe:
+        return None
+    try:
+        proc = system.run([exe], timeout=timeout)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r"CUDA Version:\s*(\d+\.\d+)", proc.stdout or "")
+    d = re.search(r"Driver Version:\s*([\d.]+)", proc.stdout or "")
+    if not m:
+        return None
+    return {"source": "nvidia-smi", "cuda_max": m.group(1), "driver_version": d.group(1) if d else None,
+            "devices": [], "error": None}
+
+
+def driver_from_override(environ: Dict[str, str]) -> Optional[Dict]:
+    if "CONDA_OVERRIDE_CUDA" not in environ:
+        return None
+    value = environ["CONDA_OVERRIDE_CUDA"].strip()
+    return {"source": "CONDA_OVERRIDE_CUDA", "cuda_max": value or None, "driver_version": None, "devices": [],
+            "error": None if value else "CONDA_OVERRIDE_CUDA is empty (no driver)"}
+
+
+def driver_info(system: System, python: Optional[str] = None, timeout: float = 20.0) -> Dict:
+    """For doctor/recommend: override, else the probe's --driver-only mode in a subprocess, else nvidia-smi."""
+    over = driver_from_override(system.environ)
+    if over:
+        return over
+    outcome = run_probe(python or sys.executable, dict(system.environ), timeout, ["--driver-only"],
+                        isolated=python is None)
+    drv = (outcome.record or {}).get("driver") or {"source": "libcuda", "cuda_max": None, "devices": [],
+                                                  "error": "driver query timed out" if outcome.timed_out
+                                                  else f"driver query failed (exit {outcome.returncode})"}
+    if not drv.get("cuda_max"):
+        smi = _nvidia_smi(system, timeout)
+        if smi:
+            return smi
+    return drv
+
+
+# ---- the environment the hooks produce -----------------------------------------------------------------------
+
+def probe_environment(env, system: System, toolkit=None, ld_library_path: bool = False) -> Dict[str, str]:
+    """conda activate PREFIX, then the switch's changes (activation.changes_for/apply): what the user's shell has."""
+    from cudaswitch.switching.activation import apply, changes_for, conda_activated
+
+    environ = conda_activated(system.environ, env.prefix, system)
+    environ["CONDA_DEFAULT_ENV"] = env.name
+    if toolkit is not None:
+        environ = apply(environ, changes_for(toolkit, system, ld_library_path), system)
+    environ.setdefault("PYTHONIOENCODING", "utf-8")
+    return environ
+
+
+def selected_toolkit(env, system: System):
+    """(toolkit, state) for what `cudaswitch use` recorded in the env; toolkit None when nothing or missing."""
+    from cudaswitch.discovery.environment import read_state
+    from cudaswitch.discovery.toolkits import discover
+
+    state = read_state(env)
+    if state is None:
+        return None, None
+    found = discover(system)
+    tk = next((t for t in found.toolkits if t.root == state.root), None)
+    return tk, state
+
+
+# ---- the report ------------------------------------------------------------------------------------------------
+
+@dataclass
+class SmokeReport:
+    status: str  # "pass", "fail", "skip"
+    code: str  # "OK" or the primary finding's code
+    cause: str
+    fix: str
+    result: str  # "gpu", "no GPU", "not run"
+    findings: List[Finding]
+    env: Dict
+    python: Dict
+    torch: Dict
+    driver: Dict
+    toolkit: Optional[Dict]
+    chain: List[Dict]
+    steps: Dict
+    device: Optional[str]
+    cpu_ok: bool
+    seconds: float
+    probe: Dict = field(default_factory=dict)  # returncode, timed_out, last stage, stderr tail, environ seen
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("pass", "skip")
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.ok else 1
+
+    def to_json(self) -> dict:
+        return {"ok": self.ok, "status": self.status, "code": self.code, "cause": self.cause, "fix": self.fix,
+                "exit_code": self.exit_code, "result": self.result, "cpu_ok": self.cpu_ok, "device": self.device,
+                "env": self.env, "python": self.python, "torch": self.torch, "driver": self.driver,
+                "toolkit": self.toolkit, "chain": self.chain, "steps": self.steps,
+                "findings": [f.to_json() for f in self.findings], "probe": self.probe, "seconds": self.seconds}
+
+
+def _chain(torch: Dict, driver: Dict, toolkit: Optional[Dict], windows: bool) -> List[Dict]:
+    """driver -> torch's CUDA -> toolkit -> GPU arch: one line each, with a status."""
+    from cudaswitch.checks import knowledge
+
+    out = []
+    cuda = torch.get("cuda")
+    dmax = driver.get("cuda_max")
+    if cuda:
+        v = knowledge.driver_runs(dmax, cuda, "windows" if windows else "linux")
+        out.append({"check": "driver vs torch CUDA", "status": v.status,
+                    "detail": v.message if dmax else "no driver found", "src": v.src})
+    if toolkit:
+        tv = toolkit.get("version")
+        if dmax:
+            v = knowledge.driver_runs(dmax, tv, "windows" if windows else "linux")
+            out.append({"check": "driver vs toolkit", "status": v.status, "detail": v.message, "src": v.src})
+        if cuda:
+            same = str(tv).split(".")[0] == str(cuda).split(".")[0]
+            out.append({"check": "torch CUDA vs toolkit nvcc", "status": "ok" if same else "mismatch",
+                        "detail": f"torch CUDA {cuda}, toolkit CUDA {tv}" + ("" if same else
+                                                                             ": CUDA extension builds fail"),
+                        "src": "torch/utils/cpp_extension.py CUDA_MISMATCH_MESSAGE"})
+    cap = torch.get("capability")
+    if cap:
+        hit = knowledge.arch_in_list(cap, torch.get("arch_list") or [])
+        out.append({"check": "GPU arch vs build", "status": {True: "ok", False: "missing", None: "unknown"}[hit],
+                    "detail": f"sm_{cap.replace('.', '')} vs {' '.join(torch.get('arch_list') or []) or '(none)'}",
+                    "src": ""})
+    cudnn = knowledge.cudnn_number(torch.get("cudnn"))
+    if cudnn and cuda:
+        status, detail, src = knowledge.cudnn_verdict(cudnn, cuda)
+        out.append({"check": "cuDNN vs torch CUDA", "status": status, "detail": detail, "src": src})
+    return out
+
+
+def _foreign_python(env) -> Optional[Finding]:
+    """Running the environment's own Python runs whatever its owner put there (site-packages, sitecustomize, the
+    interpreter itself), with cudaswitch's rights: as root in another user's environment that is their code run as
+    root (docs/design/security.md). Such a run is skipped with the owner named."""
+    from pathlib import Path
+
+    from cudaswitch.core import trust
+
+    if trust.euid() != 0:
+        return None  # an ordinary user runs a shared environment's Python anyway, by activating it
+    why = trust.path_problem(Path(env.prefix)) or trust.executable_problem(Path(env.python))
+    if not why:
+        return None
+    fix = f"run it as that user: {trust.owner_hint(Path(env.prefix))} cudaswitch smoke -p {env.prefix}"
+    return finding("PYTHON_FOREIGN", INFO, f"not run: {why}, and cudaswitch runs as {trust.user_name(trust.euid())}; "
+                   f"it does not run a program another user could have replaced; {fix}", fix)
+
+
+def run_smoke(env, system: Optional[System] = None, timeout: Optional[float] = DEFAULT_TIMEOUT, cpu_ok: bool = False,
+              toolkit=None, ld_library_path: Optional[bool] = None, progress: bool = False) -> SmokeReport:
+    """Run the smoke test for a CondaEnv. `toolkit` defaults to the one the env's state file names."""
+    system = system or System.current()
+    t0 = time.perf_counter()
+    state = None
+    if toolkit is None:
+        toolkit, state = selected_toolkit(env, system)
+    lib = bool(state.ld_library_path) if (ld_library_path is None and state is not None) else bool(ld_library_path)
+    pre: List[Finding] = []
+    if state is not None and toolkit is None:
+        pre.append(finding("TOOLKIT_MISSING", WARNING, f"the environment was switched to CUDA {state.version} at "
+                           f"{state.root}, which is no longer there", f"run `cudaswitch use X.Y -p {env.prefix}` "
+                           "with an installed toolkit"))
+    tk_json = toolkit.to_json() if toolkit is not None else None
+    env_json = env.to_json()
+    python = env.python
+    if not os.path.isfile(python):
+        f = finding("PYTHON_MISSING", INFO, f"{python} does not exist",
+                    f"conda install -p {env.prefix} python")
+        return _report("skip", [f] + pre, env_json, {}, {}, _driver_quick(system), tk_json, {}, None, cpu_ok, t0, {})
+    foreign = _foreign_python(env)
+    if foreign:
+        return _report("skip", [foreign] + pre, env_json, {}, {}, _driver_quick(system), tk_json, {}, None, cpu_ok,
+                       t0, {})
+    environ = probe_environment(env, system, toolkit, lib)
+    outcome = run_probe(python, environ, timeout, cwd=env.prefix, progress=progress)
+    return report_from_outcome(outcome, env, environ, system, cpu_ok, tk_json, pre, t0)
+
+
+def report_from_outcome(outcome: ProbeOutcome, env, environ: Dict[str, str], system: System, cpu_ok: bool = False,
+                        tk_json: Optional[Dict] = None, pre: Optional[List[Finding]] = None,
+                        t0: Optional[float] = None) -> SmokeReport:
+    """Classify one probe run (live, or a recorded one such as tests/fake_torch/records/*.out)."""
+    from cudaswitch.checks.doctor import torch_installs
+
+    t0 = time.perf_counter() if t0 is None else t0
+    rec = outcome.record or {}
+    driver = driver_from_override(environ) or dict(rec.get("driver") or {})
+    if driver.get("source") == "libcuda" and not driver.get("cuda_max"):
+        smi = _nvidia_smi(system, 20.0)
+        if smi:
+            driver = smi
+    findings = classify(outcome, env.prefix, environ, system.windows, cpu_ok, driver, tk_json)
+    installs = torch_installs(env.prefix)
+    for f in install_findings(installs):
+        if not any(x.code == f.code for x in findings):
+            findings.append(f)
+    findings += list(pre or [])
+    order = {ERROR: 0, WARNING: 1, INFO: 2}
+    findings.sort(key=lambda f: order.get(f.severity, 3))
+    # two installs of torch are the likely cause of a DLL or import failure (WinError 1114 included): name that first
+    broken = next((f for f in findings if f.code in ("DLL_INIT_FAILED", "DLL_NOT_FOUND", "IMPORT_FAILED")), None)
+    mixed = next((f for f in findings if f.code == "TORCH_MIXED_INSTALL"), None)
+    if broken and mixed:
+        findings.remove(mixed)
+        mixed.cause += f" (the likely cause of {broken.code}: {broken.cause})"
+        findings.insert(0, mixed)
+    probe_meta = {"returncode": outcome.returncode, "timed_out": outcome.timed_out, "last_stage": outcome.last_stage,
+                  "stderr_tail": [ln for ln in outcome.stderr.splitlines() if not ln.startswith("cudaswitch-probe:")][-8:],
+                  "environ": rec.get("environ") or {}, "torch_folders": rec.get("torch_folders") or [],
+                  "cpu_avx2": rec.get("cpu_avx2"), "msvcp140": rec.get("msvcp140") or []}
+    if findings and findings[0].code == "TORCH_NOT_INSTALLED":
+        status = "skip"
+    elif any(f.severity == ERROR for f in findings):
+        status = "fail"
+    else:
+        status = "pass"
+    return _report(status, findings, env.to_json(), rec.get("python") or {}, rec.get("torch") or {}, driver, tk_json,
+                   rec.get("steps") or {}, rec.get("device"), cpu_ok, t0, probe_meta, system.windows)
+
+
+def _driver_quick(system: System) -> Dict:
+    return driver_from_override(system.environ) or {"source": None, "cuda_max": None}
+
+
+def _report(status, findings, env_json, python, torch, driver, tk_json, steps, device, cpu_ok, t0, probe_meta,
+            windows: bool = False) -> SmokeReport:
+    primary = next((f for f in findings if f.severity == ERROR), None)
+    if status == "skip":
+        primary = findings[0]
+    if primary is not None:
+        code, cause, fix = primary.code, primary.cause, primary.fix
+    else:
+        code, cause, fix = "OK", "torch computes" + (" on the GPU" if device == "cuda" else " on the CPU"), "-"
+    if device == "cuda" and all((steps.get(n) or {}).get("ok") for n in ("matmul", "conv2d")):
+        result = "gpu"
+    elif device == "cuda":
+        result = "GPU found, computation failed"
+    elif device:
+        result = "no GPU"
+    else:
+        result = "not run"
+    return SmokeReport(status, code, cause, fix, result, findings, env_json, python, torch, driver, tk_json,
+                       _chain(torch, driver, tk_json, windows), steps, device, cpu_ok,
+                       round(time.perf_counter() - t0, 3), probe_meta)
+
+
+# ---- text --------------------------------------------------------------------------------------------------
+
+def render(report: SmokeReport) -> List[str]:
+    """The human-readable lines (the CLI echoes them; `cudaswitch use` can reuse them)."""
+    from cudaswitch.checks import knowledge
+    from cudaswitch.core.i18n import _, tr
+
+    t, py, d = report.torch, report.python, report.driver
+    lines = [f"smoke test: {report.env.get('name')} ({report.env.get('prefix')})"]
+    if py:
+        lines.append(f"  python     {py.get('version')} ({py.get('bits')}-bit) {py.get('executable')}")
+    if t:
+        cudnn = knowledge.cudnn_number(t.get("cudnn"))
+        lines.append(f"  torch      {t.get('version')}  CUDA {t.get('cuda') or 'none (CPU build)'}  "
+                     f"cuDNN {cudnn or '-'}")
+        gpu = (f"{t.get('device_name')} (sm_{str(t.get('capability', '')).replace('.', '')})"
+               if t.get("device_name") else "none")
+        lines.append(f"  cuda       is_available={t.get('is_available')}  devices={t.get('device_count')}  GPU {gpu}")
+        if t.get("arch_list"):
+            lines.append(f"  arch list  {' '.join(t['arch_list'])}")
+    drv = d.get("cuda_max") or "none"
+    lines.append(f"  driver     max CUDA {drv}" + (f" (driver {d['driver_version']})" if d.get("driver_version") else "")
+                 + (f" [{d.get('source')}]" if d.get("source") else "")
+                 + (f": {d['error']}" if d.get("error") and not d.get("cuda_max") else ""))
+    if report.toolkit:
+        lines.append(f"  toolkit    CUDA {report.toolkit.get('version')} {report.toolkit.get('root')}")
+    for name in ("matmul", "conv2d", "autocast"):
+        s = report.steps.get(name)
+        if not s:
+            continue
+        detail = s.get("detail") or {}
+        where = detail.get("device", report.device or "")
+        mark = "pass" if s.get("ok") else "FAIL"
+        extra = f"  {detail['gflops']} GFLOP/s" if detail.get("gflops") else ""
+        err = f"  {s['error']['type']}: {s['error']['message'].splitlines()[0][:120]}" if s.get("error") else ""
+        lines.append(f"  {name:<10} {mark}  {s.get('seconds')}s on {where}{extra}{err}")
+    pm = report.probe or {}
+    if pm.get("timed_out") or (pm.get("returncode") not in (0, None) and not t):
+        lines.append(f"  probe      {'timed out' if pm.get('timed_out') else 'exit %s' % pm.get('returncode')} at stage "
+                     f"{pm.get('last_stage') or 'start'}")
+    for c in report.chain:
+        lines.append(f"  chain      {c['check']}: {c['status']} ({c['detail']})")
+    for f in report.findings:
+        lines.append(f"  {f.severity:<8}   {f.code}: {tr(f.cause)}")
+        if f.fix and f.fix != "-" and f.severity != INFO:
+            lines.append(f"  {'':<8}   " + _("fix: {fix}").format(fix=tr(f.fix)))
+    verdict = {"pass": "PASS", "fail": "FAIL", "skip": "SKIP"}[report.status]
+    lines.append(f"result: {verdict} ({report.code}: {tr(report.cause)}; {report.result})")
+    return lines

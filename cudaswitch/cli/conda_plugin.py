@@ -1,0 +1,82 @@
+"""conda plugin: `conda cuda ...`, a `conda doctor` health check, and a note after install/update/remove.
+
+conda finds it through the `conda` entry point group (pyproject.toml) when cudaswitch is installed into the Python
+that runs conda (`pip install cudaswitch` in base). conda loads every plugin module on every command, so this
+module imports only conda's plugin types; cudaswitch itself is imported when a hook actually runs.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from conda import plugins
+from conda.plugins.types import CondaHealthCheck, CondaPostCommand, CondaSubcommand
+
+POST_COMMANDS = {"install", "update", "upgrade", "remove", "uninstall", "env_update"}
+
+
+def cuda_command(argv) -> int:
+    """`conda cuda ARGS`: cudaswitch's own command line, same options, output and exit codes."""
+    from cudaswitch.cli import main
+
+    try:
+        main.main(args=list(argv), prog_name="conda cuda")
+    except SystemExit as exc:
+        code = exc.code
+        if code is None:
+            return 0
+        if isinstance(code, int):
+            return code
+        print(code, file=sys.stderr)
+        return 1
+    return 0
+
+
+def health_check(prefix: str, verbose: bool) -> None:
+    from conda.base.constants import OK_MARK, X_MARK
+
+    from cudaswitch.checks.conda_health import health
+
+    checks = health(prefix)
+    bad = [c for c in checks if not c.ok]
+    if not bad:
+        print(f"{OK_MARK} CUDA (cudaswitch): " + "; ".join(c.message for c in checks) + ".\n")
+        return
+    print(f"{X_MARK} CUDA (cudaswitch):")
+    for c in bad:
+        print(f"  {c.code}: {c.message}" + (f"\n    fix: {c.fix}" if c.fix else ""))
+    if verbose:
+        for c in checks:
+            if c.ok:
+                print(f"  ok: {c.message}")
+    print()
+
+
+def post_command(command: str) -> None:
+    try:
+        from conda.base.context import context
+
+        prefix = context.target_prefix
+        from cudaswitch.checks.conda_health import after_change
+
+        line = after_change(prefix)
+    except Exception:  # never break or slow a conda command over a note
+        return
+    if line:
+        print(line, file=sys.stderr)
+
+
+@plugins.hookimpl
+def conda_subcommands():
+    yield CondaSubcommand(name="cuda", summary="See, switch and verify the CUDA toolkit of environments (cudaswitch).",
+                          action=cuda_command)
+
+
+@plugins.hookimpl
+def conda_health_checks():
+    yield CondaHealthCheck(name="cudaswitch", action=health_check)
+
+
+@plugins.hookimpl
+def conda_post_commands():
+    yield CondaPostCommand(name="cudaswitch-post-command", action=post_command, run_for=POST_COMMANDS)

@@ -1,0 +1,81 @@
+"""The user config file (`config.yaml`) and the `CUDASWITCH_SEARCH_PATH` variable: extra places to look."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import List, Optional, Tuple
+
+from cudaswitch.core.system import System
+
+
+def config_path(system: System) -> Path:
+    explicit = system.environ.get("CUDASWITCH_CONFIG")
+    if explicit:
+        return Path(explicit)
+    import platformdirs  # lazy: only when no explicit file is given
+
+    return Path(platformdirs.user_config_dir("cudaswitch")) / "config.yaml"
+
+
+def load_config(path: Path) -> Tuple[dict, List[str]]:
+    """(settings, problems). A missing file is an empty config; a broken one is reported, never fatal."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}, []
+    except UnicodeDecodeError as exc:
+        return {}, [f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8, or fix or delete it"]
+    except OSError as exc:
+        return {}, [f"{path}: unreadable ({exc.strerror or exc}); fix its permissions or remove it"]
+    if not text.strip():
+        return {}, []
+    from ruamel.yaml import YAML  # lazy: only when a YAML file is really read
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        data = YAML(typ="safe").load(text)
+    except YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        why = " ".join(str(getattr(exc, "problem", None) or exc).split())  # ruamel's spans lines; errors are one
+        return {}, [f"{path}:{where} is not valid YAML ({why}); fix or delete it"]
+    if data is None:
+        return {}, []
+    if not isinstance(data, dict):
+        return {}, [f"{path}: expected a mapping such as 'search_paths: [/opt/cuda-12.1]'; fix or delete it"]
+    return data, []
+
+
+KNOWN_KEYS = ("search_paths",)
+
+
+def unknown_keys(path: Path, data: dict) -> List[str]:
+    """A warning per key cudaswitch does not read (`search_path:` for `search_paths:` would be silently ignored)."""
+    out = []
+    for key in data:
+        if key not in KNOWN_KEYS:
+            import difflib
+
+            close = difflib.get_close_matches(str(key), KNOWN_KEYS, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            out.append(f"{path}: unknown key {str(key)!r} is ignored; {hint}known keys: {', '.join(KNOWN_KEYS)}")
+    return out
+
+
+def search_roots(system: System, warnings: Optional[List[str]] = None) -> Tuple[List[str], List[str]]:
+    """Extra toolkit roots (or folders of toolkits): CUDASWITCH_SEARCH_PATH first, then config.yaml. Unknown keys
+    are added to `warnings` when given."""
+    roots = [p for p in system.environ.get("CUDASWITCH_SEARCH_PATH", "").split(os.pathsep) if p]
+    path = config_path(system)
+    data, problems = load_config(path)
+    if warnings is not None:
+        warnings.extend(unknown_keys(path, data))
+    extra = data.get("search_paths", [])
+    if isinstance(extra, str):
+        extra = [extra]
+    if not isinstance(extra, list) or not all(isinstance(p, str) for p in extra):
+        problems.append(f"{path}: search_paths must be a list of folders; fix or delete it")
+        extra = []
+    roots.extend(os.path.expanduser(p) for p in extra)
+    return roots, problems

@@ -1,0 +1,19 @@
+"""Where the top-level `templates/` and `hooks/` folders are: inside the installed package (pyproject.toml installs
+them as `cudaswitch/templates/` and `cudaswitch/shell_hooks/`), else beside the package in a source checkout
+(editable installs, running from the repository)."""
+
+from pathlib import Path
+
+_INSTALLED_AS = {"templates": "templates", "hooks": "shell_hooks"}
+
+
+def resource_dir(name: str) -> Path:
+    here = Path(__file__).resolve().parent.parent  # the cudaswitch package folder
+    installed = here / _INSTALLED_AS[name]
+    if installed.is_dir():
+        return installed
+    checkout = here.parent / name
+    if checkout.is_dir():
+        return checkout
+    raise FileNotFoundError(f"cudaswitch's {name}/ folder is missing (looked in {installed} and {checkout}); "
+                            f"reinstall cudaswitch")

@@ -1,0 +1,175 @@
+"""The outside world as one injectable record: OS flavour, file-system root, environment, registry, subprocess.
+
+Core functions take a `System` instead of reading `os.environ` or `/usr/local` directly, so the Windows logic and
+every failure case can be exercised on Linux against a temporary folder that stands in for `/` or `C:\\`.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Callable, List, Mapping, Optional, Sequence, Tuple
+
+# (key name such as "v11.3", InstallDir) pairs from HKLM\SOFTWARE\NVIDIA Corporation\GPU Computing Toolkit\CUDA
+# tests/seams.py sets this: the suite relocates nearly every run, and its assertions count stderr lines
+QUIET_RELOCATION = False
+
+RegistryReader = Callable[[], List[Tuple[str, str]]]
+Runner = Callable[..., "subprocess.CompletedProcess[str]"]
+
+
+def run_subprocess(args: Sequence[str], timeout: float = 20.0, env: Optional[Mapping[str, str]] = None):
+    return subprocess.run(
+        list(args), capture_output=True, text=True, timeout=timeout, env=dict(env) if env is not None else None
+    )
+
+
+def read_windows_registry() -> List[Tuple[str, str]]:
+    """Real registry reader (Windows only); every failure means 'nothing there'."""
+    try:
+        import winreg  # type: ignore
+    except ImportError:
+        return []
+    found: List[Tuple[str, str]] = []
+    base = r"SOFTWARE\NVIDIA Corporation\GPU Computing Toolkit\CUDA"
+    for view in (0, getattr(winreg, "KEY_WOW64_32KEY", 0)):
+        try:
+            key = winreg.OpenKey(winreg.HKEY_LOCAL_MACHINE, base, 0, winreg.KEY_READ | view)
+        except OSError:
+            continue
+        with key:
+            i = 0
+            while True:
+                try:
+                    name = winreg.EnumKey(key, i)
+                except OSError:
+                    break
+                i += 1
+                try:
+                    with winreg.OpenKey(key, name) as sub:
+                        found.append((name, str(winreg.QueryValueEx(sub, "InstallDir")[0])))
+                except OSError:
+                    continue
+    return found
+
+
+def _windows_ui_language() -> Optional[str]:
+    from cudaswitch.core.i18n import windows_ui_language
+
+    return windows_ui_language()
+
+
+@dataclass
+class System:
+    """What cudaswitch may look at. `root` stands for `/` (Linux) or for the folder holding drive letters
+    (Windows: `C:\\x` is looked up as `<root>/C/x`); None means the real file system."""
+
+    os: str = field(default_factory=lambda: "windows" if sys.platform == "win32" else "linux")
+    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    root: Optional[Path] = None
+    registry: RegistryReader = read_windows_registry
+    run: Runner = run_subprocess
+    python_paths: Optional[Sequence[str]] = None  # sys.path of the interpreter whose pip wheels to scan
+    # the Windows display language ("zh_CN"), read only when no locale variable is set (cudaswitch/core/i18n.py)
+    ui_language: Callable[[], Optional[str]] = field(default=lambda: _windows_ui_language())
+
+    @classmethod
+    def current(cls) -> "System":
+        env = dict(os.environ)
+        root = env.get("CUDASWITCH_FS_ROOT") or None
+        flavour = env.get("CUDASWITCH_OS") or ("windows" if sys.platform == "win32" else "linux")
+        if root:
+            _check_relocation(root)
+        return cls(os=flavour, environ=env, root=Path(root) if root else None)
+
+    def relocation_note(self) -> Optional[str]:
+        """One line saying that "/" is not the real root, for every command's output; None when it is."""
+        if self.root is None:
+            return None
+        return (f"CUDASWITCH_FS_ROOT is set: every path shown as /... (or C:\\...) lies under {self.root}, "
+                f"not on this machine's own file system")
+
+    @property
+    def windows(self) -> bool:
+        return self.os == "windows"
+
+    @property
+    def pathsep(self) -> str:
+        return ";" if self.windows else ":"
+
+    @property
+    def pure(self):
+        return PureWindowsPath if self.windows else PurePosixPath
+
+    def local(self, path: str) -> Path:
+        """Where the displayed path `path` lives on this host."""
+        if self.root is None:
+            return Path(path)
+        p = self.pure(path)
+        if self.windows:
+            drive = p.drive.rstrip(":")
+            return self.root.joinpath(drive, *p.parts[1:]) if drive else self.root.joinpath(*p.parts)
+        return self.root.joinpath(*p.parts[1:]) if p.is_absolute() else self.root.joinpath(*p.parts)
+
+    def display(self, local: Path) -> str:
+        """The inverse of `local`: the path as the user's OS spells it."""
+        if self.root is None:
+            return str(local)
+        try:
+            rel = Path(os.path.abspath(local)).relative_to(os.path.abspath(self.root))
+        except ValueError:
+            return str(local)
+        parts = rel.parts
+        if self.windows:
+            if not parts:
+                return "C:\\"
+            return str(PureWindowsPath(parts[0] + ":\\", *parts[1:]))
+        return str(PurePosixPath("/", *parts))
+
+    def join(self, base: str, *parts: str) -> str:
+        return str(self.pure(base).joinpath(*parts))
+
+    def split_list(self, value: Optional[str]) -> List[str]:
+        return [] if not value else value.split(self.pathsep)
+
+    def realpath(self, path: str) -> str:
+        """Resolve symlinks of a displayed path; stays displayed."""
+        return self.display(Path(os.path.realpath(self.local(path))))
+
+    def which(self, name: str, path: Optional[str] = None) -> Optional[str]:
+        """Find an executable on PATH (displayed path), the way the user's shell would."""
+        search = self.environ.get("PATH", "") if path is None else path
+        names = [name]
+        if self.windows:
+            names = [name + ext for ext in (".exe", ".bat", ".cmd")] + [name]
+        for entry in self.split_list(search):
+            if not entry:
+                continue
+            for n in names:
+                cand = self.join(entry, n)
+                loc = self.local(cand)
+                try:  # a folder this user may not read (root's, left on PATH by `su`) holds nothing for them
+                    found = loc.is_file() and (self.windows or os.access(loc, os.X_OK))
+                except OSError:
+                    continue
+                if found:
+                    return cand
+        return None
+
+
+def _check_relocation(root: str) -> None:
+    """CUDASWITCH_FS_ROOT makes a folder stand for "/": every toolkit, journal and hook found there is acted on as
+    if it were the system's. A folder another user could have written must not stand for root's "/" (sudo -E keeps
+    the variable): the same rule as for every other file cudaswitch acts on (docs/design/security.md)."""
+    from cudaswitch.core.errors import CudaswitchError
+    from cudaswitch.core.trust import path_problem
+
+    real = Path(os.path.realpath(root))
+    why = path_problem(real)
+    if why:
+        raise CudaswitchError(f"CUDASWITCH_FS_ROOT={root} refused: {why}, so another user could decide what "
+                              f"cudaswitch sees as /; unset CUDASWITCH_FS_ROOT (sudo keeps it only with -E), or point "
+                              f"it at a folder only you can write; nothing was changed")

@@ -1,0 +1,87 @@
+"""What the current shell has: CUDA_PATH, CUDA_HOME, nvcc on PATH and the CUDA entries of PATH/LD_LIBRARY_PATH,
+each mapped to a discovered toolkit, with one warning per disagreement."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import List, Optional
+
+from cudaswitch.core.system import System
+from cudaswitch.discovery.toolkits import Toolkit, owner_of, resolve_nvcc
+
+
+@dataclass
+class Entry:
+    variable: str  # CUDA_PATH, CUDA_HOME, nvcc, PATH, LD_LIBRARY_PATH
+    value: Optional[str]
+    toolkit: Optional[str] = None  # version of the toolkit it belongs to
+    toolkit_root: Optional[str] = None
+    position: Optional[int] = None  # index in the list variable
+
+
+@dataclass
+class ShellState:
+    entries: List[Entry]
+    active: Optional[str]  # root of the toolkit this shell uses, by the precedence torch/CMake follow
+    warnings: List[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def _entry(variable: str, value: Optional[str], toolkits: List[Toolkit], system: System, pos=None) -> Entry:
+    tk = owner_of(toolkits, value, system) if value else None
+    return Entry(variable, value, tk.version if tk else None, tk.root if tk else None, pos)
+
+
+def shell_state(toolkits: List[Toolkit], system: System) -> ShellState:
+    env = system.environ
+    entries = [_entry(v, env.get(v), toolkits, system) for v in ("CUDA_PATH", "CUDA_HOME")]
+    nvcc = system.which("nvcc")
+    nvcc_entry = _entry("nvcc", nvcc, toolkits, system)
+    if nvcc and nvcc_entry.toolkit is None:
+        nvcc_entry = _entry("nvcc", nvcc, toolkits, system)
+        real = resolve_nvcc(system, nvcc)
+        tk = owner_of(toolkits, real, system)
+        if tk:
+            nvcc_entry.toolkit, nvcc_entry.toolkit_root = tk.version, tk.root
+    entries.append(nvcc_entry)
+    lists = ["PATH"] + ([] if system.windows else ["LD_LIBRARY_PATH"])
+    for var in lists:
+        for i, item in enumerate(system.split_list(env.get(var))):
+            if not item:
+                continue
+            e = _entry(var, item, toolkits, system, i)
+            if e.toolkit:
+                entries.append(e)
+    warnings = _disagreements(entries, system)
+    # CUDA_HOME first: torch's cpp_extension and most build tools read it before CUDA_PATH (README, list)
+    first = {e.variable: e for e in entries[:3]}
+    active = next((first[v].toolkit_root for v in ("CUDA_HOME", "CUDA_PATH", "nvcc") if first[v].toolkit_root), None)
+    return ShellState(entries, active, warnings)
+
+
+def _disagreements(entries: List[Entry], system: System) -> List[str]:
+    out: List[str] = []
+    by_var = {e.variable: e for e in entries[:3]}
+    for var in ("CUDA_PATH", "CUDA_HOME"):
+        e = by_var[var]
+        if e.value and not system.local(e.value).is_dir():
+            out.append(f"{var} points at a missing folder: {e.value}")
+        elif e.value and not e.toolkit:
+            out.append(f"{var}={e.value} is not a CUDA toolkit cudaswitch can see")
+    named = [(v, by_var[v]) for v in ("CUDA_HOME", "CUDA_PATH", "nvcc") if by_var[v].toolkit_root]
+    for vb, b in named[1:]:
+        va, a = named[0]
+        if a.toolkit_root != b.toolkit_root:
+            what_b = "nvcc on PATH" if vb == "nvcc" else vb
+            out.append(f"{va} points at {a.toolkit} ({a.toolkit_root}) while {what_b} is {b.toolkit} ({b.toolkit_root})")
+    for var in ("PATH", "LD_LIBRARY_PATH"):
+        roots = []
+        for e in entries:
+            if e.variable == var and e.toolkit_root not in [r for r, _ in roots]:
+                roots.append((e.toolkit_root, e.toolkit))
+        if len(roots) > 1:
+            names = ", ".join(f"{v} ({r})" for r, v in roots)
+            out.append(f"{var} holds folders of {len(roots)} CUDA toolkits: {names}; the first one wins")
+    return out

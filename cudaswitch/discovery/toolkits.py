@@ -1,0 +1,611 @@
+"""Discovery of installed CUDA toolkits: one `Toolkit` record per install, with its exact version and folders.
+
+Layouts and version sources: sources.csv S1-S36 (NVIDIA's install guides, PyTorch CI, NVIDIA cuda-pathfinder).
+Version files are read in a fixed order and `nvcc --version` is run only when no file answers, so `cudaswitch list` spawns no process on a normal
+machine.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Tuple
+
+from cudaswitch.core import versions
+from cudaswitch.core.errors import UsageError
+from cudaswitch.core.system import System
+from cudaswitch.core.versions import CudaVersion, VersionFileError, VersionReading
+
+LINUX_ARCHES = ("x86_64-linux", "sbsa-linux", "aarch64-linux", "ppc64le-linux")
+
+# kinds of install, which decide the layout
+TOOLKIT, CONDA, PIP_WHEELS, DEBIAN = "toolkit", "conda", "pip-wheels", "debian"
+
+
+@dataclass
+class Toolkit:
+    """One installed CUDA toolkit. Paths are spelled as the user's OS spells them."""
+
+    version: str
+    root: str
+    sources: List[str]
+    version_source: str
+    kind: str = TOOLKIT
+    nvcc: Optional[str] = None
+    bin_dirs: List[str] = field(default_factory=list)
+    lib_dirs: List[str] = field(default_factory=list)
+    include_dir: Optional[str] = None
+    cudnn: Optional[str] = None
+    aliases: List[str] = field(default_factory=list)
+    flags: List[str] = field(default_factory=list)
+    warnings: List[str] = field(default_factory=list)
+    cuda: CudaVersion = field(default=CudaVersion(0, 0), repr=False, compare=False)
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data.pop("cuda")
+        data["major"], data["minor"], data["patch"] = self.cuda.major, self.cuda.minor, self.cuda.patch
+        return data
+
+
+@dataclass
+class Discovery:
+    toolkits: List[Toolkit]
+    warnings: List[str]  # problems that did not stop discovery: each names the file and what to do
+    config_errors: List[str] = field(default_factory=list)
+    cudnn_installs: List = field(default_factory=list)  # cudnn_windows.CudnnInstall: NVIDIA's exe installer
+
+
+@dataclass
+class _Candidate:
+    path: str  # displayed path
+    source: str
+    kind: str = TOOLKIT
+    quiet: bool = False  # children of a search folder: not being a toolkit is no news
+    site: Optional[str] = None  # pip wheels: the site-packages folder holding the dist-infos
+
+
+# ---- where to look -----------------------------------------------------------------------------------------------
+
+def _children(system: System, folder: str, pattern: str) -> List[str]:
+    loc = system.local(folder)
+    try:
+        names = sorted(os.listdir(loc))
+    except OSError:
+        return []
+    rx = re.compile(pattern)
+    return [system.join(folder, n) for n in names if rx.match(n)]
+
+
+def _linux_candidates(system: System) -> List[_Candidate]:
+    out: List[_Candidate] = []
+    for path in _children(system, "/usr/local", r"^cuda(-[\d.]+)?$"):
+        out.append(_Candidate(path, "/usr/local"))
+    for path in _children(system, "/opt", r"^cuda"):
+        out.append(_Candidate(path, "/opt"))
+    if system.local("/usr/lib/nvidia-cuda-toolkit").is_dir():
+        out.append(_Candidate("/usr/lib/nvidia-cuda-toolkit", "debian-package", kind=DEBIAN))
+    return out
+
+
+def _windows_candidates(system: System) -> List[_Candidate]:
+    out: List[_Candidate] = []
+    program_files = system.environ.get("ProgramFiles") or system.environ.get("PROGRAMFILES") or r"C:\Program Files"
+    base = system.join(program_files, "NVIDIA GPU Computing Toolkit", "CUDA")
+    for path in _children(system, base, r"^v\d+\.\d+$"):
+        out.append(_Candidate(path, "Program Files"))
+    for name in sorted(system.environ):
+        if re.fullmatch(r"CUDA_PATH_V\d+_\d+", name, flags=re.IGNORECASE):
+            out.append(_Candidate(system.environ[name], name.upper()))
+    try:
+        entries = system.registry()
+    except OSError:
+        entries = []
+    for key, install_dir in entries:
+        out.append(_Candidate(install_dir.rstrip("\\"), f"registry {key}"))
+    return out
+
+
+def _env_candidates(system: System) -> List[_Candidate]:
+    out: List[_Candidate] = []
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if system.environ.get(var):
+            out.append(_Candidate(system.environ[var], var))
+    nvcc = system.which("nvcc")
+    if nvcc:
+        real = resolve_nvcc(system, nvcc)
+        root = str(system.pure(real).parent.parent)
+        out.append(_Candidate(root, "nvcc on PATH"))
+    prefixes = [system.environ.get("CONDA_PREFIX") or ""] + _known_conda_envs(system)
+    for prefix in dict.fromkeys(p for p in prefixes if p):
+        out.append(_Candidate(prefix, "conda env", kind=CONDA, quiet=True))
+    return out
+
+
+def _known_conda_envs(system: System) -> List[str]:
+    """Prefixes conda has recorded in ~/.conda/environments.txt (every `conda create` appends one)."""
+    home = system.environ.get("HOME") or system.environ.get("USERPROFILE")
+    if not home:
+        return []
+    try:
+        text = system.local(system.join(home, ".conda", "environments.txt")).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _pip_candidates(system: System) -> List[_Candidate]:
+    paths = system.python_paths
+    if paths is None:
+        import sys
+
+        paths = sys.path
+    out: List[_Candidate] = []
+    for site in paths:
+        if not site or not site.endswith(("site-packages", "dist-packages")):
+            continue
+        nvidia = system.join(site, "nvidia")
+        if not system.local(nvidia).is_dir():
+            continue
+        if system.local(system.join(nvidia, "cu13")).is_dir():
+            out.append(_Candidate(system.join(nvidia, "cu13"), "pip wheels", kind=PIP_WHEELS, quiet=True, site=site))
+        if system.local(system.join(nvidia, "cuda_runtime")).is_dir():
+            out.append(_Candidate(nvidia, "pip wheels", kind=PIP_WHEELS, quiet=True, site=site))
+    return out
+
+
+def _search_path_candidates(system: System, roots: Iterable[str], source: str = "search path") -> List[_Candidate]:
+    out: List[_Candidate] = []
+    for root in roots:
+        loc = system.local(root)
+        if _looks_like_root(loc):
+            out.append(_Candidate(root, source))
+        elif loc.is_dir():
+            for child in _children(system, root, r"."):
+                if system.local(child).is_dir() or system.local(child).is_symlink():
+                    out.append(_Candidate(child, source, quiet=not _claims_cuda(child)))
+        else:
+            out.append(_Candidate(root, source))
+    return out
+
+
+def _claims_cuda(path: str) -> bool:
+    name = re.split(r"[\\/]", path.rstrip("\\/"))[-1].lower()
+    return "cuda" in name or versions.version_from_name(name) is not None
+
+
+def _looks_like_root(loc: Path) -> bool:
+    return any((loc / marker).exists() for marker in ("version.json", "version.txt", "bin", "include", "dist-info"))
+
+
+# ---- nvcc ---------------------------------------------------------------------------------------------------------
+
+_EXEC_LINE = re.compile(r"""exec\s+["']?([^"'\s]+nvcc(?:\.exe)?)["']?""")
+
+
+def resolve_nvcc(system: System, nvcc: str) -> str:
+    """The real nvcc behind a symlink or a small wrapper script such as `/usr/local/bin/nvcc`."""
+    loc = system.local(nvcc)
+    real = Path(os.path.realpath(loc))
+    try:
+        if real.stat().st_size < 4096:
+            head = real.read_bytes()[:4096]
+            if head.startswith(b"#!"):
+                m = _EXEC_LINE.search(head.decode("utf-8", "replace"))
+                if m:
+                    return system.realpath(m.group(1))
+    except OSError:
+        pass
+    return system.display(real)
+
+
+# ---- inspecting one candidate -------------------------------------------------------------------------------------
+
+@dataclass
+class _Layout:
+    bin_dirs: List[str]
+    lib_dirs: List[str]
+    include_dir: Optional[str]
+    nvcc: Optional[str]
+    dist_info_dirs: List[Path]
+    conda_meta: Optional[Path] = None
+
+
+def _first_dir(system: System, root: str, options: Iterable[Tuple[str, ...]]) -> Optional[str]:
+    for parts in options:
+        cand = system.join(root, *parts)
+        if system.local(cand).is_dir():
+            return cand
+    return None
+
+
+def _layout(system: System, cand: _Candidate, root: str) -> _Layout:
+    j = system.join
+    exe = ".exe" if system.windows else ""
+    loc = system.local(root)
+    if cand.kind == PIP_WHEELS:
+        site = system.local(cand.site or str(system.pure(root).parent))
+        infos = [p for p in _listdir(site) if p.name.startswith("nvidia_") and p.name.endswith(".dist-info")]
+        # cu11/cu12 wheels carry a -cuNN suffix and share nvidia/; cu13 wheels have none and live in nvidia/cu13.
+        suffixed = [p for p in infos if re.search(r"_cu1[0-2]-", p.name)]
+        infos = [p for p in infos if p not in suffixed] if root.endswith("cu13") else suffixed
+        if root.endswith("cu13"):
+            lib = j(root, "bin", "x86_64") if system.windows else j(root, "lib")
+            return _Layout(_existing(system, [j(root, "bin")]), _existing(system, [lib]),
+                           _dir_or_none(system, j(root, "include")), _file_or_none(system, j(root, "bin", "nvcc" + exe)),
+                           infos)
+        sub = "bin" if system.windows else "lib"
+        comps = [p.name for p in _listdir(loc) if p.name != "cu13" and (p / sub).is_dir()]
+        return _Layout(_existing(system, [j(root, "cuda_nvcc", "bin")]), [j(root, c, sub) for c in comps],
+                       _dir_or_none(system, j(root, "cuda_runtime", "include")),
+                       _file_or_none(system, j(root, "cuda_nvcc", "bin", "nvcc" + exe)), infos)
+    if system.windows:
+        base = j(root, "Library") if cand.kind == CONDA else root
+        bins = _existing(system, [j(base, "bin"), j(base, "libnvvp"), j(base, "bin", "x64")])
+        libs = _existing(system, [j(base, "lib", "x64") if cand.kind != CONDA else j(base, "lib"), j(base, "bin", "x64")])
+        return _Layout(bins, libs, _dir_or_none(system, j(base, "include")),
+                       _file_or_none(system, j(base, "bin", "nvcc.exe")), _dist_infos(loc),
+                       loc / "conda-meta" if cand.kind == CONDA else None)
+    if cand.kind == DEBIAN:
+        include = "/usr/include" if system.local("/usr/include/cuda.h").exists() else None
+        libs = _existing(system, ["/usr/lib/x86_64-linux-gnu"]) if include else []
+        return _Layout(_existing(system, [j(root, "bin")]), libs, include,
+                       _file_or_none(system, j(root, "bin", "nvcc")), [])
+    arch_lib = [("targets", a, "lib") for a in LINUX_ARCHES]
+    arch_inc = [("targets", a, "include") for a in LINUX_ARCHES]
+    if cand.kind == CONDA:
+        lib = _first_dir(system, root, arch_lib)
+        include = _first_dir(system, root, arch_inc)
+    else:
+        lib = _first_dir(system, root, [("lib64",), *arch_lib, ("lib",)])
+        include = _first_dir(system, root, [("include",), *arch_inc])
+    return _Layout(_existing(system, [j(root, "bin")]), [lib] if lib else [], include,
+                   _file_or_none(system, j(root, "bin", "nvcc")), _dist_infos(loc),
+                   loc / "conda-meta" if cand.kind == CONDA else None)
+
+
+def _listdir(loc: Path) -> List[Path]:
+    try:
+        return sorted(loc.iterdir())
+    except OSError:
+        return []
+
+
+def _dist_infos(loc: Path) -> List[Path]:
+    found = [p for p in _listdir(loc) if p.name.endswith(".dist-info")]
+    return found + [p for p in _listdir(loc / "dist-info") if p.name.endswith(".dist-info")]
+
+
+def _existing(system: System, paths: Iterable[Optional[str]]) -> List[str]:
+    return [p for p in paths if p and system.local(p).is_dir()]
+
+
+def _dir_or_none(system: System, path: str) -> Optional[str]:
+    return path if system.local(path).is_dir() else None
+
+
+def _file_or_none(system: System, path: str) -> Optional[str]:
+    return path if system.local(path).is_file() else None
+
+
+_CONDA_PKG = re.compile(r"^(cuda-version|cuda-nvcc|cuda-cudart|cudatoolkit)-(\d+\.\d+(?:\.\d+)?)-")
+
+
+def _from_conda_meta(meta: Path) -> Optional[Tuple[CudaVersion, Path]]:
+    found: Dict[str, Tuple[CudaVersion, Path]] = {}
+    for p in _listdir(meta):
+        m = _CONDA_PKG.match(p.name)
+        if m and p.suffix == ".json":
+            v = versions.parse_dotted(m.group(2))
+            if v:
+                found[m.group(1)] = (v, p)
+    for name in ("cuda-nvcc", "cuda-cudart", "cudatoolkit", "cuda-version"):
+        if name in found:
+            return found[name]
+    return None
+
+
+def read_version(system: System, root: str, layout: _Layout, warnings: List[str]) -> Optional[VersionReading]:
+    """Version from files in the documented order; nvcc only when no file answers."""
+    loc = system.local(root)
+    for name, reader in (("version.json", versions.from_version_json), ("version.txt", versions.from_version_txt)):
+        path = loc / name
+        if path.exists() and not path.is_file() and not path.is_dir():
+            # a FIFO planted there would make every `list` hang on open
+            warnings.append(f"{system.display(path)}: not a regular file (a FIFO or device); not read")
+            continue
+        if path.is_file():
+            try:
+                v = reader(path)
+                if v:
+                    return VersionReading(v, name, system.display(path))
+            except VersionFileError as exc:
+                warnings.append(_display_error(system, str(exc), path))
+    hit = versions.from_dist_infos(layout.dist_info_dirs)
+    if hit:
+        return VersionReading(hit[0], "dist-info", system.display(hit[1]))
+    if layout.conda_meta is not None:
+        hit = _from_conda_meta(layout.conda_meta)
+        if hit:
+            return VersionReading(hit[0], "conda-meta", system.display(hit[1]))
+    # NVIDIA's Windows binaries name their exact release in their version resource: read, never run, on any host.
+    for binary in _pe_binaries(system, layout):
+        try:
+            v = versions.from_pe(system.local(binary))
+            if v:
+                return VersionReading(v, "pe-resource", binary)
+        except VersionFileError as exc:
+            warnings.append(_display_error(system, str(exc), system.local(binary)))
+    if layout.include_dir:
+        cuda_h = system.local(system.join(layout.include_dir, "cuda.h"))
+        if cuda_h.is_file():
+            try:
+                v = versions.from_cuda_h(cuda_h)
+                if v:
+                    return VersionReading(v, "cuda.h", system.display(cuda_h))
+            except VersionFileError as exc:
+                warnings.append(_display_error(system, str(exc), cuda_h))
+    if layout.nvcc and not _foreign_binary(system, layout.nvcc):
+        from cudaswitch.core.trust import executable_problem
+
+        why = executable_problem(system.local(layout.nvcc))
+        if why:
+            # discovery looks into every env in ~/.conda/environments.txt and the active prefix: as root, a bin/nvcc
+            # planted there would run as root (docs/design/security.md)
+            warnings.append(f"{layout.nvcc}: 'nvcc --version' not run: {why}; cudaswitch runs no program another "
+                            f"user could have put there")
+            return None
+        try:
+            proc = system.run([str(system.local(layout.nvcc)), "--version"], timeout=20)
+            v = versions.from_nvcc_output(proc.stdout or "")
+            if v:
+                return VersionReading(v, "nvcc", layout.nvcc)
+        except (OSError, ValueError) as exc:
+            warnings.append(f"{layout.nvcc}: could not run 'nvcc --version' ({exc})")
+        except Exception as exc:  # subprocess.TimeoutExpired and friends
+            warnings.append(f"{layout.nvcc}: 'nvcc --version' failed ({type(exc).__name__})")
+    return None
+
+
+def _pe_binaries(system: System, layout: _Layout) -> List[str]:
+    """nvcc.exe, then the CUDA runtime DLLs (cudart64_12.dll, cudart64_110.dll), where the layout has them."""
+    out = [layout.nvcc] if layout.nvcc and layout.nvcc.lower().endswith(".exe") else []
+    for folder in layout.bin_dirs + layout.lib_dirs:
+        for p in _listdir(system.local(folder)):
+            if re.fullmatch(r"cudart64_\d+\.dll", p.name, flags=re.IGNORECASE):
+                out.append(system.join(folder, p.name))
+    return list(dict.fromkeys(out))
+
+
+def _foreign_binary(system: System, nvcc: str) -> bool:
+    """A Windows nvcc.exe seen from a Linux host (CUDASWITCH_FS_ROOT, a mounted drive): running it can only fail."""
+    from cudaswitch.core import pe
+
+    return not sys.platform.startswith("win") and pe.is_pe(system.local(nvcc))
+
+
+def _display_error(system: System, message: str, local: Path) -> str:
+    return message.replace(str(local), system.display(local), 1)
+
+
+def _cudnn_version(system: System, include_dir: Optional[str]) -> Optional[str]:
+    return versions.cudnn_version_in(system.local(include_dir)) if include_dir else None
+
+
+_CUDNN_WHEEL = re.compile(r"^nvidia_cudnn_cu\d+-(\d+(?:\.\d+)+)\.dist-info$")
+
+
+def _wheel_cudnn(layout: _Layout) -> Optional[str]:
+    """The nvidia-cudnn-cuNN wheel's version in a pip-wheel toolkit (its headers live outside cuda_runtime)."""
+    for p in layout.dist_info_dirs:
+        m = _CUDNN_WHEEL.match(p.name)
+        if m:
+            return m.group(1)
+    return None
+
+
+def _broken_links(loc: Path) -> List[str]:
+    out = []
+    for name in ("bin", "lib64", "lib", "include", os.path.join("bin", "nvcc")):
+        p = loc / name
+        if p.is_symlink() and not p.exists():
+            out.append(name)
+    return out
+
+
+def inspect(system: System, cand: _Candidate, root: str) -> Tuple[Optional[Toolkit], List[str]]:
+    """A Toolkit for `root` (already resolved), or None with the reason when it is not one."""
+    warnings: List[str] = []
+    loc = system.local(root)
+    if not loc.is_dir():
+        return None, [f"{root}: a file, not a folder; list toolkit folders (or folders holding them) there"]
+    if not os.access(loc, os.R_OK | os.X_OK):
+        return None, [f"{root}: permission denied; run as a user who can read it, or remove it from the search path"]
+    layout = _layout(system, cand, root)
+    reading = read_version(system, root, layout, warnings)
+    has_runtime = bool(layout.lib_dirs) or layout.include_dir is not None
+    unknown = reading is None and layout.nvcc is not None and not cand.quiet
+    if unknown:
+        # An nvcc whose version nothing answers (a Windows nvcc.exe without a version resource seen from Linux):
+        # still a toolkit the user has, so it is listed rather than silently dropped.
+        why = "; ".join(warnings) or "no version file and nvcc cannot be run here"
+        warnings[:] = [f"{root}: version unknown ({why})"]
+        reading = VersionReading(CudaVersion(0, 0), "none", layout.nvcc)
+    # A conda env with only a `cuda-version` pin and bin/ (every env has one) is not a toolkit.
+    if reading is None or not (layout.nvcc or has_runtime):
+        if not cand.quiet:
+            why = "; ".join(warnings) if warnings else "no version.json, version.txt, cuda.h or nvcc found"
+            warnings = [f"{root}: not a CUDA toolkit ({why})"]
+        return None, warnings if not cand.quiet else []
+    v = reading.version
+    flags: List[str] = ["unknown-version"] if unknown else []
+    if not layout.nvcc:
+        flags.append("no-nvcc")
+        bin_has_compiler = any(
+            system.local(system.join(b, n)).exists() for b in layout.bin_dirs for n in ("ptxas", "ptxas.exe")
+        )
+        if not bin_has_compiler:
+            flags.append("runtime-only")
+    broken = _broken_links(loc)
+    if broken:
+        flags.append("broken-symlink")
+        warnings.append(f"{root}: broken symlink(s) {', '.join(broken)}; reinstall the toolkit or fix the link")
+    for p in [cand.path, root] if not unknown else []:
+        claimed = versions.version_from_name(re.split(r"[\\/]", p.rstrip("\\/"))[-1])
+        if claimed and claimed != (v.major, v.minor):
+            flags.append("misnamed")
+            warnings.append(
+                f"{p}: folder name says {claimed[0]}.{claimed[1]} but {reading.source} says {v}; "
+                f"cudaswitch uses {v}"
+            )
+            break
+    tk = Toolkit(
+        version="unknown" if unknown else str(v), root=root, sources=[cand.source], version_source=reading.source,
+        kind=cand.kind,
+        nvcc=layout.nvcc, bin_dirs=layout.bin_dirs, lib_dirs=layout.lib_dirs, include_dir=layout.include_dir,
+        cudnn=_cudnn_version(system, layout.include_dir) or _wheel_cudnn(layout), flags=flags, warnings=warnings,
+        cuda=v,
+    )
+    return tk, []
+
+
+# ---- the whole pass -----------------------------------------------------------------------------------------------
+
+def discover(system: Optional[System] = None, extra_roots: Optional[List[str]] = None) -> Discovery:
+    """Every toolkit reachable from the standard places, the environment and the configured search roots."""
+    from cudaswitch.core import config
+
+    system = system or System.current()
+    warnings: List[str] = []
+    roots, config_errors = config.search_roots(system, warnings)
+    from cudaswitch.discovery.toolkit_store import discovery_roots
+
+    roots = list(extra_roots or []) + roots
+    cands = _search_path_candidates(system, roots) + _env_candidates(system)
+    cands += _search_path_candidates(system, discovery_roots(system), "install-toolkit")
+    cands += _windows_candidates(system) if system.windows else _linux_candidates(system)
+    cands += _pip_candidates(system)
+    by_real: Dict[str, Toolkit] = {}
+    failed: Dict[str, List[str]] = {}
+    for cand in cands:
+        loc = system.local(cand.path)
+        if loc.is_symlink() and not loc.exists():
+            if not cand.quiet:
+                target = os.readlink(loc)
+                warnings.append(f"{cand.path}: broken symlink to {target}; remove it or point it at a toolkit")
+            continue
+        if not loc.exists():
+            if not cand.quiet:
+                warnings.append(f"{cand.path} ({cand.source}): no such folder; fix or remove that setting")
+            continue
+        real = system.display(Path(os.path.realpath(loc)))
+        key = real.lower() if system.windows else real
+        if key in by_real:
+            _merge(by_real[key], cand, real)
+            continue
+        if key in failed:
+            continue
+        tk, problems = inspect(system, cand, real)
+        if tk is None:
+            failed[key] = problems
+            warnings.extend(problems)
+            continue
+        _merge(tk, cand, real)
+        by_real[key] = tk
+    toolkits = sorted(by_real.values(), key=lambda t: (t.cuda.major, t.cuda.minor, t.cuda.patch or 0, t.root))
+    for tk in toolkits:
+        warnings.extend(tk.warnings)
+    from cudaswitch.cudnn.windows import find_installed
+
+    return Discovery(toolkits, _unique(warnings), config_errors, find_installed(system))
+
+
+def _merge(tk: Toolkit, cand: _Candidate, real: str) -> None:
+    if cand.source not in tk.sources:
+        tk.sources.append(cand.source)
+    path = cand.path.rstrip("\\/") or cand.path
+    if path != real and path not in tk.aliases and not path.lower() == real.lower():
+        tk.aliases.append(path)
+
+
+def _unique(items: List[str]) -> List[str]:
+    seen = set()
+    return [i for i in items if not (i in seen or seen.add(i))]
+
+
+# ---- selecting ----------------------------------------------------------------------------------------------------
+
+def select(found: Discovery, selector: str, system: Optional[System] = None) -> Toolkit:
+    """The one toolkit a selector names; a UsageError listing what is installed otherwise."""
+    system = system or System.current()
+    sel = versions.parse_selector(selector)
+    installed = versions.describe([f"{t.version} ({t.root})" for t in found.toolkits])
+    if sel.path is not None:
+        path = os.path.expanduser(sel.path)
+        loc = system.local(path)
+        real = system.display(Path(os.path.realpath(loc)))
+        for tk in found.toolkits:
+            if _same(system, tk.root, real) or any(_same(system, a, path) for a in tk.aliases):
+                return tk
+        if loc.is_dir():
+            tk, problems = inspect(system, _Candidate(path, "command line"), real)
+            if tk is not None:
+                return tk
+            raise UsageError(f"{path} is not a CUDA toolkit ({'; '.join(problems)}); installed: {installed}")
+        if loc.exists():
+            raise UsageError(f"{path} is a file, not a toolkit folder; installed: {installed}")
+        raise UsageError(f"no such folder: {path}; installed: {installed}")
+    hits = [t for t in found.toolkits if t.cuda.matches(sel.parts)]
+    if not hits and len(sel.parts) == 3:
+        # `nvcc --version` prints the compiler's own version (12.9.86 in toolkit 12.9.1): users copy it from there
+        hits = [t for t in found.toolkits if t.cuda.matches(sel.parts[:2])
+                and _nvcc_component(system, t) == CudaVersion(*sel.parts)]
+    if not hits:
+        raise UsageError(f"no CUDA toolkit matches {selector!r}; installed: {installed}")
+    if len(hits) > 1:
+        names = ", ".join(f"{t.version} ({t.root})" for t in hits)
+        raise UsageError(f"{selector!r} is ambiguous: it matches {names}; give a longer version or the folder")
+    return hits[0]
+
+
+def _nvcc_component(system: System, tk: Toolkit) -> Optional[CudaVersion]:
+    """The nvcc component's version: version.json's cuda_nvcc entry, else an nvidia_cuda_nvcc dist-info name."""
+    import json
+
+    loc = system.local(tk.root)
+    try:
+        comp = json.loads((loc / "version.json").read_text(encoding="utf-8")).get("cuda_nvcc") or {}
+        v = versions.parse_dotted(str(comp.get("version", ""))) if isinstance(comp, dict) else None
+        if v:
+            return v
+    except (OSError, ValueError, AttributeError):
+        pass
+    for info in _dist_infos(loc):
+        m = re.match(r"nvidia_cuda_nvcc(?:_cu\d+)?-(\d+\.\d+\.\d+)", info.name)
+        if m:
+            return versions.parse_dotted(m.group(1))
+    return None
+
+
+def _same(system: System, a: str, b: str) -> bool:
+    a, b = a.rstrip("\\/"), b.rstrip("\\/")
+    return a.lower() == b.lower() if system.windows else a == b
+
+
+def owner_of(toolkits: List[Toolkit], path: str, system: System) -> Optional[Toolkit]:
+    """The toolkit a path (a PATH entry, CUDA_HOME, an nvcc) lies in, through its root or an alias."""
+    norm = (lambda s: s.lower()) if system.windows else (lambda s: s)
+    p = norm(path.rstrip("\\/"))
+    real = norm(system.realpath(path).rstrip("\\/")) if system.local(path).exists() else p
+    best: Optional[Toolkit] = None
+    best_len = -1
+    for tk in toolkits:
+        for base in [tk.root, *tk.aliases]:
+            b = norm(base.rstrip("\\/"))
+            for cand in (p, real):
+                if (cand == b or cand.startswith(b + ("\\" if system.windows else "/"))) and len(b) > best_len:
+                    best, best_len = tk, len(b)
+    return best

@@ -1,0 +1,157 @@
+"""`cudaswitch init SHELL`: the shell function from the top-level `hooks/` folder, printed or added to the
+shell's startup file between marker lines (idempotent: a second --install replaces the block)."""
+
+from __future__ import annotations
+
+import codecs
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Optional, Tuple
+
+from cudaswitch.core.errors import CudaswitchError, UsageError
+from cudaswitch.core.fsutil import atomic_write
+
+BEGIN = "# >>> cudaswitch init >>>"
+END = "# <<< cudaswitch init <<<"
+
+
+def hooks_dir() -> Path:
+    from cudaswitch.core.resources import resource_dir
+
+    return resource_dir("hooks")
+
+
+def snippet(filename: str) -> str:
+    return (hooks_dir() / filename).read_text(encoding="utf-8")
+
+
+# The prompt-time reconciler added after each shell's function (docs/design/activation.md); cmd.exe has no prompt
+# hook, so it has none.
+_RECONCILERS = {"bash": "reconcile.sh", "zsh": "reconcile.sh", "fish": "reconcile.fish",
+                "powershell": "reconcile.ps1"}
+
+
+def init_text(shell: str, filename: str) -> str:
+    """What `cudaswitch init SHELL` prints or installs: the shell function, then the prompt-time reconciler."""
+    text = snippet(filename)
+    if shell in _RECONCILERS:
+        text = text.rstrip("\n") + "\n" + snippet(_RECONCILERS[shell])
+    elif shell == "tcsh":
+        # csh has no functions: precmd sources the reconciler file, only while a record is set (one test per
+        # prompt); an existing precmd alias is kept and runs first.
+        where = str(hooks_dir() / "reconcile.csh").replace("'", "'\\''")
+        run = f'if ( $?_CUDASWITCH_ADDED_PATH ) source "{where}"'
+        text = text.rstrip("\n") + "\n" + "\n".join([
+            "# cudaswitch prompt-time reconciler: takes a cudaswitch PATH entry back off after a switch to an",
+            "# environment without cudaswitch hooks (conda#14762); see hooks/reconcile.csh.",
+            "setenv CUDASWITCH_RECONCILER 1",
+            "set _cs_pre = \"`alias precmd`\"",
+            f"if ( \"$_cs_pre\" == \"\" ) alias precmd '{run}'",
+            f"if ( \"$_cs_pre\" != \"\" && \"$_cs_pre\" !~ *reconcile.csh* ) alias precmd \"$_cs_pre\"'; {run}'",
+            "unset _cs_pre", ""])
+    return text
+
+
+def reconciler_hint(shell_name: Optional[str]) -> Optional[str]:
+    """The one line `use` prints when the prompt-time reconciler is not installed in the user's shell."""
+    if os.environ.get("CUDASWITCH_RECONCILER") == "1":
+        return None
+    shell = {"bash": "bash", "zsh": "zsh", "fish": "fish", "tcsh": "tcsh", "csh": "tcsh", "pwsh": "powershell",
+             "powershell": "powershell"}.get(Path(shell_name or "").name.lower().removesuffix(".exe"))
+    if shell is None:
+        return None
+    return (f"Tip: a switch from this environment to one without cudaswitch hooks leaves its PATH entry behind "
+            f"(conda#14762); 'cudaswitch init {shell} --install' adds a prompt-time cleanup that removes it.")
+
+
+def rc_file(shell: str) -> Path:
+    home = Path(os.path.expanduser("~"))
+    if shell == "bash":
+        return home / ".bashrc"
+    if shell == "zsh":
+        return Path(os.environ.get("ZDOTDIR") or home) / ".zshrc"
+    if shell == "fish":
+        return Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "fish" / "config.fish"
+    if shell == "tcsh":
+        return home / ".tcshrc"
+    if shell == "powershell":
+        return powershell_profile()
+    raise UsageError("cmd.exe has no startup file: save the output of 'cudaswitch init cmd' as cs.bat in a folder "
+                     "on PATH instead")
+
+
+def powershell_profile(which=shutil.which, run=subprocess.run, environ=None, windows=None) -> Path:
+    """The profile every PowerShell host of this user reads ($PROFILE.CurrentUserAllHosts), found as `conda init
+    powershell` finds it: ask PowerShell itself (pwsh 7 first, then Windows PowerShell 5.1) when one is on PATH,
+    which also follows a Documents folder redirected to OneDrive. Without one: a OneDrive Documents folder that
+    holds a PowerShell folder, else Documents; pwsh 7 reads Documents\\PowerShell, 5.1 WindowsPowerShell."""
+    environ = os.environ if environ is None else environ
+    windows = sys.platform == "win32" if windows is None else windows
+    for exe in ("pwsh", "powershell"):
+        found = which(exe)
+        if not found:
+            continue
+        try:
+            out = run([found, "-NoLogo", "-NoProfile", "-NonInteractive", "-Command",
+                       "$PROFILE.CurrentUserAllHosts"], capture_output=True, text=True, timeout=60,
+                      stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        lines = out.stdout.strip().splitlines() if out.returncode == 0 else []
+        if lines and lines[-1].strip():
+            return Path(lines[-1].strip())
+    home = Path(environ.get("USERPROFILE") or os.path.expanduser("~")) if windows else Path(os.path.expanduser("~"))
+    if not windows:
+        return Path(environ.get("XDG_CONFIG_HOME") or home / ".config") / "powershell" / "profile.ps1"
+    docs = [Path(environ[k]) / "Documents" for k in ("OneDrive", "OneDriveConsumer", "OneDriveCommercial")
+            if environ.get(k)] + [home / "Documents"]
+    for d in docs:
+        for sub in ("PowerShell", "WindowsPowerShell"):
+            if (d / sub).is_dir():
+                return d / sub / "profile.ps1"
+    return docs[-1] / "WindowsPowerShell" / "profile.ps1"
+
+
+def _read_startup_file(target: Path) -> Tuple[str, str]:
+    """(text, encoding) of a startup file. Windows PowerShell 5.1's `>` writes UTF-16 with a BOM; keep whatever
+    encoding the file has so that the user's own lines come back byte for byte."""
+    try:
+        data = target.read_bytes()
+    except FileNotFoundError:
+        return "", "utf-8"
+    except OSError as e:
+        raise CudaswitchError(f"cannot read {target}: {e.strerror or e}")
+    for bom, enc in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
+                     (codecs.BOM_UTF8, "utf-8-sig")):
+        if data.startswith(bom):
+            return data.decode(enc), enc
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        raise CudaswitchError(f"{target} is neither UTF-8 nor UTF-16 text; add the lines of 'cudaswitch init' to it "
+                              f"yourself, or give another file with --rc-file") from None
+
+
+def install(shell: str, text: str, path: Optional[str] = None) -> Tuple[Path, bool]:
+    """Put `text` between the marker lines in the startup file; (file, whether it changed)."""
+    target = Path(path) if path else rc_file(shell)
+    old, encoding = _read_startup_file(target)
+    block = f"{BEGIN}\n{text.rstrip()}\n{END}\n"
+    if BEGIN in old and END in old:
+        head, rest = old.split(BEGIN, 1)
+        tail = rest.split(END, 1)[1].lstrip("\n")
+        new = head + block + tail
+    else:
+        new = old + ("\n" if old and not old.endswith("\n") else "") + block
+    if new == old:
+        return target, False
+    from cudaswitch.core.fsutil import check_writable
+
+    # a dotfile manager's symlinked rc file stays a link: its target gets the block, with its mode kept
+    check_writable(target.resolve() if target.is_symlink() else target,
+                   f"add the lines 'cudaswitch init {shell}' prints to it yourself")
+    atomic_write(target, new.encode(encoding), follow_symlinks=True)
+    return target, True

@@ -1,0 +1,91 @@
+"""`cudaswitch use auto`: the toolkit the environment's torch builds extensions with.
+
+torch.utils.cpp_extension refuses a toolkit whose CUDA major differs from torch.version.cuda and only warns when the
+minor differs (docs/design/torch-aware.md). So: the same major.minor if installed, else the newest toolkit of the same
+major (with a note about that warning), never another major. torch is read from its files (torch/version.py and
+dist-info folders, through `doctor.torch_installs`), never imported: a broken torch must not stop the choice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+from cudaswitch.checks import knowledge
+
+
+@dataclass
+class AutoPick:
+    ok: bool
+    reason: str  # one line: why this toolkit, or why none
+    fix: Optional[str] = None  # what to do when ok is False (or to get an exact match)
+    toolkit: Optional[dict] = None  # Toolkit.to_json() of the pick
+    torch: Optional[str] = None
+    torch_cuda: Optional[str] = None
+    cudnn: Optional[str] = None
+    notes: List[str] = field(default_factory=list)
+    considered: List[str] = field(default_factory=list)  # every toolkit looked at and its verdict
+
+    def to_json(self) -> dict:
+        from dataclasses import asdict
+
+        return asdict(self)
+
+
+def _label(tk) -> str:
+    return f"{tk.version} ({tk.root})"
+
+
+def install_command(cuda: str) -> str:
+    return f"cudaswitch install-toolkit {cuda}"
+
+
+def pick(installs: Dict, toolkits: List, env_label: str) -> AutoPick:
+    """`installs`: doctor.torch_installs(prefix); `toolkits`: discover().toolkits."""
+    version = installs.get("build_version") or installs.get("version")
+    cuda = installs.get("cuda")
+    base = dict(torch=version, torch_cuda=cuda, cudnn=installs.get("cudnn"))
+    if not version:
+        return AutoPick(False, f"no torch in {env_label}: nothing to match a toolkit to",
+                        "install torch first (`cudaswitch recommend` prints the pip line), or choose a toolkit "
+                        "yourself: cudaswitch use X.Y", **base)
+    if not cuda:
+        return AutoPick(False, f"torch {version} in {env_label} is a CPU build (torch.version.cuda is None): it "
+                        "builds no CUDA extensions", "install a CUDA build of torch (`cudaswitch recommend`), or "
+                        "choose a toolkit yourself: cudaswitch use X.Y", **base)
+    want = knowledge.vtuple(cuda)
+    considered: List[str] = []
+    usable = []
+    for tk in toolkits:
+        if not tk.nvcc:
+            considered.append(f"{_label(tk)}: no nvcc, cannot build extensions")
+        elif tk.cuda.major != want[0]:
+            considered.append(f"{_label(tk)}: CUDA major {tk.cuda.major} != torch's {want[0]} "
+                              f"(cpp_extension refuses it)")
+        else:
+            usable.append(tk)
+    exact = [t for t in usable if (t.cuda.major, t.cuda.minor) == want[:2]]
+    key = lambda t: (t.cuda.minor, t.cuda.patch or 0)  # noqa: E731
+    short = knowledge.vstr(want[:2])
+    if exact:
+        tk = max(exact, key=key)
+        considered += [f"{_label(t)}: same major, other minor" for t in usable if t not in exact]
+        return AutoPick(True, f"torch {version} was built with CUDA {short}; CUDA {tk.version} matches it",
+                        toolkit=tk.to_json(), considered=considered, **base)
+    if usable:
+        tk = max(usable, key=key)
+        considered += [f"{_label(t)}: older minor than {tk.version}" for t in usable if t is not tk]
+        note = (f"torch was built with CUDA {short}, this toolkit is {tk.cuda.major}.{tk.cuda.minor}: "
+                f"torch.utils.cpp_extension warns about the minor version difference; builds normally work")
+        return AutoPick(True, f"torch {version} was built with CUDA {short}; no {short} toolkit is installed, "
+                        f"CUDA {tk.version} is the newest of the same major", install_command(short),
+                        tk.to_json(), notes=[note], considered=considered, **base)
+    have = ", ".join(t.version for t in toolkits) or "none"
+    return AutoPick(False, f"torch {version} was built with CUDA {short} and no installed toolkit with nvcc has CUDA "
+                    f"{want[0]}.x (installed: {have})", install_command(short), considered=considered, **base)
+
+
+def pick_for_env(prefix: str, env_label: str, toolkits: List) -> AutoPick:
+    from cudaswitch.checks.doctor import torch_installs
+
+    return pick(torch_installs(prefix), toolkits, env_label)

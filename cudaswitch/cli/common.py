@@ -1,0 +1,139 @@
+"""What every command shares: one-line errors and exit codes, the System of this run, warnings and JSON out."""
+
+from __future__ import annotations
+
+import errno
+import functools
+import os
+import sys
+
+import click
+
+from cudaswitch.core.errors import CudaswitchError
+
+JSON_SCHEMA = 1
+
+
+def _fail(message: str, code: int) -> None:
+    import re
+
+    from cudaswitch.cli.output import error_line, printable
+
+    try:
+        # translated first (a marked message keeps its template), then one line: a path's own spaces stay as they
+        # are; control characters are shown, not sent
+        click.echo(printable(re.sub(r"\s*[\r\n]+\s*", " ", error_line(message))), err=True)
+    except OSError:
+        pass  # stderr is gone too; the exit code still says it
+    sys.exit(code)
+
+
+def _silence_stdout() -> None:
+    """After stdout failed (reader gone, disk full), point it at /dev/null so that the interpreter's final flush of
+    what is still buffered neither fails again nor prints 'Exception ignored'."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass  # not a real file (tests capture it): nothing will be flushed at exit
+
+
+# Failures of the machine or of the user's rights, not of cudaswitch: one line naming the file, like every error.
+_ENVIRONMENT_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EIO}
+
+
+def _os_error_line(exc: OSError) -> str:
+    what = exc.strerror or str(exc)
+    if exc.filename is None:
+        return f"cannot write the output: {what}"
+    if exc.errno == errno.EROFS:
+        return f"cannot write to {exc.filename}: it is on a read-only file system; nothing more was changed"
+    return f"cannot use {exc.filename}: {what}"
+
+
+def handle_errors(fn):
+    """Expected failures become one line on stderr and an exit code; unexpected ones too, without a traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except CudaswitchError as exc:
+            _fail(str(exc), exc.exit_code)
+        except KeyboardInterrupt:
+            _fail("interrupted", 130)
+        except BrokenPipeError:  # `cudaswitch list | head`: the reader left; stop quietly, as other tools do
+            _silence_stdout()
+            sys.exit(141)
+        except click.exceptions.Exit:
+            raise
+        except click.exceptions.Abort:  # "no", Ctrl-C or Ctrl-D at a question: the answer, not a failure
+            _fail("aborted; nothing was changed", 1)
+        except click.ClickException:
+            raise
+        except OSError as exc:
+            if exc.errno not in _ENVIRONMENT_ERRNOS or os.environ.get("CUDASWITCH_DEBUG"):
+                _internal(exc)
+            if exc.filename is None:
+                _silence_stdout()
+            _fail(_os_error_line(exc), 1)
+        except Exception as exc:  # a bug: still one line, the traceback only on request
+            _internal(exc)
+
+    return wrapper
+
+
+def _internal(exc: BaseException) -> None:
+    if os.environ.get("CUDASWITCH_DEBUG"):
+        raise exc
+    _fail(f"internal error: {type(exc).__name__}: {exc} (set CUDASWITCH_DEBUG=1 for the traceback)", 70)
+
+
+def _system():
+    from cudaswitch.core import system as system_mod
+
+    system = system_mod.System.current()
+    note = system.relocation_note()
+    if note and not system_mod.QUIET_RELOCATION:
+        click.echo(f"cudaswitch: note: {note}", err=True)
+    return system
+
+
+def _discover(system):
+    from cudaswitch.discovery.toolkits import discover
+
+    return discover(system)
+
+
+def _warn(lines):
+    from cudaswitch.cli.output import printable, warning_line
+
+    for line in lines:
+        click.echo(printable(warning_line(line)), err=True)
+
+
+def _json_out(payload: dict) -> None:
+    from cudaswitch.cli.output import to_json
+
+    click.echo(to_json({"schema": JSON_SCHEMA, **payload}))
+
+
+def _record_smoke(env, report):
+    """Keep the result for `cudaswitch envs`; an environment the user may read but not write (a shared one) still
+    gets its smoke test, only without the record."""
+    from cudaswitch.discovery.environment import record_smoke
+
+    if report.status != "skip":
+        try:
+            record_smoke(env, report.status, report.code)
+        except (CudaswitchError, OSError):
+            pass
+
+
+def _no_nvcc_note(tk, system, path):
+    """A toolkit without nvcc cannot put one first on PATH: say which nvcc the user gets instead (the trap of a
+    runtime-only install), or that there is none."""
+    if tk.nvcc:
+        return []
+    other = system.which("nvcc", path)
+    got = f"'nvcc' is {other}, from another toolkit" if other else "no nvcc is on PATH"
+    return [f"CUDA {tk.version} at {tk.root} has no nvcc ({', '.join(tk.flags)}); {got}"]

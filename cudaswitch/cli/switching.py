@@ -1,0 +1,279 @@
+"""`use`, `off`, `init`, `run`: per-environment switching."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from cudaswitch.cli.common import _discover, _fail, _json_out, _no_nvcc_note, _record_smoke, _system, _warn, handle_errors
+from cudaswitch.cli.options import _env_options, _seconds
+from cudaswitch.core.errors import CudaswitchError
+
+
+@click.command()
+@click.argument("selector", required=False)
+@_env_options
+@click.option("--ld-library-path/--no-ld-library-path", "ld_flag", default=None,
+              help="Put the toolkit's lib folder on LD_LIBRARY_PATH (default: yes, unless pip CUDA wheels are installed).")
+@click.option("--refresh", is_flag=True, help="Re-render the hooks from the recorded choice (after an upgrade).")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask before switching the base environment.")
+@click.option("--no-smoke", is_flag=True, help="Skip the PyTorch smoke test after switching.")
+@click.option("--cpu-ok", is_flag=True, help="Smoke test: no GPU is not a failure.")
+@click.option("--timeout", default="180", show_default=True, callback=_seconds, metavar="SECONDS",
+              help="Seconds the smoke test may take (0 or none: no limit).")
+@click.option("--save", is_flag=False, flag_value="environment.yml", default=None, metavar="[FILE]",
+              help="Also declare the toolkit in FILE's 'variables:' (default ./environment.yml).")
+@click.option("--dry-run", is_flag=True, help="Say which toolkit it would use and why; write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="With 'auto': the choice and its reasons as JSON (implies --dry-run).")
+@handle_errors
+def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout, save, dry_run=False,
+        as_json=False):
+    """Make a conda environment use the CUDA toolkit SELECTOR names, in every shell, from its next activation."""
+    from cudaswitch.switching import hookfiles as hooks
+    from cudaswitch.switching.activation import changes_for
+    from cudaswitch.discovery.environment import read_state, resolve_env
+    from cudaswitch.core.errors import UsageError
+    from cudaswitch.discovery.toolkits import select
+
+    system = _system()
+    env = resolve_env(system, name, prefix, command=f"use {selector or 'SELECTOR'}")
+    try:
+        old = read_state(env)
+    except CudaswitchError:
+        if refresh:
+            raise
+        old = None  # a new choice replaces a broken state file
+    if refresh:
+        if selector:
+            raise UsageError("give either SELECTOR or --refresh, not both")
+        if old is None:
+            raise UsageError(f"environment {env.name!r} has no cudaswitch choice to refresh; run 'cudaswitch use SELECTOR'")
+        selector = old.root
+        if ld_flag is None:
+            ld_flag = old.ld_library_path
+    declared = None
+    if not selector and not refresh:
+        from cudaswitch.switching.envfile import declared_selector
+
+        selector, declared = declared_selector(env)
+    chosen_with = selector  # the state file records 'auto', not the folder it resolved to
+    if selector == "auto":
+        selector = _use_auto(env, system, dry_run or as_json, as_json)
+    if env.is_base and not yes and not dry_run:
+        if not sys.stdin.isatty():
+            raise UsageError("that is the base environment, which every shell starts in; add --yes to switch it anyway")
+        click.confirm(f"Switch the base environment ({env.prefix}) to CUDA {selector}?", abort=True)
+    found = _discover(system)
+    if refresh:
+        # the state file lies in the environment: its root is taken only if discovery finds that toolkit itself
+        tk = next((t for t in found.toolkits if old.root in (t.root, *t.aliases)), None)
+        if tk is None:
+            raise CudaswitchError(f"{env.state_path} records {old.root!r}, which is not a toolkit cudaswitch finds "
+                                  f"('cudaswitch list' shows them); choose again with 'cudaswitch use SELECTOR'; "
+                                  f"nothing was changed")
+    else:
+        try:
+            tk = select(found, selector, system)
+        except UsageError as exc:
+            if declared:
+                from cudaswitch.switching.envfile import missing_declared
+
+                raise missing_declared(exc, declared) from None
+            raise
+    if declared:
+        click.echo(f"Using CUDA {selector}: {declared}.")
+    saving = None
+    if save:
+        from cudaswitch.switching.envfile import plan_save
+
+        saving = plan_save(save, tk)  # a file that is not an environment file stops here, before any change
+    if not tk.bin_dirs:
+        raise UsageError(f"CUDA {tk.version} at {tk.root} has no bin folder to put on PATH")
+    if dry_run:
+        click.echo(f"Would make environment {env.name} ({env.prefix}) use CUDA {tk.version} ({tk.root}); nothing written.")
+        return
+    ld, note = hooks.ld_choice(env.prefix, ld_flag)
+    changes = changes_for(tk, system, ld_library_path=ld)
+    written = hooks.switch(env, changes, tk, old.selector if refresh else chosen_with, old, system.windows)
+    click.echo(f"Environment {env.name} ({env.prefix}) now uses CUDA {tk.version} ({tk.root}).")
+    click.echo(f"  CUDA_PATH = CUDA_HOME = {tk.root}")
+    for var, entries in changes.prepend.items():
+        click.echo(f"  {var} gets {system.pathsep.join(entries)} in front")
+    _warn(_no_nvcc_note(tk, system, system.pathsep.join(
+        [*changes.prepend.get("PATH", []), *system.split_list(system.environ.get("PATH"))])))
+    if note:
+        click.echo(f"  {note}")
+    problem = hooks.bat_problem(changes)
+    if problem:
+        _warn([f"cmd.exe cannot be switched to this toolkit ({problem}); its hook only prints a warning"])
+    click.echo(f"Hooks for sh/bash/zsh, fish, csh, cmd.exe and PowerShell: {len(written)} files named "
+               f"cudaswitch.* in {os.path.join(env.prefix, 'etc', 'conda')}{os.sep}{{activate,deactivate}}.d")
+    from cudaswitch.switching.shellinit import reconciler_hint
+
+    # once: on the environment's first switch, not on every later `use` or `--refresh`
+    hint = reconciler_hint("powershell" if system.windows else os.environ.get("SHELL")) if old is None else None
+    if hint:
+        click.echo(hint)
+    if saving:
+        from cudaswitch.switching.envfile import VARIABLE, short_version, write_file
+
+        if saving[2]:
+            write_file(saving[0], saving[1])
+        click.echo(f"{saving[0]}: {'now declares' if saving[2] else 'already declares'} "
+                   f"variables: {VARIABLE}: \"{short_version(tk)}\"")
+    if os.environ.get("CUDASWITCH_APPLIES") == "1":
+        click.echo("Applied to this shell by the cudaswitch shell function.")
+    else:
+        click.echo(f"Takes effect at the next activation. To apply it to this shell now: "
+                   f"{hooks.apply_now_hint(env.name, env.prefix, system.windows, system)}")
+    if no_smoke:
+        return
+    from cudaswitch.checks.smoke import render, run_smoke
+
+    # The switch stays whatever the smoke test finds: a failure is a diagnosis, not a reason to undo.
+    report = run_smoke(env, system, timeout=timeout, cpu_ok=cpu_ok, toolkit=tk, ld_library_path=ld, progress=True)
+    _record_smoke(env, report)
+    click.echo("")
+    for line in render(report):
+        click.echo(line)
+    if report.exit_code:
+        click.echo("The switch is kept. Fix the cause above, then run 'cudaswitch smoke' to check again.")
+    sys.exit(report.exit_code)
+
+
+def _use_auto(env, system, dry_run, as_json):
+    """`use auto`: print the choice (torch_aware.pick); the selector to switch to, or exit when there is none."""
+    from cudaswitch.switching.torch_aware import pick_for_env
+
+    auto = pick_for_env(env.prefix, f"environment {env.name} ({env.prefix})", _discover(system).toolkits)
+    if as_json:
+        _json_out({"auto": auto.to_json()})
+        sys.exit(0 if auto.ok else 1)
+    if not auto.ok:
+        _fail(f"{auto.reason}; {auto.fix}", 1)
+    click.echo(f"auto: {auto.reason}.")
+    for line in auto.notes:
+        click.echo(f"  note: {line}")
+    if auto.fix:
+        click.echo(f"  for an exact match: {auto.fix}")
+    if dry_run:
+        click.echo(f"Would make environment {env.name} ({env.prefix}) use CUDA {auto.toolkit['version']} "
+                   f"({auto.toolkit['root']}); nothing written.")
+        sys.exit(0)
+    return auto.toolkit["root"]
+
+@click.command()
+@_env_options
+@handle_errors
+def off(name, prefix):
+    """Stop switching CUDA in an environment: remove exactly the files 'cudaswitch use' wrote."""
+    from cudaswitch.switching import hookfiles as hooks
+    from cudaswitch.discovery.environment import resolve_env
+
+    system = _system()
+    env = resolve_env(system, name, prefix, command="off")
+    removed, had_state, state = hooks.unswitch(env)
+    if not removed and not had_state:
+        click.echo(f"Environment {env.name} ({env.prefix}) was not switched by cudaswitch; nothing to remove.")
+        return
+    click.echo(f"Environment {env.name} ({env.prefix}) no longer switches CUDA: removed {len(removed)} hook files"
+               f"{' and the state file' if had_state else ''}.")
+    if os.environ.get("CUDASWITCH_APPLIES") == "1":
+        click.echo("Undone in this shell by the cudaswitch shell function.")
+    elif state is not None and env.prefix == os.environ.get("CONDA_PREFIX") and \
+            state.root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")):
+        click.echo(f"This shell still has CUDA {state.version} set until it is closed; next time run 'conda deactivate' "
+                   f"before 'cudaswitch off', or install the shell function ('cudaswitch init --help').")
+
+
+_INIT_FILES = {"bash": "bash.sh", "zsh": "bash.sh", "fish": "fish.fish", "tcsh": "tcsh.csh",
+               "powershell": "powershell.ps1", "cmd": "cmd.bat"}
+
+
+@click.command()
+@click.argument("shell", type=click.Choice(sorted(_INIT_FILES)))
+@click.option("--install", is_flag=True, help="Add it to the shell's startup file (idempotent, between marker lines).")
+@click.option("--rc-file", type=click.Path(dir_okay=False), help="Startup file to use with --install.")
+@handle_errors
+def init(shell, install, rc_file):
+    """Print the shell function that makes 'cudaswitch use' apply to the current shell at once."""
+    from cudaswitch.switching import shellinit
+
+    text = shellinit.init_text(shell, _INIT_FILES[shell])
+    if not install:
+        if shell == "tcsh":
+            # eval "`cudaswitch init tcsh`" joins the lines: one line of commands separated by ';' reads the same
+            # whether it is eval'ed or sourced from a file, and a comment would swallow everything after it
+            text = " ; ".join(ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")) + "\n"
+        click.echo(text, nl=False)
+        return
+    path, changed = shellinit.install(shell, text, rc_file)
+    click.echo(f"{'Added to' if changed else 'Already in'} {path}; open a new shell to use it.")
+
+
+@click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.argument("selector")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.option("--ld-library-path/--no-ld-library-path", "ld_flag", default=None,
+              help="Put the toolkit's lib folder on LD_LIBRARY_PATH (default: as 'use' decides).")
+@handle_errors
+def run(selector, command, ld_flag):
+    """Run COMMAND with toolkit SELECTOR applied, touching neither the shell nor any environment:
+    cudaswitch run 11.8 -- nvcc --version"""
+    import subprocess
+
+    from cudaswitch.switching import hookfiles as hooks
+    from cudaswitch.switching.activation import apply, changes_for, recorded_entries
+    from cudaswitch.core.errors import UsageError
+
+    command = list(command)
+    # After SELECTOR click hands everything over as COMMAND, so `run 12.9 --no-ld-library-path -- cmd` would run
+    # the option; our own options before `--` (or before the command) are taken here.
+    while command and command[0] in ("--ld-library-path", "--no-ld-library-path"):
+        ld_flag = command.pop(0) == "--ld-library-path"
+    if command and command[0] == "--":  # click keeps the separator once positional parsing has started
+        command = command[1:]
+    if not command:
+        raise UsageError("missing COMMAND, e.g. 'cudaswitch run 11.8 -- nvcc --version'")
+    from cudaswitch.discovery.toolkits import select
+
+    system = _system()
+    tk = select(_discover(system), selector, system)
+    ld, note = hooks.ld_choice(system.environ.get("CONDA_PREFIX"), ld_flag)
+    changes = changes_for(tk, system, ld_library_path=ld)
+    hooks.check_paths(changes, system.windows)  # a ':' inside the toolkit's path would split into two entries
+    env = apply(system.environ, changes, system, remove=recorded_entries(system.environ, system))
+    if system.which("nvcc", env.get("PATH")) or os.path.basename(command[0]).lower() in ("nvcc", "nvcc.exe"):
+        _warn(_no_nvcc_note(tk, system, env.get("PATH")))  # only when the command can meet the trap
+    if os.name == "posix":
+        # Nothing is left to do after the command, so become it: the terminal's Ctrl-C, a SIGTERM or SIGHUP sent to
+        # this pid, and the exit status are the command's own, exactly as if it had been run directly.
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.execvpe(command[0], command, env)
+        except FileNotFoundError:
+            err = CudaswitchError(f"command not found: {command[0]}")
+            err.exit_code = 127
+            raise err from None
+        except OSError as exc:
+            err = CudaswitchError(f"cannot run {command[0]}: {exc.strerror or exc}")
+            err.exit_code = 126
+            raise err from None
+    import signal
+
+    # Windows: the console delivers Ctrl-C to the child too; this process only waits for its status.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        rc = subprocess.call(command, env=env)
+    except FileNotFoundError:
+        err = CudaswitchError(f"command not found: {command[0]}")
+        err.exit_code = 127
+        raise err from None
+    except PermissionError:
+        err = CudaswitchError(f"cannot run {command[0]}: permission denied")
+        err.exit_code = 126
+        raise err from None
+    sys.exit(rc if rc >= 0 else 128 - rc)

@@ -36,15 +36,17 @@ def _edit(path, old, new):
 
 
 def test_a_message_without_translation_fails(locale_copy):
-    _edit(locale_copy / PO, 'msgstr "没有找到 NVIDIA 显卡驱动"', 'msgstr ""')
+    _edit(locale_copy / PO, 'msgstr "如果本机有 NVIDIA 显卡，请安装 NVIDIA 显卡驱动"', 'msgstr ""')
     found = catalog_tool.problems(locale_copy)
-    assert any("no translation for 'no NVIDIA driver found'" in p for p in found), found
+    assert any("no translation for 'install the NVIDIA driver if this machine has an NVIDIA GPU'" in p for p in found), found
 
 
 def test_a_message_missing_from_the_catalog_fails(locale_copy):
-    _edit(locale_copy / PO, 'msgid "no NVIDIA driver found"\nmsgstr "没有找到 NVIDIA 显卡驱动"\n', '')
+    _edit(locale_copy / PO, 'msgid "install the NVIDIA driver if this machine has an NVIDIA GPU"\n'
+          'msgstr "如果本机有 NVIDIA 显卡，请安装 NVIDIA 显卡驱动"\n', '')
     found = catalog_tool.problems(locale_copy)
-    assert any("no translation for 'no NVIDIA driver found' (cudaswitch/checks/doctor.py" in p for p in found), found
+    assert any("no translation for 'install the NVIDIA driver if this machine has an NVIDIA GPU' "
+               "(cudaswitch/checks/doctor.py" in p for p in found), found
 
 
 @pytest.mark.parametrize("old, new, lost", [

@@ -278,7 +278,7 @@ def _plant_modules(attacker: Path, marker: Path) -> Path:
 
 
 def test_3_driver_query_and_probe_do_not_import_from_the_working_folder(shared):
-    from cudaswitch.checks.smoke import run_probe
+    from cudaswitch.checks.runner import run_probe
 
     base, attacker, _victim, env = shared
     marker = base / "pwned"

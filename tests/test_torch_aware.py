@@ -17,7 +17,7 @@ import cudatrees  # noqa: E402
 import torch_wheel_files as twf  # noqa: E402
 from conftest import run_cli  # noqa: E402
 
-from cudaswitch.checks.doctor import torch_installs  # noqa: E402
+from cudaswitch.checks.torchenv import torch_installs  # noqa: E402
 from cudaswitch.core.system import System  # noqa: E402
 from cudaswitch.discovery.toolkits import discover  # noqa: E402
 from cudaswitch.switching.torch_aware import pick  # noqa: E402

@@ -1,7 +1,7 @@
 """doctor: will a CUDA extension build (torch.utils.cpp_extension, flash-attn, apex, mmcv ...) work here?
 
 Only for an environment whose torch is a CUDA build. Everything is read from files: torch's CUDA from
-torch/version.py (doctor.torch_installs), the toolkit a build would use (CUDA_HOME, else nvcc on PATH, as
+torch/version.py (torchenv.torch_installs), the toolkit a build would use (CUDA_HOME, else nvcc on PATH, as
 cpp_extension looks), the host-compiler limits from that toolkit's own include/crt/host_config.h (the `#error --
 unsupported GNU version!` lines nvcc itself enforces), and the architectures nvcc can target from the nvcc binary's
 own table (what `nvcc --list-gpu-arch` prints). One process at most for the host compiler's version (`c++ --version`,

@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional
 
+from cudaswitch.checks.driver import Driver
+from cudaswitch.checks.runner import ProbeOutcome
 from cudaswitch.discovery.environment import site_packages
 from cudaswitch.core.i18n import N_
 
@@ -200,16 +202,6 @@ def folders_with(lib: str, paths: List[str]) -> List[str]:
 
 # ---- classification ------------------------------------------------------------------------------------------
 
-@dataclass
-class ProbeOutcome:
-    record: Optional[dict]
-    returncode: Optional[int]
-    stdout: str
-    stderr: str
-    timed_out: bool
-    last_stage: Optional[str]
-
-
 def _text(outcome: ProbeOutcome) -> str:
     rec = outcome.record or {}
     parts = [outcome.stderr or ""] + ([outcome.stdout or ""] if outcome.record is None else [])
@@ -337,8 +329,8 @@ def classify_import_failure(text: str, outcome: ProbeOutcome, prefix: str, envir
 
 
 def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], windows: bool, cpu_ok: bool,
-             driver: Dict, toolkit: Optional[Dict] = None) -> List[Finding]:
-    """Every finding for one probe run, most important first. `driver`: {'cuda_max', 'source', ...}."""
+             driver: Driver, toolkit: Optional[Dict] = None) -> List[Finding]:
+    """Every finding for one probe run, most important first."""
     from cudaswitch.checks import knowledge
 
     rec = outcome.record
@@ -379,7 +371,7 @@ def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], window
                                    + (": no GPU test (--cpu-ok)" if cpu_ok else "")))
     elif not avail:
         cvd = rec.get("cuda_visible_devices")
-        dmax = driver.get("cuda_max")
+        dmax = driver.cuda_max
         verdict = knowledge.driver_runs(dmax, cuda, "windows" if windows else "linux")
         m = RX_DRIVER_OLD.search(text)
         if _cvd_hides(cvd):
@@ -401,12 +393,12 @@ def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], window
         elif not dmax:
             sev = WARNING if cpu_ok else ERROR
             findings.insert(0, finding("NO_GPU", sev, f"torch {version} has CUDA {cuda} but no NVIDIA driver was "
-                                       f"found ({driver.get('error') or 'no GPU'})"))
+                                       f"found ({driver.error or 'no GPU'})"))
         else:
             findings.insert(0, finding("NO_GPU", WARNING if cpu_ok else ERROR, f"torch {version} (CUDA {cuda}) "
                                        f"sees no GPU although the driver supports CUDA {dmax}"))
     else:
-        dmax = driver.get("cuda_max")
+        dmax = driver.cuda_max
         verdict = knowledge.driver_runs(dmax, cuda, "windows" if windows else "linux")
         if verdict.status == "minor-compat":
             findings.append(finding("DRIVER_MINOR_COMPAT", INFO, verdict.message))
@@ -456,7 +448,7 @@ NUMPY_WARNING = re.compile(r"Failed to initialize NumPy: _ARRAY_API not found|co
 
 
 def install_findings(installs: Dict) -> List[Finding]:
-    """From doctor.torch_installs(): a conda record plus a pip-installed dist-info, or two dist-infos."""
+    """From torchenv.torch_installs(): a conda record plus a pip-installed dist-info, or two dist-infos."""
     out: List[Finding] = []
     conda = installs.get("conda") or []
     pip = [d for d in installs.get("dist_infos") or [] if (d.get("installer") or "").lower() != "conda"]
@@ -470,8 +462,3 @@ def install_findings(installs: Dict) -> List[Finding]:
         out.append(finding("TORCH_MIXED_INSTALL", ERROR, f"{len(paths)} torch dist-info folders: {'; '.join(paths)}",
                            details=paths))
     return out
-
-
-def catalogue_rows() -> List[List[str]]:
-    """For the README: code, meaning, fix, source."""
-    return [[code, c, f, s] for code, (c, f, s) in CATALOGUE.items()]

@@ -2,61 +2,32 @@
 
 Each finding has a stable code, a severity (error -> exit 1; warning and info -> exit 0) and a fix. Everything is
 read through `System` (file-system root, environment, OS flavour), so /etc/ld.so.conf.d, /usr/lib/wsl/lib and
-C:\\Windows\\System32 are injectable in tests. The driver's maximum CUDA comes from `smoke.driver_info`
-(CONDA_OVERRIDE_CUDA, else cuDriverGetVersion in a subprocess with a timeout, else nvidia-smi).
+C:\\Windows\\System32 are injectable in tests. The driver record comes from `driver.query` (docs/design/checks.md,
+"The driver"). Severities: docs/design/checks.md, "Doctor".
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Optional
+from typing import Dict, List, Optional
 
+from cudaswitch.checks import driver as drivers
 from cudaswitch.checks import knowledge
 from cudaswitch.checks.diagnosis import ERROR, INFO, WARNING, Finding, install_findings
-from cudaswitch.discovery.environment import site_packages
-from cudaswitch.core.i18n import N_
+from cudaswitch.checks.driver import Driver
+from cudaswitch.checks.torchenv import torch_installs
+from cudaswitch.core.errors import UsageError
+from cudaswitch.core.i18n import N_, _, tr
 from cudaswitch.core.system import System
-
-DOCTOR_CHECKS = {
-    "MULTIPLE_CUDA_ON_PATH": N_("several toolkits' bin folders on PATH (the first wins, the others confuse builds)"),
-    "MULTIPLE_CUDA_ON_LD_LIBRARY_PATH": N_("several toolkits' lib folders on LD_LIBRARY_PATH"),
-    "CUDA_VARS_DISAGREE": N_("CUDA_HOME, CUDA_PATH and nvcc on PATH name different toolkits"),
-    "CUDA_PATH_MISSING": N_("CUDA_PATH or CUDA_HOME points at a folder that does not exist"),
-    "CUDA_PATH_NOT_TOOLKIT": N_("CUDA_PATH or CUDA_HOME points at a folder that is no CUDA toolkit"),
-    "LDCONF_PINS_CUDA": N_("/etc/ld.so.conf.d puts one toolkit's libraries in the loader cache for every process"),
-    "NO_DRIVER": N_("no NVIDIA driver found"),
-    "DRIVER_BELOW_TOOLKIT": N_("the driver's maximum CUDA is below a toolkit in use"),
-    "WSL2": N_("running under WSL2: the driver comes from Windows through /usr/lib/wsl/lib"),
-    "WSL2_LINUX_LIBCUDA": N_("a Linux libcuda inside WSL2 shadows the Windows driver's"),
-    "PREFIX_NON_ASCII": N_("the conda prefix path has non-ASCII characters (Windows DLL loading breaks)"),
-    "PREFIX_HAS_SPACES": N_("the conda prefix path has spaces (some builds break)"),
-    "VCRUNTIME_MISSING": N_("the VC++ 2015-2022 runtime (msvcp140.dll, vcruntime140.dll, vcruntime140_1.dll) is missing"),
-    "FOREIGN_CUDA_HOOKS": N_("another package's activate.d script also sets CUDA variables"),
-    "TORCH_MIXED_INSTALL": N_("torch installed by both conda and pip"),
-    "TORCH_DRIVER": N_("torch's CUDA build against the driver (from the tables)"),
-    "PYTHON_UNSUPPORTED": N_("the env's Python is outside the torch release's range (from the tables)"),
-    "CUDNN_TOOLKIT_MISMATCH": N_("a toolkit's cuDNN is not built for that toolkit's CUDA (from the tables)"),
-    "CUDNN_BIN_WITHOUT_DLL": N_("PATH holds NVIDIA's cuDNN installer folder ...\\CUDNN\\v9.x\\bin, which has no DLL"),
-    "CUDNN_NOT_ON_PATH": N_("cuDNN is installed but no cudnn64_*.dll is reachable on PATH (Windows)"),
-    "TABLES_BEHIND": N_("the environment's torch is newer than cudaswitch's tables: what can still be concluded"),
-    "BUILD_TOOLKIT_MAJOR": N_("CUDA torch: the build toolkit's CUDA major differs from torch's (extensions fail)"),
-    "BUILD_TOOLKIT_MINOR": N_("CUDA torch: the build toolkit's CUDA minor differs from torch's (cpp_extension warns)"),
-    "HOST_COMPILER_TOO_NEW": N_("CUDA torch: gcc/g++ or cl.exe newer than the toolkit's nvcc accepts"),
-    "HOST_COMPILER_TOO_OLD": N_("CUDA torch: gcc/g++ or cl.exe older than torch's headers or nvcc need"),
-    "ARCH_LIST_UNSUPPORTED": N_("CUDA torch: TORCH_CUDA_ARCH_LIST names archs the toolkit's nvcc cannot target"),
-    "ARCH_LIST_MISSES_GPU": N_("CUDA torch: TORCH_CUDA_ARCH_LIST has no code for the GPU"),
-    "NINJA_MISSING": N_("CUDA torch: ninja missing (slow serial extension builds)"),
-}
 
 
 @dataclass
 class DoctorReport:
     findings: List[Finding]
-    driver: Dict
+    driver: Driver
     env: Optional[Dict]
     active_toolkit: Optional[Dict]
     selected_toolkit: Optional[Dict]
@@ -72,7 +43,7 @@ class DoctorReport:
 
     def to_json(self) -> dict:
         return {"ok": self.ok, "exit_code": self.exit_code, "findings": [f.to_json() for f in self.findings],
-                "driver": self.driver, "env": self.env, "active_toolkit": self.active_toolkit,
+                "driver": self.driver.to_json(), "env": self.env, "active_toolkit": self.active_toolkit,
                 "selected_toolkit": self.selected_toolkit, "torch": self.torch}
 
 
@@ -228,114 +199,7 @@ def hook_findings(prefix: str) -> List[Finding]:
     return out
 
 
-def torch_installs(prefix: str) -> Dict:
-    """torch as the files say, without importing it: conda-meta records, dist-infos (with INSTALLER), the Python
-    version, and the CUDA build (local version tag or the nvidia-cuda-runtime wheel)."""
-    out: Dict = {"conda": [], "dist_infos": [], "python": None, "cuda": None, "version": None}
-    meta = Path(prefix) / "conda-meta"
-    try:
-        names = sorted(os.listdir(meta))
-    except OSError:
-        names = []
-    for n in names:
-        if not n.endswith(".json"):
-            continue
-        if n.startswith("python-") and n[7:8].isdigit():
-            out["python"] = ".".join(n[7:].split("-")[0].split(".")[:2])
-        if not n.startswith(("pytorch-", "torch-")):
-            continue
-        try:
-            data = json.loads((meta / n).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if data.get("name") in ("pytorch", "torch", "pytorch-gpu", "pytorch-cpu"):
-            out["conda"].append({"name": data.get("name"), "version": data.get("version"), "build": data.get("build"),
-                                 "file": str(meta / n)})
-    for sp in site_packages(prefix):
-        if out["python"] is None:
-            m = re.search(r"python(\d+\.\d+)", sp)
-            if m:
-                out["python"] = m.group(1)
-        for d in sorted(Path(sp).glob("torch-*.dist-info")):
-            installer = None
-            try:
-                installer = (d / "INSTALLER").read_text(encoding="utf-8").strip()
-            except OSError:
-                pass
-            version = d.name[len("torch-"):-len(".dist-info")]
-            out["dist_infos"].append({"name": "torch", "version": version, "installer": installer, "path": str(d)})
-        for d in sorted(Path(sp).glob("nvidia_cuda_runtime_cu*-*.dist-info")):
-            out.setdefault("runtime_wheel", d.name)
-    _build_from_files(prefix, out)
-    if out["dist_infos"]:
-        out["version"] = out["dist_infos"][0]["version"]
-    elif out["conda"]:
-        out["version"] = out["conda"][0]["version"]
-    elif out.get("build_version"):
-        out["version"] = out["build_version"]
-    if out["version"]:
-        _, local = knowledge.split_local(out["version"])
-        if local and local.startswith("cu"):
-            out["cuda"] = "%s.%s" % knowledge.tag_cuda(local)
-        elif local == "cpu":
-            out["cuda"] = None
-        elif out.get("runtime_wheel"):
-            m = re.search(r"-(\d+\.\d+)", out["runtime_wheel"])
-            out["cuda"] = m.group(1) if m else None
-        for c in out["conda"]:
-            m = re.search(r"cuda(\d+)[._]?(\d+)", c.get("build") or "")
-            if m and not out["cuda"]:
-                out["cuda"] = f"{m.group(1)}.{m.group(2)}"
-    if out.get("build_version"):
-        # torch/version.py is what torch itself reports: it knows the CUDA of a PyPI default wheel
-        # (dist-info says '2.14.1', no '+cu130') and that a '+cpu' build has none.
-        out["cuda"] = out.get("build_cuda")
-    return out
-
-
-_VERSION_PY = re.compile(r"^(__version__|cuda)\s*(?::[^=]*)?=\s*(?:'([^']*)'|\"([^\"]*)\"|None)", re.M)
-_CUDNN_REQ = re.compile(r"^Requires-Dist:\s*nvidia-cudnn-cu(\d+)\s*==\s*([\d.]+)", re.M | re.I)
-
-
-def _build_from_files(prefix: str, out: Dict) -> None:
-    """New keys, from files only: build_version / build_cuda (torch/version.py), cudnn + cudnn_source."""
-    from cudaswitch.core.versions import cudnn_version_in
-
-    for sp in site_packages(prefix):
-        vp = Path(sp) / "torch" / "version.py"
-        try:
-            text = vp.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        found = {m.group(1): (m.group(2) if m.group(2) is not None else m.group(3)) for m in _VERSION_PY.finditer(text)}
-        if found.get("__version__"):
-            out["version_py"] = str(vp)
-            out["build_version"] = found["__version__"]
-            out["build_cuda"] = found.get("cuda") or None
-            break
-    for sp in site_packages(prefix):
-        for d in sorted(Path(sp).glob("nvidia_cudnn_cu*-*.dist-info")):
-            m = re.match(r"nvidia_cudnn_cu\d+-([\d.]+)\.dist-info$", d.name)
-            if m:
-                out["cudnn"], out["cudnn_source"] = m.group(1), str(d)
-                return
-    for d in out["dist_infos"]:
-        try:
-            text = (Path(d["path"]) / "METADATA").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        m = _CUDNN_REQ.search(text)
-        if m:
-            out["cudnn"], out["cudnn_source"] = m.group(2), f"{d['path']}/METADATA (Requires-Dist)"
-            return
-    for inc in (Path(prefix) / "include", Path(prefix) / "Library" / "include"):
-        v = cudnn_version_in(inc)
-        if v:
-            out["cudnn"], out["cudnn_source"] = v, str(inc)
-            return
-
-
-def torch_findings(installs: Dict, driver: Dict, windows: bool) -> List[Finding]:
+def torch_findings(installs: Dict, driver: Driver, windows: bool) -> List[Finding]:
     out = install_findings(installs)
     version = installs.get("version")
     if not version:
@@ -351,8 +215,8 @@ def torch_findings(installs: Dict, driver: Dict, windows: bool) -> List[Finding]
             out.append(_f("PYTHON_UNSUPPORTED", ERROR, f"Python {py} has no wheel for torch {base} ({ok[1]}) [{ok[2]}]",
                           N_("use a Python in that range, or another torch (`cudaswitch recommend`)")))
     cuda = installs.get("cuda")
-    if cuda and driver.get("cuda_max"):
-        v = knowledge.driver_runs(driver["cuda_max"], cuda, "windows" if windows else "linux")
+    if cuda and driver.cuda_max:
+        v = knowledge.driver_runs(driver.cuda_max, cuda, "windows" if windows else "linux")
         label = f"torch {version}"
         if v.status == "ok":
             out.append(_f("TORCH_DRIVER", INFO, f"{label} with this driver: fine ({v.message})", "-"))
@@ -367,12 +231,12 @@ def torch_findings(installs: Dict, driver: Dict, windows: bool) -> List[Finding]
 
 # ---- driver vs toolkits ------------------------------------------------------------------------------------
 
-def driver_findings(driver: Dict, toolkits_in_use: List, system: System) -> List[Finding]:
-    if not driver.get("cuda_max"):
-        return [_f("NO_DRIVER", INFO, f"no NVIDIA driver found ({driver.get('error') or 'none'}): CPU only",
+def driver_findings(driver: Driver, toolkits_in_use: List, system: System) -> List[Finding]:
+    if not driver.cuda_max:
+        return [_f("NO_DRIVER", INFO, f"no NVIDIA driver found ({driver.error or 'none'}): CPU only",
                    N_("install the NVIDIA driver if this machine has an NVIDIA GPU"))]
     out = []
-    dmax = knowledge.vtuple(driver["cuda_max"])
+    dmax = knowledge.vtuple(driver.cuda_max)
     for label, tk in toolkits_in_use:
         tv = knowledge.vtuple(tk.version)
         if tv and dmax and tv[:2] > dmax[:2]:
@@ -380,7 +244,7 @@ def driver_findings(driver: Dict, toolkits_in_use: List, system: System) -> List
             fix = (f"update the driver to >= {need[0]} for CUDA {tk.cuda.short} [{need[1]}]" if need else
                    "update the driver")
             sev = WARNING if tv[0] == dmax[0] else ERROR
-            out.append(_f("DRIVER_BELOW_TOOLKIT", sev, f"the driver supports CUDA {driver['cuda_max']} but {label} is "
+            out.append(_f("DRIVER_BELOW_TOOLKIT", sev, f"the driver supports CUDA {driver.cuda_max} but {label} is "
                           f"CUDA {tk.version} ({tk.root})" + (": programs built with it run only under minor-version "
                                                                "compatibility" if sev == WARNING else ""), fix))
     return out
@@ -400,17 +264,27 @@ def cudnn_findings(toolkits) -> List[Finding]:
 
 # ---- all together --------------------------------------------------------------------------------------------
 
-def run_doctor(system: System, env=None, driver: Optional[Dict] = None,
-               driver_query: Optional[Callable[[System], Dict]] = None) -> DoctorReport:
+def doctor_env(system: System, name: Optional[str], prefix: Optional[str]):
+    """The environment `doctor -n/-p` names, else the active one; none is fine, unless one was named."""
+    from cudaswitch.discovery.environment import resolve_env
+
+    if not (name or prefix or system.environ.get("CONDA_PREFIX")):
+        return None
+    try:
+        return resolve_env(system, name, prefix, command="doctor")
+    except UsageError:
+        if name or prefix:
+            raise
+        return None
+
+
+def run_doctor(system: System, env=None) -> DoctorReport:
     from cudaswitch.discovery.shellstate import shell_state
     from cudaswitch.discovery.toolkits import discover
 
     found = discover(system)
     state = shell_state(found.toolkits, system)
-    if driver is None:
-        from cudaswitch.checks.smoke import driver_info
-
-        driver = (driver_query or driver_info)(system)
+    driver = drivers.query(system)
     in_use = []
     active = next((t for t in found.toolkits if t.root == state.active), None)
     if active:
@@ -452,3 +326,27 @@ def run_doctor(system: System, env=None, driver: Optional[Dict] = None,
     findings.sort(key=lambda f: order.get(f.severity, 3))
     return DoctorReport(findings, driver, env.to_json() if env is not None else None,
                         active.to_json() if active else None, selected.to_json() if selected else None, torch)
+
+
+def doctor_lines(report: DoctorReport) -> List[str]:
+    """The text `cudaswitch doctor` prints."""
+    d = report.driver
+    lines = [f"driver: max CUDA {d.cuda_max or 'none'}" + (f" (driver {d.driver_version})" if d.driver_version else "")
+             + (f" [{d.source}]" if d.source else "")]
+    if report.active_toolkit:
+        lines.append(f"shell toolkit: CUDA {report.active_toolkit['version']} ({report.active_toolkit['root']})")
+    if report.env is not None:
+        lines.append(f"environment: {report.env['name']} ({report.env['prefix']})")
+        t = report.torch
+        if t.get("version"):
+            lines.append(f"torch (from its files): {t.get('build_version') or t['version']}, CUDA "
+                         f"{t.get('cuda') or 'none'}" + (f", cuDNN {t['cudnn']}" if t.get("cudnn") else "") +
+                         f", Python {t.get('python') or '?'}")
+    if not report.findings:
+        lines.append("no problems found")
+    for f in report.findings:
+        lines.append(f"{f.severity:<8} {f.code}: {tr(f.cause)}")
+        if f.fix and f.fix != "-" and f.severity != "info":
+            lines.append(f"{'':<8} " + _("fix: {fix}").format(fix=tr(f.fix)))
+    lines.append("result: " + ("OK" if report.ok else "problems found"))
+    return lines

@@ -2,174 +2,27 @@
 environment the env's activation hooks produce; the result is classified by cudaswitch.checks.diagnosis.
 
 `run_smoke(env, system, timeout=..., cpu_ok=...)` is what `cudaswitch use` calls after a switch; `SmokeReport` has
-`.ok`, `.code`, `.cause`, `.fix`, `.exit_code`, `.to_json()` and `render(report)` gives the text form.
+`.ok`, `.code`, `.cause`, `.fix`, `.exit_code`, `.to_json()` and `smoke_lines(report)` gives the text form.
 
-The driver's maximum CUDA version: CONDA_OVERRIDE_CUDA when set (conda's own override; empty = no driver), else
-cuDriverGetVersion through ctypes in a subprocess with a timeout (the probe itself does it before importing torch,
-so the smoke test starts exactly one Python), else `nvidia-smi`.
+The driver record (cudaswitch.checks.driver) comes from the same probe run: it asks cuDriverGetVersion before
+importing torch, so the smoke test starts exactly one Python.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
-import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Dict, List, Optional
 
-from cudaswitch.checks.diagnosis import (ERROR, INFO, WARNING, Finding, ProbeOutcome, classify, finding,
-                                  install_findings)
-from cudaswitch.core.errors import CudaswitchError
+from cudaswitch.checks import driver as drivers
+from cudaswitch.checks.diagnosis import ERROR, INFO, WARNING, Finding, ProbeOutcome, classify, finding, install_findings
+from cudaswitch.checks.driver import Driver
+from cudaswitch.checks.runner import run_probe
+from cudaswitch.checks.torchenv import torch_installs
 from cudaswitch.core.system import System
 
-PROBE = Path(__file__).with_name("probe.py")
-MARKER = "CUDASWITCH-PROBE-JSON:"
 DEFAULT_TIMEOUT = 180.0
-RX_STAGE = re.compile(r"^cudaswitch-probe: stage (\w+)$", re.M)
-
-
-def probe_source() -> str:
-    return PROBE.read_text(encoding="utf-8")
-
-
-def _parse(stdout: str) -> Optional[dict]:
-    for line in reversed((stdout or "").splitlines()):
-        if line.startswith(MARKER):
-            try:
-                return json.loads(line[len(MARKER):])
-            except ValueError:
-                return None
-    return None
-
-
-def _decode(data) -> str:
-    if data is None:
-        return ""
-    return data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-
-
-def run_probe(python: str, environ: Dict[str, str], timeout: float, args: Optional[List[str]] = None,
-              cwd: Optional[str] = None, isolated: bool = False, progress: bool = False) -> ProbeOutcome:
-    """`python -c <probe> ARGS`: -c, like the `python -c "import torch"` users type (no script folder on sys.path;
-    the probe drops the working folder itself before importing anything). `isolated`: cudaswitch's own Python, run
-    with -I (no PYTHONPATH, no user site, no working folder on sys.path) from the root folder, so nothing from the
-    caller's folder or environment is imported. The probe writes its record to a file of its own, so whatever the
-    imported modules print cannot corrupt it."""
-    import tempfile
-
-    if isolated and cwd is None:
-        cwd = os.path.abspath(os.sep)
-    with tempfile.TemporaryDirectory(prefix="cudaswitch-probe-") as tmp:
-        result = os.path.join(tmp, "record.json")
-        cmd = [python] + (["-I"] if isolated else []) + ["-c", probe_source()] + list(args or []) + ["--result", result]
-        try:
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(environ), cwd=cwd)
-        except OSError as exc:
-            raise CudaswitchError(f"cannot run {python}: {exc.strerror or exc}") from None
-        timed_out = False
-        try:
-            with _Status(timeout, progress):
-                out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            proc.kill()
-            out, err = proc.communicate()
-        record = _read_record(result)
-    out, err = _decode(out), _decode(err)
-    stages = RX_STAGE.findall(err)
-    return ProbeOutcome(record if record is not None else _parse(out), proc.returncode, out, err, timed_out,
-                        stages[-1] if stages else None)
-
-
-def _read_record(path: str) -> Optional[dict]:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-class _Status:
-    """One status line on stderr while the probe runs, redrawn in place, and only where a person watches (a
-    terminal): never on a pipe, in a log or with --json, whose callers read stdout only."""
-
-    def __init__(self, timeout: Optional[float], wanted: bool):
-        self.timeout, self.wanted = timeout, wanted
-        self.stop = None
-
-    def __enter__(self):
-        if not (sys.stderr.isatty() and self.wanted):
-            return self
-        import threading
-
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-        return self
-
-    def _run(self):
-        t0 = time.monotonic()
-        limit = f" of at most {self.timeout:.0f} s" if self.timeout else ""
-        while not self.stop.wait(0.5):
-            sys.stderr.write(f"\rcudaswitch: smoke test running ({time.monotonic() - t0:.0f} s{limit})...")
-            sys.stderr.flush()
-
-    def __exit__(self, *exc):
-        if self.stop is not None:
-            self.stop.set()
-            self.thread.join()
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
-        return False
-
-
-
-# ---- driver --------------------------------------------------------------------------------------------------
-
-def _nvidia_smi(system: System, timeout: float) -> Optional[Dict]:
-    exe = system.which("nvidia-smi")
-    if not exe:
-        return None
-    try:
-        proc = system.run([exe], timeout=timeout)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    m = re.search(r"CUDA Version:\s*(\d+\.\d+)", proc.stdout or "")
-    d = re.search(r"Driver Version:\s*([\d.]+)", proc.stdout or "")
-    if not m:
-        return None
-    return {"source": "nvidia-smi", "cuda_max": m.group(1), "driver_version": d.group(1) if d else None,
-            "devices": [], "error": None}
-
-
-def driver_from_override(environ: Dict[str, str]) -> Optional[Dict]:
-    if "CONDA_OVERRIDE_CUDA" not in environ:
-        return None
-    value = environ["CONDA_OVERRIDE_CUDA"].strip()
-    return {"source": "CONDA_OVERRIDE_CUDA", "cuda_max": value or None, "driver_version": None, "devices": [],
-            "error": None if value else "CONDA_OVERRIDE_CUDA is empty (no driver)"}
-
-
-def driver_info(system: System, python: Optional[str] = None, timeout: float = 20.0) -> Dict:
-    """For doctor/recommend: override, else the probe's --driver-only mode in a subprocess, else nvidia-smi."""
-    over = driver_from_override(system.environ)
-    if over:
-        return over
-    outcome = run_probe(python or sys.executable, dict(system.environ), timeout, ["--driver-only"],
-                        isolated=python is None)
-    drv = (outcome.record or {}).get("driver") or {"source": "libcuda", "cuda_max": None, "devices": [],
-                                                  "error": "driver query timed out" if outcome.timed_out
-                                                  else f"driver query failed (exit {outcome.returncode})"}
-    if not drv.get("cuda_max"):
-        smi = _nvidia_smi(system, timeout)
-        if smi:
-            return smi
-    return drv
 
 
 # ---- the environment the hooks produce -----------------------------------------------------------------------
@@ -212,7 +65,7 @@ class SmokeReport:
     env: Dict
     python: Dict
     torch: Dict
-    driver: Dict
+    driver: Driver
     toolkit: Optional[Dict]
     chain: List[Dict]
     steps: Dict
@@ -232,18 +85,18 @@ class SmokeReport:
     def to_json(self) -> dict:
         return {"ok": self.ok, "status": self.status, "code": self.code, "cause": self.cause, "fix": self.fix,
                 "exit_code": self.exit_code, "result": self.result, "cpu_ok": self.cpu_ok, "device": self.device,
-                "env": self.env, "python": self.python, "torch": self.torch, "driver": self.driver,
+                "env": self.env, "python": self.python, "torch": self.torch, "driver": self.driver.to_json(),
                 "toolkit": self.toolkit, "chain": self.chain, "steps": self.steps,
                 "findings": [f.to_json() for f in self.findings], "probe": self.probe, "seconds": self.seconds}
 
 
-def _chain(torch: Dict, driver: Dict, toolkit: Optional[Dict], windows: bool) -> List[Dict]:
+def _chain(torch: Dict, driver: Driver, toolkit: Optional[Dict], windows: bool) -> List[Dict]:
     """driver -> torch's CUDA -> toolkit -> GPU arch: one line each, with a status."""
     from cudaswitch.checks import knowledge
 
     out = []
     cuda = torch.get("cuda")
-    dmax = driver.get("cuda_max")
+    dmax = driver.cuda_max
     if cuda:
         v = knowledge.driver_runs(dmax, cuda, "windows" if windows else "linux")
         out.append({"check": "driver vs torch CUDA", "status": v.status,
@@ -310,10 +163,10 @@ def run_smoke(env, system: Optional[System] = None, timeout: Optional[float] = D
     if not os.path.isfile(python):
         f = finding("PYTHON_MISSING", INFO, f"{python} does not exist",
                     f"conda install -p {env.prefix} python")
-        return _report("skip", [f] + pre, env_json, {}, {}, _driver_quick(system), tk_json, {}, None, cpu_ok, t0, {})
+        return _report("skip", [f] + pre, env_json, {}, {}, drivers.quick(system), tk_json, {}, None, cpu_ok, t0, {})
     foreign = _foreign_python(env)
     if foreign:
-        return _report("skip", [foreign] + pre, env_json, {}, {}, _driver_quick(system), tk_json, {}, None, cpu_ok,
+        return _report("skip", [foreign] + pre, env_json, {}, {}, drivers.quick(system), tk_json, {}, None, cpu_ok,
                        t0, {})
     environ = probe_environment(env, system, toolkit, lib)
     outcome = run_probe(python, environ, timeout, cwd=env.prefix, progress=progress)
@@ -324,15 +177,9 @@ def report_from_outcome(outcome: ProbeOutcome, env, environ: Dict[str, str], sys
                         tk_json: Optional[Dict] = None, pre: Optional[List[Finding]] = None,
                         t0: Optional[float] = None) -> SmokeReport:
     """Classify one probe run (live, or a recorded one such as tests/fake_torch/records/*.out)."""
-    from cudaswitch.checks.doctor import torch_installs
-
     t0 = time.perf_counter() if t0 is None else t0
     rec = outcome.record or {}
-    driver = driver_from_override(environ) or dict(rec.get("driver") or {})
-    if driver.get("source") == "libcuda" and not driver.get("cuda_max"):
-        smi = _nvidia_smi(system, 20.0)
-        if smi:
-            driver = smi
+    driver = drivers.resolve(environ, rec.get("driver"), system)
     findings = classify(outcome, env.prefix, environ, system.windows, cpu_ok, driver, tk_json)
     installs = torch_installs(env.prefix)
     for f in install_findings(installs):
@@ -362,10 +209,6 @@ def report_from_outcome(outcome: ProbeOutcome, env, environ: Dict[str, str], sys
                    rec.get("steps") or {}, rec.get("device"), cpu_ok, t0, probe_meta, system.windows)
 
 
-def _driver_quick(system: System) -> Dict:
-    return driver_from_override(system.environ) or {"source": None, "cuda_max": None}
-
-
 def _report(status, findings, env_json, python, torch, driver, tk_json, steps, device, cpu_ok, t0, probe_meta,
             windows: bool = False) -> SmokeReport:
     primary = next((f for f in findings if f.severity == ERROR), None)
@@ -390,7 +233,7 @@ def _report(status, findings, env_json, python, torch, driver, tk_json, steps, d
 
 # ---- text --------------------------------------------------------------------------------------------------
 
-def render(report: SmokeReport) -> List[str]:
+def smoke_lines(report: SmokeReport) -> List[str]:
     """The human-readable lines (the CLI echoes them; `cudaswitch use` can reuse them)."""
     from cudaswitch.checks import knowledge
     from cudaswitch.core.i18n import _, tr
@@ -408,10 +251,10 @@ def render(report: SmokeReport) -> List[str]:
         lines.append(f"  cuda       is_available={t.get('is_available')}  devices={t.get('device_count')}  GPU {gpu}")
         if t.get("arch_list"):
             lines.append(f"  arch list  {' '.join(t['arch_list'])}")
-    drv = d.get("cuda_max") or "none"
-    lines.append(f"  driver     max CUDA {drv}" + (f" (driver {d['driver_version']})" if d.get("driver_version") else "")
-                 + (f" [{d.get('source')}]" if d.get("source") else "")
-                 + (f": {d['error']}" if d.get("error") and not d.get("cuda_max") else ""))
+    drv = d.cuda_max or "none"
+    lines.append(f"  driver     max CUDA {drv}" + (f" (driver {d.driver_version})" if d.driver_version else "")
+                 + (f" [{d.source}]" if d.source else "")
+                 + (f": {d.error}" if d.error and not d.cuda_max else ""))
     if report.toolkit:
         lines.append(f"  toolkit    CUDA {report.toolkit.get('version')} {report.toolkit.get('root')}")
     for name in ("matmul", "conv2d", "autocast"):

@@ -130,13 +130,13 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
                    f"{hooks.apply_now_hint(env.name, env.prefix, system.windows, system)}")
     if no_smoke:
         return
-    from cudaswitch.checks.smoke import render, run_smoke
+    from cudaswitch.checks.smoke import run_smoke, smoke_lines
 
     # The switch stays whatever the smoke test finds: a failure is a diagnosis, not a reason to undo.
     report = run_smoke(env, system, timeout=timeout, cpu_ok=cpu_ok, toolkit=tk, ld_library_path=ld, progress=True)
     _record_smoke(env, report)
     click.echo("")
-    for line in render(report):
+    for line in smoke_lines(report):
         click.echo(line)
     if report.exit_code:
         click.echo("The switch is kept. Fix the cause above, then run 'cudaswitch smoke' to check again.")

@@ -3,7 +3,7 @@
 torch.utils.cpp_extension refuses a toolkit whose CUDA major differs from torch.version.cuda and only warns when the
 minor differs (docs/design/torch-aware.md). So: the same major.minor if installed, else the newest toolkit of the same
 major (with a note about that warning), never another major. torch is read from its files (torch/version.py and
-dist-info folders, through `doctor.torch_installs`), never imported: a broken torch must not stop the choice.
+dist-info folders, through `torchenv.torch_installs`), never imported: a broken torch must not stop the choice.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def install_command(cuda: str) -> str:
 
 
 def pick(installs: Dict, toolkits: List, env_label: str) -> AutoPick:
-    """`installs`: doctor.torch_installs(prefix); `toolkits`: discover().toolkits."""
+    """`installs`: torchenv.torch_installs(prefix); `toolkits`: discover().toolkits."""
     version = installs.get("build_version") or installs.get("version")
     cuda = installs.get("cuda")
     base = dict(torch=version, torch_cuda=cuda, cudnn=installs.get("cudnn"))
@@ -86,6 +86,6 @@ def pick(installs: Dict, toolkits: List, env_label: str) -> AutoPick:
 
 
 def pick_for_env(prefix: str, env_label: str, toolkits: List) -> AutoPick:
-    from cudaswitch.checks.doctor import torch_installs
+    from cudaswitch.checks.torchenv import torch_installs
 
     return pick(torch_installs(prefix), toolkits, env_label)

@@ -1,6 +1,6 @@
 """`cudaswitch smoke` on a real GPU: is_available, the device name, and matmul + conv2d on the GPU.
 
-Run: `python -m pytest -m gpu tests/test_smoke_gpu.py`. The interpreter whose torch is tested is
+Run: `python -m pytest -m gpu tests/checks/test_smoke_gpu.py`. The interpreter whose torch is tested is
 $CUDASWITCH_GPU_PYTHON if set, else this one; a CUDA torch is installed into a test environment with pip when that
 interpreter has none (pip's own configuration decides where from, e.g. a wheel the lead provides with
 PIP_FIND_LINKS). Skipped where no NVIDIA driver is present (no nvidia-smi and no loadable libcuda).

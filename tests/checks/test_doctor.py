@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent / "fake_torch"))
+sys.path.insert(0, str(Path(__file__).parent.parent / "fake_torch"))
 
 import cudatrees  # noqa: E402
 from conftest import run_cli  # noqa: E402
@@ -234,9 +234,9 @@ def test_text_output_and_usage_errors(fsroot, clean_env):
 
 def test_driver_query_without_override_runs_and_reports(clean_env):
     """The real query (probe --driver-only in a subprocess): on this machine, a driver or a clean 'none'."""
-    from cudaswitch.checks.smoke import driver_info
+    from cudaswitch.checks.driver import query
 
-    info = driver_info(System(environ=dict(clean_env)), timeout=30)
+    info = query(System(environ=dict(clean_env)), timeout=30).to_json()
     assert info["source"] in ("libcuda", "nvidia-smi")
     if info["cuda_max"] is None:
         assert info["error"]

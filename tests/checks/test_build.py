@@ -11,13 +11,13 @@ import pytest
 
 import sys
 
-sys.path.insert(0, str(Path(__file__).parent / "fake_torch"))
+sys.path.insert(0, str(Path(__file__).parent.parent / "fake_torch"))
 
 import torch_wheel_files as twf  # noqa: E402
 from conftest import require_tool, run_cli
 
 from cudaswitch.checks.build import build_findings, host_limits, nvcc_archs, parse_arch_list
-from cudaswitch.checks.doctor import torch_installs
+from cudaswitch.checks.torchenv import torch_installs
 from cudaswitch.core.system import System
 from cudaswitch.discovery.toolkits import discover
 

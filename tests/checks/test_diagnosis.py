@@ -1,29 +1,12 @@
-"""The probe file's own rules, and the classifier on records this machine cannot produce (32-bit Python, several
-msvcp140.dll copies, a CPU without AVX2 behind WinError 1114, a cuDNN failure)."""
-
-import ast
-import sys
-from pathlib import Path
+"""The classifier on records this machine cannot produce (32-bit Python, several msvcp140.dll copies, a CPU without
+AVX2 behind WinError 1114, a cuDNN failure), and the failure catalogue."""
 
 from cudaswitch.checks import diagnosis
-from cudaswitch.checks.diagnosis import ProbeOutcome, classify
+from cudaswitch.checks.diagnosis import classify
+from cudaswitch.checks.driver import Driver
+from cudaswitch.checks.runner import ProbeOutcome
 
-PROBE = Path(diagnosis.__file__).with_name("probe.py")
-
-
-def test_probe_is_python_3_6_syntax():
-    ast.parse(PROBE.read_text(encoding="utf-8"), feature_version=(3, 6))
-
-
-def test_probe_imports_only_the_standard_library_before_torch():
-    tree = ast.parse(PROBE.read_text(encoding="utf-8"))
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names |= {a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            names.add(node.module.split(".")[0])
-    assert names - set(sys.stdlib_module_names) == {"torch"}
+NONE = Driver(None)
 
 
 def _outcome(record, rc=0, stderr=""):
@@ -43,14 +26,14 @@ WIN1114 = ('[WinError 1114] A dynamic link library (DLL) initialization routine 
 
 def test_32_bit_python():
     rec = _failed_import(WIN1114, python={"version": "3.9.0", "bits": 32})
-    f = classify(_outcome(rec), "/x", {}, True, False, {})
+    f = classify(_outcome(rec), "/x", {}, True, False, NONE)
     assert f[0].code == "PYTHON_32BIT"
 
 
 def test_1114_names_the_first_msvcp140_copy():
     rec = _failed_import(WIN1114, msvcp140=["C:\\envs\\pt\\msvcp140.dll", "C:\\Windows\\System32\\msvcp140.dll"],
                          cpu_avx2=True)
-    f = classify(_outcome(rec), "/x", {}, True, False, {})
+    f = classify(_outcome(rec), "/x", {}, True, False, NONE)
     assert f[0].code == "DLL_INIT_FAILED"
     assert "C:\\envs\\pt\\msvcp140.dll" in f[0].cause and "c10.dll" in f[0].cause
     assert "System32" in f[0].details[0]
@@ -58,7 +41,7 @@ def test_1114_names_the_first_msvcp140_copy():
 
 def test_1114_on_a_cpu_without_avx2():
     rec = _failed_import(WIN1114, cpu_avx2=False)
-    assert classify(_outcome(rec), "/x", {}, True, False, {})[0].code == "NO_AVX2"
+    assert classify(_outcome(rec), "/x", {}, True, False, NONE)[0].code == "NO_AVX2"
 
 
 def test_cudnn_failure_in_conv():
@@ -67,7 +50,7 @@ def test_cudnn_failure_in_conv():
                      "arch_list": ["sm_86"], "device_name": "NVIDIA GeForce RTX 3060"},
            "steps": {"matmul": {"ok": True}, "conv2d": {"ok": False, "error": {
                "type": "RuntimeError", "message": "cuDNN error: CUDNN_STATUS_NOT_INITIALIZED"}}}}
-    f = classify(_outcome(rec), "/x", {}, False, False, {"cuda_max": "12.4"})
+    f = classify(_outcome(rec), "/x", {}, False, False, Driver("libcuda", "12.4"))
     assert f[0].code == "CUDNN_FAILED"
 
 
@@ -84,7 +67,7 @@ def test_catalogue_has_cause_fix_and_source_for_every_code():
 def test_1114_on_windows_without_any_msvcp140_names_the_missing_runtime():
     rec = _failed_import(WIN1114, msvcp140=[], cpu_avx2=True, python={"version": "3.10.11", "bits": 64,
                                                                        "platform": "win32"})
-    f = classify(_outcome(rec), "/x", {}, True, False, {})
+    f = classify(_outcome(rec), "/x", {}, True, False, NONE)
     assert f[0].code == "DLL_INIT_FAILED" and "VC++ 2015-2022 runtime is missing" in f[0].cause
     rec["python"]["platform"] = "linux"  # a record from elsewhere says nothing about msvcp140
-    assert "runtime is missing" not in classify(_outcome(rec), "/x", {}, True, False, {})[0].cause
+    assert "runtime is missing" not in classify(_outcome(rec), "/x", {}, True, False, NONE)[0].cause

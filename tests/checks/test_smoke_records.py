@@ -9,10 +9,12 @@ from pathlib import Path
 from cudaswitch.checks import knowledge
 from cudaswitch.checks.diagnosis import ProbeOutcome
 from cudaswitch.discovery.environment import CondaEnv
-from cudaswitch.checks.smoke import MARKER, _parse, driver_info, render, report_from_outcome
+from cudaswitch.checks.driver import query
+from cudaswitch.checks.runner import MARKER, _parse
+from cudaswitch.checks.smoke import report_from_outcome, smoke_lines
 from cudaswitch.core.system import System
 
-RECORDS = Path(__file__).parent / "fake_torch" / "records"
+RECORDS = Path(__file__).parent.parent / "fake_torch" / "records"
 
 
 def outcome(name):
@@ -31,10 +33,10 @@ def test_h200_passes(tmp_path):
     r = report(tmp_path, "h200_torch2.11_cu130.out", {})
     assert r.ok and r.status == "pass" and r.code == "OK" and r.result == "gpu"
     assert r.torch["device_name"] == "NVIDIA H200" and r.torch["capability"] == "9.0"
-    assert r.driver["cuda_max"] == "13.0" and r.driver["driver_version"] == "580.159.04"
+    assert r.driver.cuda_max == "13.0" and r.driver.driver_version == "580.159.04"
     chain = {c["check"]: c["status"] for c in r.chain}
     assert chain["driver vs torch CUDA"] == "ok" and chain["GPU arch vs build"] == "ok"
-    text = "\n".join(render(r))
+    text = "\n".join(smoke_lines(r))
     assert "GPU NVIDIA H200 (sm_90)" in text and "result: PASS (OK: torch computes on the GPU; gpu)" in text
     assert "cuDNN 9.19.0" in text
 
@@ -56,7 +58,7 @@ def test_h200_driver_record_feeds_recommend():
 
 
 def test_nvidia_smi_fallback_parses_the_real_output(tmp_path):
-    """No libcuda here: driver_info falls back to nvidia-smi (a stand-in printing the H200's real output)."""
+    """No libcuda here: the driver query falls back to nvidia-smi (a stand-in printing the H200's real output)."""
     bindir = tmp_path / "bin"
     bindir.mkdir()
     smi = bindir / "nvidia-smi"
@@ -64,7 +66,7 @@ def test_nvidia_smi_fallback_parses_the_real_output(tmp_path):
     smi.chmod(0o755)
     environ = {k: v for k, v in os.environ.items() if not k.startswith("CONDA")}
     environ["PATH"] = f"{bindir}{os.pathsep}{environ['PATH']}"
-    info = driver_info(System(environ=environ), timeout=30)
+    info = query(System(environ=environ), timeout=30).to_json()
     if info["source"] == "libcuda":  # a machine with a real driver answers first
         assert info["cuda_max"]
         return

@@ -1,0 +1,112 @@
+"""The driver record: the highest CUDA version the NVIDIA driver runs, its version, its GPUs, and where that came
+from. Built in this module only. probe.py reports the driver as a JSON object (it runs in the environment's own
+Python and cannot import cudaswitch): that object is the wire format, and `Driver.from_probe` reads it.
+
+Where the record comes from, first hit wins (docs/design/checks.md, "The driver"): CONDA_OVERRIDE_CUDA (conda's
+own override; empty means no driver), else cuDriverGetVersion in a probe subprocess with a timeout, else
+`nvidia-smi`. `recommend --cuda X.Y` gives the value on the command line.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+from cudaswitch.checks.runner import run_probe
+from cudaswitch.core.system import System
+
+# the keys probe.py's driver object has, in its order; `to_json` writes a probed record back unchanged
+_PROBE_KEYS = ("source", "library", "cuda_max", "driver_version", "devices", "cuinit", "error")
+
+
+@dataclass
+class Driver:
+    source: Optional[str]  # "libcuda", "nvidia-smi", "CONDA_OVERRIDE_CUDA", "--cuda", or None: not asked
+    cuda_max: Optional[str] = None  # "13.0"; None: no driver found
+    driver_version: Optional[str] = None
+    devices: List[Dict] = field(default_factory=list)  # {"index", "name", "capability"}
+    error: Optional[str] = None
+    library: Optional[str] = None  # the probe's libcuda / nvcuda.dll
+    cuinit: Optional[int] = None
+    load_errors: Optional[List[str]] = None
+    probed: bool = field(default=False, repr=False, compare=False)
+
+    @classmethod
+    def from_probe(cls, wire: Dict) -> "Driver":
+        return cls(wire.get("source"), wire.get("cuda_max"), wire.get("driver_version"), list(wire.get("devices") or []),
+                   wire.get("error"), wire.get("library"), wire.get("cuinit"), wire.get("load_errors"), probed=True)
+
+    @property
+    def capability(self) -> Optional[str]:
+        """The first GPU's compute capability, when the driver was asked for its devices."""
+        return self.devices[0].get("capability") if self.devices else None
+
+    def to_json(self) -> dict:
+        if self.probed:
+            out = {k: getattr(self, k) for k in _PROBE_KEYS}
+            if self.load_errors is not None:
+                out["load_errors"] = self.load_errors
+            return out
+        return {"source": self.source, "cuda_max": self.cuda_max, "driver_version": self.driver_version,
+                "devices": self.devices, "error": self.error}
+
+
+def given(cuda_max: str) -> Driver:
+    """`recommend --cuda X.Y`: the user says what the driver runs."""
+    return Driver("--cuda", cuda_max)
+
+
+def from_override(environ: Dict[str, str]) -> Optional[Driver]:
+    if "CONDA_OVERRIDE_CUDA" not in environ:
+        return None
+    value = environ["CONDA_OVERRIDE_CUDA"].strip()
+    return Driver("CONDA_OVERRIDE_CUDA", value or None,
+                  error=None if value else "CONDA_OVERRIDE_CUDA is empty (no driver)")
+
+
+def from_nvidia_smi(system: System, timeout: float) -> Optional[Driver]:
+    exe = system.which("nvidia-smi")
+    if not exe:
+        return None
+    try:
+        proc = system.run([exe], timeout=timeout)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r"CUDA Version:\s*(\d+\.\d+)", proc.stdout or "")
+    d = re.search(r"Driver Version:\s*([\d.]+)", proc.stdout or "")
+    if not m:
+        return None
+    return Driver("nvidia-smi", m.group(1), d.group(1) if d else None)
+
+
+def resolve(environ: Dict[str, str], wire: Optional[Dict], system: System, timeout: float = 20.0) -> Driver:
+    """The record from what a probe reported (`wire`, None when it reported nothing): the override wins, and a
+    probe that found no libcuda is asked of nvidia-smi before giving up."""
+    drv = from_override(environ) or (Driver.from_probe(wire) if wire else Driver(None))
+    if drv.source == "libcuda" and not drv.cuda_max:
+        drv = from_nvidia_smi(system, timeout) or drv
+    return drv
+
+
+def quick(system: System) -> Driver:
+    """Without running anything: the override, or an unknown driver."""
+    return from_override(system.environ) or Driver(None)
+
+
+def query(system: System, python: Optional[str] = None, timeout: float = 20.0) -> Driver:
+    """For doctor and recommend: probe.py's --driver-only mode in a subprocess of `python` (default: cudaswitch's
+    own, isolated), unless the override says it."""
+    over = from_override(system.environ)
+    if over:
+        return over
+    outcome = run_probe(python or sys.executable, dict(system.environ), timeout, ["--driver-only"],
+                        isolated=python is None)
+    wire = (outcome.record or {}).get("driver")
+    if not wire:
+        wire = {"source": "libcuda", "cuda_max": None, "devices": [],
+                "error": "driver query timed out" if outcome.timed_out
+                else f"driver query failed (exit {outcome.returncode})"}
+    return resolve({}, wire, system, timeout)

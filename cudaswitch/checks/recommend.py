@@ -1,0 +1,80 @@
+"""`cudaswitch recommend`: the inputs (driver, GPU, Python, OS; each from the command line when given, else from
+this machine) and the torch release knowledge.recommend picks for them."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import List, Optional
+
+from cudaswitch.checks import driver as drivers
+from cudaswitch.checks import knowledge
+from cudaswitch.checks.driver import Driver
+from cudaswitch.checks.torchenv import torch_installs
+from cudaswitch.core.system import System
+
+
+@dataclass
+class RecommendReport:
+    recommendation: knowledge.Recommendation
+    driver: Driver
+    python: str
+    python_source: str  # "--python", "environment NAME", "this interpreter"
+    os: str
+    capability: Optional[str]
+    torch: Optional[str]
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.recommendation.ok else 1
+
+    def to_json(self) -> dict:
+        rec = self.recommendation
+        return {"recommendation": rec.to_json(), "inputs": {
+            "driver_cuda_max": self.driver.cuda_max, "driver_source": self.driver.source,
+            "python": self.python, "python_source": self.python_source, "os": self.os,
+            "capability": self.capability, "torch": self.torch}, "sources": knowledge.cite(rec.src)}
+
+
+def run_recommend(system: System, name: Optional[str] = None, prefix: Optional[str] = None,
+                  torch_version: Optional[str] = None, python_version: Optional[str] = None,
+                  cuda_max: Optional[str] = None, capability: Optional[str] = None) -> RecommendReport:
+    """Python: --python, else the named or active environment's, else this interpreter's. Driver: --cuda, else
+    asked (driver.query). Capability: --cc, else the driver's first GPU."""
+    from cudaswitch.discovery.environment import resolve_env
+
+    py_source = "--python"
+    if not python_version:
+        env = None
+        if name or prefix or system.environ.get("CONDA_PREFIX"):
+            env = resolve_env(system, name, prefix, command="recommend")
+        if env is not None:
+            python_version = torch_installs(env.prefix).get("python")
+            py_source = f"environment {env.name}"
+        if not python_version:
+            python_version = "%d.%d" % sys.version_info[:2]
+            py_source = "this interpreter"
+    driver = drivers.given(cuda_max) if cuda_max else drivers.query(system)
+    capability = capability or driver.capability
+    rec = knowledge.recommend(driver.cuda_max, python_version, system.os, capability, torch_version)
+    return RecommendReport(rec, driver, python_version, py_source, system.os, capability, torch_version)
+
+
+def recommend_lines(report: RecommendReport) -> List[str]:
+    """The text `cudaswitch recommend` prints."""
+    rec = report.recommendation
+    lines = [f"driver max CUDA: {report.driver.cuda_max or 'none'} [{report.driver.source}]; "
+             f"GPU compute capability: {report.capability or 'unknown'}; Python {report.python} "
+             f"({report.python_source}); {report.os}"]
+    if rec.ok:
+        lines.append(f"torch {rec.torch}, torchvision {rec.torchvision or '?'}, torchaudio {rec.torchaudio or '?'} "
+                     f"({rec.tag})")
+        for r in rec.reasons:
+            lines.append(f"  {r}" if r.startswith("note:") else f"  because {r}")
+        lines.append(rec.command)
+        lines.append(f"table sources: {rec.src} (cudaswitch/data/sources.csv; --json prints them in full)")
+    else:
+        lines.append("no torch release fits:")
+        for r in rec.reasons:
+            lines.append(f"  {r}")
+    return lines

@@ -1,0 +1,132 @@
+"""Running probe.py: the environment's own Python (or cudaswitch's, isolated) runs it in a fresh process with a
+timeout, and the record it writes comes back as a `ProbeOutcome` (docs/design/checks.md, "The probe").
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Optional
+
+from cudaswitch.core.errors import CudaswitchError
+
+PROBE = Path(__file__).with_name("probe.py")
+RX_STAGE = re.compile(r"^cudaswitch-probe: stage (\w+)$", re.M)
+
+
+def probe_source() -> str:
+    return PROBE.read_text(encoding="utf-8")
+
+
+# probe.py defines the marker: it runs in other interpreters and imports nothing of cudaswitch's
+MARKER = re.search(r'^MARKER = "([^"]+)"$', probe_source(), re.M).group(1)
+
+
+@dataclass
+class ProbeOutcome:
+    """One run of probe.py: its record (None when it wrote none), exit status, output, and the last stage it
+    reported on stderr."""
+    record: Optional[dict]
+    returncode: Optional[int]
+    stdout: str
+    stderr: str
+    timed_out: bool
+    last_stage: Optional[str]
+
+
+def _parse(stdout: str) -> Optional[dict]:
+    for line in reversed((stdout or "").splitlines()):
+        if line.startswith(MARKER):
+            try:
+                return json.loads(line[len(MARKER):])
+            except ValueError:
+                return None
+    return None
+
+
+def _decode(data) -> str:
+    if data is None:
+        return ""
+    return data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+
+
+def run_probe(python: str, environ: Dict[str, str], timeout: float, args: Optional[List[str]] = None,
+              cwd: Optional[str] = None, isolated: bool = False, progress: bool = False) -> ProbeOutcome:
+    """`python -c <probe> ARGS`: -c, like the `python -c "import torch"` users type (no script folder on sys.path;
+    the probe drops the working folder itself before importing anything). `isolated`: cudaswitch's own Python, run
+    with -I (no PYTHONPATH, no user site, no working folder on sys.path) from the root folder, so nothing from the
+    caller's folder or environment is imported. The probe writes its record to a file of its own, so whatever the
+    imported modules print cannot corrupt it."""
+    import tempfile
+
+    if isolated and cwd is None:
+        cwd = os.path.abspath(os.sep)
+    with tempfile.TemporaryDirectory(prefix="cudaswitch-probe-") as tmp:
+        result = os.path.join(tmp, "record.json")
+        cmd = [python] + (["-I"] if isolated else []) + ["-c", probe_source()] + list(args or []) + ["--result", result]
+        try:
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(environ), cwd=cwd)
+        except OSError as exc:
+            raise CudaswitchError(f"cannot run {python}: {exc.strerror or exc}") from None
+        timed_out = False
+        try:
+            with _Status(timeout, progress):
+                out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            proc.kill()
+            out, err = proc.communicate()
+        record = _read_record(result)
+    out, err = _decode(out), _decode(err)
+    stages = RX_STAGE.findall(err)
+    return ProbeOutcome(record if record is not None else _parse(out), proc.returncode, out, err, timed_out,
+                        stages[-1] if stages else None)
+
+
+def _read_record(path: str) -> Optional[dict]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+class _Status:
+    """One status line on stderr while the probe runs, redrawn in place, and only where a person watches (a
+    terminal): never on a pipe, in a log or with --json, whose callers read stdout only."""
+
+    def __init__(self, timeout: Optional[float], wanted: bool):
+        self.timeout, self.wanted = timeout, wanted
+        self.stop = None
+
+    def __enter__(self):
+        if not (sys.stderr.isatty() and self.wanted):
+            return self
+        import threading
+
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+        return self
+
+    def _run(self):
+        t0 = time.monotonic()
+        limit = f" of at most {self.timeout:.0f} s" if self.timeout else ""
+        while not self.stop.wait(0.5):
+            sys.stderr.write(f"\rcudaswitch: smoke test running ({time.monotonic() - t0:.0f} s{limit})...")
+            sys.stderr.flush()
+
+    def __exit__(self, *exc):
+        if self.stop is not None:
+            self.stop.set()
+            self.thread.join()
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+        return False

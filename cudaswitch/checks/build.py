@@ -20,8 +20,8 @@ from cudaswitch.checks import knowledge
 from cudaswitch.checks.diagnosis import ERROR, INFO, WARNING, Finding, finding
 from cudaswitch.core.system import System
 
-# The C++ standard torch's headers need (torch_release.csv cpp_std) -> the first GCC that implements it (GCC's
-# "C++ Standards Support in GCC" page: C++17 complete in GCC 7, C++20 language features in GCC 10) [S121].
+# The C++ standard torch's headers need (torch_release.csv cpp_std) -> the first GCC that implements it
+# (docs/design/checks.md section 3).
 GCC_FOR_STD = {"C++14": 5, "C++17": 7, "C++20": 10}
 _GNU_MAX = re.compile(r"#if\s+__GNUC__\s*>\s*(\d+)")
 _MSC_RANGE = re.compile(r"#if\s+_MSC_VER\s*<\s*(\d+)\s*\|\|\s*_MSC_VER\s*>=\s*(\d+)")

@@ -3,9 +3,9 @@
 The catalogue covers the torch install failures users commonly report (the c10.dll / WinError 1114 causes, the
 error message -> likely cause -> first fix pairs, the reasons torch.cuda.is_available() is False) and failures no
 existing tool classifies (WinError 1114, LD_LIBRARY_PATH shadowing pip's CUDA libraries, the NumPy 2 ABI break).
-Matching is on the real error texts; the third field of each entry names a public place where the symptom and
-the fix are documented (a PyTorch issue, a file of torch's source, NVIDIA's documentation, a `sources.csv` key),
-or `-`. The texts the tests feed in are in tests/fake_torch/texts.py, each with where it is quoted from.
+Matching is on the real error texts; the third field of each entry is data shown with --json: where the symptom
+and the fix are documented, or `-`. Classification order, severities and where the texts come from:
+docs/design/checks.md section 4. The texts the tests feed in are in tests/fake_torch/texts.py.
 """
 
 from __future__ import annotations
@@ -430,8 +430,7 @@ def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], window
 
     # --- toolkit major vs torch CUDA major (CUDA extension builds)
     if toolkit and cuda:
-        tk_major = str(toolkit.get("version", "")).split(".")[0]
-        if tk_major and tk_major != str(cuda).split(".")[0]:
+        if knowledge.same_major(toolkit.get("version"), cuda) is False:
             findings.append(finding("TORCH_TOOLKIT_MAJOR_MISMATCH", WARNING,
                                     f"torch is built with CUDA {cuda} but the selected toolkit is CUDA "
                                     f"{toolkit.get('version')} ({toolkit.get('root')}): torch.utils.cpp_extension "

@@ -2,8 +2,8 @@
 
 Each finding has a stable code, a severity (error -> exit 1; warning and info -> exit 0) and a fix. Everything is
 read through `System` (file-system root, environment, OS flavour), so /etc/ld.so.conf.d, /usr/lib/wsl/lib and
-C:\\Windows\\System32 are injectable in tests. The driver record comes from `driver.query` (docs/design/checks.md,
-"The driver"). Severities: docs/design/checks.md, "Doctor".
+C:\\Windows\\System32 are injectable in tests. The driver record comes from `driver.query` (docs/design/checks.md
+section 2). Severities: docs/design/checks.md section 5.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 from. Built in this module only. probe.py reports the driver as a JSON object (it runs in the environment's own
 Python and cannot import cudaswitch): that object is the wire format, and `Driver.from_probe` reads it.
 
-Where the record comes from, first hit wins (docs/design/checks.md, "The driver"): CONDA_OVERRIDE_CUDA (conda's
+Where the record comes from, first hit wins (docs/design/checks.md section 2): CONDA_OVERRIDE_CUDA (conda's
 own override; empty means no driver), else cuDriverGetVersion in a probe subprocess with a timeout, else
 `nvidia-smi`. `recommend --cuda X.Y` gives the value on the command line.
 """
@@ -36,8 +36,8 @@ class Driver:
 
     @classmethod
     def from_probe(cls, wire: Dict) -> "Driver":
-        return cls(wire.get("source"), wire.get("cuda_max"), wire.get("driver_version"), list(wire.get("devices") or []),
-                   wire.get("error"), wire.get("library"), wire.get("cuinit"), wire.get("load_errors"), probed=True)
+        return cls(wire.get("source"), wire.get("cuda_max"), wire.get("driver_version"),
+                   list(wire.get("devices") or []), wire.get("error"), wire.get("library"), wire.get("cuinit"), wire.get("load_errors"), probed=True)
 
     @property
     def capability(self) -> Optional[str]:

@@ -19,14 +19,9 @@ Version = Tuple[int, ...]
 
 
 def _read(name: str) -> List[Dict[str, str]]:
-    try:
-        from importlib.resources import files
+    from importlib.resources import files
 
-        text = files("cudaswitch.data").joinpath(name).read_text(encoding="utf-8")
-    except (ImportError, AttributeError):  # pragma: no cover - Python < 3.9 fallback
-        import pkgutil
-
-        text = pkgutil.get_data("cudaswitch.data", name).decode("utf-8")
+    text = files("cudaswitch.data").joinpath(name).read_text(encoding="utf-8")
     return list(csv.DictReader(io.StringIO(text)))
 
 
@@ -36,6 +31,12 @@ def vtuple(text: Optional[str]) -> Optional[Version]:
         return None
     m = re.match(r"\s*[rR]?(\d+(?:\.\d+)*)", str(text))
     return tuple(int(p) for p in m.group(1).split(".")) if m else None
+
+
+def same_major(a: Optional[str], b: Optional[str]) -> Optional[bool]:
+    """'12.4' and '12.8' -> True, '12.4' and '13.0' -> False; None when either is not a version."""
+    va, vb = vtuple(a), vtuple(b)
+    return va[0] == vb[0] if va and vb else None
 
 
 def vstr(v: Optional[Version]) -> str:
@@ -109,8 +110,8 @@ class Verdict:
 
 def driver_runs(driver_cuda_max: Optional[str], build_cuda: Optional[str], os_name: str = "linux") -> Verdict:
     """Can a driver whose maximum CUDA is `driver_cuda_max` run code built for CUDA `build_cuda`?
-    Rules of NVIDIA's minor-version compatibility (sources.csv S43): newer driver fine; same major but older minor
-    runs under minor-version compatibility (PTX JIT of newer code excluded); older major cannot run."""
+    NVIDIA's minor-version compatibility (docs/design/checks.md section 3): newer driver fine; same major but older
+    minor runs under minor-version compatibility (PTX JIT of newer code excluded); older major cannot run."""
     d, b = vtuple(driver_cuda_max), vtuple(build_cuda)
     if not d or not b:
         return Verdict("unknown", "driver or build CUDA version unknown")

@@ -2,7 +2,7 @@
 """cudaswitch torch probe: run by the conda environment's OWN Python, in a fresh process, with the environment the
 env's activation hooks produce. Prints exactly one JSON record on stdout, on a line starting with MARKER.
 
-Rules for this file (it runs in interpreters cudaswitch does not control):
+Rules for this file (it runs in interpreters cudaswitch does not control; docs/design/checks.md section 1):
   * standard library only until `import torch`; Python 3.6+ syntax (no walrus, no dataclasses, no annotations
     future import);
   * import nothing torch does not import anyway (the benchmark compares this probe with `python -c "import torch"`);
@@ -48,7 +48,7 @@ def _err(exc):
 def _libcuda_candidates():
     if sys.platform == "win32":
         return ["nvcuda.dll"]
-    # conda/conda:conda/plugins/virtual_packages/cuda.py tries the soname, then these folders (WSL last)
+    # the soname, then these folders, WSL last: where conda's __cuda looks (docs/design/checks.md section 2)
     names = ["libcuda.so.1", "libcuda.so"]
     for d in ("/usr/lib64/nvidia", "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64",
               "/usr/lib/wsl/lib"):
@@ -67,7 +67,7 @@ def _load(candidates):
     return None, None, errors
 
 
-def driver_info(query_devices):
+def ask_driver(query_devices):
     """cuDriverGetVersion needs no cuInit; the device queries do (and a hidden device makes cuInit fail)."""
     out = {"source": "libcuda", "library": None, "cuda_max": None, "driver_version": None, "devices": [],
            "cuinit": None, "error": None}
@@ -146,7 +146,7 @@ def torch_folders():
 
 
 def msvcp_copies():
-    """Windows: msvcp140.dll copies in the order the loader meets them (pytorch/pytorch#126507)."""
+    """Windows: msvcp140.dll copies in the order the loader meets them (docs/design/checks.md section 4)."""
     if sys.platform != "win32":
         return []
     dirs = [sys.prefix, os.path.join(sys.prefix, "Library", "bin")]
@@ -320,9 +320,9 @@ def main(argv):
     if "--driver-only" in argv:
         # like conda: a hidden device list makes cuInit fail, so the machine-level query ignores it
         os.environ.pop("CUDA_VISIBLE_DEVICES", None)
-        record["driver"] = driver_info(query_devices=True)
+        record["driver"] = ask_driver(query_devices=True)
     else:
-        record["driver"] = driver_info(query_devices=False)
+        record["driver"] = ask_driver(query_devices=False)
         record["cuda_visible_devices"] = env_cvd
         record["environ"] = dict((k, os.environ.get(k)) for k in (
             "CONDA_PREFIX", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES"))

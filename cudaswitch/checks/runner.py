@@ -1,5 +1,5 @@
 """Running probe.py: the environment's own Python (or cudaswitch's, isolated) runs it in a fresh process with a
-timeout, and the record it writes comes back as a `ProbeOutcome` (docs/design/checks.md, "The probe").
+timeout, and the record it writes comes back as a `ProbeOutcome` (docs/design/checks.md section 1).
 """
 
 from __future__ import annotations

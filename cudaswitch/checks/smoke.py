@@ -107,7 +107,7 @@ def _chain(torch: Dict, driver: Driver, toolkit: Optional[Dict], windows: bool) 
             v = knowledge.driver_runs(dmax, tv, "windows" if windows else "linux")
             out.append({"check": "driver vs toolkit", "status": v.status, "detail": v.message, "src": v.src})
         if cuda:
-            same = str(tv).split(".")[0] == str(cuda).split(".")[0]
+            same = knowledge.same_major(tv, cuda) is True
             out.append({"check": "torch CUDA vs toolkit nvcc", "status": "ok" if same else "mismatch",
                         "detail": f"torch CUDA {cuda}, toolkit CUDA {tv}" + ("" if same else
                                                                              ": CUDA extension builds fail"),

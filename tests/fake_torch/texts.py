@@ -1,8 +1,8 @@
-"""The real error texts the fake torch packages raise, each with where it was quoted from."""
+"""The real error texts the fake torch packages raise; docs/design/checks.md section 4 says where each comes from."""
 
 # The message as a Chinese-locale Windows prints it (Windows localises the system text, torch appends the English
-# "Error loading ..."); the English form of the same message is quoted in pytorch/pytorch#169429 ("[WinError 1114]
-# A dynamic link library (DLL) initialization routine failed. Error loading ...\torch\lib\c10.dll or one of its dependencies.").
+# "Error loading ..."); the English form is "[WinError 1114] A dynamic link library (DLL) initialization routine
+# failed. Error loading ...\torch\lib\c10.dll or one of its dependencies."
 WINERROR_1114 = ("[WinError 1114] 动态链接库(DLL)初始化例程失败。 Error loading "
                  "c:\\users\\24303\\.conda\\envs\\pytorch\\lib\\site-packages\\torch\\lib\\c10.dll or one of its "
                  "dependencies.")
@@ -14,8 +14,8 @@ WINERROR_126 = ("[WinError 126] 找不到指定的模块。 Error loading "
                 "C:\\Users\\xxx\\anaconda3\\envs\\pt\\lib\\site-packages\\torch\\lib\\fbgemm.dll or one of its "
                 "dependencies.")
 
-# NumPy 2's message for a module compiled against NumPy 1.x (numpy/core/_multiarray_umath.py, numpy 2.x), as quoted
-# in pytorch/pytorch#135013; then the ImportError the module raises.
+# NumPy 2's message for a module compiled against NumPy 1.x (numpy/core/_multiarray_umath.py, numpy 2.x); then the
+# ImportError the module raises.
 NUMPY_ABI_STDERR = (
     "\nA module that was compiled using NumPy 1.x cannot be run in\n"
     "NumPy 2.1.0 as it may crash. To support both 1.x and 2.x\n"
@@ -38,8 +38,7 @@ OMP_15 = ("OMP: Error #15: Initializing libiomp5md.dll, but found libiomp5md.dll
           "or silently produce incorrect results. For more information, please see "
           "http://www.intel.com/software/products/support/.\n")
 
-# pytorch/pytorch#111469 (pip torch with LD_LIBRARY_PATH pointing at a system CUDA 12.1), also
-# #140797 and #152783; the site-packages prefix is filled in by the fake.
+# pip torch with LD_LIBRARY_PATH pointing at a system CUDA 12.1; the site-packages prefix is filled in by the fake.
 UNDEFINED_SYMBOL = ("{site}/torch/lib/../../nvidia/cusparse/lib/libcusparse.so.12: undefined symbol: "
                     "__nvJitLinkAddData_12_1, version libnvJitLink.so.12")
 

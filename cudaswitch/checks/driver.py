@@ -96,14 +96,13 @@ def quick(system: System) -> Driver:
     return from_override(system.environ) or Driver(None)
 
 
-def query(system: System, python: Optional[str] = None, timeout: float = 20.0) -> Driver:
-    """For doctor and recommend: probe.py's --driver-only mode in a subprocess of `python` (default: cudaswitch's
-    own, isolated), unless the override says it."""
+def query(system: System, timeout: float = 20.0) -> Driver:
+    """For doctor and recommend: probe.py's --driver-only mode in a subprocess of cudaswitch's own Python
+    (isolated), unless the override says it."""
     over = from_override(system.environ)
     if over:
         return over
-    outcome = run_probe(python or sys.executable, dict(system.environ), timeout, ["--driver-only"],
-                        isolated=python is None)
+    outcome = run_probe(sys.executable, dict(system.environ), timeout, ["--driver-only"], isolated=True)
     wire = (outcome.record or {}).get("driver")
     if not wire:
         wire = {"source": "libcuda", "cuda_max": None, "devices": [],

@@ -35,7 +35,7 @@ PYTHONS = ["3.9", "3.10", "3.11", "3.12", "3.13", "3.14", "3.15"]
 PLATFORM = "manylinux_2_28_x86_64"
 SRC_PYPI = "S119"  # PyPI metadata of torch/torchvision/torchaudio wheels (this script)
 SRC_PYPI_NVIDIA = "S120"  # PyPI release lists of NVIDIA's wheels (this script)
-# CUDA 13.x minor -> driver branch, from the 13.4 Update 1 release notes (S41); PyPI cannot tell drivers.
+# CUDA 13.x minor -> driver branch (sources.csv S41 names where from); PyPI cannot tell drivers.
 DRIVER_BRANCH = {(13, 3): "R610", (13, 4): "R615"}
 
 
@@ -165,7 +165,7 @@ def plan(snapshot: dict) -> Dict[str, Tuple[List[str], List[Dict[str, str]], Lis
     torch = snapshot["torch"]
 
     # torch_wheels.csv: one row per release; PyPI's default build fills pypi_default_linux. A new row takes its
-    # wheel tags from torch_release.csv's builds for that minor (download.pytorch.org, S98) when that row exists.
+    # wheel tags from torch_release.csv's builds for that minor when that row exists.
     _, releases = _read("torch_release.csv")
     builds = {vt(r["torch"])[:2]: (re.findall(r"(\d+)\.(\d+)\s*(?:\(|;|$)", r["stable_cuda (cudnn)"]), r["src"])
               for r in releases}
@@ -201,7 +201,7 @@ def plan(snapshot: dict) -> Dict[str, Tuple[List[str], List[Dict[str, str]], Lis
     rows.sort(key=lambda r: vt(r["torch"]), reverse=True)
     result["torch_wheels.csv"] = (fields, rows, changes)
 
-    # torch_release.csv: a row per minor; existing rows (with download.pytorch.org's builds) are only checked
+    # torch_release.csv: a row per minor; existing rows (with their wheel-index builds) are only checked
     fields, rows = _read("torch_release.csv")
     changes = []
     have = {vt(r["torch"])[:2]: r for r in rows}

@@ -35,6 +35,7 @@ def smoke(name, prefix, as_json, cpu_ok, timeout):
             click.echo(line)
     sys.exit(report.exit_code)
 
+
 @click.command()
 @_env_options
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")

@@ -124,14 +124,8 @@ def test_ninja_missing_and_found_in_the_env(cu130, toolkit_13_0, tmp_path):
     assert "NINJA_MISSING" not in f
 
 
-def test_cpu_torch_gets_no_build_findings(toolkit_13_0, tmp_path):
-    import envs
-
-    try:
-        cpu = envs.torch_venv()  # the real CPU torch 2.13.0
-    except (envs.EnvUnavailable, OSError) as exc:
-        pytest.skip(f"no CPU torch environment: {exc}")
-    assert check(cpu, toolkit_13_0, {"PATH": str(tmp_path)}) == {}
+def test_cpu_torch_gets_no_build_findings(toolkit_13_0, tmp_path, torch_env):
+    assert check(torch_env, toolkit_13_0, {"PATH": str(tmp_path)}) == {}
 
 
 def test_doctor_cli_names_each_with_a_fix(cu130, real_trees, toolkit_13_0, clean_env):

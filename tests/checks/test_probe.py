@@ -9,7 +9,8 @@ PROBE = runner.PROBE
 
 
 def test_probe_is_python_3_6_syntax():
-    ast.parse(PROBE.read_text(encoding="utf-8"), feature_version=(3, 6))
+    tree = ast.parse(PROBE.read_text(encoding="utf-8"), feature_version=(3, 6))
+    assert {"main", "ask_driver", "run_torch"} <= {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
 
 
 def test_probe_imports_only_the_standard_library_before_torch():

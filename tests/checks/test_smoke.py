@@ -281,7 +281,7 @@ def test_conda_and_pip_torch_in_one_env(env, clean_env, torch_env):
 
 def test_two_torch_folders_on_sys_path(env, clean_env, torch_env):
     envs.link_real_torch(env)
-    real = envs.site_packages(envs.torch_venv()) / "torch"
+    real = envs.site_packages(torch_env) / "torch"
     os.symlink(real, envs.site_packages(env) / "torch")
     r, rec = smoke(env, clean_env, "--cpu-ok")
     assert r.returncode == 1 and rec["code"] == "TORCH_MIXED_INSTALL"

@@ -1,6 +1,12 @@
-"""Windows with NVIDIA's real files: the win_amd64 wheels' nvcc.exe, cudart64_*.dll and cuDNN 9 DLLs, in the layouts
-NVIDIA's installers leave (tests/cudatrees.py says which file comes from which wheel), read under
-CUDASWITCH_OS=windows; and the Windows cuDNN load check run under wine with a mingw-built loader.
+"""Windows with NVIDIA's real files: the win_amd64 wheels' nvcc.exe, cudart64_*.dll, cuDNN 9 DLLs and cuDNN 8.9
+files, in the layouts NVIDIA's installers and zips leave (tests/cudatrees.py and tests/nvidia_wheels.py say which
+file comes from which wheel), read under CUDASWITCH_OS=windows; and the Windows cuDNN load check run under wine with
+a mingw-built loader.
+
+Real and synthetic here: every DLL, exe, header and cuDNN 8 import library is NVIDIA's own file. Synthetic where no
+wheel carries the file: cuDNN 9's .lib import libraries (installer layout, 9.10 zip), the five cuDNN 8 sub-library
+DLLs that cudnnGetVersion never opens (stand-ins with the real names in the 8.9 zips), and the 'win-9.10-archive'
+zip of the quoting tests (its contents do not matter there).
 """
 
 import hashlib
@@ -8,6 +14,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -65,6 +72,14 @@ def test_cudnn_version_read_from_real_dll():
     dll = cudatrees.win_cudnn_bin() / "cudnn64_9.dll"
     assert versions.cudnn_from_pe(dll) == "9.10.2"
     assert pe.read_version_info(dll).strings["FileVersion"] == "9.10.2.21"
+
+
+@pytest.mark.parametrize("spec,version", [(nw.WIN_CUDNN_8_CU11, "8.9.5"), (nw.WIN_CUDNN_8_CU12, "8.9.7")])
+def test_cudnn_8_version_read_from_real_dll_and_header(spec, version):
+    files = nw.win_cudnn_8(spec)
+    dll = files / "bin" / "cudnn64_8.dll"
+    assert versions.cudnn_from_pe(dll) == version and pe.read_version_info(dll).strings["FileVersion"] == version + ".29"
+    assert versions.cudnn_version_in(files / "include") == version
 
 
 def test_files_that_are_not_pe_or_carry_no_version():
@@ -166,6 +181,109 @@ def test_pip_wheel_env_linux_cudnn_column(tmp_path):
     found = discover(System(os="linux", environ=env, run=no_process, python_paths=[str(site)]))
     (tk,) = [t for t in found.toolkits if t.kind == "pip-wheels" and t.root.startswith(str(tmp_path))]
     assert (tk.version, tk.cudnn) == ("12.9.79", "9.10.2.21")
+
+
+# ---- cuDNN 8.9 copied into the toolkit (what NVIDIA's 8.x guide told users to do) -----------------------------
+
+def cudnn_8_into_toolkit(root: Path, spec: str, load: bool = False, parts=("bin", "include", "lib/x64")) -> Path:
+    """The real cuDNN 8.9 members copied into a toolkit's bin, include and lib\\x64 (nvidia_wheels.win_cudnn_8)."""
+    files = nw.win_cudnn_8(spec, load=load)
+    for part in parts:
+        cudatrees._copytree(files / part, root / part)
+    return root
+
+
+@pytest.fixture(scope="module")
+def drive8(tmp_path_factory):
+    """C: with CUDA 11.8 + cuDNN 8.9.5 and CUDA 12.9 + cuDNN 8.9.7 (real files, copied into the toolkits), CUDA 13.0,
+    and cuDNN 9.10 from NVIDIA's exe installer."""
+    root = tmp_path_factory.mktemp("drive8")
+    cudnn_8_into_toolkit(cudatrees.windows_real_toolkit(root, "11.8"), nw.WIN_CUDNN_8_CU11)
+    cudnn_8_into_toolkit(cudatrees.windows_real_toolkit(root, "12.9"), nw.WIN_CUDNN_8_CU12)
+    cudatrees.windows_real_toolkit(root, "13.0")
+    cudatrees.windows_cudnn_installer(root, cuda="12.9", x64=True)
+    return root
+
+
+def test_toolkit_cudnn_8_versions_without_a_process(drive8):
+    found = discover(win_system(drive8))  # run=no_process: any spawn fails the test
+    got = {t.root.rsplit("\\", 1)[-1]: (t.version, t.cudnn) for t in found.toolkits}
+    assert got == {"v11.8": ("11.8.89", "8.9.5"), "v12.9": ("12.9.79", "8.9.7"), "v13.0": ("13.0.88", None)}
+    assert [c.version for c in found.cudnn_installs] == ["9.10.2"] and found.warnings == []
+
+
+def test_list_and_status_spawn_no_process_on_the_real_windows_files(drive8, clean_env, tmp_path):
+    """The whole CLI, not only discover(): `list --json` and `status --json` on the real Windows files (three
+    toolkits read from their PE resources, cuDNN 8 from headers, the installer's cuDNN 9) start no process: strace
+    sees one execve, Python itself, and no fork or non-thread clone."""
+    import re
+
+    strace = require_tool("strace")
+    env = dict(clean_env, CUDASWITCH_FS_ROOT=str(drive8), CUDASWITCH_OS="windows",
+               PATH=r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.9\bin;C:\Windows\System32")
+    env["PYTHONPATH"] = str(HERE.parent)
+    import seams
+
+    for args in (["list", "--json"], ["status", "--json"]):
+        log = tmp_path / f"trace-{args[0]}"
+        r = subprocess.run([strace, "-f", "-e", "trace=execve,clone,clone3,fork,vfork", "-o", str(log),
+                            sys.executable, seams.ENTRY, *args], env=env,
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+        rec = json.loads(r.stdout)
+        calls = [ln for ln in log.read_text().splitlines() if re.search(r"\b(execve|clone3?|v?fork)\(", ln)
+                 and "CLONE_THREAD" not in ln and "resumed>" not in ln]
+        assert len(calls) == 1 and "execve(" in calls[0], calls
+        if args[0] == "list":
+            assert sorted((t["version"], t["cudnn"]) for t in rec["toolkits"]) == [
+                ("11.8.89", "8.9.5"), ("12.9.79", "8.9.7"), ("13.0.88", None)]
+        else:
+            assert rec["cudnn_dll_on_path"] == env["PATH"].split(";")[0] + "\\cudnn64_8.dll"
+
+
+def test_doctor_names_cudnn64_8_for_a_toolkit_with_cudnn_8(tmp_path, clean_env):
+    drive = tmp_path / "drive"
+    cudnn_8_into_toolkit(cudatrees.windows_real_toolkit(drive, "11.8"), nw.WIN_CUDNN_8_CU11)
+    codes = _doctor_codes(drive, r"C:\Windows\System32", clean_env)
+    fix = codes["CUDNN_NOT_ON_PATH"]["fix"]
+    assert "cudnn64_8.dll" in fix and "cudnn64_9.dll" not in fix
+    assert r"CUDA\v11.8\bin (cuDNN 8.9.5)" in fix
+    on_path = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v11.8\bin"
+    assert "CUDNN_NOT_ON_PATH" not in _doctor_codes(drive, on_path, clean_env)
+    st_ = _cli(["status"], drive, on_path, clean_env).stdout
+    assert f"cuDNN on PATH: {on_path}\\cudnn64_8.dll" in st_
+
+
+@pytest.mark.parametrize("spec,cuda,version", [(nw.WIN_CUDNN_8_CU11, "11.8", "8.9.5"),
+                                               (nw.WIN_CUDNN_8_CU12, "12.9", "8.9.7")])
+def test_real_cudnn_8_zip_installs_and_undoes_byte_identically(tmp_path, clean_env, spec, cuda, version):
+    """NVIDIA's cuDNN 8.9 zip layout built from the real files (tests/cudnn_archives.real_windows_8_zip) into the
+    real-file toolkit for its CUDA: files land in bin, include and lib\\x64; list reads the version back; undo
+    leaves the drive byte for byte as it was."""
+    import cudnn_archives as ca
+
+    drive = tmp_path / "drive"
+    root = cudatrees.windows_real_toolkit(drive, cuda)
+    env = dict(clean_env, CUDASWITCH_FS_ROOT=str(drive), CUDASWITCH_OS="windows")
+
+    def snap():
+        return {str(p.relative_to(drive)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
+                for p in sorted(drive.rglob("*"))}
+
+    before = snap()
+    out = run_cli(["install-cudnn", str(ca.real_windows_8_zip(spec)), "--cuda", cuda], env=env)
+    assert out.returncode == 0, out.stderr
+    real = nw.win_cudnn_8(spec)
+    assert (root / "bin" / "cudnn64_8.dll").read_bytes() == (real / "bin" / "cudnn64_8.dll").read_bytes()
+    assert (root / "lib" / "x64" / "cudnn_cnn_infer64_8.lib").read_bytes() == \
+        (real / "lib" / "x64" / "cudnn_cnn_infer64_8.lib").read_bytes()
+    assert sorted(p.name for p in (root / "include").glob("cudnn*.h")) == sorted(nw.WIN_CUDNN_8_HEADERS)
+    assert f"Checked (header only): include/cudnn_version.h says {version}" in out.stdout
+    listed = json.loads(run_cli(["list", "--json"], env=env).stdout)
+    assert [t["cudnn"] for t in listed["toolkits"]] == [version]
+    back = run_cli(["uninstall-cudnn", "--cuda", cuda], env=env)
+    assert back.returncode == 0 and f"Removed cuDNN {version}" in back.stdout, back.stderr
+    assert snap() == before
 
 
 # ---- cuDNN from NVIDIA's exe installer ------------------------------------------------------------------------

@@ -128,6 +128,26 @@ def wheel_location(spec: str, platform: str = "linux") -> Union[Path, str]:
     return url
 
 
+INDEX = "https://pypi.org/simple"
+
+
+def index_url(spec: str, platform: str = "linux") -> str:
+    """The wheel's URL from the package index's JSON listing (PEP 691, what pip reads), without downloading it.
+    `wheel_location` cannot serve here: for a wheel the index publishes no separate metadata for (NVIDIA's cuDNN
+    8.9 wheels), `pip install --dry-run` downloads the whole 700 MB wheel to read it."""
+    name, version = spec.split("==")
+    req = urllib.request.Request(f"{os.environ.get('CUDASWITCH_TEST_INDEX', INDEX)}/{name}/",
+                                 headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        files = json.load(r)["files"]
+    stem = name.replace("-", "_") + "-" + version + "-"
+    tag = "win_amd64" if platform == WIN else "manylinux"
+    hits = [f["url"] for f in files if f["filename"].startswith(stem) and tag in f["filename"]
+            and f["filename"].endswith(".whl")]
+    assert hits, f"the index lists no {tag} wheel for {spec}"
+    return hits[0]
+
+
 class HttpRange(io.RawIOBase):
     """A remote file read with HTTP Range requests, so zipfile reads the central directory and the wanted members
     instead of downloading the whole wheel. `fetched` counts the bytes that came over the network."""
@@ -172,7 +192,8 @@ def open_wheel(location: Union[Path, str]) -> zipfile.ZipFile:
 
 def members(spec: str, names: Iterable[str], platform: str = "linux") -> Path:
     """A folder in the cache holding only `names` (paths inside the wheel, real bytes), fetched once. A wheel
-    already in the cache (nw.wheel) is read in place; otherwise only the zip directory and those members travel."""
+    already in the cache (nw.wheel) is read in place; otherwise only the index listing, the zip directory and those
+    members travel."""
     names = sorted(set(names))
     name, version = spec.split("==")
     dest = cache_dir() / "members" / f"{name}-{version}-{platform}"
@@ -181,13 +202,13 @@ def members(spec: str, names: Iterable[str], platform: str = "linux") -> Path:
         return dest
     stem = name.replace("-", "_") + "-" + version + "-"
     local = sorted((cache_dir() / "wheels").glob(stem + ("*win_amd64" if platform == WIN else "*manylinux") + "*.whl"))
-    with open_wheel(local[0] if local else wheel_location(spec, platform)) as zf:
+    with open_wheel(local[0] if local else index_url(spec, platform)) as zf:
         for n in missing:
             target = dest / n
             target.parent.mkdir(parents=True, exist_ok=True)
             tmp = target.with_name(target.name + ".partial")
             with zf.open(n) as src, open(tmp, "wb") as out:
-                shutil.copyfileobj(src, out, 1 << 20)
+                shutil.copyfileobj(src, out, 16 << 20)  # one range request per 16 MB: few round trips
             os.replace(tmp, target)
     return dest
 

@@ -212,6 +212,14 @@ def test_toolkit_cudnn_8_versions_without_a_process(drive8):
     assert [c.version for c in found.cudnn_installs] == ["9.10.2"] and found.warnings == []
 
 
+def test_toolkit_with_only_the_cudnn_dll_copied_in(tmp_path):
+    """Many setup guides say: copy cudnn64_8.dll into CUDA's bin. No header then: the version comes from the real
+    DLL's version resource, and nothing is run."""
+    cudnn_8_into_toolkit(cudatrees.windows_real_toolkit(tmp_path, "11.8"), nw.WIN_CUDNN_8_CU11, parts=("bin",))
+    (tk,) = discover(win_system(tmp_path)).toolkits
+    assert (tk.version, tk.cudnn) == ("11.8.89", "8.9.5")
+
+
 def test_list_and_status_spawn_no_process_on_the_real_windows_files(drive8, clean_env, tmp_path):
     """The whole CLI, not only discover(): `list --json` and `status --json` on the real Windows files (three
     toolkits read from their PE resources, cuDNN 8 from headers, the installer's cuDNN 9) start no process: strace

@@ -3,10 +3,10 @@ files, in the layouts NVIDIA's installers and zips leave (tests/cudatrees.py and
 file comes from which wheel), read under CUDASWITCH_OS=windows; and the Windows cuDNN load check run under wine with
 a mingw-built loader.
 
-Real and synthetic here: every DLL, exe, header and cuDNN 8 import library is NVIDIA's own file. Synthetic where no
-wheel carries the file: cuDNN 9's .lib import libraries (installer layout, 9.10 zip), the five cuDNN 8 sub-library
-DLLs that cudnnGetVersion never opens (stand-ins with the real names in the 8.9 zips), and the 'win-9.10-archive'
-zip of the quoting tests (its contents do not matter there).
+Real and synthetic here: every exe, header and cuDNN 8 import library, and every DLL a test loads or reads, is
+NVIDIA's own file. Synthetic: cuDNN 9's .lib import libraries (installer layout, 9.10 zip; no wheel carries them),
+and the five cuDNN 8 sub-library DLLs cudnnGetVersion never opens (the wheels have them, at 53-351 MB compressed
+each; the 8.9 zips hold small stand-ins with the real names).
 """
 
 import hashlib
@@ -492,30 +492,30 @@ def test_undo_line_is_quoted_for_the_shell(win_env, tmp_path):
     import cudnn_archives as ca
 
     _drive, env = win_env
-    archive = ca.make(tmp_path / "a", "win-9.10-archive")
+    archive = ca.real_windows_8_zip(nw.WIN_CUDNN_8_CU12)  # real 8.9.7 files
     out = run_cli(["install-cudnn", str(archive), "--cuda", "12.9"], env=env)
     assert out.returncode == 0, out.stderr
     undo = next(line for line in out.stdout.splitlines() if line.startswith("Undo with: "))
     assert undo == ('Undo with: cudaswitch uninstall-cudnn --cuda '
                     '"C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.9"')
     # a Windows library cannot be loaded on this Linux host: the header alone was checked, and it says so
-    assert "Checked (header only): include/cudnn_version.h says 9.10.2" in out.stdout
+    assert "Checked (header only): include/cudnn_version.h says 8.9.7" in out.stdout
     assert "Verified" not in out.stdout
     # and the pasted command works (cmd and PowerShell both strip the double quotes; so does this argv split)
     import shlex
 
     back = run_cli(shlex.split(undo[len("Undo with: cudaswitch "):]), env=env)
-    assert back.returncode == 0 and "Removed cuDNN 9.10.2" in back.stdout, back.stderr
+    assert back.returncode == 0 and "Removed cuDNN 8.9.7" in back.stdout, back.stderr
 
 
 def test_verify_json_ok_is_false_when_only_the_header_was_checked(win_env, tmp_path):
     import cudnn_archives as ca
 
     _drive, env = win_env
-    archive = ca.make(tmp_path / "a", "win-9.10-archive")
+    archive = ca.real_windows_8_zip(nw.WIN_CUDNN_8_CU12)  # real 8.9.7 files
     rec = json.loads(run_cli(["install-cudnn", str(archive), "--cuda", "12.9", "--json"], env=env).stdout)
     assert rec["verify"]["checked"] == "header only" and rec["verify"]["ok"] is False
-    assert rec["verify"]["header"] == "9.10.2" and rec["verify"]["library"] is None
+    assert rec["verify"]["header"] == "8.9.7" and rec["verify"]["library"] is None
 
 
 def test_cmd_hooks_stay_silent_with_echo_on(win_env, tmp_path, loader):

@@ -7,6 +7,7 @@ wheel once. A failed download is a test error, never a skip: CI must exercise th
 
 from __future__ import annotations
 
+import http.client
 import io
 import json
 import os
@@ -14,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import urllib.request
 import zipfile
 from pathlib import Path
@@ -175,8 +177,17 @@ class HttpRange(io.RawIOBase):
             return 0
         end = min(self.pos + len(b), self.size) - 1
         req = urllib.request.Request(self.url, headers={"Range": f"bytes={self.pos}-{end}"})
-        with urllib.request.urlopen(req, timeout=120) as r:
-            data = r.read()
+        for attempt in range(3):  # a dropped connection on a CI machine is retried, not a failed test run
+            try:
+                with urllib.request.urlopen(req, timeout=120) as r:
+                    if r.status != 206:
+                        raise OSError(f"{self.url}: the server ignored the byte range (HTTP {r.status})")
+                    data = r.read()
+                break
+            except (OSError, http.client.HTTPException):
+                if attempt == 2:
+                    raise
+                time.sleep(2 * (attempt + 1))
         b[:len(data)] = data
         self.pos += len(data)
         self.fetched += len(data)

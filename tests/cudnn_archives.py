@@ -190,9 +190,10 @@ def make(folder: Path, layout: str) -> Path:
     if layout == "win-8.3-archive":
         return write_zip(folder / "cudnn-windows-x86_64-8.3.2.44_cuda11.5-archive.zip",
                          windows_entries("8.3.2.44", "11.5", "archive-lib"))
-    if layout == "win-8.9-archive":
-        return write_zip(folder / "cudnn-windows-x86_64-8.9.7.29_cuda12-archive.zip",
-                         windows_entries("8.9.7.29", "12", "archive"))
+    if layout == "win-8.9-archive":  # NVIDIA's real cuDNN 8.9.7.29 files where the tests have them
+        out = folder / "cudnn-windows-x86_64-8.9.7.29_cuda12-archive.zip"
+        shutil.copyfile(real_windows_8_zip(), out)
+        return out
     if layout == "win-9.10-archive":
         return write_zip(folder / "cudnn-windows-x86_64-9.10.2.21_cuda12-archive.zip",
                          windows_entries("9.10.2.21", "12", "archive"))
@@ -349,5 +350,38 @@ def real_windows_zip(out_dir: Optional[Path] = None) -> Path:
             zf.writestr(f"{name}/lib/x64/{lib}.lib", b"!<arch>\n" + _blob(lib + ".lib", "9.10.2.21", 512))
         lic = next(wheel.glob("*.dist-info/licenses/License.txt"), None)
         zf.writestr(f"{name}/LICENSE", lic.read_bytes() if lic else LICENSE)
+    os.replace(tmp, out)
+    return out
+
+
+def real_windows_8_zip(spec: str = nw.WIN_CUDNN_8_CU12, load: bool = False, out_dir: Optional[Path] = None) -> Path:
+    """NVIDIA's cuDNN 8.9 Windows zip layout, `cudnn-windows-x86_64-<ver>_cuda<major>-archive/{bin,include,lib/x64}`
+    + LICENSE, from the real members of the cuDNN 8.9 win_amd64 wheel (nvidia_wheels.win_cudnn_8): the real
+    cudnn64_8.dll, the 9 real headers, the 14 real import libraries and the wheel's license text. Of the six
+    sub-library DLLs (53-351 MB compressed each) only cudnn_ops_infer64_8.dll is real, and only with load=True
+    (the one cudnnGetVersion needs); the others are small synthetic stand-ins with the real names. Cached."""
+    name, version = spec.split("==")
+    cuda = name.rsplit("cu", 1)[1]
+    top = f"cudnn-windows-x86_64-{version}_cuda{cuda}-archive"
+    out_dir = out_dir or nw.cache_dir() / "archives"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / (f"{top}.zip" if not load else f"{top}-load.zip")
+    if out.exists():
+        return out
+    src = nw.win_cudnn_8(spec, load=load)
+    tmp = out_dir / f".{out.name}.{os.getpid()}.partial"
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+        zf.write(src / "bin" / "cudnn64_8.dll", f"{top}/bin/cudnn64_8.dll")
+        for sub in nw.WIN_CUDNN_8_SUBLIBS:
+            real = src / "bin" / f"{sub}64_8.dll"
+            if load and real.is_file():
+                zf.write(real, f"{top}/bin/{real.name}")
+            else:
+                zf.writestr(f"{top}/bin/{sub}64_8.dll", b"MZ" + _blob(sub, version))
+        for role, folder in (("include", "include"), ("lib/x64", "lib/x64")):
+            for f in sorted((src / folder).iterdir()):
+                zf.write(f, f"{top}/{role}/{f.name}")
+        lic = src.parent.parent / f"{name.replace('-', '_')}-{version}.dist-info" / "License.txt"
+        zf.writestr(f"{top}/LICENSE", lic.read_bytes())
     os.replace(tmp, out)
     return out

@@ -132,10 +132,14 @@ def doctor_findings(system: System, installs: List[CudnnInstall], toolkits) -> L
         out.append(Finding("CUDNN_BIN_WITHOUT_DLL", WARNING,
                            f"PATH holds {entry}, which NVIDIA's cuDNN installer adds, but no cudnn64_*.dll is in it "
                            f"(the DLLs are one level down, per CUDA version)", fix, [entry]))
-    if dll_on_path(system) is None and (with_dll or any(getattr(t, "cudnn", None) for t in toolkits)):
-        where = hint or ", ".join(f"{t.root} (cuDNN {t.cudnn})" for t in toolkits if getattr(t, "cudnn", None))
+    with_cudnn = [t for t in toolkits if getattr(t, "cudnn", None)]
+    if dll_on_path(system) is None and (with_dll or with_cudnn):
+        where = hint or ", ".join(f"{system.join(t.root, 'bin')} (cuDNN {t.cudnn})" for t in with_cudnn)
+        # the DLL's name follows cuDNN's major version: a toolkit with cuDNN 8 in it holds cudnn64_8.dll
+        names = sorted({str(system.pure(i.dll).name) for i in with_dll} if with_dll else
+                        {f"cudnn64_{t.cudnn.split('.')[0]}.dll" for t in with_cudnn})
         out.append(Finding("CUDNN_NOT_ON_PATH", WARNING,
                            "no cudnn64_*.dll is reachable on PATH: programs that load cuDNN from PATH (TensorFlow, "
                            "onnxruntime, your own builds) fail with error 126; torch wheels carry their own",
-                           f"put the folder holding cudnn64_9.dll for your CUDA version on PATH: {where}", []))
+                           f"put the folder holding {' or '.join(names)} for your CUDA version on PATH: {where}", []))
     return out

@@ -407,6 +407,17 @@ def _wheel_cudnn(layout: _Layout) -> Optional[str]:
     return None
 
 
+def _dll_cudnn(system: System, layout: _Layout) -> Optional[str]:
+    """cuDNN copied into a Windows toolkit without its headers (only bin\\cudnn64_N.dll, as many setup guides say):
+    the DLL's version resource, read without running anything."""
+    if not system.windows:
+        return None
+    from cudaswitch.cudnn.windows import dll_in
+
+    dlls = [d for d in (dll_in(system, b) for b in layout.bin_dirs) if d]
+    return versions.cudnn_from_pe(system.local(dlls[0])) if dlls else None
+
+
 def _broken_links(loc: Path) -> List[str]:
     out = []
     for name in ("bin", "lib64", "lib", "include", os.path.join("bin", "nvcc")):
@@ -466,7 +477,8 @@ def inspect(system: System, cand: _Candidate, root: str) -> Tuple[Optional[Toolk
         version="unknown" if unknown else str(v), root=root, sources=[cand.source], version_source=reading.source,
         kind=cand.kind,
         nvcc=layout.nvcc, bin_dirs=layout.bin_dirs, lib_dirs=layout.lib_dirs, include_dir=layout.include_dir,
-        cudnn=_cudnn_version(system, layout.include_dir) or _wheel_cudnn(layout), flags=flags, warnings=warnings,
+        cudnn=_cudnn_version(system, layout.include_dir) or _wheel_cudnn(layout) or _dll_cudnn(system, layout),
+        flags=flags, warnings=warnings,
         cuda=v,
     )
     return tk, []

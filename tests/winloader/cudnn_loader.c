@@ -1,6 +1,6 @@
 /* The Windows cuDNN load check as Python's ctypes does it, for wine: os.add_dll_directory(dir) is AddDllDirectory,
    ctypes.CDLL(full path) is LoadLibraryExW with LOAD_LIBRARY_SEARCH_DEFAULT_DIRS | LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR.
-   Prints cudnnGetVersion(). Built with Debian's x86_64-w64-mingw32-gcc by tests/test_windows_real.py. */
+   Prints cudnnGetVersion(). Built with Debian's x86_64-w64-mingw32-gcc by tests/winfiles.py (wine_loader). */
 #include <windows.h>
 #include <stdio.h>
 #include <wchar.h>

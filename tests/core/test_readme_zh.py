@@ -17,11 +17,11 @@ def test_the_readmes_link_to_each_other_from_the_top():
 def test_every_command_in_the_english_readme_is_in_the_chinese_one():
     from cudaswitch.cli import main
 
-    documented = {c for c in main.commands if re.search(rf"`cudaswitch {re.escape(c)}\b", EN)}
+    documented = {c for c in main.list_commands(None) if re.search(rf"`cudaswitch {re.escape(c)}\b", EN)}
     assert {"list", "use", "smoke", "doctor", "install-cudnn"} <= documented  # the check reads the README right
     missing = sorted(c for c in documented if not re.search(rf"cudaswitch {re.escape(c)}\b", ZH))
     assert not missing, f"commands documented in README.md but not in README.zh-CN.md: {missing}"
-    undocumented = sorted(c for c in main.commands if not re.search(rf"cudaswitch {re.escape(c)}\b", ZH))
+    undocumented = sorted(c for c in main.list_commands(None) if not re.search(rf"cudaswitch {re.escape(c)}\b", ZH))
     assert not undocumented, f"commands missing from README.zh-CN.md: {undocumented}"
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Iterable, List, Optional
 
 from cudaswitch.core.errors import CudaswitchError
+from cudaswitch.core.i18n import M
 
 POSIX = hasattr(os, "geteuid") and hasattr(os, "O_NOFOLLOW")
 
@@ -97,8 +98,9 @@ def refuse_if_foreign(paths: Iterable[Path], what: str, how: str, below: Optiona
     for p in paths:
         why = path_problem(p, below)
         if why:
-            raise CudaswitchError(f"refused to {what}: {why}, and cudaswitch runs as {user_name(euid())}: it does "
-                                  f"not act on files another user could have written; {how}; nothing was changed")
+            raise CudaswitchError(M("refused to {what}: {why}, and cudaswitch runs as {user}: it does not act on "
+                                    "files another user could have written; {how}; nothing was changed",
+                                    what=what, why=why, user=user_name(euid()), how=how))
 
 
 def owner_hint(path: Path) -> str:
@@ -145,12 +147,12 @@ def open_dir(base: Path, parts: Iterable[str], create: bool = False) -> int:
                 new = os.open(name, flags | os.O_NOFOLLOW, dir_fd=fd)
             except OSError as exc:
                 if os.path.islink(where):
-                    raise CudaswitchError(f"{where} is a symlink; cudaswitch does not write through links inside an "
-                                          f"environment (it could point anywhere, such as /etc/profile.d); remove it "
-                                          f"and run the command again; nothing was changed") from None
+                    raise CudaswitchError(M("{where} is a symlink; cudaswitch does not write through links inside an "
+                                            "environment (it could point anywhere, such as /etc/profile.d); remove it "
+                                            "and run the command again; nothing was changed", where=where)) from None
                 if exc.errno == errno.ENOTDIR:
-                    raise CudaswitchError(f"{where} is not a folder; move it away and run the command again; "
-                                          f"nothing was changed") from None
+                    raise CudaswitchError(M("{where} is not a folder; move it away and run the command again; "
+                                            "nothing was changed", where=where)) from None
                 raise
             os.close(fd)
             fd = new
@@ -198,7 +200,8 @@ def write_at(dir_fd: int, name: str, data: bytes) -> None:
 
     old = regular_stat(dir_fd, name)
     if old is not None and stat.S_ISDIR(old.st_mode):
-        raise CudaswitchError(f"{name} is a folder where cudaswitch writes a file; move it away; nothing was changed")
+        raise CudaswitchError(M("{name} is a folder where cudaswitch writes a file; move it away; nothing was "
+                                "changed", name=name))
     keep = old is not None and stat.S_ISREG(old.st_mode)
     if keep:
         mode = stat.S_IMODE(old.st_mode)

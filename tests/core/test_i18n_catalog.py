@@ -83,7 +83,8 @@ def test_the_glossary_terms_are_used_consistently():
         messages = [m for m in read_po(fh) if m.id]
     bad = []
     for english, chinese in rows:
-        pattern = re.compile(rf"\b{re.escape(english)}s?\b(?!\.\w)")  # not a file name (environment.yml)
+        # the word, not a file name (environment.yml), a command (install-toolkit) or a placeholder ({wheel})
+        pattern = re.compile(rf"(?<![-{{])\b{re.escape(english)}s?\b(?!\.\w|}})")
         for m in messages:
             if pattern.search(m.id) and chinese not in m.string:
                 bad.append(f"{english} -> {chinese}: {m.id!r} -> {m.string!r}")

@@ -55,11 +55,11 @@ def stat_problem(st: os.stat_result, me: Optional[int] = None) -> Optional[str]:
         return None
     sticky = stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_ISVTX
     if st.st_uid not in (me, 0):
-        return f"belongs to {user_name(st.st_uid)}"
+        return M("belongs to {user}", user=user_name(st.st_uid))
     if st.st_mode & stat.S_IWOTH and not sticky:
-        return "is writable by every user"
+        return M("is writable by every user")
     if me == 0 and st.st_mode & stat.S_IWGRP and not sticky and st.st_gid != 0:
-        return f"is writable by {group_name(st.st_gid)}"
+        return M("is writable by {group}", group=group_name(st.st_gid))
     return None
 
 
@@ -85,10 +85,10 @@ def path_problem(path: Path, below: Optional[Path] = None, me: Optional[int] = N
             try:
                 st = os.stat(p)
             except OSError:
-                return f"{p} is a broken symlink"
+                return M("{path} is a broken symlink", path=p)
         why = stat_problem(st, me)
         if why:
-            return f"{p} {why}"
+            return M("{path} {why}", path=p, why=why)
     return None
 
 
@@ -122,7 +122,7 @@ def executable_problem(path: Path) -> Optional[str]:
     try:
         real = Path(os.path.realpath(path))
     except OSError:
-        return f"{path} cannot be resolved"
+        return M("{path} cannot be resolved", path=path)
     return path_problem(real)
 
 

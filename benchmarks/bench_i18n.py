@@ -2,7 +2,9 @@
 interleaved in the same loop so machine noise hits both; the figure is the ratio of medians (zh / en).
 
   - `list --json` (20 toolkits): prints no human text, so it must not read the catalog (target ratio ~1.0);
-  - `doctor -p MISSING`: one translated error line, so the catalog is read (the cost of the lazy load).
+  - `doctor -p MISSING`: one translated error line, so the catalog is read (the cost of the lazy load);
+  - `use --help`: the whole help page, translated by cudaswitch/cli/help_text.py in zh_CN (imported and the catalog
+    read only then); in English click's own formatter, untouched.
 
 With `--baseline DIR` (a checkout from before translation, e.g. `git archive 057d576 | tar -x -C DIR`), also
 `list --json` of this checkout against DIR's under LANG=zh_CN.UTF-8, interleaved (ratio this / baseline).
@@ -45,8 +47,12 @@ def main():
         check = subprocess.run([sys.executable, "-m", "cudaswitch", "doctor", "-p", missing], env=zh,
                                capture_output=True, text=True)
         assert "错误" in check.stderr, check.stderr  # the zh run really prints Chinese
-        for label, cmd in (("list --json", ["list", "--json"]), ("doctor -p MISSING (error line)",
-                                                                  ["doctor", "-p", missing])):
+        check = subprocess.run([sys.executable, "-m", "cudaswitch", "use", "--help"], env=zh, capture_output=True,
+                               text=True)
+        assert check.stdout.startswith("用法："), check.stdout
+        for label, cmd in (("list --json", ["list", "--json"]),
+                           ("doctor -p MISSING (error line)", ["doctor", "-p", missing]),
+                           ("use --help", ["use", "--help"])):
             full = [sys.executable, "-m", "cudaswitch", *cmd]
             a, b = [], []
             for _ in range(args.runs):

@@ -2,9 +2,10 @@
 
     python scripts/i18n_catalog.py update    # extract marked messages from cudaswitch/ into every .po
     python scripts/i18n_catalog.py compile   # .po -> .mo (commit both)
-    python scripts/i18n_catalog.py check     # what tests/test_i18n_catalog.py checks, as a report
+    python scripts/i18n_catalog.py check     # what tests/core/test_i18n_catalog.py checks, as a report
 
-Marks: `_("...")`, `N_("...")`, `M("... {name} ...", name=...)` (cudaswitch/core/i18n.py). After `update`, translate the
+Marks: `_("...")`, `N_("...")`, `M("... {name} ...", name=...)` (cudaswitch/core/i18n.py). `--help` texts need no
+mark: they are read from the click commands (docstrings, `help=`) and translated by cudaswitch/cli/help_text.py. After `update`, translate the
 new empty entries in cudaswitch/locale/<lang>/LC_MESSAGES/cudaswitch.po (terms: cudaswitch/locale/<lang>/glossary.md),
 then `compile`.
 """
@@ -40,12 +41,38 @@ def _rel(path: Path) -> str:
         return str(path)
 
 
+def help_texts() -> List[Tuple[str, str, int]]:
+    """The `--help` texts of the group and every command and option, exactly as click prints them: read from the
+    commands themselves (docstrings and `help=`), so the command modules carry no marks."""
+    import inspect
+
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from cudaswitch.cli import main
+    from cudaswitch.cli.help_text import help_source
+
+    found: List[Tuple[str, str, int]] = []
+    for command in [main] + [main.get_command(None, name) for name in main.list_commands(None)]:
+        callback = inspect.unwrap(command.callback)  # the command's own function, not the shared error wrapper
+        source = inspect.getsourcefile(callback)
+        line = inspect.getsourcelines(callback)[1]
+        where = _rel(Path(source)) if source else "cudaswitch/cli"
+        if help_source(command):
+            found.append((help_source(command), where, line))
+        for param in command.params:
+            if getattr(param, "help", None):
+                found.append((param.help, where, line))
+    return found
+
+
 def extract() -> Catalog:
     template = Catalog(project="cudaswitch", domain=DOMAIN)
     for filename, lineno, message, comments, context in extract_from_dir(
             str(PACKAGE), method_map=[("locale/**", "ignore"), ("**.py", "python")], keywords=KEYWORDS,
             comment_tags=("TRANSLATORS:",), strip_comment_tags=True):
         template.add(message, None, [(f"cudaswitch/{filename}", lineno)], auto_comments=comments, context=context)
+    for message, filename, lineno in help_texts():
+        template.add(message, None, [(filename, lineno)], auto_comments=["--help"])
     return template
 
 

@@ -32,9 +32,22 @@ _COMMANDS = {
 }
 
 
+class _Context(click.Context):
+    def make_formatter(self):  # --help in the user's language; English help is click's own, untouched
+        from cudaswitch.core import i18n
+
+        if i18n.current_language() == i18n.ENGLISH:
+            return super().make_formatter()
+        from cudaswitch.cli.help_text import formatter
+
+        return formatter(self)
+
+
 class _OneLineErrors(click.Group):
     """click's own usage errors (unknown option, bad value, missing argument) as one line like every other error,
     instead of click's three-line usage block."""
+
+    context_class = _Context
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         from cudaswitch.core.console import prepare
@@ -80,7 +93,9 @@ class _OneLineErrors(click.Group):
         if spec is None:
             return None
         module, attr = spec.split(":")
-        return getattr(importlib.import_module(f"cudaswitch.cli.{module}"), attr)
+        command = getattr(importlib.import_module(f"cudaswitch.cli.{module}"), attr)
+        command.context_class = _Context
+        return command
 
 
 @click.group(cls=_OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 from typing import List, Optional, Tuple
 
+from cudaswitch.core.i18n import M
 from cudaswitch.core.system import System
 
 
@@ -58,8 +59,9 @@ def unknown_keys(path: Path, data: dict) -> List[str]:
             import difflib
 
             close = difflib.get_close_matches(str(key), KNOWN_KEYS, n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
-            out.append(f"{path}: unknown key {str(key)!r} is ignored; {hint}known keys: {', '.join(KNOWN_KEYS)}")
+            hint = M("did you mean {key!r}? ", key=close[0]) if close else ""
+            out.append(M("{path}: unknown key {key!r} is ignored; {hint}known keys: {known}", path=path, key=str(key),
+                         hint=hint, known=", ".join(KNOWN_KEYS)))
     return out
 
 
@@ -75,7 +77,7 @@ def search_roots(system: System, warnings: Optional[List[str]] = None) -> Tuple[
     if isinstance(extra, str):
         extra = [extra]
     if not isinstance(extra, list) or not all(isinstance(p, str) for p in extra):
-        problems.append(f"{path}: search_paths must be a list of folders; fix or delete it")
+        problems.append(M("{path}: search_paths must be a list of folders; fix or delete it", path=path))
         extra = []
     roots.extend(os.path.expanduser(p) for p in extra)
     return roots, problems

@@ -89,16 +89,18 @@ def check_writable(path: Union[str, Path], advice: str) -> None:
     """Refuse up front, as one line, to write `path` (a file, or a folder to create) where that cannot work: a
     read-only file system, or a folder or file owned by someone else. Nothing has been changed when it refuses."""
     from cudaswitch.core.errors import CudaswitchError
+    from cudaswitch.core.i18n import M
 
     path = Path(path)
     existing = _nearest_existing(path)
     # replacing a file needs its folder writable (the new file is renamed over it), not the file itself
     folder = existing if existing.is_dir() else existing.parent
     if _read_only_fs(folder):
-        raise CudaswitchError(f"cannot write to {folder}: it is on a read-only file system; {advice}; "
-                              f"nothing was changed")
+        raise CudaswitchError(M("cannot write to {folder}: it is on a read-only file system; {advice}; "
+                                "nothing was changed", folder=folder, advice=advice))
     if not os.access(folder, os.W_OK | os.X_OK):
-        raise CudaswitchError(f"cannot write to {folder} (permission denied): {advice}; nothing was changed")
+        raise CudaswitchError(M("cannot write to {folder} (permission denied): {advice}; nothing was changed",
+                                folder=folder, advice=advice))
 
 
 def fsync_dir(folder: Union[str, Path]) -> None:

@@ -17,7 +17,6 @@ Missing or broken translations fall back to English line by line; nothing here r
 from __future__ import annotations
 
 import os
-import sys
 from typing import Callable, Dict, Iterable, List, Mapping, Optional
 
 DOMAIN = "cudaswitch"
@@ -175,8 +174,10 @@ def tr(text: str) -> str:
         return text
     if isinstance(text, M):
         translated = _(text.template) if _translation() is not None else text.template
+        # a value that is itself a message (a reason, an advice passed in by the caller) is translated too
+        values = {k: tr(v) if isinstance(v, M) else v for k, v in text.values.items()}
         try:
-            return translated.format(**text.values)
+            return translated.format(**values)
         except (KeyError, IndexError, ValueError):  # a translation that lost or renamed a placeholder
             return str(text)
     t = _translation()

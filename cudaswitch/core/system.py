@@ -165,11 +165,12 @@ def _check_relocation(root: str) -> None:
     if it were the system's. A folder another user could have written must not stand for root's "/" (sudo -E keeps
     the variable): the same rule as for every other file cudaswitch acts on (docs/design/security.md)."""
     from cudaswitch.core.errors import CudaswitchError
+    from cudaswitch.core.i18n import M
     from cudaswitch.core.trust import path_problem
 
     real = Path(os.path.realpath(root))
     why = path_problem(real)
     if why:
-        raise CudaswitchError(f"CUDASWITCH_FS_ROOT={root} refused: {why}, so another user could decide what "
-                              f"cudaswitch sees as /; unset CUDASWITCH_FS_ROOT (sudo keeps it only with -E), or point "
-                              f"it at a folder only you can write; nothing was changed")
+        raise CudaswitchError(M("CUDASWITCH_FS_ROOT={root} refused: {why}, so another user could decide what "
+                                "cudaswitch sees as /; unset CUDASWITCH_FS_ROOT (sudo keeps it only with -E), or point "
+                                "it at a folder only you can write; nothing was changed", root=root, why=why))

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Iterable, List, Optional
 
 from cudaswitch.core.errors import CudaswitchError
+from cudaswitch.core.i18n import M
 
 POSIX = hasattr(os, "geteuid") and hasattr(os, "O_NOFOLLOW")
 
@@ -54,11 +55,11 @@ def stat_problem(st: os.stat_result, me: Optional[int] = None) -> Optional[str]:
         return None
     sticky = stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_ISVTX
     if st.st_uid not in (me, 0):
-        return f"belongs to {user_name(st.st_uid)}"
+        return M("belongs to {user}", user=user_name(st.st_uid))
     if st.st_mode & stat.S_IWOTH and not sticky:
-        return "is writable by every user"
+        return M("is writable by every user")
     if me == 0 and st.st_mode & stat.S_IWGRP and not sticky and st.st_gid != 0:
-        return f"is writable by {group_name(st.st_gid)}"
+        return M("is writable by {group}", group=group_name(st.st_gid))
     return None
 
 
@@ -84,10 +85,10 @@ def path_problem(path: Path, below: Optional[Path] = None, me: Optional[int] = N
             try:
                 st = os.stat(p)
             except OSError:
-                return f"{p} is a broken symlink"
+                return M("{path} is a broken symlink", path=p)
         why = stat_problem(st, me)
         if why:
-            return f"{p} {why}"
+            return M("{path} {why}", path=p, why=why)
     return None
 
 
@@ -97,8 +98,9 @@ def refuse_if_foreign(paths: Iterable[Path], what: str, how: str, below: Optiona
     for p in paths:
         why = path_problem(p, below)
         if why:
-            raise CudaswitchError(f"refused to {what}: {why}, and cudaswitch runs as {user_name(euid())}: it does "
-                                  f"not act on files another user could have written; {how}; nothing was changed")
+            raise CudaswitchError(M("refused to {what}: {why}, and cudaswitch runs as {user}: it does not act on "
+                                    "files another user could have written; {how}; nothing was changed",
+                                    what=what, why=why, user=user_name(euid()), how=how))
 
 
 def owner_hint(path: Path) -> str:
@@ -120,7 +122,7 @@ def executable_problem(path: Path) -> Optional[str]:
     try:
         real = Path(os.path.realpath(path))
     except OSError:
-        return f"{path} cannot be resolved"
+        return M("{path} cannot be resolved", path=path)
     return path_problem(real)
 
 
@@ -145,12 +147,12 @@ def open_dir(base: Path, parts: Iterable[str], create: bool = False) -> int:
                 new = os.open(name, flags | os.O_NOFOLLOW, dir_fd=fd)
             except OSError as exc:
                 if os.path.islink(where):
-                    raise CudaswitchError(f"{where} is a symlink; cudaswitch does not write through links inside an "
-                                          f"environment (it could point anywhere, such as /etc/profile.d); remove it "
-                                          f"and run the command again; nothing was changed") from None
+                    raise CudaswitchError(M("{where} is a symlink; cudaswitch does not write through links inside an "
+                                            "environment (it could point anywhere, such as /etc/profile.d); remove it "
+                                            "and run the command again; nothing was changed", where=where)) from None
                 if exc.errno == errno.ENOTDIR:
-                    raise CudaswitchError(f"{where} is not a folder; move it away and run the command again; "
-                                          f"nothing was changed") from None
+                    raise CudaswitchError(M("{where} is not a folder; move it away and run the command again; "
+                                            "nothing was changed", where=where)) from None
                 raise
             os.close(fd)
             fd = new
@@ -198,7 +200,8 @@ def write_at(dir_fd: int, name: str, data: bytes) -> None:
 
     old = regular_stat(dir_fd, name)
     if old is not None and stat.S_ISDIR(old.st_mode):
-        raise CudaswitchError(f"{name} is a folder where cudaswitch writes a file; move it away; nothing was changed")
+        raise CudaswitchError(M("{name} is a folder where cudaswitch writes a file; move it away; nothing was "
+                                "changed", name=name))
     keep = old is not None and stat.S_ISREG(old.st_mode)
     if keep:
         mode = stat.S_IMODE(old.st_mode)

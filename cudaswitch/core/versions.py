@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Iterable, List, Optional, Tuple
 
 from cudaswitch.core.errors import UsageError
+from cudaswitch.core.i18n import N_
 
 # version.json's cuda.version third field is sometimes a build date (12.1.20230222; seen in
 # public install notes), sometimes an update number (13.0.2, S22): a third field >= 10000000 is a date.
@@ -197,7 +198,7 @@ def parse_selector(text: str) -> Selector:
     """`11.3`, `11`, `11.8.89`, `v11.8`, `cuda-11.8`, `cu118`, or a path."""
     raw = text.strip()
     if not raw:
-        raise UsageError("empty CUDA selector: give a version such as 11.8 or a toolkit folder")
+        raise UsageError(N_("empty CUDA selector: give a version such as 11.8 or a toolkit folder"))
     if any(c in raw for c in "/\\") or raw.startswith((".", "~")) or re.match(r"^[A-Za-z]:", raw):
         return Selector(text, path=raw)
     low = raw.lower()

@@ -23,6 +23,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import List, Mapping, Optional, Tuple
 
+from cudaswitch.core.i18n import M
 from cudaswitch.core.system import System
 
 _POSIX_SYSTEM = ("/etc/conda/.condarc", "/etc/conda/condarc", "/etc/conda/condarc.d/",
@@ -143,12 +144,13 @@ def _read_condarc(path: str, system: System):
     try:
         text = system.local(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        return None, f"{path}: unreadable ({getattr(exc, 'strerror', None) or exc}); conda ignores it too"
+        return None, M("{path}: unreadable ({why}); conda ignores it too", path=path,
+                       why=getattr(exc, "strerror", None) or exc)
     try:
         data = YAML(typ="rt").load(text)
     except YAMLError as exc:
         why = " ".join(str(getattr(exc, "problem", None) or exc).split())
-        return None, f"{path}: not valid YAML ({why}); conda ignores this file too"
+        return None, M("{path}: not valid YAML ({why}); conda ignores this file too", path=path, why=why)
     if not isinstance(data, dict):
         return {}, None
     out = {}
@@ -163,7 +165,7 @@ def _read_condarc(path: str, system: System):
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, list):
-            return None, f"{path}: {key} must be a list of folders; conda refuses this file"
+            return None, M("{path}: {key} must be a list of folders; conda refuses this file", path=path, key=key)
         flags = []
         for i in range(len(value)):
             try:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from cudaswitch.core.errors import CudaswitchError, UsageError
+from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.system import System
 
 STATE_FILE = ("etc", "cudaswitch", "state.yaml")
@@ -80,23 +81,23 @@ def resolve_env(system: System, name: Optional[str] = None, prefix: Optional[str
                 command: str = "use 11.8") -> CondaEnv:
     """The environment -n/-p names, else the active one (CONDA_PREFIX). Errors say the exact command to run."""
     if name and prefix:
-        raise UsageError("give either -n NAME or -p PREFIX, not both")
+        raise UsageError(N_("give either -n NAME or -p PREFIX, not both"))
     if prefix:
         if system.root is not None and system.windows and re.match(r"^[A-Za-z]:[\\/]", prefix):
             # CUDASWITCH_FS_ROOT stands for the drives: C:\envs\torch is <root>/C/envs/torch, not a host path
             prefix = str(system.local(prefix))
         prefix = os.path.abspath(os.path.expanduser(prefix))
         if not os.path.isdir(prefix):
-            raise UsageError(f"no such environment folder: {prefix}")
+            raise UsageError(M("no such environment folder: {prefix}", prefix=prefix))
         if not _is_env(prefix):
-            raise UsageError(f"{prefix} is not a conda environment (it has no conda-meta folder)")
+            raise UsageError(M("{prefix} is not a conda environment (it has no conda-meta folder)", prefix=prefix))
         return _make(prefix, system)
     if name:
         if name == "base":
             root = conda_root(system)
             if root and _is_env(root):
                 return _make(root, system)
-            raise UsageError("cannot find the base environment: run this from a shell where 'conda activate' works")
+            raise UsageError(N_("cannot find the base environment: run this from a shell where 'conda activate' works"))
         from cudaswitch.discovery.condaenvs import layout, locate
 
         lay = layout(system)
@@ -105,13 +106,14 @@ def resolve_env(system: System, name: Optional[str] = None, prefix: Optional[str
             return _make(found, system)
         tried = [os.path.join(d, name) for d in lay.envs_dirs]
         broken = "".join(f"; {p}" for p in lay.problems)  # e.g. a .condarc conda cannot parse either
-        raise UsageError(f"no conda environment named {name!r} (looked in {', '.join(tried)}); "
-                         f"'conda env list' shows the names, or use -p PREFIX{broken}")
+        raise UsageError(M("no conda environment named {name!r} (looked in {tried}); "
+                           "'conda env list' shows the names, or use -p PREFIX{broken}",
+                           name=name, tried=", ".join(tried), broken=broken))
     current = system.environ.get("CONDA_PREFIX")
     if current and _is_env(current):
         return _make(current, system)
-    raise UsageError(f"no conda environment is active: run 'conda activate NAME' first, "
-                     f"or 'cudaswitch {command} -n NAME' (or -p PREFIX)")
+    raise UsageError(M("no conda environment is active: run 'conda activate NAME' first, "
+                       "or 'cudaswitch {command} -n NAME' (or -p PREFIX)", command=command))
 
 
 # ---- state file ------------------------------------------------------------------------------------------------
@@ -185,17 +187,19 @@ def read_state(env: CondaEnv) -> Optional[SwitchState]:
         raise
     except Exception as exc:  # ruamel's errors, OSError, UnicodeDecodeError
         why = " ".join(str(exc).split())  # ruamel's messages span lines; the CLI prints one
-        raise CudaswitchError(f"{env.state_path}: unreadable state file ({why}); 'cudaswitch off' removes it, "
-                              f"'cudaswitch use SELECTOR' rewrites it") from None
+        raise CudaswitchError(M("{path}: unreadable state file ({why}); 'cudaswitch off' removes it, "
+                                "'cudaswitch use SELECTOR' rewrites it", path=env.state_path, why=why)) from None
     if data is None:
         return None
     if not isinstance(data, dict):
-        raise CudaswitchError(f"{env.state_path}: not a cudaswitch state file; run 'cudaswitch off' to reset it")
+        raise CudaswitchError(M("{path}: not a cudaswitch state file; run 'cudaswitch off' to reset it",
+                                path=env.state_path))
     fields = SwitchState.__dataclass_fields__
     try:
         state = SwitchState(**{k: data[k] for k in fields if k in data})
     except TypeError:
-        raise CudaswitchError(f"{env.state_path}: incomplete state file; run 'cudaswitch use SELECTOR' again") from None
+        raise CudaswitchError(M("{path}: incomplete state file; run 'cudaswitch use SELECTOR' again",
+                                path=env.state_path)) from None
     _check_state(env, state)
     return state
 
@@ -212,9 +216,9 @@ def _check_state(env: CondaEnv, state: SwitchState) -> None:
           and isinstance(state.created_dirs, list)
           and all(isinstance(d, str) and d in HOOK_DIRS for d in state.created_dirs))
     if not ok:
-        raise CudaswitchError(f"{env.state_path}: not a state file cudaswitch wrote (it names other files or folders, "
-                              f"or values of the wrong type); 'cudaswitch off' removes it, 'cudaswitch use SELECTOR' "
-                              f"rewrites it")
+        raise CudaswitchError(M("{path}: not a state file cudaswitch wrote (it names other files or folders, "
+                                "or values of the wrong type); 'cudaswitch off' removes it, 'cudaswitch use SELECTOR' "
+                                "rewrites it", path=env.state_path))
 
 
 def write_state(env: CondaEnv, state: SwitchState) -> None:

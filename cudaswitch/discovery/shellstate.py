@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import List, Optional
 
+from cudaswitch.core.i18n import M
 from cudaswitch.core.system import System
 from cudaswitch.discovery.toolkits import Toolkit, owner_of, resolve_nvcc
 
@@ -67,15 +68,16 @@ def _disagreements(entries: List[Entry], system: System) -> List[str]:
     for var in ("CUDA_PATH", "CUDA_HOME"):
         e = by_var[var]
         if e.value and not system.local(e.value).is_dir():
-            out.append(f"{var} points at a missing folder: {e.value}")
+            out.append(M("{var} points at a missing folder: {value}", var=var, value=e.value))
         elif e.value and not e.toolkit:
-            out.append(f"{var}={e.value} is not a CUDA toolkit cudaswitch can see")
+            out.append(M("{var}={value} is not a CUDA toolkit cudaswitch can see", var=var, value=e.value))
     named = [(v, by_var[v]) for v in ("CUDA_HOME", "CUDA_PATH", "nvcc") if by_var[v].toolkit_root]
     for vb, b in named[1:]:
         va, a = named[0]
         if a.toolkit_root != b.toolkit_root:
-            what_b = "nvcc on PATH" if vb == "nvcc" else vb
-            out.append(f"{va} points at {a.toolkit} ({a.toolkit_root}) while {what_b} is {b.toolkit} ({b.toolkit_root})")
+            values = dict(va=va, a=a.toolkit, a_root=a.toolkit_root, vb=vb, b=b.toolkit, b_root=b.toolkit_root)
+            out.append(M("{va} points at {a} ({a_root}) while nvcc on PATH is {b} ({b_root})", **values)
+                       if vb == "nvcc" else M("{va} points at {a} ({a_root}) while {vb} is {b} ({b_root})", **values))
     for var in ("PATH", "LD_LIBRARY_PATH"):
         roots = []
         for e in entries:
@@ -83,5 +85,6 @@ def _disagreements(entries: List[Entry], system: System) -> List[str]:
                 roots.append((e.toolkit_root, e.toolkit))
         if len(roots) > 1:
             names = ", ".join(f"{v} ({r})" for r, v in roots)
-            out.append(f"{var} holds folders of {len(roots)} CUDA toolkits: {names}; the first one wins")
+            out.append(M("{var} holds folders of {count} CUDA toolkits: {names}; the first one wins", var=var,
+                         count=len(roots), names=names))
     return out

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence
 
 from cudaswitch.core.errors import CudaswitchError, UsageError
+from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.system import System
 from cudaswitch.discovery.toolkit_store import _registered, _write_registry, discovery_roots, store_dir  # noqa: F401
 
@@ -38,8 +39,8 @@ from cudaswitch.discovery.toolkit_store import _registered, _write_registry, dis
 COMPONENTS_13 = ("nvidia-cuda-nvcc", "nvidia-cuda-crt", "nvidia-nvvm", "nvidia-cuda-runtime", "nvidia-cuda-cccl",
                  "nvidia-cuda-nvrtc")
 NO_NVCC_WHEELS = {
-    11: "nvidia-cuda-nvcc-cu11 (11.7, 11.8) ships ptxas and libnvvm only, no nvcc",
-    12: "nvidia-cuda-nvcc-cu12 (12.0-12.9) ships ptxas and libnvvm only, no nvcc",
+    11: M("nvidia-cuda-nvcc-cu11 (11.7, 11.8) ships ptxas and libnvvm only, no nvcc"),
+    12: M("nvidia-cuda-nvcc-cu12 (12.0-12.9) ships ptxas and libnvvm only, no nvcc"),
 }
 MANIFEST = ".cudaswitch-toolkit.json"
 PipRunner = Callable[[Sequence[str], bool], "subprocess.CompletedProcess[str]"]
@@ -62,18 +63,20 @@ class InstallResult:
 def parse_request(text: str) -> tuple:
     m = re.fullmatch(r"\s*(?:cuda-?|v)?(\d+)\.(\d+)\s*", text or "", re.I)
     if not m:
-        raise UsageError(f"'{text}' is not a CUDA version: give major.minor, e.g. 'cudaswitch install-toolkit 13.0'")
+        raise UsageError(M("'{text}' is not a CUDA version: give major.minor, e.g. 'cudaswitch install-toolkit 13.0'",
+                           text=text))
     return int(m.group(1)), int(m.group(2))
 
 
 def requirements(major: int, minor: int) -> List[str]:
     if major in NO_NVCC_WHEELS:
-        raise UsageError(f"CUDA {major}.{minor} cannot be assembled from NVIDIA's wheels: {NO_NVCC_WHEELS[major]}; "
-                         f"install it with NVIDIA's runfile or conda (conda install -c nvidia cuda-toolkit="
-                         f"{major}.{minor}), or use a 13.x toolkit ('cudaswitch install-toolkit 13.0')")
+        raise UsageError(M("CUDA {major}.{minor} cannot be assembled from NVIDIA's wheels: {why}; "
+                           "install it with NVIDIA's runfile or conda (conda install -c nvidia cuda-toolkit="
+                           "{major}.{minor}), or use a 13.x toolkit ('cudaswitch install-toolkit 13.0')",
+                           major=major, minor=minor, why=NO_NVCC_WHEELS[major]))
     if major < 13:
-        raise UsageError(f"NVIDIA publishes no CUDA {major}.x compiler wheels; install-toolkit can assemble CUDA "
-                         "13.x (e.g. 'cudaswitch install-toolkit 13.0')")
+        raise UsageError(M("NVIDIA publishes no CUDA {major}.x compiler wheels; install-toolkit can assemble CUDA "
+                           "13.x (e.g. 'cudaswitch install-toolkit 13.0')", major=major))
     return [f"{name}=={major}.{minor}.*" for name in COMPONENTS_13]
 
 
@@ -98,20 +101,21 @@ def download(reqs: List[str], dest: Path, runner: PipRunner = _pip, show_progres
             minors = [f"{a}.{b}" for a, b in sorted({(int(x.group(1)), int(x.group(2))) for x in found if x})
                       if a >= 11]
             want = reqs[0].split("==")[1].rstrip(".*")
-            raise UsageError(f"NVIDIA publishes no wheels for CUDA {want} ({reqs[0].split('==')[0]}); available: "
-                             f"{', '.join(minors) or 'none'}")
+            raise UsageError(M("NVIDIA publishes no wheels for CUDA {want} ({package}); available: {available}",
+                               want=want, package=reqs[0].split("==")[0], available=", ".join(minors) or "none"))
         last = [ln for ln in err.strip().splitlines() if ln.strip()][-1:] or ["no output"]
-        raise CudaswitchError(f"pip download failed (exit {r.returncode}): {last[0].strip()}")
+        raise CudaswitchError(M("pip download failed (exit {code}): {last}", code=r.returncode, last=last[0].strip()))
     wheels = sorted(dest.glob("*.whl"))
     if len(wheels) != len(reqs):
-        raise CudaswitchError(f"pip download produced {len(wheels)} wheels for {len(reqs)} requirements in {dest}")
+        raise CudaswitchError(M("pip download produced {wheels} wheels for {reqs} requirements in {dest}",
+                                wheels=len(wheels), reqs=len(reqs), dest=dest))
     return wheels
 
 
 def _record_hashes(zf: zipfile.ZipFile) -> Dict[str, str]:
     name = next((n for n in zf.namelist() if n.endswith(".dist-info/RECORD")), None)
     if name is None:
-        raise CudaswitchError(f"{zf.filename}: no RECORD file; not a valid wheel")
+        raise CudaswitchError(M("{wheel}: no RECORD file; not a valid wheel", wheel=zf.filename))
     out = {}
     for row in csv.reader(io.StringIO(zf.read(name).decode("utf-8"))):
         if len(row) >= 2 and row[1].startswith("sha256="):
@@ -141,7 +145,8 @@ def unpack(wheel: Path, root: Path, files: List[str]) -> Dict:
                 continue
             want = record.get(info.filename)
             if want is None:
-                raise CudaswitchError(f"{wheel.name}: {info.filename} is not listed in the wheel's RECORD")
+                raise CudaswitchError(M("{wheel}: {file} is not listed in the wheel's RECORD", wheel=wheel.name,
+                                        file=info.filename))
             target = root / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             digest = hashlib.sha256()
@@ -151,8 +156,8 @@ def unpack(wheel: Path, root: Path, files: List[str]) -> Dict:
                     out.write(chunk)
             got = base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode()
             if got != want:
-                raise CudaswitchError(f"{wheel.name}: {info.filename} does not match its RECORD hash (damaged "
-                                      "download); nothing was installed")
+                raise CudaswitchError(M("{wheel}: {file} does not match its RECORD hash (damaged "
+                                        "download); nothing was installed", wheel=wheel.name, file=info.filename))
             if (info.external_attr >> 16) & 0o111:  # executables: runnable by everyone the umask allows
                 umask = os.umask(0)
                 os.umask(umask)
@@ -200,8 +205,8 @@ def assemble(wheels: List[Path], root: Path, requested: str) -> InstallResult:
     infos = [unpack(w, root, files) for w in wheels]
     nvcc = next((i for i in infos if i["name"].startswith("nvidia-cuda-nvcc")), None)
     if not (root / "bin" / "nvcc").is_file() or nvcc is None:
-        raise UsageError(f"the wheels for CUDA {requested} contain no nvcc ({', '.join(i['file'] for i in infos)}); "
-                         "nothing was installed")
+        raise UsageError(M("the wheels for CUDA {requested} contain no nvcc ({files}); nothing was installed",
+                           requested=requested, files=", ".join(i["file"] for i in infos)))
     _finish_layout(root, files)
     comp = {i["name"].replace("nvidia-", "").replace("-", "_").replace("cuda_runtime", "cuda_cudart"):
             {"name": i["name"], "version": i["version"]} for i in infos}
@@ -217,13 +222,13 @@ def assemble(wheels: List[Path], root: Path, requested: str) -> InstallResult:
 def install(version: str, system: System, into: Optional[str] = None, runner: PipRunner = _pip,
             show_progress: bool = False) -> InstallResult:
     if system.windows:
-        raise UsageError("install-toolkit assembles Linux toolkits only so far; on Windows use NVIDIA's installer")
+        raise UsageError(N_("install-toolkit assembles Linux toolkits only so far; on Windows use NVIDIA's installer"))
     major, minor = parse_request(version)
     reqs = requirements(major, minor)
     dest = Path(os.path.abspath(os.path.expanduser(into))) if into else store_dir(system) / f"cuda-{major}.{minor}"
     if os.path.lexists(dest):
-        raise UsageError(f"{dest} already exists; 'cudaswitch uninstall-toolkit {dest}' removes a toolkit it "
-                         "installed, or choose another --into folder")
+        raise UsageError(M("{dest} already exists; 'cudaswitch uninstall-toolkit {dest}' removes a toolkit it "
+                           "installed, or choose another --into folder", dest=dest))
     # Staging beside the destination (same file system, so the final rename is atomic) but never inside a folder
     # discovery scans, so an interrupted install is invisible to `list`.
     stage_parent = dest.parent.parent / ".cudaswitch-staging" if not into else dest.parent
@@ -237,7 +242,8 @@ def install(version: str, system: System, into: Optional[str] = None, runner: Pi
         t2 = time.perf_counter()
         got = result.version.split(".")[:2]
         if got != [str(major), str(minor)]:
-            raise CudaswitchError(f"pip delivered nvcc {result.version} for CUDA {major}.{minor}; nothing installed")
+            raise CudaswitchError(M("pip delivered nvcc {version} for CUDA {major}.{minor}; nothing installed",
+                                    version=result.version, major=major, minor=minor))
         dest.parent.mkdir(parents=True, exist_ok=True)
         os.rename(stage / "root", dest)
     finally:
@@ -270,16 +276,17 @@ def find_installed(selector: str, system: System) -> Path:
     if os.path.sep in selector or selector.startswith("."):
         path = Path(os.path.abspath(os.path.expanduser(selector)))
         if _manifest(path) is None:
-            raise UsageError(f"{path} was not installed by 'cudaswitch install-toolkit' (no {MANIFEST}); "
-                             "cudaswitch removes only toolkits it made")
+            raise UsageError(M("{path} was not installed by 'cudaswitch install-toolkit' (no {manifest}); "
+                               "cudaswitch removes only toolkits it made", path=path, manifest=MANIFEST))
         return path
     major, minor = parse_request(selector)
     hits = [c for c in ours if str(_manifest(c).get("version", "")).split(".")[:2] == [str(major), str(minor)]]
     if len(hits) != 1:
         have = ", ".join(f"{_manifest(c)['version']} ({c})" for c in ours) or "none"
-        what = "no" if not hits else "more than one"
-        raise UsageError(f"{what} toolkit installed by cudaswitch matches '{selector}'; installed by cudaswitch: "
-                         f"{have}" + ("; give the folder instead" if hits else ""))
+        raise UsageError(M("no toolkit installed by cudaswitch matches '{selector}'; installed by cudaswitch: {have}",
+                           selector=selector, have=have) if not hits else
+                         M("more than one toolkit installed by cudaswitch matches '{selector}'; installed by "
+                           "cudaswitch: {have}; give the folder instead", selector=selector, have=have))
     return hits[0]
 
 
@@ -293,8 +300,9 @@ def uninstall(selector: str, system: System) -> str:
             if rel not in made:
                 foreign.append(rel)
     if foreign:
-        raise CudaswitchError(f"{root} holds files cudaswitch did not put there ({', '.join(sorted(foreign)[:3])}"
-                              f"{', ...' if len(foreign) > 3 else ''}); move them out first, nothing was removed")
+        raise CudaswitchError(M("{root} holds files cudaswitch did not put there ({files}); move them out first, "
+                                "nothing was removed", root=root,
+                                files=", ".join(sorted(foreign)[:3]) + (", ..." if len(foreign) > 3 else "")))
     # Rename first: the toolkit disappears from `list` at once, even if the deletion is interrupted.
     trash = root.with_name(f".{root.name}.removing-{os.getpid()}")
     os.rename(root, trash)

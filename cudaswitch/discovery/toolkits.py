@@ -16,6 +16,7 @@ from typing import Dict, Iterable, List, Optional, Tuple
 
 from cudaswitch.core import versions
 from cudaswitch.core.errors import UsageError
+from cudaswitch.core.i18n import M
 from cudaswitch.core.system import System
 from cudaswitch.core.versions import CudaVersion, VersionFileError, VersionReading
 
@@ -315,7 +316,7 @@ def read_version(system: System, root: str, layout: _Layout, warnings: List[str]
         path = loc / name
         if path.exists() and not path.is_file() and not path.is_dir():
             # a FIFO planted there would make every `list` hang on open
-            warnings.append(f"{system.display(path)}: not a regular file (a FIFO or device); not read")
+            warnings.append(M("{path}: not a regular file (a FIFO or device); not read", path=system.display(path)))
             continue
         if path.is_file():
             try:
@@ -355,8 +356,8 @@ def read_version(system: System, root: str, layout: _Layout, warnings: List[str]
         if why:
             # discovery looks into every env in ~/.conda/environments.txt and the active prefix: as root, a bin/nvcc
             # planted there would run as root (docs/design/security.md)
-            warnings.append(f"{layout.nvcc}: 'nvcc --version' not run: {why}; cudaswitch runs no program another "
-                            f"user could have put there")
+            warnings.append(M("{nvcc}: 'nvcc --version' not run: {why}; cudaswitch runs no program another "
+                              "user could have put there", nvcc=layout.nvcc, why=why))
             return None
         try:
             proc = system.run([str(system.local(layout.nvcc)), "--version"], timeout=20)
@@ -364,9 +365,9 @@ def read_version(system: System, root: str, layout: _Layout, warnings: List[str]
             if v:
                 return VersionReading(v, "nvcc", layout.nvcc)
         except (OSError, ValueError) as exc:
-            warnings.append(f"{layout.nvcc}: could not run 'nvcc --version' ({exc})")
+            warnings.append(M("{nvcc}: could not run 'nvcc --version' ({error})", nvcc=layout.nvcc, error=exc))
         except Exception as exc:  # subprocess.TimeoutExpired and friends
-            warnings.append(f"{layout.nvcc}: 'nvcc --version' failed ({type(exc).__name__})")
+            warnings.append(M("{nvcc}: 'nvcc --version' failed ({error})", nvcc=layout.nvcc, error=type(exc).__name__))
     return None
 
 
@@ -463,14 +464,15 @@ def inspect(system: System, cand: _Candidate, root: str) -> Tuple[Optional[Toolk
     broken = _broken_links(loc)
     if broken:
         flags.append("broken-symlink")
-        warnings.append(f"{root}: broken symlink(s) {', '.join(broken)}; reinstall the toolkit or fix the link")
+        warnings.append(M("{root}: broken symlink(s) {links}; reinstall the toolkit or fix the link", root=root,
+                          links=", ".join(broken)))
     for p in [cand.path, root] if not unknown else []:
         claimed = versions.version_from_name(re.split(r"[\\/]", p.rstrip("\\/"))[-1])
         if claimed and claimed != (v.major, v.minor):
             flags.append("misnamed")
             warnings.append(
-                f"{p}: folder name says {claimed[0]}.{claimed[1]} but {reading.source} says {v}; "
-                f"cudaswitch uses {v}"
+                M("{folder}: folder name says {claimed} but {source} says {version}; cudaswitch uses {version}",
+                  folder=p, claimed=".".join(map(str, claimed)), source=reading.source, version=v)
             )
             break
     tk = Toolkit(
@@ -507,11 +509,13 @@ def discover(system: Optional[System] = None, extra_roots: Optional[List[str]] =
         if loc.is_symlink() and not loc.exists():
             if not cand.quiet:
                 target = os.readlink(loc)
-                warnings.append(f"{cand.path}: broken symlink to {target}; remove it or point it at a toolkit")
+                warnings.append(M("{path}: broken symlink to {target}; remove it or point it at a toolkit",
+                                  path=cand.path, target=target))
             continue
         if not loc.exists():
             if not cand.quiet:
-                warnings.append(f"{cand.path} ({cand.source}): no such folder; fix or remove that setting")
+                warnings.append(M("{path} ({source}): no such folder; fix or remove that setting", path=cand.path,
+                                  source=cand.source))
             continue
         real = system.display(Path(os.path.realpath(loc)))
         key = real.lower() if system.windows else real
@@ -566,20 +570,24 @@ def select(found: Discovery, selector: str, system: Optional[System] = None) -> 
             tk, problems = inspect(system, _Candidate(path, "command line"), real)
             if tk is not None:
                 return tk
-            raise UsageError(f"{path} is not a CUDA toolkit ({'; '.join(problems)}); installed: {installed}")
+            raise UsageError(M("{path} is not a CUDA toolkit ({problems}); installed: {installed}", path=path,
+                               problems="; ".join(problems), installed=installed))
         if loc.exists():
-            raise UsageError(f"{path} is a file, not a toolkit folder; installed: {installed}")
-        raise UsageError(f"no such folder: {path}; installed: {installed}")
+            raise UsageError(M("{path} is a file, not a toolkit folder; installed: {installed}", path=path,
+                               installed=installed))
+        raise UsageError(M("no such folder: {path}; installed: {installed}", path=path, installed=installed))
     hits = [t for t in found.toolkits if t.cuda.matches(sel.parts)]
     if not hits and len(sel.parts) == 3:
         # `nvcc --version` prints the compiler's own version (12.9.86 in toolkit 12.9.1): users copy it from there
         hits = [t for t in found.toolkits if t.cuda.matches(sel.parts[:2])
                 and _nvcc_component(system, t) == CudaVersion(*sel.parts)]
     if not hits:
-        raise UsageError(f"no CUDA toolkit matches {selector!r}; installed: {installed}")
+        raise UsageError(M("no CUDA toolkit matches {selector!r}; installed: {installed}", selector=selector,
+                           installed=installed))
     if len(hits) > 1:
         names = ", ".join(f"{t.version} ({t.root})" for t in hits)
-        raise UsageError(f"{selector!r} is ambiguous: it matches {names}; give a longer version or the folder")
+        raise UsageError(M("{selector!r} is ambiguous: it matches {names}; give a longer version or the folder",
+                           selector=selector, names=names))
     return hits[0]
 
 

@@ -17,11 +17,11 @@ def test_the_readmes_link_to_each_other_from_the_top():
 def test_every_command_in_the_english_readme_is_in_the_chinese_one():
     from cudaswitch.cli import main
 
-    documented = {c for c in main.commands if re.search(rf"`cudaswitch {re.escape(c)}\b", EN)}
+    documented = {c for c in main.list_commands(None) if re.search(rf"`cudaswitch {re.escape(c)}\b", EN)}
     assert {"list", "use", "smoke", "doctor", "install-cudnn"} <= documented  # the check reads the README right
     missing = sorted(c for c in documented if not re.search(rf"cudaswitch {re.escape(c)}\b", ZH))
     assert not missing, f"commands documented in README.md but not in README.zh-CN.md: {missing}"
-    undocumented = sorted(c for c in main.commands if not re.search(rf"cudaswitch {re.escape(c)}\b", ZH))
+    undocumented = sorted(c for c in main.list_commands(None) if not re.search(rf"cudaswitch {re.escape(c)}\b", ZH))
     assert not undocumented, f"commands missing from README.zh-CN.md: {undocumented}"
 
 
@@ -47,3 +47,34 @@ def test_the_chinese_catalogue_table_shows_the_translations_the_tool_prints():
             assert f"| {code} | {i18n.tr(cause)} | {i18n.tr(fix)} |" in ZH, code
     finally:
         i18n.set_language(None)
+
+
+def _headings(text):
+    """The `#`..`###` headings of a Markdown text, outside fenced code blocks (a shell comment there is no heading)."""
+    out, fenced = [], False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and re.match(r"#{1,3} ", line):
+            out.append(line.split(" ", 1)[1].strip())
+    return out
+
+
+def test_every_section_of_the_english_readme_has_a_chinese_counterpart():
+    """Each Chinese section names the English one it renders (`<!-- en: HEADING -->` on the line before its heading),
+    so a section added to README.md without a Chinese counterpart fails here."""
+    from collections import Counter
+
+    english = Counter(_headings(EN))
+    assert english["Tests"] >= 3 and "Per-shell guarantees" in english  # the parser reads the README right
+    zh_lines = ZH.splitlines()
+    rendered = Counter()
+    for i, line in enumerate(zh_lines):
+        m = re.fullmatch(r"<!-- en: (.+) -->", line)
+        if m:
+            assert i + 1 < len(zh_lines) and re.match(r"#{1,3} ", zh_lines[i + 1]), f"marker without a heading: {line}"
+            rendered[m.group(1)] += 1
+    missing = {h: n - rendered[h] for h, n in english.items() if rendered[h] < n}
+    assert not missing, f"sections of README.md without a counterpart in README.zh-CN.md: {missing}"
+    unknown = set(rendered) - set(english)
+    assert not unknown, f"README.zh-CN.md names sections README.md does not have: {unknown}"

@@ -85,8 +85,22 @@ def test_the_glossary_terms_are_used_consistently():
         messages = [m for m in read_po(fh) if m.id]
     bad = []
     for english, chinese in rows:
-        pattern = re.compile(rf"\b{re.escape(english)}s?\b")
+        # the word, not a file name (environment.yml), a command (install-toolkit) or a placeholder ({wheel})
+        pattern = re.compile(rf"(?<![-{{])\b{re.escape(english)}s?\b(?!\.\w|}})")
         for m in messages:
             if pattern.search(m.id) and chinese not in m.string:
                 bad.append(f"{english} -> {chinese}: {m.id!r} -> {m.string!r}")
     assert not bad, "\n".join(bad)
+
+
+def test_help_texts_are_in_the_catalog_check(locale_copy):
+    """The `--help` texts (docstrings, `help=`, click's own words) are extracted from the commands themselves, so a
+    new option without a translation fails like any marked message."""
+    wanted = {m.id for m in catalog_tool.extract() if m.id}
+    assert {"Show this message and exit.", "Usage:", "Options", "Commands", "default: {default}",
+            "Every installed CUDA toolkit with its exact version.",
+            "Seconds the smoke test may take (0 or none: no limit)."} <= wanted
+    _edit(locale_copy / PO, 'msgstr "列出已安装的每个 CUDA 工具包及其确切版本。"', 'msgstr ""')
+    found = catalog_tool.problems(locale_copy)
+    assert any("no translation for 'Every installed CUDA toolkit with its exact version.' "
+               "(cudaswitch/cli/discovery.py" in p for p in found), found

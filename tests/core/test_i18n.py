@@ -232,3 +232,36 @@ def test_a_forced_language_on_a_console_that_cannot_show_it_falls_back_to_englis
     env = _env(clean_env, PYTHONIOENCODING="cp437", CUDASWITCH_LANG="zh_CN")
     r = run_cli(["which", "99.99"], env=env)
     assert r.returncode != 0 and r.stderr.startswith("cudaswitch: error: ")
+
+
+# ---- discovery and core messages -------------------------------------------------------------------------------
+
+def test_discovery_errors_and_warnings_print_in_chinese_and_stay_english_in_json(clean_env, tmp_path):
+    """Messages raised or returned by discovery/ and core/ (an unknown selector, a bad -n/-p, a missing search
+    folder) print in Chinese, while `--json` keeps the English text and the exit codes stay the same."""
+    gone = str(tmp_path / "gone")
+    base = dict(clean_env, CUDASWITCH_SEARCH_PATH=gone)
+    cases = [(["which", "99.99"], "cudaswitch: 错误: 没有与 '99.99' 匹配的 CUDA 工具包；已安装：", 2),
+             (["doctor", "-n", "a", "-p", "b"], "cudaswitch: 错误: -n NAME 和 -p PREFIX 只能二选一", 2),
+             (["install-toolkit", "abc"], "cudaswitch: 错误: 'abc' 不是 CUDA 版本号", 2),
+             (["list"], f"警告: {gone}（search path）：文件夹不存在；请修正或删除这项设置", 0)]
+    for args, chinese, code in cases:
+        zh = run_cli(args, env=_env(base, **ZH))
+        en = run_cli(args, env=_env(base, LANG="en_US.UTF-8"))
+        assert zh.returncode == en.returncode == code, (args, zh.stderr, en.stderr)
+        assert chinese in zh.stderr, (args, zh.stderr)
+        assert "错误" not in en.stderr and "警告" not in en.stderr
+    zh = run_cli(["list", "--json"], env=_env(base, **ZH))
+    en = run_cli(["list", "--json"], env=_env(base, LANG="en_US.UTF-8"))
+    assert json.loads(zh.stdout) == json.loads(en.stdout)
+    assert f"{gone} (search path): no such folder; fix or remove that setting" in json.loads(zh.stdout)["warnings"]
+
+
+def test_a_message_inside_a_message_is_translated_too():
+    i18n.set_language("zh_CN")
+    why = M("nvidia-cuda-nvcc-cu12 (12.0-12.9) ships ptxas and libnvvm only, no nvcc")
+    outer = M("CUDA {major}.{minor} cannot be assembled from NVIDIA's wheels: {why}; install it with NVIDIA's runfile "
+              "or conda (conda install -c nvidia cuda-toolkit={major}.{minor}), or use a 13.x toolkit "
+              "('cudaswitch install-toolkit 13.0')", major=12, minor=4, why=why)
+    assert str(outer).startswith("CUDA 12.4 cannot be assembled from NVIDIA's wheels: nvidia-cuda-nvcc-cu12 (12.0")
+    assert i18n.tr(outer).startswith("CUDA 12.4 无法用 NVIDIA 的 wheel 包组装：nvidia-cuda-nvcc-cu12（12.0-12.9）只带")

@@ -7,11 +7,13 @@ every failure case can be exercised on Linux against a temporary folder that sta
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import Callable, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, List, Mapping, Optional, Sequence, Tuple
+
+if TYPE_CHECKING:
+    import subprocess
 
 # (key name such as "v11.3", InstallDir) pairs from HKLM\SOFTWARE\NVIDIA Corporation\GPU Computing Toolkit\CUDA
 # tests/seams.py sets this: the suite relocates nearly every run, and its assertions count stderr lines
@@ -22,6 +24,8 @@ Runner = Callable[..., "subprocess.CompletedProcess[str]"]
 
 
 def run_subprocess(args: Sequence[str], timeout: float = 20.0, env: Optional[Mapping[str, str]] = None):
+    import subprocess  # only the commands that run a program pay for it
+
     return subprocess.run(
         list(args), capture_output=True, text=True, timeout=timeout, env=dict(env) if env is not None else None
     )

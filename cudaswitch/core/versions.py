@@ -49,11 +49,13 @@ class VersionFileError(Exception):
     """A version file exists but cannot be used; the message names the file."""
 
 
-_NUM = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
+# Patterns stay strings, compiled (and cached by `re`) on first use: most commands need few of them, and compiling
+# them all at import was a cost every command paid.
+_NUM = r"^(\d+)\.(\d+)(?:\.(\d+))?"
 
 
 def parse_dotted(text: str) -> Optional[CudaVersion]:
-    m = _NUM.match(text.strip())
+    m = re.match(_NUM, text.strip())
     if not m:
         return None
     patch = int(m.group(3)) if m.group(3) is not None else None
@@ -95,14 +97,14 @@ def from_version_txt(path: Path) -> Optional[CudaVersion]:
 
 # Which wheel's version is the toolkit's: the compiler first, the runtime next (sources.csv S29, S30).
 _WHEEL_PREFERENCE = ("nvidia_cuda_nvcc", "nvidia_cuda_runtime", "nvidia_cuda_")
-_DIST_INFO = re.compile(r"^(nvidia_[a-z0-9_]+?)(?:_cu\d+)?-(\d+\.\d+(?:\.\d+)*)\.dist-info$")
+_DIST_INFO = r"^(nvidia_[a-z0-9_]+?)(?:_cu\d+)?-(\d+\.\d+(?:\.\d+)*)\.dist-info$"
 
 
 def from_dist_infos(folders: Iterable[Path]) -> Optional[Tuple[CudaVersion, Path]]:
     """Version of a toolkit assembled from NVIDIA pip wheels, from their `*.dist-info` folder names."""
     found = []
     for folder in folders:
-        m = _DIST_INFO.match(folder.name)
+        m = re.match(_DIST_INFO, folder.name)
         if m:
             found.append((m.group(1), parse_dotted(m.group(2)), folder))
     for prefix in _WHEEL_PREFERENCE:
@@ -112,7 +114,7 @@ def from_dist_infos(folders: Iterable[Path]) -> Optional[Tuple[CudaVersion, Path
     return None
 
 
-_CUDA_H = re.compile(rb"#define\s+CUDA_VERSION\s+(\d+)")
+_CUDA_H = rb"#define\s+CUDA_VERSION\s+(\d+)"
 
 
 def from_cuda_h(path: Path) -> Optional[CudaVersion]:
@@ -121,14 +123,14 @@ def from_cuda_h(path: Path) -> Optional[CudaVersion]:
             head = fh.read(1 << 16)  # the define sits near the top; cuda.h is over 1 MB
     except OSError as exc:
         raise VersionFileError(f"{path}: unreadable ({exc.strerror or exc})") from None
-    m = _CUDA_H.search(head)
+    m = re.search(_CUDA_H, head)
     if not m:
         return None
     n = int(m.group(1))
     return CudaVersion(n // 1000, (n % 1000) // 10)
 
 
-_PE_CUDA = re.compile(r"\bCUDA (\d+)\.(\d+)\.(\d+)\b|\bVersion (\d+)\.(\d+)\.(\d+)\b")
+_PE_CUDA = r"\bCUDA (\d+)\.(\d+)\.(\d+)\b|\bVersion (\d+)\.(\d+)\.(\d+)\b"
 
 
 def from_pe(path: Path) -> Optional[CudaVersion]:
@@ -147,7 +149,7 @@ def from_pe(path: Path) -> Optional[CudaVersion]:
     if info is None:
         return None
     for key in ("ProductName", "FileDescription"):
-        m = _PE_CUDA.search(info.strings.get(key, ""))
+        m = re.search(_PE_CUDA, info.strings.get(key, ""))
         if m:
             g = [x for x in m.groups() if x is not None]
             return CudaVersion(int(g[0]), int(g[1]), int(g[2]))
@@ -168,11 +170,11 @@ def cudnn_from_pe(path: Path) -> Optional[str]:
     return f"{fv[0]}.{fv[1]}.{fv[2]}"
 
 
-_NVCC = re.compile(r"release (\d+)\.(\d+), V(\d+)\.(\d+)\.(\d+)")
+_NVCC = r"release (\d+)\.(\d+), V(\d+)\.(\d+)\.(\d+)"
 
 
 def from_nvcc_output(text: str) -> Optional[CudaVersion]:
-    m = _NVCC.search(text)
+    m = re.search(_NVCC, text)
     if not m:
         return None
     return CudaVersion(int(m.group(3)), int(m.group(4)), int(m.group(5)))
@@ -222,12 +224,12 @@ def describe(versions: List[str]) -> str:
     return ", ".join(versions) if versions else "none"
 
 
-_CUDNN_DEFINE = re.compile(r"#define\s+CUDNN_(MAJOR|MINOR|PATCHLEVEL)\s+(\d+)")
+_CUDNN_DEFINE = r"#define\s+CUDNN_(MAJOR|MINOR|PATCHLEVEL)\s+(\d+)"
 
 
 def parse_cudnn_header(text: str) -> Optional[str]:
     """cuDNN version from cudnn_version.h (8.x+) or cudnn.h (7.x): CUDNN_MAJOR/MINOR/PATCHLEVEL."""
-    found = dict(_CUDNN_DEFINE.findall(text))
+    found = dict(re.findall(_CUDNN_DEFINE, text))
     if "MAJOR" not in found or "MINOR" not in found:
         return None
     return f"{found['MAJOR']}.{found['MINOR']}.{found.get('PATCHLEVEL', '0')}"

@@ -97,6 +97,29 @@ def _run_cli_process(args, environ, *, cwd, input, timeout, stdin):
                           timeout=timeout, cwd=cwd, input=input, stdin=stdin)
 
 
+def make_env(prefix, *, history="", packages=()):
+    """A conda environment at `prefix` as conda lays one out: conda-meta/ with its `history` (the file conda itself
+    takes as the mark of an environment; None leaves it out, for a folder that only looks like one) and an empty
+    record conda-meta/<name>.json per package, e.g. "cuda-nvcc-12.9.86-0". Returns the prefix as a Path."""
+    prefix = Path(prefix)
+    (prefix / "conda-meta").mkdir(parents=True, exist_ok=True)
+    if history is not None:
+        (prefix / "conda-meta" / "history").write_text(history)
+    for name in packages:
+        (prefix / "conda-meta" / f"{name}.json").write_text("{}")
+    return prefix
+
+
+def one_line_error(proc, code):
+    """The CLI failed as every failure must: exit `code`, and stderr one `cudaswitch: error: ...` line, neither a
+    traceback nor an internal error. Returns that line."""
+    assert proc.returncode == code, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cudaswitch: error: "), proc.stderr
+    return lines[0]
+
+
 @pytest.fixture(scope="session")
 def real_conda():
     """A real conda (tests/realconda.py says which): skipped with the reason when there is none, in CI too,

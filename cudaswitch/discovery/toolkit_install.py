@@ -31,7 +31,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 from cudaswitch.core.errors import CudaswitchError, UsageError
 from cudaswitch.core.system import System
-from cudaswitch.discovery.toolkit_store import _registered, _write_registry, discovery_roots, store_dir  # noqa: F401
+from cudaswitch.discovery.toolkit_store import _registered, _write_registry, store_dir
 
 # The wheels a toolkit that builds CUDA extensions needs: compiler driver + front end, crt headers, cicc/libnvvm,
 # the runtime (headers, libcudart, cudart_static), CCCL (thrust/cub/libcu++) and NVRTC.

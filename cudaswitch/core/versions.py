@@ -54,6 +54,15 @@ class VersionFileError(Exception):
 _NUM = r"^(\d+)\.(\d+)(?:\.(\d+))?"
 
 
+def numbers(text: Optional[str]) -> Optional[Tuple[int, ...]]:
+    """The one reading of a dotted version: '550.54.14' -> (550, 54, 14), '12.1' -> (12, 1), 'r570.86' -> (570, 86);
+    None for anything that does not start with a number. Compare versions as these tuples, never as strings."""
+    if not text:
+        return None
+    m = re.match(r"\s*[rR]?(\d+(?:\.\d+)*)", str(text))
+    return tuple(int(p) for p in m.group(1).split(".")) if m else None
+
+
 def parse_dotted(text: str) -> Optional[CudaVersion]:
     m = re.match(_NUM, text.strip())
     if not m:
@@ -214,7 +223,7 @@ def parse_selector(text: str) -> Selector:
             low = low[len(prefix):]
             break
     if re.fullmatch(r"\d+(\.\d+){0,2}", low):
-        return Selector(text, tuple(int(p) for p in low.split(".")))
+        return Selector(text, numbers(low))
     raise UsageError(
         f"not a CUDA selector: {text!r}; use a version (11.8, 11, 11.8.89, v11.8, cuda-11.8, cu118) or a toolkit folder"
     )

@@ -31,6 +31,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 from cudaswitch.core.errors import CudaswitchError, UsageError
 from cudaswitch.core.system import System
+from cudaswitch.core.versions import numbers
 from cudaswitch.discovery.toolkit_store import _registered, _write_registry, store_dir
 
 # The wheels a toolkit that builds CUDA extensions needs: compiler driver + front end, crt headers, cicc/libnvvm,
@@ -235,8 +236,7 @@ def install(version: str, system: System, into: Optional[str] = None, runner: Pi
         t1 = time.perf_counter()
         result = assemble(wheels, stage / "root", f"{major}.{minor}")
         t2 = time.perf_counter()
-        got = result.version.split(".")[:2]
-        if got != [str(major), str(minor)]:
+        if (numbers(result.version) or ())[:2] != (major, minor):
             raise CudaswitchError(f"pip delivered nvcc {result.version} for CUDA {major}.{minor}; nothing installed")
         dest.parent.mkdir(parents=True, exist_ok=True)
         os.rename(stage / "root", dest)
@@ -274,7 +274,7 @@ def find_installed(selector: str, system: System) -> Path:
                              "cudaswitch removes only toolkits it made")
         return path
     major, minor = parse_request(selector)
-    hits = [c for c in ours if str(_manifest(c).get("version", "")).split(".")[:2] == [str(major), str(minor)]]
+    hits = [c for c in ours if (numbers(str(_manifest(c).get("version", ""))) or ())[:2] == (major, minor)]
     if len(hits) != 1:
         have = ", ".join(f"{_manifest(c)['version']} ({c})" for c in ours) or "none"
         what = "no" if not hits else "more than one"

@@ -72,6 +72,7 @@ def run_cli(args, env=None, *, process=False, cwd=None, input=None, timeout=120,
     from click.testing import CliRunner
 
     from cudaswitch.cli import main
+    from cudaswitch.core import i18n
 
     saved, old_cwd = dict(os.environ), os.getcwd()
     os.environ.clear()
@@ -84,6 +85,7 @@ def run_cli(args, env=None, *, process=False, cwd=None, input=None, timeout=120,
         os.chdir(old_cwd)
         os.environ.clear()
         os.environ.update(saved)
+        i18n.set_language(None)  # the language that call chose is not the next test's
     stderr = result.stderr
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         # what the interpreter would have printed had the exception left a real process

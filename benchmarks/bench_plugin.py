@@ -6,7 +6,7 @@
    prints its one line to stderr):
    the post-command hook's cost on top of a real conda command.
 
-cudaswitch is put into conda's Python as the tests do (tests/test_conda_plugin.py): a dist-info with the entry
+cudaswitch is put into conda's Python as the tests do (tests/cli/test_conda_plugin.py): a dist-info with the entry
 point on PYTHONPATH, conda's prefix untouched. Runs are interleaved; the figure is the ratio of medians (target:
 no measurable difference, i.e. within run-to-run noise). Needs a real conda (CUDASWITCH_TEST_CONDA or conda on
 PATH); without one it says so and exits.

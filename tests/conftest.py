@@ -47,15 +47,81 @@ def require_tool(name: str) -> str:
 REPO = Path(__file__).resolve().parent.parent
 
 
-def run_cli(args, env=None, **kw):
-    """Run the real command line from this checkout (`python -m cudaswitch`, through tests/seams.py so that the
-    test-only fault seam is on); returns CompletedProcess."""
+def run_cli(args, env=None, *, process=False, cwd=None, input=None, timeout=120, stdin=None):
+    """Run the real command line from this checkout with `env` as the COMPLETE environment, `cwd` as the working
+    folder and `input` on stdin; returns a CompletedProcess (returncode, stdout, stderr as text).
+
+    In-process through click's CliRunner by default (the suite runs hundreds of commands; a fresh interpreter each
+    costs more than most commands do), with os.environ and the working folder replaced for the call and the
+    test-only fault seam of tests/seams.py on, as in a subprocess. `process=True` runs `python tests/seams.py ARGS`
+    instead, for what only a real process shows: signals, the encoding of a real stdout, another user's uid. Some
+    cases always get a real process: `run` (it becomes its command by exec) and a `kill@` fault (SIGKILL to its own
+    pid) would end the test runner itself, and a PYTHONIOENCODING of the test's own only means something to a new
+    interpreter's stdout."""
+    args = [str(a) for a in args]
+    environ = dict(os.environ if env is None else env)
+    if stdin is not None:  # subprocess.DEVNULL: an empty stdin, at once at its end
+        input = "" if input is None else input
+    if (process or args[:1] == ["run"] or "kill@" in environ.get("CUDASWITCH_FAULT", "")
+            or environ.get("PYTHONIOENCODING") != os.environ.get("PYTHONIOENCODING")):
+        return _run_cli_process(args, environ, cwd=cwd, input=input, timeout=timeout,
+                                stdin=None if input is not None else stdin)
+    import subprocess
+    import traceback
+
+    from click.testing import CliRunner
+
+    from cudaswitch.cli import main
+    from cudaswitch.core import i18n
+
+    saved, old_cwd = dict(os.environ), os.getcwd()
+    os.environ.clear()
+    os.environ.update(environ)
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        result = CliRunner().invoke(main, args, input=input, prog_name="cudaswitch")
+    finally:
+        os.chdir(old_cwd)
+        os.environ.clear()
+        os.environ.update(saved)
+        i18n.set_language(None)  # the language that call chose is not the next test's
+    stderr = result.stderr
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        # what the interpreter would have printed had the exception left a real process
+        stderr += "".join(traceback.format_exception(*result.exc_info))
+    return subprocess.CompletedProcess([sys.executable, seams.ENTRY, *args], result.exit_code, result.stdout, stderr)
+
+
+def _run_cli_process(args, environ, *, cwd, input, timeout, stdin):
     import subprocess
 
-    env = dict(os.environ if env is None else env)
-    env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return subprocess.run([sys.executable, seams.ENTRY, *args], env=env, capture_output=True, text=True,
-                          timeout=kw.pop("timeout", 120), **kw)
+    environ["PYTHONPATH"] = str(REPO) + (os.pathsep + environ["PYTHONPATH"] if environ.get("PYTHONPATH") else "")
+    return subprocess.run([sys.executable, seams.ENTRY, *args], env=environ, capture_output=True, text=True,
+                          timeout=timeout, cwd=cwd, input=input, stdin=stdin)
+
+
+def make_env(prefix, *, history="", packages=()):
+    """A conda environment at `prefix` as conda lays one out: conda-meta/ with its `history` (the file conda itself
+    takes as the mark of an environment; None leaves it out, for a folder that only looks like one) and an empty
+    record conda-meta/<name>.json per package, e.g. "cuda-nvcc-12.9.86-0". Returns the prefix as a Path."""
+    prefix = Path(prefix)
+    (prefix / "conda-meta").mkdir(parents=True, exist_ok=True)
+    if history is not None:
+        (prefix / "conda-meta" / "history").write_text(history)
+    for name in packages:
+        (prefix / "conda-meta" / f"{name}.json").write_text("{}")
+    return prefix
+
+
+def one_line_error(proc, code):
+    """The CLI failed as every failure must: exit `code`, and stderr one `cudaswitch: error: ...` line, neither a
+    traceback nor an internal error. Returns that line."""
+    assert proc.returncode == code, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cudaswitch: error: "), proc.stderr
+    return lines[0]
 
 
 @pytest.fixture(scope="session")

@@ -105,7 +105,7 @@ def extracted(spec: str, platform: str = "linux") -> Path:
     return dest
 
 
-# The CUDA 13.0 wheels `cudaswitch install-toolkit 13.0` assembles (tests/test_toolkit_install.py).
+# The CUDA 13.0 wheels `cudaswitch install-toolkit 13.0` assembles (tests/discovery/test_toolkit_install.py).
 TOOLKIT_13_0 = ["nvidia-cuda-nvcc==13.0.88", "nvidia-cuda-crt==13.0.88", "nvidia-nvvm==13.0.88",
                 "nvidia-cuda-runtime==13.0.96", "nvidia-cuda-cccl==13.0.85", "nvidia-cuda-nvrtc==13.0.88"]
 

@@ -2,7 +2,8 @@
 
 No citation of material outside the repository (the development notes a checkout does not ship), and every rule
 tag a comment cites (HL1-HL5, HS1-HS2, HU1-HU6, HC1-HC10) is defined in docs/design/, every `[Sxx]` or
-`sources.csv Sxx` key exists in cudaswitch/data/sources.csv.
+`sources.csv Sxx` key exists in cudaswitch/data/sources.csv. Every file of the repository that the product's
+comments point to (`docs/design/activation.md#hl3`, `tests/seams.py`) exists, with its anchor.
 """
 
 import re
@@ -86,3 +87,41 @@ def test_every_cited_source_key_exists():
             cited += re.findall(r"S\d+", group)  # both ends of a range S46-S82
         missing += [(name, k) for k in cited if k not in keys]
     assert not missing, missing
+
+
+# A path into the repository (not a user's data folder such as ~/.local/share/cudaswitch/toolkits), with an extension
+REPO_PATH = re.compile(r"(?<![\w/~.$-])((?:cudaswitch|tests|templates|hooks|docs|benchmarks|scripts)/[\w./-]*\w"
+                       r"\.(?:py|md|sh|csv|json|yaml|fish|csh|ps1|bat|po|txt))(?:#([\w-]+))?")
+
+
+def _anchors(md: Path):
+    text = md.read_text(encoding="utf-8")
+    ids = set(re.findall(r'<a id="([\w-]+)"></a>', text))
+    for heading in re.findall(r"^#+\s+(.*)$", text, flags=re.M):  # GitHub's heading anchors
+        ids.add(re.sub(r"\s", "-", re.sub(r"[^\w\s-]", "", heading.strip().lower())))
+    return ids
+
+
+def test_every_repository_file_the_product_cites_exists():
+    """What cudaswitch/, templates/ and hooks/ point a reader to is in this checkout (the data tables are left out:
+    sources.csv names other projects' files next to their URLs)."""
+    missing = []
+    for name, text in _files():
+        if not name.startswith(("cudaswitch/", "templates/", "hooks/")) or name.startswith("cudaswitch/data/"):
+            continue
+        for n, line in enumerate(text.splitlines(), 1):
+            for path, anchor in REPO_PATH.findall(line):
+                target = ROOT / path
+                if not target.is_file():
+                    missing.append(f"{name}:{n}: {path}")
+                elif anchor and path.endswith(".md") and anchor not in _anchors(target):
+                    missing.append(f"{name}:{n}: {path}#{anchor} (no such anchor)")
+    assert not missing, "cited but not in the repository:\n" + "\n".join(missing)
+
+
+def test_the_path_check_sees_a_citation_and_a_missing_file():
+    assert REPO_PATH.findall("see docs/design/activation.md#hl3 and tests/seams.py.") == [
+        ("docs/design/activation.md", "hl3"), ("tests/seams.py", "")]
+    assert REPO_PATH.findall("~/.local/share/cudaswitch/toolkits/x.json, $HOME/cudaswitch/a.py") == []
+    assert "hl3" in _anchors(ROOT / "docs" / "design" / "activation.md")
+    assert not (ROOT / "cudaswitch" / "cudnn_install.py").exists()  # a flat module of before the house

@@ -98,7 +98,16 @@ class _OneLineErrors(click.Group):
         return command
 
 
+def _show_version(ctx, _param, value):
+    # click.version_option would do the same, but building it at import asks gettext for its message, which imports
+    # `locale` and looks for catalogs on disk: a cost every command paid for an option few use.
+    if value and not ctx.resilient_parsing:
+        click.echo(f"cudaswitch, version {__version__}", color=ctx.color)
+        ctx.exit()
+
+
 @click.group(cls=_OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="cudaswitch")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_show_version,
+              help="Show the version and exit.")
 def main():
     """See, switch and verify the CUDA toolkit each conda environment uses."""

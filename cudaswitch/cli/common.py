@@ -71,7 +71,7 @@ def handle_errors(fn):
         except click.ClickException:
             raise
         except OSError as exc:
-            if exc.errno not in _ENVIRONMENT_ERRNOS or os.environ.get("CUDASWITCH_DEBUG"):
+            if exc.errno not in _ENVIRONMENT_ERRNOS or _debugging():
                 _internal(exc)
             if exc.filename is None:
                 _silence_stdout()
@@ -82,8 +82,15 @@ def handle_errors(fn):
     return wrapper
 
 
+def _debugging() -> bool:
+    # not System.current(): that can itself refuse (a relocated root), and this runs while reporting a failure
+    from cudaswitch.core.system import System
+
+    return bool(System().environ.get("CUDASWITCH_DEBUG"))
+
+
 def _internal(exc: BaseException) -> None:
-    if os.environ.get("CUDASWITCH_DEBUG"):
+    if _debugging():
         raise exc
     _fail(f"internal error: {type(exc).__name__}: {exc} (set CUDASWITCH_DEBUG=1 for the traceback)", 70)
 

@@ -9,6 +9,8 @@ from typing import Any, List, Sequence
 from cudaswitch.core.i18n import _, tr
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# a byte of a name that is not UTF-8, as Python keeps it (surrogateescape); searched in C, not char by char
+_ESCAPED_BYTE = re.compile(r"[\udc80-\udcff]")
 
 
 def printable(text: str) -> str:
@@ -16,7 +18,7 @@ def printable(text: str) -> str:
     return that overwrites the line) shown as \\x1b, and the bytes of a name that is not UTF-8 (kept by Python as
     lone surrogates, which cannot be encoded for output) shown as \\xff. Folder names come from anyone who can create
     a folder where cudaswitch looks."""
-    if any("\udc80" <= ch <= "\udcff" for ch in text):
+    if _ESCAPED_BYTE.search(text):
         text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
@@ -39,7 +41,7 @@ def to_json(data: Any) -> str:
 
 def _no_surrogates(data: Any) -> Any:
     if isinstance(data, str):
-        if any("\udc80" <= ch <= "\udcff" for ch in data):
+        if _ESCAPED_BYTE.search(data):
             return data.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
         return data
     if isinstance(data, dict):

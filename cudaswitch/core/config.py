@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import List, Optional, Tuple
 
@@ -14,9 +15,27 @@ def config_path(system: System) -> Path:
     explicit = system.environ.get("CUDASWITCH_CONFIG")
     if explicit:
         return Path(explicit)
-    import platformdirs  # lazy: only when no explicit file is given
+    return Path(user_dir(system, "config")) / "config.yaml"
 
-    return Path(platformdirs.user_config_dir("cudaswitch")) / "config.yaml"
+
+# platformdirs' rule on Linux for the two folders cudaswitch uses: $XDG_*_HOME when it is an absolute path, else
+# ~/.local/share or ~/.config. Every command needs one of them, platformdirs costs more to import than most commands
+# take, so the common case is computed here; anything else (another OS, an odd value) is left to platformdirs.
+_XDG = {"data": ("XDG_DATA_HOME", "~/.local/share"), "config": ("XDG_CONFIG_HOME", "~/.config")}
+
+
+def user_dir(system: System, kind: str) -> str:
+    """platformdirs.user_{kind}_dir("cudaswitch") of this run, kind "data" or "config"."""
+    var, default = _XDG[kind]
+    env = system.environ
+    xdg, home = env.get(var, ""), env.get("HOME", "")
+    if (sys.platform.startswith("linux") and not hasattr(sys, "getandroidapilevel")
+            and "ANDROID_DATA" not in env and (xdg == "" or (xdg.startswith("/") and xdg == xdg.strip()))
+            and home.startswith("/")):
+        return os.path.join(xdg or home.rstrip("/") + default[1:], "cudaswitch")
+    import platformdirs
+
+    return getattr(platformdirs, f"user_{kind}_dir")("cudaswitch")
 
 
 def load_config(path: Path) -> Tuple[dict, List[str]]:

@@ -7,11 +7,13 @@ every failure case can be exercised on Linux against a temporary folder that sta
 from __future__ import annotations
 
 import os
-import subprocess
+import os as _os  # the parameter `os` (the OS flavour) shadows the module in __init__
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import Callable, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, List, Mapping, Optional, Sequence, Tuple
+
+if TYPE_CHECKING:
+    import subprocess
 
 # (key name such as "v11.3", InstallDir) pairs from HKLM\SOFTWARE\NVIDIA Corporation\GPU Computing Toolkit\CUDA
 # tests/seams.py sets this: the suite relocates nearly every run, and its assertions count stderr lines
@@ -22,6 +24,8 @@ Runner = Callable[..., "subprocess.CompletedProcess[str]"]
 
 
 def run_subprocess(args: Sequence[str], timeout: float = 20.0, env: Optional[Mapping[str, str]] = None):
+    import subprocess  # only the commands that run a program pay for it
+
     return subprocess.run(
         list(args), capture_output=True, text=True, timeout=timeout, env=dict(env) if env is not None else None
     )
@@ -62,19 +66,43 @@ def _windows_ui_language() -> Optional[str]:
     return windows_ui_language()
 
 
-@dataclass
+def _default_ui_language() -> Optional[str]:
+    return _windows_ui_language()  # looked up when asked, so that a replaced reader is the one used
+
+
+_UNSET = object()
+_FIELDS = ("os", "environ", "root", "registry", "run", "python_paths", "ui_language")
+
+
 class System:
     """What cudaswitch may look at. `root` stands for `/` (Linux) or for the folder holding drive letters
-    (Windows: `C:\\x` is looked up as `<root>/C/x`); None means the real file system."""
+    (Windows: `C:\\x` is looked up as `<root>/C/x`); None means the real file system.
 
-    os: str = field(default_factory=lambda: "windows" if sys.platform == "win32" else "linux")
-    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    root: Optional[Path] = None
-    registry: RegistryReader = read_windows_registry
-    run: Runner = run_subprocess
-    python_paths: Optional[Sequence[str]] = None  # sys.path of the interpreter whose pip wheels to scan
-    # the Windows display language ("zh_CN"), read only when no locale variable is set (cudaswitch/core/i18n.py)
-    ui_language: Callable[[], Optional[str]] = field(default=lambda: _windows_ui_language())
+    A plain class with the constructor, equality and repr a dataclass would give: every command builds one before it
+    knows what it will do, and generating a dataclass at import cost more than the rest of this module."""
+
+    def __init__(self, os: str = _UNSET, environ: Mapping[str, str] = _UNSET, root: Optional[Path] = None,
+                 registry: RegistryReader = read_windows_registry, run: Runner = run_subprocess,
+                 python_paths: Optional[Sequence[str]] = None,
+                 ui_language: Callable[[], Optional[str]] = _UNSET) -> None:
+        self.os = ("windows" if sys.platform == "win32" else "linux") if os is _UNSET else os
+        self.environ = dict(_os.environ) if environ is _UNSET else environ
+        self.root = root
+        self.registry = registry
+        self.run = run
+        self.python_paths = python_paths  # sys.path of the interpreter whose pip wheels to scan
+        # the Windows display language ("zh_CN"), read only when no locale variable is set (cudaswitch/core/i18n.py)
+        self.ui_language = _default_ui_language if ui_language is _UNSET else ui_language
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in _FIELDS)
+
+    __hash__ = None  # mutable, like the dataclass it was
+
+    def __repr__(self) -> str:
+        return f"System({', '.join(f'{f}={getattr(self, f)!r}' for f in _FIELDS)})"
 
     @classmethod
     def current(cls) -> "System":

@@ -50,11 +50,22 @@ class VersionFileError(Exception):
     """A version file exists but cannot be used; the message names the file."""
 
 
-_NUM = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
+# Patterns stay strings, compiled (and cached by `re`) on first use: most commands need few of them, and compiling
+# them all at import was a cost every command paid.
+_NUM = r"^(\d+)\.(\d+)(?:\.(\d+))?"
+
+
+def numbers(text: Optional[str]) -> Optional[Tuple[int, ...]]:
+    """The one reading of a dotted version: '550.54.14' -> (550, 54, 14), '12.1' -> (12, 1), 'r570.86' -> (570, 86);
+    None for anything that does not start with a number. Compare versions as these tuples, never as strings."""
+    if not text:
+        return None
+    m = re.match(r"\s*[rR]?(\d+(?:\.\d+)*)", str(text))
+    return tuple(int(p) for p in m.group(1).split(".")) if m else None
 
 
 def parse_dotted(text: str) -> Optional[CudaVersion]:
-    m = _NUM.match(text.strip())
+    m = re.match(_NUM, text.strip())
     if not m:
         return None
     patch = int(m.group(3)) if m.group(3) is not None else None
@@ -96,14 +107,14 @@ def from_version_txt(path: Path) -> Optional[CudaVersion]:
 
 # Which wheel's version is the toolkit's: the compiler first, the runtime next (sources.csv S29, S30).
 _WHEEL_PREFERENCE = ("nvidia_cuda_nvcc", "nvidia_cuda_runtime", "nvidia_cuda_")
-_DIST_INFO = re.compile(r"^(nvidia_[a-z0-9_]+?)(?:_cu\d+)?-(\d+\.\d+(?:\.\d+)*)\.dist-info$")
+_DIST_INFO = r"^(nvidia_[a-z0-9_]+?)(?:_cu\d+)?-(\d+\.\d+(?:\.\d+)*)\.dist-info$"
 
 
 def from_dist_infos(folders: Iterable[Path]) -> Optional[Tuple[CudaVersion, Path]]:
     """Version of a toolkit assembled from NVIDIA pip wheels, from their `*.dist-info` folder names."""
     found = []
     for folder in folders:
-        m = _DIST_INFO.match(folder.name)
+        m = re.match(_DIST_INFO, folder.name)
         if m:
             found.append((m.group(1), parse_dotted(m.group(2)), folder))
     for prefix in _WHEEL_PREFERENCE:
@@ -113,7 +124,7 @@ def from_dist_infos(folders: Iterable[Path]) -> Optional[Tuple[CudaVersion, Path
     return None
 
 
-_CUDA_H = re.compile(rb"#define\s+CUDA_VERSION\s+(\d+)")
+_CUDA_H = rb"#define\s+CUDA_VERSION\s+(\d+)"
 
 
 def from_cuda_h(path: Path) -> Optional[CudaVersion]:
@@ -122,14 +133,14 @@ def from_cuda_h(path: Path) -> Optional[CudaVersion]:
             head = fh.read(1 << 16)  # the define sits near the top; cuda.h is over 1 MB
     except OSError as exc:
         raise VersionFileError(f"{path}: unreadable ({exc.strerror or exc})") from None
-    m = _CUDA_H.search(head)
+    m = re.search(_CUDA_H, head)
     if not m:
         return None
     n = int(m.group(1))
     return CudaVersion(n // 1000, (n % 1000) // 10)
 
 
-_PE_CUDA = re.compile(r"\bCUDA (\d+)\.(\d+)\.(\d+)\b|\bVersion (\d+)\.(\d+)\.(\d+)\b")
+_PE_CUDA = r"\bCUDA (\d+)\.(\d+)\.(\d+)\b|\bVersion (\d+)\.(\d+)\.(\d+)\b"
 
 
 def from_pe(path: Path) -> Optional[CudaVersion]:
@@ -148,7 +159,7 @@ def from_pe(path: Path) -> Optional[CudaVersion]:
     if info is None:
         return None
     for key in ("ProductName", "FileDescription"):
-        m = _PE_CUDA.search(info.strings.get(key, ""))
+        m = re.search(_PE_CUDA, info.strings.get(key, ""))
         if m:
             g = [x for x in m.groups() if x is not None]
             return CudaVersion(int(g[0]), int(g[1]), int(g[2]))
@@ -169,11 +180,11 @@ def cudnn_from_pe(path: Path) -> Optional[str]:
     return f"{fv[0]}.{fv[1]}.{fv[2]}"
 
 
-_NVCC = re.compile(r"release (\d+)\.(\d+), V(\d+)\.(\d+)\.(\d+)")
+_NVCC = r"release (\d+)\.(\d+), V(\d+)\.(\d+)\.(\d+)"
 
 
 def from_nvcc_output(text: str) -> Optional[CudaVersion]:
-    m = _NVCC.search(text)
+    m = re.search(_NVCC, text)
     if not m:
         return None
     return CudaVersion(int(m.group(3)), int(m.group(4)), int(m.group(5)))
@@ -213,7 +224,7 @@ def parse_selector(text: str) -> Selector:
             low = low[len(prefix):]
             break
     if re.fullmatch(r"\d+(\.\d+){0,2}", low):
-        return Selector(text, tuple(int(p) for p in low.split(".")))
+        return Selector(text, numbers(low))
     raise UsageError(
         f"not a CUDA selector: {text!r}; use a version (11.8, 11, 11.8.89, v11.8, cuda-11.8, cu118) or a toolkit folder"
     )
@@ -223,12 +234,12 @@ def describe(versions: List[str]) -> str:
     return ", ".join(versions) if versions else "none"
 
 
-_CUDNN_DEFINE = re.compile(r"#define\s+CUDNN_(MAJOR|MINOR|PATCHLEVEL)\s+(\d+)")
+_CUDNN_DEFINE = r"#define\s+CUDNN_(MAJOR|MINOR|PATCHLEVEL)\s+(\d+)"
 
 
 def parse_cudnn_header(text: str) -> Optional[str]:
     """cuDNN version from cudnn_version.h (8.x+) or cudnn.h (7.x): CUDNN_MAJOR/MINOR/PATCHLEVEL."""
-    found = dict(_CUDNN_DEFINE.findall(text))
+    found = dict(re.findall(_CUDNN_DEFINE, text))
     if "MAJOR" not in found or "MINOR" not in found:
         return None
     return f"{found['MAJOR']}.{found['MINOR']}.{found.get('PATCHLEVEL', '0')}"

@@ -32,7 +32,8 @@ from typing import Callable, Dict, List, Optional, Sequence
 from cudaswitch.core.errors import CudaswitchError, UsageError
 from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.system import System
-from cudaswitch.discovery.toolkit_store import _registered, _write_registry, discovery_roots, store_dir  # noqa: F401
+from cudaswitch.core.versions import numbers
+from cudaswitch.discovery.toolkit_store import _registered, _write_registry, store_dir
 
 # The wheels a toolkit that builds CUDA extensions needs: compiler driver + front end, crt headers, cicc/libnvvm,
 # the runtime (headers, libcudart, cudart_static), CCCL (thrust/cub/libcu++) and NVRTC.
@@ -240,8 +241,7 @@ def install(version: str, system: System, into: Optional[str] = None, runner: Pi
         t1 = time.perf_counter()
         result = assemble(wheels, stage / "root", f"{major}.{minor}")
         t2 = time.perf_counter()
-        got = result.version.split(".")[:2]
-        if got != [str(major), str(minor)]:
+        if (numbers(result.version) or ())[:2] != (major, minor):
             raise CudaswitchError(M("pip delivered nvcc {version} for CUDA {major}.{minor}; nothing installed",
                                     version=result.version, major=major, minor=minor))
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -280,7 +280,7 @@ def find_installed(selector: str, system: System) -> Path:
                                "cudaswitch removes only toolkits it made", path=path, manifest=MANIFEST))
         return path
     major, minor = parse_request(selector)
-    hits = [c for c in ours if str(_manifest(c).get("version", "")).split(".")[:2] == [str(major), str(minor)]]
+    hits = [c for c in ours if (numbers(str(_manifest(c).get("version", ""))) or ())[:2] == (major, minor)]
     if len(hits) != 1:
         have = ", ".join(f"{_manifest(c)['version']} ({c})" for c in ours) or "none"
         raise UsageError(M("no toolkit installed by cudaswitch matches '{selector}'; installed by cudaswitch: {have}",

@@ -15,9 +15,9 @@ def store_dir(system: System) -> Path:
     explicit = system.environ.get("CUDASWITCH_TOOLKITS_DIR")
     if explicit:
         return Path(explicit)
-    import platformdirs
+    from cudaswitch.core.config import user_dir
 
-    return Path(platformdirs.user_data_dir("cudaswitch")) / "toolkits"
+    return Path(user_dir(system, "data")) / "toolkits"
 
 
 def _registry(system: System) -> Path:

@@ -184,7 +184,7 @@ def _looks_like_root(loc: Path) -> bool:
 
 # ---- nvcc ---------------------------------------------------------------------------------------------------------
 
-_EXEC_LINE = re.compile(r"""exec\s+["']?([^"'\s]+nvcc(?:\.exe)?)["']?""")
+_EXEC_LINE = r"""exec\s+["']?([^"'\s]+nvcc(?:\.exe)?)["']?"""
 
 
 def resolve_nvcc(system: System, nvcc: str) -> str:
@@ -195,7 +195,7 @@ def resolve_nvcc(system: System, nvcc: str) -> str:
         if real.stat().st_size < 4096:
             head = real.read_bytes()[:4096]
             if head.startswith(b"#!"):
-                m = _EXEC_LINE.search(head.decode("utf-8", "replace"))
+                m = re.search(_EXEC_LINE, head.decode("utf-8", "replace"))
                 if m:
                     return system.realpath(m.group(1))
     except OSError:
@@ -292,13 +292,13 @@ def _file_or_none(system: System, path: str) -> Optional[str]:
     return path if system.local(path).is_file() else None
 
 
-_CONDA_PKG = re.compile(r"^(cuda-version|cuda-nvcc|cuda-cudart|cudatoolkit)-(\d+\.\d+(?:\.\d+)?)-")
+_CONDA_PKG = r"^(cuda-version|cuda-nvcc|cuda-cudart|cudatoolkit)-(\d+\.\d+(?:\.\d+)?)-"
 
 
 def _from_conda_meta(meta: Path) -> Optional[Tuple[CudaVersion, Path]]:
     found: Dict[str, Tuple[CudaVersion, Path]] = {}
     for p in _listdir(meta):
-        m = _CONDA_PKG.match(p.name)
+        m = re.match(_CONDA_PKG, p.name)
         if m and p.suffix == ".json":
             v = versions.parse_dotted(m.group(2))
             if v:
@@ -396,13 +396,13 @@ def _cudnn_version(system: System, include_dir: Optional[str]) -> Optional[str]:
     return versions.cudnn_version_in(system.local(include_dir)) if include_dir else None
 
 
-_CUDNN_WHEEL = re.compile(r"^nvidia_cudnn_cu\d+-(\d+(?:\.\d+)+)\.dist-info$")
+_CUDNN_WHEEL = r"^nvidia_cudnn_cu\d+-(\d+(?:\.\d+)+)\.dist-info$"
 
 
 def _wheel_cudnn(layout: _Layout) -> Optional[str]:
     """The nvidia-cudnn-cuNN wheel's version in a pip-wheel toolkit (its headers live outside cuda_runtime)."""
     for p in layout.dist_info_dirs:
-        m = _CUDNN_WHEEL.match(p.name)
+        m = re.match(_CUDNN_WHEEL, p.name)
         if m:
             return m.group(1)
     return None
@@ -534,9 +534,12 @@ def discover(system: Optional[System] = None, extra_roots: Optional[List[str]] =
     toolkits = sorted(by_real.values(), key=lambda t: (t.cuda.major, t.cuda.minor, t.cuda.patch or 0, t.root))
     for tk in toolkits:
         warnings.extend(tk.warnings)
-    from cudaswitch.cudnn.windows import find_installed
+    cudnn_installs = []
+    if system.windows:  # the cuDNN installer exists only there; elsewhere its module need not even load
+        from cudaswitch.cudnn.windows import find_installed
 
-    return Discovery(toolkits, _unique(warnings), config_errors, find_installed(system))
+        cudnn_installs = find_installed(system)
+    return Discovery(toolkits, _unique(warnings), config_errors, cudnn_installs)
 
 
 def _merge(tk: Toolkit, cand: _Candidate, real: str) -> None:

@@ -22,7 +22,7 @@ import pytest
 
 import cudatrees
 import cudnn_archives as ca
-from conftest import REPO, run_cli
+from conftest import REPO, make_env, run_cli
 
 NOBODY = 65534
 TOP = "cudnn-linux-x86_64-9.10.2.21_cuda12-archive"
@@ -109,7 +109,7 @@ def _attacker_env(attacker: Path, name: str = "env") -> Path:
     prefix = attacker / name
 
     def plant():
-        (prefix / "conda-meta").mkdir(parents=True)
+        make_env(prefix, history=None)
         (prefix / "bin").mkdir()
     as_user(plant)
     return prefix
@@ -455,7 +455,7 @@ def test_9_fs_root_of_another_user_is_refused_and_a_relocation_is_announced(shar
     proc = subprocess.run(cli + ["list"], capture_output=True, text=True, timeout=120,
                           env=dict(env, CUDASWITCH_FS_ROOT=str(fs)))
     assert proc.returncode == 0 and "/usr/local/cuda-12.9" in proc.stdout, proc.stderr
-    assert f"cudaswitch: note: CUDASWITCH_FS_ROOT is set" in proc.stderr and str(fs) in proc.stderr
+    assert "cudaswitch: note: CUDASWITCH_FS_ROOT is set" in proc.stderr and str(fs) in proc.stderr
 
 
 # ---- 10. the low ones ----------------------------------------------------------------------------------------------
@@ -491,8 +491,7 @@ def test_10_a_lock_held_by_another_user_times_out_naming_the_holder(shared, real
 
 def test_10_a_fifo_at_a_hook_path_does_not_hang_use(tmp_path, real_trees, clean_env):
     fs = _fs_with_12_9(tmp_path, real_trees)
-    prefix = tmp_path / "env"
-    (prefix / "conda-meta").mkdir(parents=True)
+    prefix = make_env(tmp_path / "env", history=None)
     (prefix / "etc" / "conda" / "activate.d").mkdir(parents=True)
     os.mkfifo(prefix / "etc" / "conda" / "activate.d" / "cudaswitch.sh")
     env = dict(clean_env, CUDASWITCH_FS_ROOT=str(fs), CUDASWITCH_OS="linux")

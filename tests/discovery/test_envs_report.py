@@ -11,17 +11,16 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent / "fake_torch"))
+sys.path.insert(0, str(Path(__file__).parent.parent / "fake_torch"))
 
 import cudatrees  # noqa: E402
 import envs as torch_envs  # noqa: E402
 import nvidia_wheels  # noqa: E402
-from conftest import IN_CI, run_cli  # noqa: E402
+from conftest import IN_CI, make_env, run_cli  # noqa: E402
 
 
 def _env(path: Path) -> Path:
-    (path / "conda-meta").mkdir(parents=True)
-    (path / "conda-meta" / "history").write_text("")
+    make_env(path)
     (path / "lib" / "python3.11" / "site-packages").mkdir(parents=True)
     return path
 

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent / "fake_torch"))
+sys.path.insert(0, str(Path(__file__).parent.parent / "fake_torch"))
 
 import nvidia_wheels  # noqa: E402
-from conftest import REPO, run_cli  # noqa: E402
+from conftest import REPO, make_env, run_cli  # noqa: E402
 from cudaswitch import __version__  # noqa: E402
 
 
@@ -51,9 +51,7 @@ def conda_env(tmp_path, clean_env, real_conda, real_trees):
 
 
 def _prefix(tmp_path, name="p"):
-    p = tmp_path / "envs" / name
-    (p / "conda-meta").mkdir(parents=True)
-    (p / "conda-meta" / "history").write_text("")
+    p = make_env(tmp_path / "envs" / name)
     (p / "lib" / "python3.11" / "site-packages").mkdir(parents=True)
     return p
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import cudatrees
+from conftest import make_env
 import nvidia_wheels as nw
 from cudaswitch.core.system import System
 from cudaswitch.discovery.toolkits import discover
@@ -176,8 +177,7 @@ def test_conda_prefix_with_targets_layout(tmp_path):
     (prefix / "bin").mkdir()
     (prefix / "bin" / "nvcc").write_text("#!/bin/sh\n")
     (prefix / "bin" / "nvcc").chmod(0o755)
-    (prefix / "conda-meta").mkdir()
-    (prefix / "conda-meta" / "cuda-nvcc-12.9.86-0.json").write_text("{}")
+    make_env(prefix, history=None, packages=["cuda-nvcc-12.9.86-0"])
     (tk,) = mine(discover(linux(tmp_path, environ={"CONDA_PREFIX": str(prefix)})), tmp_path)
     assert (tk.kind, tk.version, tk.version_source) == ("conda", "12.9.86", "conda-meta")
     assert tk.lib_dirs == [str(target / "lib")] and tk.nvcc == str(prefix / "bin" / "nvcc")
@@ -265,8 +265,7 @@ def test_windows_conda_library_prefix(tmp_path):
     (local / "Library" / "include").mkdir()
     (local / "Library" / "lib").mkdir()
     (local / "Library" / "bin" / "nvcc.exe").write_bytes(b"MZ")
-    (local / "conda-meta").mkdir()
-    (local / "conda-meta" / "cuda-nvcc-12.4.131-0.json").write_text("{}")
+    make_env(local, history=None, packages=["cuda-nvcc-12.4.131-0"])
     (tk,) = discover(windows(tmp_path, environ={"CONDA_PREFIX": prefix})).toolkits
     assert tk.kind == "conda" and tk.version == "12.4.131"
     assert tk.nvcc == prefix + r"\Library\bin\nvcc.exe" and tk.lib_dirs == [prefix + r"\Library\lib"]
@@ -308,11 +307,10 @@ def test_conda_envs_from_environments_txt_and_envs_without_cuda(tmp_path):
     home = tmp_path / "home"
     with_cuda = tmp_path / "envs" / "cu"
     cudatrees.cuda_12_9(with_cuda)  # targets/x86_64-linux layout, as conda-forge's cuda-* packages lay it out
-    (with_cuda / "conda-meta").mkdir()
+    make_env(with_cuda, history=None)
     plain = tmp_path / "envs" / "plain"
     (plain / "bin").mkdir(parents=True)
-    (plain / "conda-meta").mkdir()
-    (plain / "conda-meta" / "cuda-version-12.1-h1.json").write_text("{}")  # a pin, no toolkit
+    make_env(plain, history=None, packages=["cuda-version-12.1-h1"])  # a pin, no toolkit
     (home / ".conda").mkdir(parents=True)
     (home / ".conda" / "environments.txt").write_text(f"{with_cuda}\n{plain}\n")
     found = discover(linux(tmp_path, environ={"HOME": str(home)}))

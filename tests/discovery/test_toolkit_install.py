@@ -7,12 +7,11 @@ import os
 import shutil
 import subprocess
 import zipfile
-from pathlib import Path
 
 import pytest
 
 import nvidia_wheels as nw
-from conftest import require_tool, run_cli
+from conftest import make_env, require_tool, run_cli
 
 from cudaswitch.core.errors import CudaswitchError
 from cudaswitch.core.system import System
@@ -72,8 +71,7 @@ def test_compiles_and_links_a_cu_file_with_its_own_nvcc(toolkit_13_0, tmp_path):
 
 
 def test_use_switches_to_it(toolkit_13_0, tmp_path, clean_env):
-    prefix = tmp_path / "env"
-    (prefix / "conda-meta").mkdir(parents=True)
+    prefix = make_env(tmp_path / "env", history=None)
     env = dict(clean_env, CUDASWITCH_TOOLKITS_DIR=str(toolkit_13_0.parent))
     r = run_cli(["use", "13.0.88", "-p", str(prefix), "--no-smoke"], env=env)
     # /usr/local/cuda-13.0 on a developer machine may be the same version: choose by folder then

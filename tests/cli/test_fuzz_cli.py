@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import REPO
+from conftest import REPO, make_env
 from cudaswitch.cli import main
 
 EXAMPLES = int(os.environ.get("CUDASWITCH_FUZZ_EXAMPLES", "120"))
@@ -145,7 +145,7 @@ def _materialise(tmp, trees, args, env, files, env_name):
         p = Path(tmp, rel)
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_bytes(data)
-    Path(tmp, env_name, "conda-meta").mkdir(parents=True, exist_ok=True)
+    make_env(Path(tmp, env_name), history=None)
     Path(tmp, "rcdir").mkdir(exist_ok=True)
     unreadable = Path(tmp, "unreadable")
     unreadable.mkdir(exist_ok=True)

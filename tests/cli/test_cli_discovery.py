@@ -9,20 +9,12 @@ from pathlib import Path
 import pytest
 
 import cudatrees
-from conftest import run_cli
+from conftest import one_line_error, run_cli
 
 
 @pytest.fixture
 def env(clean_env, real_trees):
     return dict(clean_env, CUDASWITCH_SEARCH_PATH=str(real_trees), PATH="/usr/bin:/bin")
-
-
-def one_line_error(proc, code):
-    assert proc.returncode == code, (proc.returncode, proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("cudaswitch: error: "), proc.stderr
-    return lines[0]
 
 
 @pytest.mark.parametrize("selector", ["11.8", "11", "11.8.89", "v11.8", "cuda-11.8", "CUDA-11.8", "cu118", "PATH"])

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, run_cli
+from conftest import REPO, make_env, run_cli
 
 PROBE = """
 import json, sys
@@ -31,10 +31,7 @@ print(json.dumps({"envs_dirs": lay.envs_dirs, "config_files": lay.config_files, 
 """
 
 
-def _make_env(prefix: Path) -> Path:
-    (prefix / "conda-meta").mkdir(parents=True)
-    (prefix / "conda-meta" / "history").write_text("==> 2026-01-01 00:00:00 <==\n# cmd: conda create\n")
-    return prefix
+_HISTORY = "==> 2026-01-01 00:00:00 <==\n# cmd: conda create\n"
 
 
 @pytest.fixture
@@ -101,7 +98,7 @@ def test_condarc_in_every_user_location(world, real_conda):
     for key, rc in places.items():
         rc.parent.mkdir(parents=True, exist_ok=True)
         d = tmp / f"envs-{key}"
-        _make_env(d / f"only-{key}")
+        make_env(d / f"only-{key}", history=_HISTORY)
         rc.write_text(f"# set by the lab admin\nenvs_dirs:\n  - {d}\n")
     env.update(XDG_CONFIG_HOME=str(xdg), CONDARC=str(places["condarc_var"]), CONDA_ROOT=str(tmp / "croot"))
     ours, activated = _check(real_conda, env, [f"only-{k}" for k in places] + ["base", "missing"])
@@ -112,10 +109,10 @@ def test_condarc_in_every_user_location(world, real_conda):
 def test_env_vars_name_in_two_dirs_and_environments_txt(world, real_conda):
     tmp, home, env = world
     first, second = tmp / "first", tmp / "second"
-    _make_env(first / "twin")
-    _make_env(second / "twin")
-    _make_env(second / "solo")
-    elsewhere = _make_env(tmp / "anywhere" / "recorded")
+    make_env(first / "twin", history=_HISTORY)
+    make_env(second / "twin", history=_HISTORY)
+    make_env(second / "solo", history=_HISTORY)
+    elsewhere = make_env(tmp / "anywhere" / "recorded", history=_HISTORY)
     (home / ".conda").mkdir()
     (home / ".conda" / "environments.txt").write_text(f"{elsewhere}\n{tmp / 'gone'}\n")
     (home / ".condarc").write_text(f"envs_dirs: [{second}]\n")
@@ -129,10 +126,10 @@ def test_env_vars_name_in_two_dirs_and_environments_txt(world, real_conda):
 
 def test_active_prefix_condarc_and_precedence_flags(world, real_conda):
     tmp, home, env = world
-    active = _make_env(tmp / "active")
+    active = make_env(tmp / "active", history=_HISTORY)
     a, b, c = tmp / "a", tmp / "b", tmp / "c"
     for d in (a, b, c):
-        _make_env(d / "x")
+        make_env(d / "x", history=_HISTORY)
     (active / ".condarc").write_text(f"envs_dirs:\n  - {b}\n  - {c}  #!bottom\n")
     (home / ".condarc").write_text(f"envs_dirs:  #!final\n  - {a}\n")  # final: later files are ignored
     env["CONDA_PREFIX"] = str(active)
@@ -157,7 +154,7 @@ def test_real_conda_create_is_found_by_name_and_listed(world, real_conda):
 
 def test_inside_condas_python_conda_answers_and_agrees(world, real_conda):
     tmp, home, env = world
-    _make_env(tmp / "d" / "y")
+    make_env(tmp / "d" / "y", history=_HISTORY)
     (home / ".condarc").write_text(f"envs_dirs: [{tmp / 'd'}]\n")
     python = os.path.join(real_conda.root, "bin", "python")
     inside = _ours(env, ["y"], python=python)
@@ -199,7 +196,7 @@ def test_environments_txt_of_a_user(tmp_path):
 
     home = tmp_path / "home" / "u"
     (home / ".conda").mkdir(parents=True)
-    _make_env(tmp_path / "proj" / "env1")
+    make_env(tmp_path / "proj" / "env1", history=_HISTORY)
     (tmp_path / "proj" / "half").mkdir()  # no conda-meta/history: conda does not list it
     (home / ".conda" / "environments.txt").write_text("/proj/env1\n/proj/half\n/proj/deleted\n")
     s = System(os="linux", environ={"HOME": "/home/u"}, root=tmp_path)
@@ -217,8 +214,7 @@ def test_windows_layout_through_injected_root(tmp_path):
     (tmp_path / "C" / "ProgramData" / "conda").mkdir(parents=True)
     (tmp_path / "C" / "ProgramData" / "conda" / ".condarc").write_text("envs_dirs:\n  - D:\\lab\n")
     home = tmp_path / "C" / "Users" / "u"
-    (home / "miniconda3" / "conda-meta").mkdir(parents=True)
-    (home / "miniconda3" / "conda-meta" / "history").write_text("")
+    make_env(home / "miniconda3")
     (home / ".condarc").write_text("envs_dirs:\n  - '%USERPROFILE%\\my-envs'\n")
     (tmp_path / "D" / "lab" / "proj").mkdir(parents=True)
     s = System(os="windows", root=tmp_path, environ={

@@ -12,18 +12,10 @@ import tempfile
 
 import pytest
 
-from conftest import REPO, require_tool, run_cli
+from conftest import REPO, make_env, one_line_error, require_tool, run_cli
 from cudaswitch.switching.shells import quote_sh
 
 OTHER_UID = 65534  # nobody
-
-
-def _one_line_error(proc, code):
-    assert proc.returncode == code, proc.stdout + proc.stderr
-    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("cudaswitch: error: "), proc.stderr
-    return lines[0]
 
 
 @pytest.fixture
@@ -43,7 +35,7 @@ def shared(tmp_path):
 
 def _env(folder, name="proj"):
     p = os.path.join(folder, name)
-    os.makedirs(os.path.join(p, "conda-meta"))
+    make_env(p, history=None)
     os.chmod(p, 0o755)
     return p
 
@@ -79,7 +71,7 @@ def _mode(path):
 
 def test_written_files_get_the_umask_mode_and_keep_a_replaced_files_mode_and_owner(cli_env, shared):
     env = _env(shared)
-    proc = subprocess.run(["sh", "-c", f'umask 022; exec "$@"', "sh", sys.executable, "-m", "cudaswitch", "use",
+    proc = subprocess.run(["sh", "-c", 'umask 022; exec "$@"', "sh", sys.executable, "-m", "cudaswitch", "use",
                            "12.9", "-p", env, "--no-smoke"], env=dict(cli_env, PYTHONPATH=str(REPO)),
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
@@ -119,14 +111,14 @@ def test_someone_elses_environment_is_a_one_line_refusal_and_nothing_changes(cli
     before = sorted(os.walk(env))
     _give_away(env)
     for args in (["use", "11.8", "-p", env, "--no-smoke"], ["off", "-p", env]):
-        line = _one_line_error(_cli_as_someone_else(args, cli_env), 1)
+        line = one_line_error(_cli_as_someone_else(args, cli_env), 1)
         assert line.startswith(f"cudaswitch: error: cannot write to {env}/etc/") and "nothing was changed" in line
     assert sorted(os.walk(env)) == before
     assert "version: 12.9.1" in open(os.path.join(env, "etc", "cudaswitch", "state.yaml")).read()
     rc_dir = os.path.join(shared, "home")
     os.makedirs(rc_dir)
     _give_away(rc_dir)
-    line = _one_line_error(_cli_as_someone_else(
+    line = one_line_error(_cli_as_someone_else(
         ["init", "bash", "--install", "--rc-file", os.path.join(rc_dir, ".bashrc")], cli_env), 1)
     assert f"cannot write to {rc_dir} (permission denied)" in line
     assert os.listdir(rc_dir) == []
@@ -162,7 +154,7 @@ def test_an_unreadable_folder_on_path_is_skipped(cli_env, shared, real_trees, tm
     archive = tmp_path / "cudnn.tar.xz"
     archive.write_bytes(b"not an archive")
     proc = _cli_as_someone_else(["install-cudnn", str(archive), "--cuda", "12.9", "--dry-run"], cli_env)
-    assert "not a .zip, .tar.xz or .tar.gz archive" in _one_line_error(proc, 1)
+    assert "not a .zip, .tar.xz or .tar.gz archive" in one_line_error(proc, 1)
 
 
 # ---- prompts ---------------------------------------------------------------------------------------------------
@@ -172,7 +164,7 @@ def test_no_at_the_base_question_is_aborted_not_an_internal_error(cli_env, tmp_p
     import pty
 
     base = tmp_path / "miniconda3"
-    (base / "conda-meta").mkdir(parents=True)
+    make_env(base, history=None)
     env = dict(cli_env, _CONDA_ROOT=str(base), CONDA_PREFIX=str(base), PYTHONPATH=str(REPO))
     master, slave = pty.openpty()
     proc = subprocess.Popen([sys.executable, "-m", "cudaswitch", "use", "11.8"], stdin=slave, stdout=subprocess.PIPE,
@@ -208,7 +200,7 @@ def test_output_to_a_full_disk_is_one_line(cli_env, args):
     with open("/dev/full", "w") as full:
         proc = subprocess.run([sys.executable, "-m", "cudaswitch", *args], stdout=full, stderr=subprocess.PIPE,
                               text=True, env=dict(cli_env, PYTHONPATH=str(REPO)))
-    assert _one_line_error(proc, 1) == "cudaswitch: error: cannot write the output: No space left on device"
+    assert one_line_error(proc, 1) == "cudaswitch: error: cannot write the output: No space left on device"
 
 
 # ---- run: signals and exit status as if the command ran directly ----------------------------------------------
@@ -278,7 +270,7 @@ def test_run_takes_its_own_options_before_the_command_and_refuses_a_colon_path(c
     assert proc.stdout.strip() == f"[{real_trees / 'cuda-12.9' / 'lib64'}]", proc.stderr
     odd = os.path.join(shared, "a:b", "cuda-12.9")
     shutil.copytree(real_trees / "cuda-12.9", odd, symlinks=True, copy_function=os.link)
-    line = _one_line_error(run_cli(["run", odd, "--", "true"], cli_env), 1)
+    line = one_line_error(run_cli(["run", odd, "--", "true"], cli_env), 1)
     assert "contains ':', the PATH separator" in line
 
 
@@ -317,7 +309,7 @@ def test_use_on_an_env_outside_condas_folders_prints_an_activate_command_that_wo
     assert f"To apply it to this shell now: conda activate {env}" in proc.stdout
     root = tmp_path / "miniconda3"
     named = _env(str(root / "envs"), "torch")
-    (root / "conda-meta").mkdir(parents=True)
+    make_env(root, history=None)
     proc = run_cli(["use", "12.9", "-p", named, "--no-smoke"], dict(cli_env, _CONDA_ROOT=str(root)))
     assert "To apply it to this shell now: conda activate torch" in proc.stdout
 
@@ -361,7 +353,7 @@ def test_a_module_printing_without_a_newline_does_not_break_the_probe(torch_env,
 @pytest.mark.parametrize("value", ["nan", "-inf", "1e300", "-1", "soon"])
 @pytest.mark.parametrize("command", ["smoke", "use 12.9"])
 def test_a_bad_timeout_is_a_usage_error(cli_env, command, value, tmp_path):
-    line = _one_line_error(run_cli([*command.split(), "-p", _env(str(tmp_path)), "--timeout", value], cli_env), 2)
+    line = one_line_error(run_cli([*command.split(), "-p", _env(str(tmp_path)), "--timeout", value], cli_env), 2)
     assert "--timeout" in line
 
 
@@ -443,7 +435,7 @@ def test_a_regular_file_on_the_search_path_is_called_a_file(cli_env, tmp_path):
     f.write_text("x")
     proc = run_cli(["list"], dict(cli_env, CUDASWITCH_SEARCH_PATH=f"{f}:{cli_env['CUDASWITCH_SEARCH_PATH']}"))
     assert f"warning: {f}: a file, not a folder" in proc.stderr and "permission denied" not in proc.stderr
-    assert "is a file, not a toolkit folder" in _one_line_error(run_cli(["which", str(f)], cli_env), 2)
+    assert "is a file, not a toolkit folder" in one_line_error(run_cli(["which", str(f)], cli_env), 2)
 
 
 @pytest.mark.parametrize("args, what", [
@@ -457,14 +449,14 @@ def test_contradictory_or_malformed_options_are_refused(cli_env, tmp_path, args,
     archive = tmp_path / "cudnn.tar.xz"
     archive.write_bytes(b"x")
     args = [str(archive) if a == "ARCHIVE" else env if a == "ENV" else a for a in args]
-    assert what in _one_line_error(run_cli(args, cli_env), 2)
+    assert what in one_line_error(run_cli(args, cli_env), 2)
     assert sorted(os.listdir(env)) == ["conda-meta"]
 
 
 def test_the_nvcc_component_version_selects_its_toolkit(cli_env, real_trees):
     proc = run_cli(["which", "12.9.86"], cli_env)  # `nvcc --version` in 12.9.1 prints V12.9.86
     assert proc.returncode == 0 and proc.stdout.strip() == str(real_trees / "cuda-12.9")
-    assert "no CUDA toolkit matches '12.9.87'" in _one_line_error(run_cli(["which", "12.9.87"], cli_env), 2)
+    assert "no CUDA toolkit matches '12.9.87'" in one_line_error(run_cli(["which", "12.9.87"], cli_env), 2)
 
 
 @pytest.mark.parametrize("form", ['eval "`cudaswitch init tcsh`"', "eval `cudaswitch init tcsh`"])
@@ -498,7 +490,7 @@ def test_a_read_only_file_system_is_a_one_line_refusal(cli_env, tmp_path):
         proc = subprocess.run([unshare, "-m", "sh", "-c", f"mount --bind {quote_sh(str(ro))} {quote_sh(str(ro))} && "
                                f"mount -o remount,bind,ro {quote_sh(str(ro))} && exec {cli} {args}"],
                               env=cli_env, capture_output=True, text=True)
-        line = _one_line_error(proc, 1)
+        line = one_line_error(proc, 1)
         assert "it is on a read-only file system" in line and "nothing was changed" in line
     assert "version: 12.9.1" in (ro / "proj" / "etc" / "cudaswitch" / "state.yaml").read_text()
 

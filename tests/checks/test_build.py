@@ -14,7 +14,7 @@ import sys
 sys.path.insert(0, str(Path(__file__).parent.parent / "fake_torch"))
 
 import torch_wheel_files as twf  # noqa: E402
-from cli_inprocess import invoke_cli  # noqa: E402
+from conftest import run_cli  # noqa: E402
 from conftest import require_tool  # noqa: E402
 
 from cudaswitch.checks.build import build_findings, host_limits, nvcc_archs, parse_arch_list
@@ -130,11 +130,11 @@ def test_cpu_torch_gets_no_build_findings(toolkit_13_0, tmp_path, torch_env):
 
 def test_doctor_cli_names_each_with_a_fix(cu130, real_trees, toolkit_13_0, clean_env):
     env = dict(clean_env, CUDA_HOME=str(real_trees / "cuda-12.9"))
-    r = invoke_cli(["doctor", "--json", "-p", str(cu130)], env=env)
+    r = run_cli(["doctor", "--json", "-p", str(cu130)], env=env)
     found = {f["code"]: f for f in json.loads(r.stdout)["findings"]}
     assert r.returncode == 1
     assert found["BUILD_TOOLKIT_MAJOR"]["fix"].startswith("`cudaswitch use auto`")
     env = dict(clean_env, CUDA_HOME=str(toolkit_13_0), TORCH_CUDA_ARCH_LIST="3.5;8.0")
-    r = invoke_cli(["doctor", "-p", str(cu130)], env=env)
+    r = run_cli(["doctor", "-p", str(cu130)], env=env)
     assert "ARCH_LIST_UNSUPPORTED: TORCH_CUDA_ARCH_LIST names 3.5" in r.stdout
     assert "fix: drop it from TORCH_CUDA_ARCH_LIST" in r.stdout and "BUILD_TOOLKIT" not in r.stdout

@@ -12,7 +12,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent.parent / "fake_torch"))
 
 import cudatrees  # noqa: E402
-from cli_inprocess import invoke_cli  # noqa: E402
+from conftest import run_cli  # noqa: E402
 
 from cudaswitch.checks import doctor  # noqa: E402
 from cudaswitch.core.system import System  # noqa: E402
@@ -31,7 +31,7 @@ def run_doctor_cli(env_vars, root, *args):
     env_vars = dict(env_vars)
     env_vars["CUDASWITCH_FS_ROOT"] = str(root)
     env_vars.setdefault("CONDA_OVERRIDE_CUDA", "12.9")
-    r = invoke_cli(["doctor", "--json", *args], env=env_vars)
+    r = run_cli(["doctor", "--json", *args], env=env_vars)
     assert "Traceback" not in r.stderr
     rec = json.loads(r.stdout)
     return r, rec, {f["code"]: f for f in rec["findings"]}
@@ -224,9 +224,9 @@ def test_cudnn_built_for_another_cuda(tmp_path, clean_env):
 def test_text_output_and_usage_errors(fsroot, clean_env):
     env_vars = dict(clean_env, CUDASWITCH_FS_ROOT=str(fsroot), CONDA_OVERRIDE_CUDA="12.9",
                     CUDA_PATH="/usr/local/cuda-12.1")
-    r = invoke_cli(["doctor"], env=env_vars)
+    r = run_cli(["doctor"], env=env_vars)
     assert r.returncode == 1
     assert "error    CUDA_PATH_MISSING: CUDA_PATH=/usr/local/cuda-12.1 does not exist" in r.stdout
     assert "fix: point CUDA_PATH at an installed toolkit" in r.stdout
-    r = invoke_cli(["doctor", "-p", "/no/such/env"], env=env_vars)
+    r = run_cli(["doctor", "-p", "/no/such/env"], env=env_vars)
     assert r.returncode == 2 and "Traceback" not in r.stderr

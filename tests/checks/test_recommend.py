@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_inprocess import invoke_cli
+from conftest import run_cli
 
 from cudaswitch.checks import knowledge
 
@@ -14,7 +14,7 @@ DATA = Path(knowledge.__file__).parent / "data"
 
 
 def recommend(env, *args):
-    r = invoke_cli(["recommend", "--json", *args], env=env)
+    r = run_cli(["recommend", "--json", *args], env=env)
     assert "Traceback" not in r.stderr
     return r, json.loads(r.stdout)
 
@@ -114,14 +114,14 @@ def test_python_from_the_environment(tmp_path, clean_env):
 
 
 def test_text_output(clean_env):
-    r = invoke_cli(["recommend", "--cuda", "12.2", "--python", "3.10"], env=clean_env)
+    r = run_cli(["recommend", "--cuda", "12.2", "--python", "3.10"], env=clean_env)
     assert r.returncode == 0
     assert "pip install torch==2.7.1" in r.stdout and "because driver supports CUDA 12.2" in r.stdout
 
 
 @pytest.mark.parametrize("args", [["--torch", "abc"], ["--cuda", "twelve"], ["--python", "3.x"]])
 def test_bad_versions_are_usage_errors(args, clean_env):
-    r = invoke_cli(["recommend", *args], env=clean_env)
+    r = run_cli(["recommend", *args], env=clean_env)
     assert r.returncode == 2 and "Traceback" not in r.stderr
 
 

@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "fake_torch"))
 
 import cudatrees  # noqa: E402
 import envs  # noqa: E402
-from cli_inprocess import invoke_cli  # noqa: E402
+from conftest import run_cli  # noqa: E402
 
 
 @pytest.fixture
@@ -21,7 +21,7 @@ def env(tmp_path):
 
 
 def smoke(prefix, env_vars, *extra):
-    r = invoke_cli(["smoke", "-p", str(prefix), "--json", *extra], env=env_vars)
+    r = run_cli(["smoke", "-p", str(prefix), "--json", *extra], env=env_vars)
     assert r.stdout.strip(), r.stderr
     assert "Traceback" not in r.stderr
     return r, json.loads(r.stdout)
@@ -65,7 +65,7 @@ def test_real_cpu_torch_passes_with_cpu_ok_and_really_computes(torch_env, clean_
 
 
 def test_text_output_names_steps_and_result(torch_env, clean_env):
-    r = invoke_cli(["smoke", "-p", str(torch_env)], env=clean_env)
+    r = run_cli(["smoke", "-p", str(torch_env)], env=clean_env)
     assert r.returncode == 1
     out = r.stdout
     assert "torch      2.13.0+cpu" in out
@@ -76,7 +76,7 @@ def test_text_output_names_steps_and_result(torch_env, clean_env):
 
 def test_active_env_is_used_without_n_or_p(torch_env, clean_env):
     clean_env["CONDA_PREFIX"] = str(torch_env)
-    r = invoke_cli(["smoke", "--cpu-ok", "--json"], env=clean_env)
+    r = run_cli(["smoke", "--cpu-ok", "--json"], env=clean_env)
     assert r.returncode == 0
     assert json.loads(r.stdout)["env"]["prefix"] == str(torch_env)
 
@@ -128,14 +128,14 @@ def test_env_without_python(tmp_path, clean_env):
     ["--timeout", "abc"],
 ])
 def test_usage_errors_exit_2_with_one_line(args, clean_env):
-    r = invoke_cli(["smoke", *args], env=clean_env)
+    r = run_cli(["smoke", *args], env=clean_env)
     assert r.returncode == 2, r.stderr
     assert "Traceback" not in r.stderr
     assert len([ln for ln in r.stderr.splitlines() if "rror" in ln]) == 1
 
 
 def test_no_active_env_is_a_usage_error(clean_env):
-    r = invoke_cli(["smoke"], env=clean_env)
+    r = run_cli(["smoke"], env=clean_env)
     assert r.returncode == 2
     assert "no conda environment is active" in r.stderr and "smoke -n NAME" in r.stderr
 

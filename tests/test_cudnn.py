@@ -605,7 +605,8 @@ def test_real_disk_full_on_a_tiny_filesystem(archives, tmp_path, linux_templates
 @pytest.mark.parametrize("os_", ["linux", "windows"])
 def test_no_write_permission_is_detected_before_anything_is_staged(os_, tmp_path):
     """The up-front check with the access test injected (root passes every access() check)."""
-    from cudaswitch.cudnn import install as ci
+    from cudaswitch.cudnn.preflight import check_writable
+    from cudaswitch.cudnn.target import toolkit_target
     from cudaswitch.core.errors import CudaswitchError
     from cudaswitch.core.system import System
     from cudaswitch.discovery.toolkits import discover, select
@@ -616,10 +617,10 @@ def test_no_write_permission_is_detected_before_anything_is_staged(os_, tmp_path
     else:
         cudatrees.windows_toolkit(fs, "10.2")
     system = System(os=os_, environ={"CUDASWITCH_CONFIG": str(tmp_path / "none.yaml")}, root=fs)
-    target = ci.toolkit_target(system, select(discover(system), "10.2", system))
+    target = toolkit_target(system, select(discover(system), "10.2", system))
     before = snap(fs)
     with pytest.raises(CudaswitchError) as exc:
-        ci.check_writable(target, access=lambda path, mode: False)
+        check_writable(target, access=lambda path, mode: False)
     msg = str(exc.value)
     assert "permission denied" in msg and "--into-env" in msg and "nothing was changed" in msg
     assert ("sudo" in msg) if os_ == "linux" else ("administrator" in msg and "C:\\Program Files" in msg)

@@ -18,7 +18,7 @@ import pytest
 import cudatrees
 import seams
 import cudnn_archives as ca
-from conftest import run_cli
+from conftest import REPO, run_cli
 
 WIN_BASE = Path("C") / "Program Files" / "NVIDIA GPU Computing Toolkit" / "CUDA"
 
@@ -752,7 +752,7 @@ def test_real_kill_mid_stream_of_the_real_tarball(real_tarball, linux_fs):
     fs, env = linux_fs
     root = fs / "usr/local/cuda-12.9"
     before = snap(fs)
-    env = dict(env, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    env = dict(env, PYTHONPATH=str(REPO))
     proc = subprocess.Popen([sys.executable, seams.ENTRY, "install-cudnn", str(real_tarball), "-q"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 600
@@ -820,7 +820,7 @@ def test_progress_bar_only_on_a_terminal_and_not_with_quiet(tmp_path, win_fs):
         (p, k, os.urandom(1 << 20) if p.endswith(".dll") else d)
         for p, k, d in ca.windows_entries("9.10.2.21", "12", "archive")])
     assert big.stat().st_size > (4 << 20)
-    env = dict(env, PYTHONPATH=str(Path(__file__).resolve().parent.parent), COLUMNS="100")
+    env = dict(env, PYTHONPATH=str(REPO), COLUMNS="100")
 
     def on_tty(*extra):
         master, slave = pty.openpty()
@@ -867,7 +867,7 @@ def test_ctrl_c_while_unpacking_the_real_tarball_changes_nothing(real_tarball, l
     fs, env = linux_fs
     root = fs / "usr/local/cuda-12.9"
     before = snap(fs)
-    env = dict(env, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    env = dict(env, PYTHONPATH=str(REPO))
     proc = subprocess.Popen([sys.executable, seams.ENTRY, "install-cudnn", str(real_tarball)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 600

@@ -51,6 +51,7 @@ def shell_word(value: str, windows: bool) -> str:
 
 
 def undo_command(target: Target) -> str:
+    """The command that undoes an install into `target`, as the user can paste it (cudnn-undo-restores)."""
     return "cudaswitch uninstall-cudnn " + ("-p " if target.kind == "env" else "--cuda ") + shell_word(
         str(target.root), target.os == "windows")
 
@@ -133,7 +134,7 @@ class InstallPlan:
         if self.already_installed:
             self._drop()
             return InstallResult(installed=False, prep=prep)
-        if prep.replaces_other_version and not yes:
+        if prep.replaces_other_version and not yes:  # cudnn-replace-asks
             if confirm is None:
                 raise UsageError(f"{target.label} already has cuDNN {prep.existing}; pass --yes to replace it with "
                                  f"{a.version} (uninstall-cudnn undoes it); nothing was changed")

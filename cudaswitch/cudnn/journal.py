@@ -1,6 +1,6 @@
 """The transaction folder and its journal, `manifest.yaml`: one folder per install under the target
 (`<toolkit>/.cudaswitch/cudnn/<id>/`, `<env>/etc/cudaswitch/cudnn/<id>/`) holding the manifest, `stage/` and
-`backup/` (docs/design/cudnn-install.md, cudnn-journal). Writing, reading back (refusing anything cudaswitch did
+`backup/` (docs/design/cudnn-install.md: cudnn-journal). Writing, reading back (refusing anything cudaswitch did
 not write), and what is at a destination now."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One cudaswitch at a time per target (docs/design/cudnn-install.md, cudnn-one-at-a-time)."""
+"""One cudaswitch at a time per target (docs/design/cudnn-install.md: cudnn-one-at-a-time)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """What is checked before a byte is staged: the target's folders are writable, on one file system, owned by the
-invoking user or root (docs/design/cudnn-install.md, cudnn-trusted-records), and have room for the archive."""
+invoking user or root, and have room for the archive (docs/design/cudnn-install.md: cudnn-preflight,
+cudnn-modes-owners)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ def _read_only(p: Path) -> bool:
 
 
 def check_writable(target: Target, access: Callable[[str, int], bool] = os.access) -> None:
-    """Every folder the install writes to must be writable before anything is staged."""
+    """Every folder the install writes to must be writable, and all on one file system (the commit is renames),
+    before anything is staged (cudnn-preflight)."""
     places = [("", target.record_base)] + [(role, d) for role, d in target.local_dirs.items()]
     for role, d in places:
         where = _nearest_existing(d)
@@ -54,9 +56,9 @@ def check_writable(target: Target, access: Callable[[str, int], bool] = os.acces
 
 
 def check_trusted(target: Target) -> None:
-    """The rule of docs/design/security.md: the toolkit or environment, every destination folder and every
-    cudaswitch record in it must belong to the invoking user or root and be writable by nobody else; otherwise
-    another user could have planted a journal, a link or a library that cudaswitch would act on."""
+    """cudnn-modes-owners, the rule of docs/design/security.md: the toolkit or environment, every destination folder
+    and every cudaswitch record in it must belong to the invoking user or root and be writable by nobody else;
+    otherwise another user could have planted a journal, a link or a library that cudaswitch would act on."""
     from cudaswitch.core import trust
 
     if not trust.POSIX:

@@ -1,4 +1,4 @@
-"""Finishing what a killed run left (docs/design/cudnn-install.md, cudnn-recover-by-phase): by the journal's phase, a
+"""Finishing what a killed run left (docs/design/cudnn-install.md: cudnn-recover-by-phase): by the journal's phase, a
 transaction is rolled back (`staging`: nothing had been changed) or completed (`committing`, `uninstalling`), by
 the next install-cudnn or uninstall-cudnn on that target, before it does anything else."""
 

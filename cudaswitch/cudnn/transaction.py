@@ -201,7 +201,7 @@ class _SyncedFile:
         self.fh.flush()
         os.fsync(self.fh.fileno())
         if hasattr(os, "fchmod"):
-            os.fchmod(self.fh.fileno(), self.mode)
+            os.fchmod(self.fh.fileno(), self.mode)  # the archive's mode, before the rename (cudnn-modes-owners)
         self.fh.close()
 
 
@@ -255,7 +255,7 @@ def commit(prep: Prepared) -> Path:
         (txdir / "backup").mkdir(exist_ok=True)
         for role in ("bin", "include", "lib"):
             (txdir / "backup" / role).mkdir(exist_ok=True)
-        write_manifest(txdir, manifest, prep.target.local_root)  # the commit point
+        write_manifest(txdir, manifest, prep.target.local_root)  # the commit point (cudnn-commit-point)
     except BaseException as exc:
         discard(txdir, prep.record_created)
         raise explain(exc, prep.target, "installing into") from None

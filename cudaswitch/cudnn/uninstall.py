@@ -1,4 +1,4 @@
-"""Undoing the latest install into a target (docs/design/cudnn-install.md, cudnn-undo-restores): backups back, new
+"""Undoing the latest install into a target (docs/design/cudnn-install.md: cudnn-undo-restores): backups back, new
 files removed, created folders removed; refused while installed files changed since, unless --force keeps them
 aside."""
 

@@ -46,6 +46,8 @@ def install_cudnn(archive, cuda, into_env, env_name, env_prefix, dry_run, force,
 
     if cuda and (into_env or env_name or env_prefix):
         raise UsageError("--cuda installs into a toolkit, --into-env/-n/-p into a conda environment: give one of them")
+    if not os.path.isfile(archive):
+        raise UsageError(f"no such archive: {archive}")
     say = (lambda m: None) if (quiet or as_json) else click.echo
 
     def tell(kind, text):
@@ -54,8 +56,8 @@ def install_cudnn(archive, cuda, into_env, env_name, env_prefix, dry_run, force,
     def progress(label):
         return _progress(archive, quiet, label)
 
-    with planned(_system(), archive, cuda, into_env, env_name, env_prefix, dry_run, force, sha256, redistrib_json,
-                 tell, progress) as plan:
+    with planned(_system(), archive, cuda=cuda, into_env=into_env, name=env_name, prefix=env_prefix, dry_run=dry_run,
+                 force=force, sha256=sha256, redistrib_json=redistrib_json, tell=tell, progress=progress) as plan:
         a, target, prep = plan.archive, plan.target, plan.prep
         if not as_json:
             say(f"{a.label} [{a.top}/] -> {target.label} ({plan.why})")
@@ -136,7 +138,7 @@ def uninstall_cudnn(cuda, into_env, env_name, env_prefix, force, quiet, as_json)
 
     if cuda and (into_env or env_name or env_prefix):
         raise UsageError("--cuda restores a toolkit, --into-env/-n/-p a conda environment: give one of them")
-    result = undo_latest(_system(), cuda, into_env, env_name, env_prefix, force)
+    result = undo_latest(_system(), cuda=cuda, into_env=into_env, name=env_name, prefix=env_prefix, force=force)
     if as_json:
         _json_out(result.to_json())
         return

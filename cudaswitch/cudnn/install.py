@@ -160,15 +160,13 @@ class InstallPlan:
 
 
 @contextlib.contextmanager
-def planned(system: System, archive: str, cuda: Optional[str] = None, into_env: bool = False,
+def planned(system: System, archive: str, *, cuda: Optional[str] = None, into_env: bool = False,
             name: Optional[str] = None, prefix: Optional[str] = None, dry_run: bool = False, force: bool = False,
             sha256: Optional[str] = None, redistrib_json: Optional[str] = None, tell: Tell = lambda kind, text: None,
             progress: Progress = _no_progress) -> Iterator[InstallPlan]:
     """The plan of installing `archive` (as the user spelled it), with the target locked until the block ends; a
     plan not carried out is dropped then (cudnn-stage-first: the target was never touched)."""
     path = Path(archive)
-    if not path.is_file():
-        raise UsageError(f"no such archive: {archive}")
     target, why = resolve_target(system, path, cuda, into_env, name, prefix)
     try:
         fh = open(path, "rb")  # hashed and unpacked from this one open file: a swapped file is never installed

@@ -101,7 +101,7 @@ class UndoResult:
                 **self.removed.to_json()}
 
 
-def undo_latest(system, cuda: Optional[str] = None, into_env: bool = False, name: Optional[str] = None,
+def undo_latest(system, *, cuda: Optional[str] = None, into_env: bool = False, name: Optional[str] = None,
                 prefix: Optional[str] = None, force: bool = False) -> UndoResult:
     """`uninstall-cudnn`: finish any interrupted journal of the target, then undo its latest install, unless what
     was finished already is what the user asked for (an interrupted uninstall completed, or an install rolled

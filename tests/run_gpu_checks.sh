@@ -25,6 +25,6 @@ cs() { echo "\$ cudaswitch $*"; python3 -m cudaswitch "$@"; echo "(exit status $
   cs smoke -p "$env" --json
   cs use "$sel" -p "$env" --ld-library-path
 } > "$OUT/commands.txt" 2>&1
-python3 -m pytest -p no:cacheprovider -m gpu tests/checks/test_smoke_gpu.py tests/test_cudnn_gpu.py -v -s > "$OUT/pytest-gpu.txt" 2>&1
+python3 -m pytest -p no:cacheprovider -m gpu tests/checks/test_smoke_gpu.py tests/cudnn/test_cudnn_gpu.py -v -s > "$OUT/pytest-gpu.txt" 2>&1
 echo "pytest exit: $?" >> "$OUT/pytest-gpu.txt"
 tail -n 5 "$OUT/pytest-gpu.txt"

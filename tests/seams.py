@@ -1,6 +1,6 @@
 """Test-only seams of cudaswitch, switched on by the test suite and never by anything a user can set.
 
-`enable()` makes the CLI honour CUDASWITCH_FAULT (fault injection in cudnn_install: "kill@commit:3" kills the
+`enable()` makes the CLI honour CUDASWITCH_FAULT (fault injection in cudnn/faults.py: "kill@commit:3" kills the
 process with SIGKILL the 3rd time it reaches point `commit`, "enospc@stage:2" raises ENOSPC there, "eacces@..."
 EACCES), and silences the note every command prints when CUDASWITCH_FS_ROOT relocates "/" (the suite relocates
 nearly every run and counts stderr lines). conftest.py enables it in the pytest process; `run_cli` and the tests'
@@ -35,10 +35,10 @@ def env_fault(point: str, n: int) -> None:
 
 
 def enable() -> None:
-    from cudaswitch.cudnn import install as cudnn_install
+    from cudaswitch.cudnn import faults
     from cudaswitch.core import system
 
-    cudnn_install.FAULT_HOOK = env_fault
+    faults.HOOK = env_fault
     system.QUIET_RELOCATION = True
 
 

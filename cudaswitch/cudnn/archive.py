@@ -233,7 +233,7 @@ Writer = Callable[[Entry], Optional[BinaryIO]]
 
 
 def read_archive(path, write: Optional[Writer] = None, progress: Optional[Callable[[int], None]] = None,
-                 on_entry: Optional[Callable[[Entry], None]] = None, fh: Optional[BinaryIO] = None) -> Archive:
+                 fh: Optional[BinaryIO] = None) -> Archive:
     """Stream the archive once. For every file to install, `write(entry)` returns a binary file to receive its bytes
     (or None); the writer's `close()` is called when the member ends. Raises ArchiveError on anything refused.
     `fh`: the archive already open (the one whose SHA-256 was checked): read from it, never reopened by name, so a
@@ -253,9 +253,9 @@ def read_archive(path, write: Optional[Writer] = None, progress: Optional[Callab
             report(n)
     try:
         if fmt == "zip":
-            _read_zip(path, state, write, progress, on_entry, fh)
+            _read_zip(path, state, write, progress, fh)
         else:
-            _read_tar(path, fmt, state, write, progress, on_entry, fh)
+            _read_tar(path, fmt, state, write, progress, fh)
     except ArchiveError:
         raise
     except (tarfile.TarError, EOFError, lzma.LZMAError, zlib.error, zipfile.BadZipFile,
@@ -274,7 +274,7 @@ def _why(exc: BaseException) -> str:
     return text.replace("\n", " ")
 
 
-def _read_tar(path: Path, fmt: str, state: "_State", write, progress, on_entry, fh=None) -> None:
+def _read_tar(path: Path, fmt: str, state: "_State", write, progress, fh=None) -> None:
     import contextlib
 
     with (contextlib.nullcontext(fh) if fh is not None else open(path, "rb")) as raw:
@@ -285,8 +285,6 @@ def _read_tar(path: Path, fmt: str, state: "_State", write, progress, on_entry, 
                 for info in tf:
                     tf.members.clear()  # a stream read keeps every header otherwise; the iterator does not need them
                     entry = state.add(info.name, _tar_kind(info), info.size, info.mode, info.linkname or None)
-                    if on_entry:
-                        on_entry(entry)
                     if entry.kind == "file":
                         src = tf.extractfile(info)
                         state.copy(entry, src, write)
@@ -380,7 +378,7 @@ def _tar_kind(info: tarfile.TarInfo) -> str:
     return "special"
 
 
-def _read_zip(path: Path, state: "_State", write, progress, on_entry, fh=None) -> None:
+def _read_zip(path: Path, state: "_State", write, progress, fh=None) -> None:
     with zipfile.ZipFile(fh if fh is not None else path) as zf:
         infos = zf.infolist()
         # the central directory is complete: check every name before reading any data
@@ -391,8 +389,6 @@ def _read_zip(path: Path, state: "_State", write, progress, on_entry, fh=None) -
             if info.flag_bits & 0x1:
                 raise ArchiveError(f"refused: {info.filename} is encrypted")
             entry = state.add(info.filename, _zip_kind(info), info.file_size, _zip_mode(info), None)
-            if on_entry:
-                on_entry(entry)
             if entry.kind == "file":
                 with zf.open(info) as src:
                     state.copy(entry, src, write)

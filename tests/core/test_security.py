@@ -461,7 +461,8 @@ def test_9_fs_root_of_another_user_is_refused_and_a_relocation_is_announced(shar
 # ---- 10. the low ones ----------------------------------------------------------------------------------------------
 
 def test_10_a_lock_held_by_another_user_times_out_naming_the_holder(shared, real_trees):
-    from cudaswitch.cudnn import install as ci
+    from cudaswitch.cudnn.lock import locked
+    from cudaswitch.cudnn.target import toolkit_target
     from cudaswitch.core.errors import CudaswitchError
     from cudaswitch.core.system import System
     from cudaswitch.discovery.toolkits import discover, select
@@ -476,10 +477,10 @@ def test_10_a_lock_held_by_another_user_times_out_naming_the_holder(shared, real
     try:
         time.sleep(0.5)
         system = System(os="linux", environ={"CUDASWITCH_CONFIG": str(base / "none.yaml")}, root=fs)
-        target = ci.toolkit_target(system, select(discover(system), "12.9", system))
+        target = toolkit_target(system, select(discover(system), "12.9", system))
         t0 = time.monotonic()
         with pytest.raises(CudaswitchError) as exc:
-            with ci.locked(target, wait=1.0):
+            with locked(target, wait=1.0):
                 pass
         assert time.monotonic() - t0 < 30
         msg = str(exc.value)

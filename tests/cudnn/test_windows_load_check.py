@@ -10,7 +10,8 @@ import pytest
 import cudatrees
 import nvidia_wheels as nw
 import winfiles as wf
-from cudaswitch.cudnn import install as ci
+from cudaswitch.cudnn import verify as cudnn_verify
+from cudaswitch.cudnn.target import toolkit_target
 from cudaswitch.discovery.toolkits import discover
 
 
@@ -52,7 +53,7 @@ def test_add_dll_directory_alone_cannot_load_real_cudnn(loader, request, major):
     assert f"Could not locate {sub}" in r.stdout + r.stderr
 
 def _windows_verify(loader, tmp_path, monkeypatch, bindir, major, drop=None, seen=None):
-    """cudnn_install.verify on a Windows host for a real-file CUDA 12.9 toolkit holding the real cuDNN DLLs and
+    """cudnn/verify.py's verify on a Windows host for a real-file CUDA 12.9 toolkit holding the real cuDNN DLLs and
     headers; its child is the loader doing what the Python child does (os.add_dll_directory + ctypes.CDLL), run by
     wine with the PATH verify gives it."""
     _fixture, include, _main, _sub, version, _number = CUDNN[major]
@@ -63,7 +64,7 @@ def _windows_verify(loader, tmp_path, monkeypatch, bindir, major, drop=None, see
     cudatrees._copytree(include(), root / "include")
     system = wf.win_system(tmp_path)
     (tk,) = discover(system).toolkits
-    target = ci.toolkit_target(system, tk)
+    target = toolkit_target(system, tk)
 
     def wine_child(args, timeout=20.0, env=None):
         assert args[1] == "-I"  # isolated: nothing from the working folder is imported
@@ -74,9 +75,9 @@ def _windows_verify(loader, tmp_path, monkeypatch, bindir, major, drop=None, see
         return wf.run_loader(loader, dll, bin_arg, winepath=";".join(wf.z(e) for e in path_entries))
 
     system.run = wine_child
-    monkeypatch.setattr(ci, "host_os", lambda: "windows")
+    monkeypatch.setattr(cudnn_verify, "host_os", lambda: "windows")
     prep = SimpleNamespace(target=target, archive=SimpleNamespace(cudnn_major=major, version=version))
-    return target, ci.verify(prep, system)
+    return target, cudnn_verify.verify(prep, system)
 
 @pytest.mark.parametrize("major", [9, 8])
 def test_verify_loads_real_cudnn_the_windows_way(loader, request, tmp_path, monkeypatch, major):

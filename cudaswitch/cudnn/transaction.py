@@ -1,0 +1,318 @@
+"""Installing all-or-nothing (docs/design/cudnn-install.md): `prepare` stages the archive inside the transaction
+folder without touching the target (cudnn-stage-first); `commit` writes the journal with every operation, which
+is the commit point (cudnn-commit-point), then renames; a failure in this process rolls the renames back. `scan`
+is the plan of --dry-run, `abort` drops a staged transaction."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+from cudaswitch.core.errors import CudaswitchError
+from cudaswitch.core.fsutil import fsync_dir
+from cudaswitch.cudnn import faults
+from cudaswitch.cudnn.archive import Archive, ArchiveError, Entry, read_archive
+from cudaswitch.cudnn.compat import early_check, refuse_incompatible
+from cudaswitch.cudnn.journal import (MANIFEST, SCHEMA, Op, backup_path, created_parents, describe, records,
+                                      remove_empty, stage_path, write_manifest)
+from cudaswitch.cudnn.preflight import check_space, check_trusted, check_writable
+from cudaswitch.cudnn.target import Target
+
+
+@dataclass
+class Prepared:
+    archive: Archive
+    target: Target
+    txdir: Path
+    ops: List[Op]
+    created: List[str]  # folders the commit creates (local), outermost first
+    record_created: List[str]  # record folders this transaction created
+    existing: Optional[str]
+    problems: List[str]  # overridden with --force
+    dry_run: bool = False
+    warnings: List[str] = field(default_factory=list)
+
+    @property
+    def counts(self) -> Dict[str, int]:
+        c = {"new": 0, "overwrite": 0, "identical": 0}
+        for op in self.ops:
+            c[op.action] += 1
+        return c
+
+    @property
+    def replaces_other_version(self) -> bool:
+        return bool(self.existing) and self.existing != self.archive.version
+
+
+def _txid(base: Path) -> str:
+    seq = 0
+    for p in records(base):
+        head = p.name.split("-")[0]
+        if head.isdigit():
+            seq = max(seq, int(head))
+    return f"{seq + 1:04d}-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{os.getpid()}"
+
+
+def plan_ops(archive: Archive, target: Target) -> Tuple[List[Op], List[str]]:
+    """One operation per file or link of the archive (new / overwrite / identical), and the destination folders
+    that do not exist yet (only those the archive needs: a Linux tarball creates no bin folder)."""
+    ops: List[Op] = []
+    created: List[str] = []
+    for role in sorted({e.role for e in archive.installable}):
+        d = target.local_dirs[role]
+        for parent in created_parents(d, target.local_root):
+            if parent not in created:
+                created.append(parent)
+    # files before symlinks, so that a link never points at a file that is not there yet
+    for e in sorted(archive.installable, key=lambda e: (e.kind == "symlink", e.role, e.name)):
+        dest = target.local_dirs[e.role] / e.name
+        kind, sha, link = describe(dest)
+        if kind == "dir":
+            raise CudaswitchError(f"{target.display(dest)} is a folder; the archive has a file of that name; "
+                                  f"nothing was changed")
+        if kind is None:
+            action = "new"
+        elif kind == e.kind and ((e.kind == "file" and sha == e.sha256) or (e.kind == "symlink" and link == e.link)):
+            action = "identical"
+        else:
+            action = "overwrite"
+        ops.append(Op(dest=str(dest), role=e.role, name=e.name, kind=e.kind, action=action,
+                      sha256=e.sha256 if e.kind == "file" else None, link=e.link, old_sha256=sha, old_link=link,
+                      size=e.size))
+    names = [op.dest for op in ops]
+    if len(set(n.lower() for n in names)) != len(names) and target.os == "windows":
+        raise ArchiveError(f"{Path(archive.path).name}: two files differ only in case; Windows cannot hold both")
+    return ops, created
+
+
+def scan(archive_path: Path, target: Target, force: bool = False, progress=None, fh=None) -> Prepared:
+    """The plan without writing anything: every member is read and hashed (for --dry-run). Refuses what an
+    install would refuse."""
+    early_check(archive_path, target, force)
+    check_trusted(target)
+    archive = read_archive(archive_path, progress=progress, fh=fh)
+    problems = refuse_incompatible(archive, target, force)
+    ops, created = plan_ops(archive, target)
+    prep = Prepared(archive, target, Path(), ops, created, [], target.existing_cudnn(), problems, dry_run=True)
+    prep.warnings = _leftover_warnings(prep)
+    return prep
+
+
+def prepare(archive_path: Path, target: Target, force: bool = False, progress=None, fh=None) -> Prepared:
+    """Stage the archive inside the transaction folder; the toolkit is not touched. Raises (after removing the
+    transaction folder) when the archive is refused."""
+    early_check(archive_path, target, force)
+    check_writable(target)
+    record_created = created_parents(target.record_base, target.local_root)
+    try:
+        target.record_base.mkdir(parents=True, exist_ok=True)
+        txdir = target.record_base / _txid(target.record_base)
+        txdir.mkdir()
+    except OSError as exc:
+        remove_empty(record_created)
+        raise explain(exc, target, "preparing to install into") from None
+    try:
+        write_manifest(txdir, {"schema": SCHEMA, "phase": "staging", "archive": str(archive_path),
+                                "target": target.to_json(), "record_created": record_created,
+                                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, target.local_root)
+        fsync_dir(txdir.parent)
+        count = [0]
+
+        from cudaswitch.cudnn.archive import declared_size
+
+        total = declared_size(archive_path, fh)
+        if total is not None:
+            check_space(txdir, total, target)
+
+        def write(entry: Entry):
+            count[0] += 1
+            faults.reach("stage", count[0])
+            p = stage_path(txdir, entry)
+            p.parent.mkdir(parents=True, exist_ok=True)
+            check_space(p.parent, entry.size, target)
+            return _SyncedFile(p, entry.mode)
+
+        archive = read_archive(archive_path, write=write, progress=progress, fh=fh)
+        problems = refuse_incompatible(archive, target, force)
+        for e in archive.installable:
+            if e.kind == "symlink":
+                p = stage_path(txdir, e)
+                p.parent.mkdir(parents=True, exist_ok=True)
+                os.symlink(e.link, p)
+        for sub in ("bin", "include", "lib"):
+            if (txdir / "stage" / sub).is_dir():
+                fsync_dir(txdir / "stage" / sub)
+        ops, created = plan_ops(archive, target)
+        faults.reach("staged", 1)
+        prep = Prepared(archive, target, txdir, ops, created, record_created, target.existing_cudnn(), problems)
+        prep.warnings = _leftover_warnings(prep)
+        return prep
+    except BaseException as exc:
+        discard(txdir, record_created)
+        raise explain(exc, target, "unpacking into") from None
+
+
+def _leftover_warnings(prep: Prepared) -> List[str]:
+    """Files of another cuDNN in the destination folders that this archive does not replace."""
+    new_names = {op.name.lower() for op in prep.ops}
+    left: List[str] = []
+    for role in ("bin", "lib"):
+        d = prep.target.local_dirs[role]
+        try:
+            names = sorted(os.listdir(d))
+        except OSError:
+            continue
+        for n in names:
+            low = n.lower()
+            if (low.startswith("cudnn") or low.startswith("libcudnn")) and low not in new_names:
+                left.append(n)
+    out: List[str] = []
+    a = prep.archive
+    major, minor = (int(x) for x in a.version.split(".")[:2])
+    if a.os == "windows" and major == 8 and minor >= 3:
+        # cuDNN 8.3-8.9 on Windows loads zlibwapi.dll (sources.csv S58, S70), which the archive does not carry
+        bindir = prep.target.local_dirs["bin"]
+        if not (bindir / "zlibwapi.dll").exists() and "zlibwapi.dll" not in new_names:
+            out.append(f"cuDNN {a.version} on Windows needs zlibwapi.dll on the loader path (it is not in "
+                       f"{prep.target.dirs['bin']}); without it cudnn64_8.dll fails to load")
+    if left:
+        shown = ", ".join(left[:6]) + (f" and {len(left) - 6} more" if len(left) > 6 else "")
+        out.append(f"{len(left)} file(s) of another cuDNN stay in place, not replaced by this archive: {shown}")
+    return out
+
+
+class _SyncedFile:
+    def __init__(self, path: Path, mode: int):
+        self.path = path
+        self.fh = open(path, "xb")
+        self.mode = mode
+
+    def write(self, data: bytes) -> None:
+        self.fh.write(data)
+
+    def close(self) -> None:
+        if self.fh.closed:
+            return
+        self.fh.flush()
+        os.fsync(self.fh.fileno())
+        if hasattr(os, "fchmod"):
+            os.fchmod(self.fh.fileno(), self.mode)  # the archive's mode, before the rename (cudnn-modes-owners)
+        self.fh.close()
+
+
+def discard(txdir: Path, record_created: List[str]) -> None:
+    """Remove a transaction that never reached its commit point; the manifest goes last."""
+    try:
+        for sub in ("stage", "backup"):
+            shutil.rmtree(txdir / sub, ignore_errors=True)
+        try:
+            (txdir / MANIFEST).unlink()
+        except FileNotFoundError:
+            pass
+        shutil.rmtree(txdir, ignore_errors=True)
+        fsync_dir(txdir.parent)
+    finally:
+        remove_empty(record_created)
+
+
+def explain(exc: BaseException, target: Target, doing: str) -> BaseException:
+    if isinstance(exc, (CudaswitchError, KeyboardInterrupt, SystemExit)):
+        return exc
+    if isinstance(exc, OSError):
+        where = f" ({target.display(Path(exc.filename))})" if exc.filename else ""
+        if exc.errno == errno.ENOSPC:
+            return CudaswitchError(f"disk full while {doing} {target.label}{where}: free some space and run the "
+                                   f"command again; nothing was changed")
+        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            hint = ("; on Windows a running program that loaded cuDNN (Python, Jupyter, an IDE) keeps its DLLs "
+                    "locked: close it and run the command again") if target.os == "windows" else ""
+            return CudaswitchError(f"permission denied while {doing} {target.label}{where}{hint}; nothing was "
+                                   f"changed")
+        return CudaswitchError(f"{exc.strerror or exc} while {doing} {target.label}{where}; nothing was "
+                               f"changed")
+    return exc
+
+
+def abort(prep: Prepared) -> None:
+    if not prep.dry_run:
+        discard(prep.txdir, prep.record_created)
+
+
+def commit(prep: Prepared) -> Path:
+    """Rename the staged files into place. Returns the manifest path."""
+    txdir = prep.txdir
+    manifest = {"schema": SCHEMA, "phase": "committing", "archive": prep.archive.to_json(),
+                "target": prep.target.to_json(), "previous_cudnn": prep.existing,
+                "created": prep.created, "record_created": prep.record_created,
+                "forced": prep.problems, "ops": [op.to_yaml() for op in prep.ops],
+                "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    try:
+        (txdir / "backup").mkdir(exist_ok=True)
+        for role in ("bin", "include", "lib"):
+            (txdir / "backup" / role).mkdir(exist_ok=True)
+        write_manifest(txdir, manifest, prep.target.local_root)  # the commit point (cudnn-commit-point)
+    except BaseException as exc:
+        discard(txdir, prep.record_created)
+        raise explain(exc, prep.target, "installing into") from None
+    done = 0
+    try:
+        for d in prep.created:
+            os.makedirs(d, exist_ok=True)
+        k = 0
+        for i, op in enumerate(prep.ops, 1):
+            if op.action == "identical":
+                continue
+            k += 1
+            faults.reach("commit", k)
+            dest = Path(op.dest)
+            if op.action == "overwrite":
+                os.replace(dest, backup_path(txdir, op))
+                faults.reach("commit-mid", k)
+            os.replace(stage_path(txdir, op), dest)
+            done = i
+        for d in {str(Path(op.dest).parent) for op in prep.ops}:
+            fsync_dir(d)
+        faults.reach("committed", 1)
+    except BaseException as exc:
+        try:
+            _rollback(prep, done)
+        except BaseException:
+            raise CudaswitchError(f"installing into {prep.target.label} failed ({exc_reason(exc)}) and could not be "
+                                  f"rolled back; run the command again to complete it from the journal "
+                                  f"{txdir / MANIFEST}") from None
+        raise explain(exc, prep.target, "installing into") from None
+    manifest["phase"] = "installed"
+    try:
+        write_manifest(txdir, manifest, prep.target.local_root)
+    except OSError as exc:
+        raise CudaswitchError(f"cuDNN is installed in {prep.target.label} but its manifest could not be marked "
+                              f"complete ({exc_reason(exc)}); the next install-cudnn or uninstall-cudnn finishes that "
+                              f"from the journal {prep.target.display(txdir / MANIFEST)}") from None
+    shutil.rmtree(txdir / "stage", ignore_errors=True)
+    return txdir / MANIFEST
+
+
+def exc_reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    return str(exc) or type(exc).__name__
+
+
+def _rollback(prep: Prepared, done: int) -> None:
+    """Undo the renames of a commit that failed in this process; then drop the transaction."""
+    txdir = prep.txdir
+    for i, op in reversed(list(enumerate(prep.ops, 1))):
+        if op.action == "identical":
+            continue
+        dest, staged, backup = Path(op.dest), stage_path(txdir, op), backup_path(txdir, op)
+        if not os.path.lexists(staged) and os.path.lexists(dest) and i <= done:
+            os.replace(dest, staged)
+        if op.action == "overwrite" and os.path.lexists(backup):
+            os.replace(backup, dest)
+    remove_empty(prep.created)
+    discard(txdir, prep.record_created)

@@ -1,0 +1,86 @@
+"""What the cuDNN tests (tests/cudnn/) check commands with: tree snapshots (`snap`: sha256 + mode of every file,
+every symlink target, every folder, from `cudnn_archives.snapshot`), the two outcomes (`ok`, `refused`), `cli`,
+which runs the command line in-process, and a cuDNN copied in by hand (`with_old_cudnn`)."""
+
+from __future__ import annotations
+
+import os
+import tarfile
+from pathlib import Path
+from types import SimpleNamespace
+
+import cudnn_archives as ca
+
+WIN_BASE = Path("C") / "Program Files" / "NVIDIA GPU Computing Toolkit" / "CUDA"
+TOP = "cudnn-linux-x86_64-9.10.2.21_cuda12-archive"
+WTOP = "cudnn-windows-x86_64-9.10.2.21_cuda12-archive"
+
+
+def sha256_of(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def snap(root: Path, skip=()):
+    return ca.snapshot(root, skip=skip)
+
+
+def ok(proc):
+    assert proc.returncode == 0, f"rc={proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    assert "Traceback" not in proc.stderr
+    return proc
+
+
+def refused(proc, *needles, code=None):
+    assert proc.returncode != 0, proc.stdout + proc.stderr
+    if code is not None:
+        assert proc.returncode == code, proc.stderr
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("cudaswitch: error: "), proc.stderr
+    for n in needles:
+        assert n.lower() in proc.stderr.lower(), proc.stderr
+    return lines[0]
+
+
+def cli(args, env, **_kw):
+    """The command line run in this process with click's CliRunner, seeing exactly `env` as its environment (not the
+    test process's plus `env`, which CliRunner's own `env=` would give). Same record as `run_cli`: returncode,
+    stdout, stderr. For what needs a real process (a kill, a fault seam, a terminal, another user) use `run_cli`."""
+    from click.testing import CliRunner
+
+    from cudaswitch.cli import main
+    from cudaswitch.core import i18n
+
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    i18n.set_language(None)  # decided from `env`, as a fresh process would
+    try:
+        result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        i18n.set_language(None)
+    return SimpleNamespace(returncode=result.exit_code, stdout=result.stdout, stderr=result.stderr)
+
+
+def with_old_cudnn(fs: Path, archives) -> None:
+    """A cuDNN 8.9 copied in by hand (no manifest), as NVIDIA's manual install steps and most tutorials do it: the
+    install must overwrite some of its files and the backups must bring them back."""
+    root = fs / "usr/local/cuda-12.9"
+    with tarfile.open(archives["linux-8.9-archive"]) as tf:
+        for m in tf.getmembers():
+            if m.isdir():
+                continue
+            parts = m.name.split("/")
+            folder = {"include": "include", "lib": "lib64"}.get(parts[1])
+            if not folder:
+                continue
+            dest = root / folder / parts[-1]
+            if m.issym():
+                os.symlink(m.linkname, dest)
+            else:
+                dest.write_bytes(tf.extractfile(m).read())
+                os.chmod(dest, m.mode)

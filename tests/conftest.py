@@ -11,6 +11,9 @@ import seams  # noqa: E402
 
 seams.enable()
 
+# the cuDNN tests' fixtures (tests/cudnn/) live in their own module, loaded here once
+pytest_plugins = ["cudnn_fixtures"]
+
 IN_CI = bool(os.environ.get("CI"))
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import tarfile
 from pathlib import Path
-from types import SimpleNamespace
 
 import cudnn_archives as ca
 
@@ -42,28 +41,6 @@ def refused(proc, *needles, code=None):
     for n in needles:
         assert n.lower() in proc.stderr.lower(), proc.stderr
     return lines[0]
-
-
-def cli(args, env, **_kw):
-    """The command line run in this process with click's CliRunner, seeing exactly `env` as its environment (not the
-    test process's plus `env`, which CliRunner's own `env=` would give). Same record as `run_cli`: returncode,
-    stdout, stderr. For what needs a real process (a kill, a fault seam, a terminal, another user) use `run_cli`."""
-    from click.testing import CliRunner
-
-    from cudaswitch.cli import main
-    from cudaswitch.core import i18n
-
-    saved = dict(os.environ)
-    os.environ.clear()
-    os.environ.update(env)
-    i18n.set_language(None)  # decided from `env`, as a fresh process would
-    try:
-        result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-        i18n.set_language(None)
-    return SimpleNamespace(returncode=result.exit_code, stdout=result.stdout, stderr=result.stderr)
 
 
 def with_old_cudnn(fs: Path, archives) -> None:

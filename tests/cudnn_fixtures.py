@@ -1,6 +1,6 @@
 """The cuDNN tests' fixtures (tests/cudnn/): toolkit trees, the archives, the real tarball, the reference tree of an
-uninterrupted install. A test module takes them with `pytest_plugins = ["cudnn_fixtures"]` (no conftest.py in test
-folders) and never imports this module itself, so that pytest loads it once, as a plugin."""
+uninterrupted install. tests/conftest.py loads it as a plugin (no conftest.py in test
+folders); test modules never import it themselves."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 
 import cudatrees
 import cudnn_archives as ca
-from cudnn_checks import cli, ok, snap, with_old_cudnn
+from conftest import run_cli
+from cudnn_checks import ok, snap, with_old_cudnn
 
 
 @pytest.fixture(scope="session")
@@ -65,5 +66,5 @@ def full_install_reference(archives, linux_fs, tmp_path):
     shutil.copytree(fs, ref, symlinks=True)
     with_old_cudnn(ref, archives)
     renv = dict(env, CUDASWITCH_FS_ROOT=str(ref))
-    ok(cli(["install-cudnn", str(archives["linux-9.10-archive"]), "--yes"], renv))
+    ok(run_cli(["install-cudnn", str(archives["linux-9.10-archive"]), "--yes"], renv))
     return snap(ref / "usr/local/cuda-12.9", skip=(".cudaswitch",))

@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cudnn_archives as ca
-from cudnn_checks import TOP, WTOP, snap, ok, refused, cli
+from conftest import run_cli
+from cudnn_checks import TOP, WTOP, snap, ok, refused
 
-pytest_plugins = ["cudnn_fixtures"]
 
 
 def _tar_with(tmp: Path, extra, name=f"{TOP}.tar.xz", base=None):
@@ -149,10 +149,10 @@ def test_hostile_or_broken_archive_is_refused_with_nothing_written(case, tmp_pat
     d.mkdir()
     archive = build(d)
     before = snap(fs)
-    line = refused(cli(["install-cudnn", str(archive), "--cuda", version], env), *words)
+    line = refused(run_cli(["install-cudnn", str(archive), "--cuda", version], env), *words)
     assert snap(fs) == before, line
     # the dry run refuses it the same way, also writing nothing
-    refused(cli(["install-cudnn", str(archive), "--cuda", version, "--dry-run"], env))
+    refused(run_cli(["install-cudnn", str(archive), "--cuda", version, "--dry-run"], env))
     assert snap(fs) == before
     assert not (tmp_path / "evil").exists() and not Path("/etc/evil").exists()
 
@@ -164,17 +164,17 @@ def test_integrity_sha256_and_redistrib_json(archives, linux_fs, tmp_path):
     archive = archives["linux-9.10-archive"]
     digest = hashlib.sha256(archive.read_bytes()).hexdigest()
     before = snap(fs)
-    refused(cli(["install-cudnn", str(archive), "--sha256", "0" * 64], env), "does not match")
-    refused(cli(["install-cudnn", str(archive), "--sha256", "xyz"], env), "not a SHA-256")
+    refused(run_cli(["install-cudnn", str(archive), "--sha256", "0" * 64], env), "does not match")
+    refused(run_cli(["install-cudnn", str(archive), "--sha256", "xyz"], env), "not a SHA-256")
     redist = tmp_path / "redistrib_9.10.2.json"
     redist.write_text(json.dumps({"release_date": "2025-06-01", "cudnn": {
         "name": "NVIDIA CUDA Deep Neural Network library", "version": "9.10.2.21",
         "linux-x86_64": {"cuda12": {"relative_path": f"cudnn/linux-x86_64/{archive.name}", "sha256": "1" * 64,
                                     "md5": "0" * 32, "size": str(archive.stat().st_size)}}}}))
-    refused(cli(["install-cudnn", str(archive), "--redistrib-json", str(redist)], env), "does not match")
+    refused(run_cli(["install-cudnn", str(archive), "--redistrib-json", str(redist)], env), "does not match")
     assert snap(fs) == before
     redist.write_text(redist.read_text().replace("1" * 64, digest))
-    out = ok(cli(["install-cudnn", str(archive), "--redistrib-json", str(redist), "--sha256", digest], env)).stdout
+    out = ok(run_cli(["install-cudnn", str(archive), "--redistrib-json", str(redist), "--sha256", digest], env)).stdout
     assert "SHA-256 verified" in out
 
 
@@ -208,7 +208,7 @@ def test_colon_in_member_name_is_refused(tmp_path, win_fs):
     fs, env = win_fs
     archive = _zip_with(tmp_path, [(f"{WTOP}/bin/cudnn64_9.dll:evil", "file", b"MZ")])
     before = snap(fs)
-    refused(cli(["install-cudnn", str(archive), "--cuda", "12.4"], env), "character Windows treats specially")
+    refused(run_cli(["install-cudnn", str(archive), "--cuda", "12.4"], env), "character Windows treats specially")
     assert snap(fs) == before
 
 

@@ -7,24 +7,23 @@ import json
 import os
 
 import seams
-from conftest import REPO
+from conftest import REPO, run_cli
 import cudnn_archives as ca
-from cudnn_checks import WTOP, snap, ok, refused, cli
+from cudnn_checks import WTOP, snap, ok, refused
 
-pytest_plugins = ["cudnn_fixtures"]
 
 
 def test_dry_run_writes_nothing_and_classifies_each_file(archives, linux_fs):
     fs, env = linux_fs
     before = snap(fs)
-    out = ok(cli(["install-cudnn", str(archives["linux-9.10-archive"]), "--dry-run"], env)).stdout
+    out = ok(run_cli(["install-cudnn", str(archives["linux-9.10-archive"]), "--dry-run"], env)).stdout
     assert snap(fs) == before
     assert out.count("  new ") >= 30 and "nothing was written" in out
-    ok(cli(["install-cudnn", str(archives["linux-9.10-archive"])], env))
+    ok(run_cli(["install-cudnn", str(archives["linux-9.10-archive"])], env))
     after_install = snap(fs)
-    out = ok(cli(["install-cudnn", str(archives["linux-9.10-archive"]), "--dry-run"], env)).stdout
+    out = ok(run_cli(["install-cudnn", str(archives["linux-9.10-archive"]), "--dry-run"], env)).stdout
     assert "identical" in out and " new " not in out
-    out = ok(cli(["install-cudnn", str(archives["linux-8.9-archive"]), "--dry-run", "--json"], env)).stdout
+    out = ok(run_cli(["install-cudnn", str(archives["linux-8.9-archive"]), "--dry-run", "--json"], env)).stdout
     plan = json.loads(out)
     actions = {f["dest"].rsplit("/", 1)[-1]: f["action"] for f in plan["files"]}
     assert actions["cudnn_version.h"] == "overwrite" and actions["libcudnn_ops_infer.so.8"] == "new"
@@ -36,26 +35,26 @@ def test_dry_run_writes_nothing_and_classifies_each_file(archives, linux_fs):
 def test_second_version_asks_is_undoable_and_stacks(archives, linux_fs):
     fs, env = linux_fs
     before = snap(fs)
-    ok(cli(["install-cudnn", str(archives["linux-8.9-archive"])], env))
+    ok(run_cli(["install-cudnn", str(archives["linux-8.9-archive"])], env))
     with_89 = snap(fs)
     # reinstalling the same archive is a no-op
-    out = ok(cli(["install-cudnn", str(archives["linux-8.9-archive"])], env)).stdout
+    out = ok(run_cli(["install-cudnn", str(archives["linux-8.9-archive"])], env)).stdout
     assert "already installed" in out and snap(fs) == with_89
     # another version: not a TTY and no --yes -> refused, nothing changed
-    refused(cli(["install-cudnn", str(archives["linux-9.10-archive"])], env), "already has cuDNN 8.9.7", "--yes",
+    refused(run_cli(["install-cudnn", str(archives["linux-9.10-archive"])], env), "already has cuDNN 8.9.7", "--yes",
             code=2)
     assert snap(fs) == with_89
-    proc = ok(cli(["install-cudnn", str(archives["linux-9.10-archive"]), "--yes"], env))
+    proc = ok(run_cli(["install-cudnn", str(archives["linux-9.10-archive"]), "--yes"], env))
     assert "replaced (backed up)" in proc.stdout
     assert "file(s) of another cuDNN stay in place" in proc.stderr  # 8.x's libcudnn_ops_infer.so.8 and friends
     root = fs / "usr/local/cuda-12.9"
     assert os.readlink(root / "lib64" / "libcudnn.so") == "libcudnn.so.9"
-    out = ok(cli(["uninstall-cudnn", "--cuda", "12.9"], env)).stdout
+    out = ok(run_cli(["uninstall-cudnn", "--cuda", "12.9"], env)).stdout
     assert "cuDNN 8.9.7 is back" in out
     assert snap(fs) == with_89
-    ok(cli(["uninstall-cudnn", "--cuda", "12.9"], env))
+    ok(run_cli(["uninstall-cudnn", "--cuda", "12.9"], env))
     assert snap(fs) == before
-    refused(cli(["uninstall-cudnn", "--cuda", "12.9"], env), "nothing to undo")
+    refused(run_cli(["uninstall-cudnn", "--cuda", "12.9"], env), "nothing to undo")
 
 
 def test_progress_bar_only_on_a_terminal_and_not_with_quiet(tmp_path, win_fs):
@@ -91,5 +90,5 @@ def test_progress_bar_only_on_a_terminal_and_not_with_quiet(tmp_path, win_fs):
     assert proc.returncode == 0 and "Reading" in tty and "100%" in tty
     proc, tty = on_tty("--quiet")
     assert proc.returncode == 0 and "Reading" not in tty
-    piped = ok(cli(["install-cudnn", str(big), "--cuda", "12.4", "--dry-run"], env))
+    piped = ok(run_cli(["install-cudnn", str(big), "--cuda", "12.4", "--dry-run"], env))
     assert "Reading" not in piped.stderr and "%" not in piped.stderr

@@ -7,7 +7,6 @@ import os
 from conftest import run_cli
 from cudnn_checks import snap, refused
 
-pytest_plugins = ["cudnn_fixtures"]
 
 
 def test_a_second_cudaswitch_on_the_same_toolkit_is_refused(archives, linux_fs):

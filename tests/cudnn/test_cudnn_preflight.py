@@ -12,9 +12,8 @@ import pytest
 import cudatrees
 import cudnn_archives as ca
 from conftest import run_cli
-from cudnn_checks import WTOP, snap, refused, cli
+from cudnn_checks import WTOP, snap, refused
 
-pytest_plugins = ["cudnn_fixtures"]
 
 
 def test_real_disk_full_on_a_tiny_filesystem(archives, tmp_path, linux_templates, clean_env):
@@ -34,7 +33,7 @@ def test_real_disk_full_on_a_tiny_filesystem(archives, tmp_path, linux_templates
             (p, k, os.urandom(700_000) if p.endswith(".dll") else d)
             for p, k, d in ca.windows_entries("9.10.2.21", "12", "archive")])
         before = snap(mnt)
-        refused(cli(["install-cudnn", str(big), "--cuda", "12.4"], env), "disk full", "nothing was changed")
+        refused(run_cli(["install-cudnn", str(big), "--cuda", "12.4"], env), "disk full", "nothing was changed")
         assert snap(mnt) == before
     finally:
         subprocess.run(["umount", str(mnt)])
@@ -140,7 +139,7 @@ def test_read_only_mount_cli(archives, clean_env, tmp_path):
         subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
         env = dict(clean_env, CUDASWITCH_FS_ROOT=str(mnt), CUDASWITCH_OS="windows")
         before = snap(mnt)
-        refused(cli(["install-cudnn", str(archives["win-9.10-archive"]), "--cuda", "12.4"], env),
+        refused(run_cli(["install-cudnn", str(archives["win-9.10-archive"]), "--cuda", "12.4"], env),
                 "read-only file system", "--into-env", "nothing was changed")
         assert snap(mnt) == before
     finally:

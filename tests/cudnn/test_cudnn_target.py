@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from cudnn_checks import WIN_BASE, sha256_of, snap, ok, refused, cli
+from conftest import run_cli
+from cudnn_checks import WIN_BASE, sha256_of, snap, ok, refused
 
-pytest_plugins = ["cudnn_fixtures"]
 
 
 def members(archive: Path):
@@ -67,7 +67,7 @@ def test_layout_installs_into_right_folders_and_uninstalls_byte_identically(layo
     archive = archives[layout]
     before = snap(fs)
 
-    out = ok(cli(["install-cudnn", str(archive), "--cuda", version], env)).stdout
+    out = ok(run_cli(["install-cudnn", str(archive), "--cuda", version], env)).stdout
     assert "Installed cuDNN" in out and "Undo with:" in out
     if os_ == "windows":  # the line can be pasted back: the path with spaces is quoted, as `use` quotes its hint
         assert f'Undo with: cudaswitch uninstall-cudnn --cuda "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v{version}"' in out
@@ -94,13 +94,13 @@ def test_layout_installs_into_right_folders_and_uninstalls_byte_identically(layo
     stray = [p for p in changed if not any(p.startswith(a + os.sep) for a in allowed) and ".cudaswitch" not in p]
     assert not stray, stray
 
-    listed = ok(cli(["list", "--json"], env)).stdout
+    listed = ok(run_cli(["list", "--json"], env)).stdout
     tk = next(t for t in json.loads(listed)["toolkits"] if t["version"].startswith(version))
     from cudaswitch.cudnn.archive import name_info
 
     assert tk["cudnn"] == ".".join(name_info(archive.name)["version"].split(".")[:3])
 
-    ok(cli(["uninstall-cudnn", "--cuda", version], env))
+    ok(run_cli(["uninstall-cudnn", "--cuda", version], env))
     assert snap(fs) == before
 
 
@@ -111,7 +111,7 @@ def test_into_env_linux_and_windows(tmp_path, archives, clean_env):
         (prefix / "lib").mkdir()
         env = dict(clean_env, CUDASWITCH_OS=os_, CUDASWITCH_FS_ROOT=str(tmp_path / "empty-fs"))
         before = snap(prefix)
-        out = ok(cli(["install-cudnn", str(archives[layout]), "--into-env", "-p", str(prefix)], env)).stdout
+        out = ok(run_cli(["install-cudnn", str(archives[layout]), "--into-env", "-p", str(prefix)], env)).stdout
         assert "conda environment" in out
         if os_ == "linux":
             assert os.readlink(prefix / "lib" / "libcudnn.so.9") == "libcudnn.so.9.10.2"
@@ -122,20 +122,20 @@ def test_into_env_linux_and_windows(tmp_path, archives, clean_env):
             assert (prefix / "Library" / "bin" / "cudnn64_9.dll").is_file()  # bin/x64 flattened into Library\bin
             assert (prefix / "Library" / "lib" / "cudnn.lib").is_file()
             assert (prefix / "Library" / "include" / "cudnn.h").is_file()
-        ok(cli(["uninstall-cudnn", "--into-env", "-p", str(prefix)], env))
+        ok(run_cli(["uninstall-cudnn", "--into-env", "-p", str(prefix)], env))
         assert snap(prefix) == before
 
 
 def test_target_is_the_single_toolkit_of_the_archives_cuda_major(archives, linux_fs, linux_templates):
     fs, env = linux_fs
-    out = ok(cli(["install-cudnn", str(archives["linux-9.1-cuda11"]), "--dry-run"], env)).stdout
+    out = ok(run_cli(["install-cudnn", str(archives["linux-9.1-cuda11"]), "--dry-run"], env)).stdout
     assert "CUDA 11.8" in out and "the only CUDA 11.x toolkit installed" in out
     shutil.copytree(linux_templates / "cuda-12.9", fs / "usr/local/cuda-12.4", symlinks=True)
     (fs / "usr/local/cuda-12.4/version.json").write_text(json.dumps({"cuda": {"version": "12.4.1"}}))
-    line = refused(cli(["install-cudnn", str(archives["linux-9.10-archive"])], env), "more than one CUDA 12.x",
+    line = refused(run_cli(["install-cudnn", str(archives["linux-9.10-archive"])], env), "more than one CUDA 12.x",
                    "--cuda", code=2)
     assert "12.4.1" in line and "12.9.1" in line
-    refused(cli(["install-cudnn", str(archives["linux-9.20-cuda13"])], env), "no CUDA 13.x toolkit")
+    refused(run_cli(["install-cudnn", str(archives["linux-9.20-cuda13"])], env), "no CUDA 13.x toolkit")
 
 
 def test_target_is_the_toolkit_the_environment_uses(archives, linux_fs, tmp_path):
@@ -147,8 +147,8 @@ def test_target_is_the_toolkit_the_environment_uses(archives, linux_fs, tmp_path
         "selector: '11.8'\nversion: 11.8.89\nroot: /usr/local/cuda-11.8\ntime: '2026-01-01T00:00:00Z'\n"
         "cudaswitch_version: 0.1.0\n")
     env = dict(env, CONDA_PREFIX=str(prefix), CONDA_DEFAULT_ENV="dl")
-    line = refused(cli(["install-cudnn", str(archives["linux-9.10-archive"])], env), "built for CUDA 12",
+    line = refused(run_cli(["install-cudnn", str(archives["linux-9.10-archive"])], env), "built for CUDA 12",
                    "CUDA 11.8", "--force")
     assert "cuda-11.8" in line
-    out = ok(cli(["install-cudnn", str(archives["linux-9.1-cuda11"]), "--dry-run"], env)).stdout
+    out = ok(run_cli(["install-cudnn", str(archives["linux-9.1-cuda11"]), "--dry-run"], env)).stdout
     assert "environment dl uses" in out

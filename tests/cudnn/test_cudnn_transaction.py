@@ -9,9 +9,8 @@ import pytest
 
 import seams
 from conftest import REPO, run_cli
-from cudnn_checks import snap, ok, refused, cli, with_old_cudnn
+from cudnn_checks import snap, ok, refused, with_old_cudnn
 
-pytest_plugins = ["cudnn_fixtures"]
 
 
 KILLS = ["stage:1", "stage:5", "staged", "commit:1", "commit:7", "commit-mid", "commit:37", "committed"]
@@ -33,7 +32,7 @@ def test_sigkill_during_install_then_next_command_recovers(point, archives, linu
     journal = list((root / ".cudaswitch" / "cudnn").glob("*/manifest.yaml"))
     assert len(journal) == 1
     # the next command finds the journal: before the commit point it rolls back, after it completes
-    out = ok(cli(["uninstall-cudnn", "--cuda", "12.9"], env)).stdout
+    out = ok(run_cli(["uninstall-cudnn", "--cuda", "12.9"], env)).stdout
     if point.startswith(("stage", "staged")):
         assert "rolled back an interrupted cuDNN install" in out
         assert snap(fs) == before
@@ -51,10 +50,10 @@ def test_sigkill_then_rerun_install_completes_it(point, archives, linux_fs, full
     proc = run_cli(["install-cudnn", str(archives["linux-9.10-archive"]), "--yes"],
                    dict(env, CUDASWITCH_FAULT=f"kill@{point}"))
     assert proc.returncode == -9
-    out = ok(cli(["install-cudnn", str(archives["linux-9.10-archive"]), "--yes"], env)).stdout
+    out = ok(run_cli(["install-cudnn", str(archives["linux-9.10-archive"]), "--yes"], env)).stdout
     assert "completed an interrupted cuDNN install" in out and "already installed" in out
     assert snap(fs / "usr/local/cuda-12.9", skip=(".cudaswitch",)) == full_install_reference
-    ok(cli(["uninstall-cudnn", "--cuda", "12.9"], env))
+    ok(run_cli(["uninstall-cudnn", "--cuda", "12.9"], env))
     assert snap(fs) == before
 
 
@@ -102,7 +101,7 @@ def test_real_kill_mid_stream_of_the_real_tarball(real_tarball, linux_fs):
     mid = snap(fs)
     assert any(".cudaswitch" in p for p in mid)  # the journal is there ...
     assert {p: v for p, v in mid.items() if ".cudaswitch" not in p} == before  # ... and nothing else changed
-    out = ok(cli(["uninstall-cudnn", "--cuda", "12.9"], env)).stdout
+    out = ok(run_cli(["uninstall-cudnn", "--cuda", "12.9"], env)).stdout
     assert "rolled back an interrupted cuDNN install" in out
     assert snap(fs) == before
 

@@ -8,9 +8,9 @@ import os
 import pytest
 
 import cudnn_archives as ca
-from cudnn_checks import snap, ok, cli
+from conftest import run_cli
+from cudnn_checks import snap, ok
 
-pytest_plugins = ["cudnn_fixtures"]
 
 
 @pytest.mark.slow
@@ -18,7 +18,7 @@ def test_real_cudnn_installs_loads_and_uninstalls(real_tarball, linux_fs):
     fs, env = linux_fs
     root = fs / "usr/local/cuda-12.9"
     before = snap(fs)
-    proc = ok(cli(["install-cudnn", str(real_tarball), "--json"], env, timeout=900))
+    proc = ok(run_cli(["install-cudnn", str(real_tarball), "--json"], env, timeout=900))
     res = json.loads(proc.stdout)
     assert res["installed"] and res["archive"]["version"] == "9.10.2" and res["archive"]["full_version"] == "9.10.2.21"
     assert res["target"]["root"] == "/usr/local/cuda-12.9"
@@ -34,7 +34,7 @@ def test_real_cudnn_installs_loads_and_uninstalls(real_tarball, linux_fs):
     for so in ("libcudnn.so.9", "libcudnn_graph.so.9", "libcudnn_ops.so.9"):
         assert ca.snapshot(wheel_lib)[so][1].split()[0] == \
             ca.snapshot(lib64.resolve())[so.replace(".so.9", ".so.9.10.2")][1].split()[0]
-    listed = json.loads(ok(cli(["list", "--json"], env)).stdout)
+    listed = json.loads(ok(run_cli(["list", "--json"], env)).stdout)
     assert next(t for t in listed["toolkits"] if t["version"] == "12.9.1")["cudnn"] == "9.10.2"
-    ok(cli(["uninstall-cudnn", "--cuda", "12.9"], env))
+    ok(run_cli(["uninstall-cudnn", "--cuda", "12.9"], env))
     assert snap(fs) == before

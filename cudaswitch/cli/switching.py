@@ -110,7 +110,7 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
         _warn([f"cmd.exe cannot be switched to this toolkit ({problem}); its hook only prints a warning"])
     click.echo(f"Hooks for sh/bash/zsh, fish, csh, cmd.exe and PowerShell: {len(written)} files named "
                f"cudaswitch.* in {os.path.join(env.prefix, 'etc', 'conda')}{os.sep}{{activate,deactivate}}.d")
-    from cudaswitch.switching.shellinit import reconciler_hint
+    from cudaswitch.switching.startup import reconciler_hint
 
     # once: on the environment's first switch, not on every later `use` or `--refresh`
     hint = reconciler_hint("powershell" if system.windows else os.environ.get("SHELL")) if old is None else None
@@ -199,9 +199,9 @@ _INIT_FILES = {"bash": "bash.sh", "zsh": "bash.sh", "fish": "fish.fish", "tcsh":
 @handle_errors
 def init(shell, install, rc_file):
     """Print the shell function that makes 'cudaswitch use' apply to the current shell at once."""
-    from cudaswitch.switching import shellinit
+    from cudaswitch.switching import startup
 
-    text = shellinit.init_text(shell, _INIT_FILES[shell])
+    text = startup.init_text(shell, _INIT_FILES[shell])
     if not install:
         if shell == "tcsh":
             # eval "`cudaswitch init tcsh`" joins the lines: one line of commands separated by ';' reads the same
@@ -209,7 +209,7 @@ def init(shell, install, rc_file):
             text = " ; ".join(ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")) + "\n"
         click.echo(text, nl=False)
         return
-    path, changed = shellinit.install(shell, text, rc_file)
+    path, changed = startup.install(shell, text, rc_file)
     click.echo(f"{'Added to' if changed else 'Already in'} {path}; open a new shell to use it.")
 
 

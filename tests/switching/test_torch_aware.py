@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent / "fake_torch"))
+sys.path.insert(0, str(Path(__file__).parent.parent / "fake_torch"))
 
 import cudatrees  # noqa: E402
 import torch_wheel_files as twf  # noqa: E402

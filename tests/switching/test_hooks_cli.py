@@ -254,7 +254,7 @@ def test_init_powershell_install_keeps_a_utf16_profile(cli_env, tmp_path):
 def test_powershell_profile_is_found_as_conda_finds_it(tmp_path):
     """Ask PowerShell for $PROFILE.CurrentUserAllHosts when one is on PATH (pwsh 7 first): that follows a Documents
     folder OneDrive redirected. Without PowerShell: a OneDrive Documents folder holding a PowerShell folder."""
-    from cudaswitch.switching.shellinit import powershell_profile
+    from cudaswitch.switching.startup import powershell_profile
 
     asked = []
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent / "fake_torch"))
+sys.path.insert(0, str(Path(__file__).parent.parent / "fake_torch"))
 
 import envs  # noqa: E402
 from conftest import IN_CI, run_cli  # noqa: E402

@@ -14,7 +14,6 @@ the user's ~/.conda.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path

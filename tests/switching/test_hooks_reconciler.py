@@ -17,7 +17,7 @@ import time
 import pytest
 
 from conftest import require_tool
-from cudaswitch.switching import shellinit
+from cudaswitch.switching import startup
 from cudaswitch.switching.shells import quote_csh, quote_fish, quote_sh
 from shell_driver import HERE, Toolkit, World, clean_environ
 
@@ -83,7 +83,7 @@ def _session(world, shell, steps, tmp_path, user_hook=None, initial_path=None):
     flavour = "fish" if shell == "fish" else "csh" if shell == "tcsh" else "posix"
     q = Q[shell]
     init = tmp_path / f"init.{shell}"
-    init.write_text(shellinit.init_text(shell, INIT_FILE[shell]))
+    init.write_text(startup.init_text(shell, INIT_FILE[shell]))
     out = tmp_path / f"conda-out.{shell}"
     model = f"{q(sys.executable)} {q(str(HERE / 'conda_model.py'))} {flavour} {q(str(out))}"
     lines = list(USER_HOOK[user_hook]) if user_hook else []
@@ -140,7 +140,7 @@ def test_users_own_prompt_hook_keeps_running(world, hook, tmp_path):
 def test_installing_twice_adds_the_reconciler_once(shell, tmp_path):
     require_tool(shell)
     init = tmp_path / "init.sh"
-    init.write_text(shellinit.init_text(shell, "bash.sh"))
+    init.write_text(startup.init_text(shell, "bash.sh"))
     show = 'echo "PC=${PROMPT_COMMAND-}"' if shell == "bash" else 'echo "PF=${precmd_functions[*]}"'
     script = f". {quote_sh(str(init))}; . {quote_sh(str(init))}; {show}"
     out = subprocess.run([shell, "-c", script], env=clean_environ(PATH="/usr/bin:/bin"), capture_output=True,
@@ -157,7 +157,7 @@ def test_reconciler_spawns_no_process(shell, tmp_path):
     strace = require_tool("strace")
     exe = require_tool(shell)
     init = tmp_path / "init.sh"
-    init.write_text(shellinit.init_text(shell, "bash.sh"))
+    init.write_text(startup.init_text(shell, "bash.sh"))
     (tmp_path / "plain" / "bin").mkdir(parents=True)
     script = tmp_path / "s.sh"
     script.write_text(f". {quote_sh(str(init))}\n__cudaswitch_reconcile\n"

@@ -70,12 +70,14 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
         _warn([f"{shell} cannot be switched to this toolkit ({problem}); its hook only prints a warning"])
     click.echo(f"Hooks for sh/bash/zsh, fish, csh, cmd.exe and PowerShell: {len(done.written)} files named "
                f"cudaswitch.* in {os.path.join(env.prefix, 'etc', 'conda')}{os.sep}{{activate,deactivate}}.d")
-    from cudaswitch.switching.startup import reconciler_hint
+    from cudaswitch.switching.startup import reconciler_missing
 
     # once: on the environment's first switch, not on every later `use` or `--refresh`
-    hint = reconciler_hint("powershell" if system.windows else os.environ.get("SHELL")) if done.first_switch else None
-    if hint:
-        click.echo(hint)
+    missing = reconciler_missing("powershell" if system.windows else os.environ.get("SHELL")) \
+        if done.first_switch else None
+    if missing:
+        click.echo(f"Tip: a switch from this environment to one without cudaswitch hooks leaves its PATH entry behind "
+                   f"(conda#14762); 'cudaswitch init {missing} --install' adds a prompt-time cleanup that removes it.")
     if saving:
         from cudaswitch.switching.envfile import VARIABLE, short_version, write_file
 

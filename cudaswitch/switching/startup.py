@@ -56,15 +56,15 @@ def init_text(shell: str, one_line: bool = False) -> str:
     return text
 
 
-def reconciler_hint(shell_name: Optional[str]) -> Optional[str]:
-    """The one line `use` prints when the prompt-time reconciler is not installed in the user's shell."""
+def reconciler_missing(shell_name: Optional[str]) -> Optional[str]:
+    """The `cudaswitch init` name of the user's shell when it has a prompt-time reconciler that is not installed
+    (`use` then says how to install it), else None."""
     if os.environ.get("CUDASWITCH_RECONCILER") == "1":
         return None
     found = init_shell(Path(shell_name or "").name.lower().removesuffix(".exe"))
     if found is None or not found[0].reconciler:
         return None
-    return (f"Tip: a switch from this environment to one without cudaswitch hooks leaves its PATH entry behind "
-            f"(conda#14762); 'cudaswitch init {found[1].name} --install' adds a prompt-time cleanup that removes it.")
+    return found[1].name
 
 
 def rc_file(shell: str) -> Path:

@@ -1,7 +1,7 @@
 """A small model of the script conda emits for activate / deactivate / reactivate, in conda's order.
 
 What it models (docs/design/activation.md, "What conda does around a hook"; observed with real conda 26.x and
-checked against it by tests/test_hooks_realconda.py::test_model_is_what_real_conda_does):
+checked against it by tests/switching/test_hooks_realconda.py::test_model_is_what_real_conda_does):
 - one emission order for every shell: export PATH (deactivate only), deactivate scripts, unset vars,
   export vars (PATH for activate/switch/reactivate, CONDA_*), activate scripts;
 - PATH is computed *before* any hook runs (so a deactivate.d PATH edit is overwritten on a switch or reactivate,
@@ -124,7 +124,7 @@ def apply_plain(env: Dict[str, Optional[str]], step: List[str], sep: str, window
     `unset_empty` set to '' as posix conda does (`export X=''`). That difference shows in PATH: a
     `CONDA_STACKED_<n>=''` left over from an earlier stack still counts as stacked (conda tests membership), so a
     later `conda deactivate` from level n removes the env's folder without putting the lower env's back; measured
-    with real conda in bash, zsh and dash, not in fish or tcsh (tests/test_hooks_realconda.py)."""
+    with real conda in bash, zsh and dash, not in fish or tcsh (tests/switching/test_hooks_realconda.py)."""
     start = env["PATH"].split(sep) if env.get("PATH") is not None else []
     for op in plan({k: v for k, v in env.items() if v is not None}, step, "none", windows):
         if op[0] == "path":
@@ -140,7 +140,7 @@ def apply_plain(env: Dict[str, Optional[str]], step: List[str], sep: str, window
 
 # ---- rendering for a running shell ------------------------------------------------------------------------------
 
-def render(shell: str, ops: list, path_now: List[str]) -> str:
+def render_ops(shell: str, ops: list, path_now: List[str]) -> str:
     out = []
     for op in ops:
         if op[0] == "path":
@@ -176,7 +176,7 @@ def main(argv: List[str]) -> None:
         return
     path_now = os.environ.get("PATH", "").split(":")
     with open(out, "w", encoding="utf-8") as fh:
-        fh.write(render(shell, plan(os.environ, step, EXT[shell]), path_now))
+        fh.write(render_ops(shell, plan(os.environ, step, EXT[shell]), path_now))
 
 
 if __name__ == "__main__":

@@ -23,16 +23,29 @@ sys.path.insert(0, str(HERE.parent))
 import conda_model  # noqa: E402
 from cudaswitch.switching import hookfiles as hooks  # noqa: E402
 from cudaswitch.switching.activation import Changes  # noqa: E402
-from cudaswitch.switching.shells import quote_csh, quote_fish, quote_sh  # noqa: E402
+from cudaswitch.switching.shells import SHELLS as HOOK_SHELLS  # noqa: E402
 
-# shell -> (model flavour, argv, quoting function)
-SHELLS = {
-    "bash": ("posix", ["bash", "--noprofile", "--norc"], quote_sh),
-    "zsh": ("posix", ["zsh", "-f"], quote_sh),
-    "dash": ("posix", ["dash"], quote_sh),
-    "fish": ("fish", ["fish", "--no-config"], quote_fish),
-    "tcsh": ("csh", ["tcsh", "-f"], quote_csh),
+
+# The real shells the tests start, without the user's startup files: shell -> (argv, its record's key in
+# cudaswitch/switching/shells.py); flavour, quoting and hook extension come from the record.
+_REAL = {
+    "bash": (["bash", "--noprofile", "--norc"], "sh"),
+    "zsh": (["zsh", "-f"], "sh"),
+    "dash": (["dash"], "sh"),
+    "fish": (["fish", "--no-config"], "fish"),
+    "tcsh": (["tcsh", "-f"], "csh"),
 }
+# shell -> (model flavour, argv, quoting function)
+SHELLS = {s: (HOOK_SHELLS[key].name, argv, HOOK_SHELLS[key].quote) for s, (argv, key) in _REAL.items()}
+
+
+def hook_ext(shell: str) -> str:
+    """The extension of the hook file this shell runs."""
+    return HOOK_SHELLS[_REAL[shell][1]].ext
+
+
+def source_cmd(shell: str) -> str:
+    return "." if SHELLS[shell][0] == "posix" else "source"
 
 
 @dataclass

@@ -99,7 +99,7 @@ def status(as_json):
     system = _system()
     found = _discover(system)
     state = shell_state(found.toolkits, system)
-    from cudaswitch.switching.hookfiles import env_report
+    from cudaswitch.discovery.shellstate import env_report
 
     report = env_report(system)
     if as_json:
@@ -135,7 +135,7 @@ def status(as_json):
                        f"(TOOLKIT_MISSING); 'cudaswitch list' shows what is installed, 'cudaswitch use SELECTOR' "
                        f"switches to one of them")
         elif st and system.environ.get("CUDA_HOME") != st["root"]:
-            from cudaswitch.switching.hookfiles import apply_now_hint
+            from cudaswitch.switching.switch import apply_now_hint
 
             click.echo(f"  not applied to this shell yet: "
                        f"{apply_now_hint(report['name'], report['prefix'], system.windows, system)}")

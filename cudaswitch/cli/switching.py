@@ -31,91 +31,53 @@ from cudaswitch.core.errors import CudaswitchError
 def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout, save, dry_run=False,
         as_json=False):
     """Make a conda environment use the CUDA toolkit SELECTOR names, in every shell, from its next activation."""
-    from cudaswitch.switching import hookfiles as hooks
-    from cudaswitch.switching.activation import changes_for
-    from cudaswitch.discovery.environment import read_state, resolve_env
+    from cudaswitch.switching import switch
+    from cudaswitch.discovery.environment import resolve_env
     from cudaswitch.core.errors import UsageError
-    from cudaswitch.discovery.toolkits import select
 
     system = _system()
     env = resolve_env(system, name, prefix, command=f"use {selector or 'SELECTOR'}")
-    try:
-        old = read_state(env)
-    except CudaswitchError:
-        if refresh:
-            raise
-        old = None  # a new choice replaces a broken state file
-    if refresh:
-        if selector:
-            raise UsageError("give either SELECTOR or --refresh, not both")
-        if old is None:
-            raise UsageError(f"environment {env.name!r} has no cudaswitch choice to refresh; run 'cudaswitch use SELECTOR'")
-        selector = old.root
-        if ld_flag is None:
-            ld_flag = old.ld_library_path
-    declared = None
-    if not selector and not refresh:
-        from cudaswitch.switching.envfile import declared_selector
-
-        selector, declared = declared_selector(env)
-    chosen_with = selector  # the state file records 'auto', not the folder it resolved to
-    if selector == "auto":
-        selector = _use_auto(env, system, dry_run or as_json, as_json)
+    choice = switch.choose(env, selector, refresh, ld_flag)
+    if choice.selector == "auto":
+        choice.selector = _use_auto(env, system, dry_run or as_json, as_json)
     if env.is_base and not yes and not dry_run:
         if not sys.stdin.isatty():
             raise UsageError("that is the base environment, which every shell starts in; add --yes to switch it anyway")
-        click.confirm(f"Switch the base environment ({env.prefix}) to CUDA {selector}?", abort=True)
-    found = _discover(system)
-    if refresh:
-        # the state file lies in the environment: its root is taken only if discovery finds that toolkit itself
-        tk = next((t for t in found.toolkits if old.root in (t.root, *t.aliases)), None)
-        if tk is None:
-            raise CudaswitchError(f"{env.state_path} records {old.root!r}, which is not a toolkit cudaswitch finds "
-                                  f"('cudaswitch list' shows them); choose again with 'cudaswitch use SELECTOR'; "
-                                  f"nothing was changed")
-    else:
-        try:
-            tk = select(found, selector, system)
-        except UsageError as exc:
-            if declared:
-                from cudaswitch.switching.envfile import missing_declared
-
-                raise missing_declared(exc, declared) from None
-            raise
-    if declared:
-        click.echo(f"Using CUDA {selector}: {declared}.")
+        click.confirm(f"Switch the base environment ({env.prefix}) to CUDA {choice.selector}?", abort=True)
+    tk = switch.resolve_toolkit(_discover(system), choice, env, system)
+    if choice.declared:
+        click.echo(f"Using CUDA {choice.selector}: {choice.declared}.")
     saving = None
     if save:
         from cudaswitch.switching.envfile import plan_save
 
         saving = plan_save(save, tk)  # a file that is not an environment file stops here, before any change
-    if not tk.bin_dirs:
-        raise UsageError(f"CUDA {tk.version} at {tk.root} has no bin folder to put on PATH")
+    switch.check_switchable(tk)
     if dry_run:
         click.echo(f"Would make environment {env.name} ({env.prefix}) use CUDA {tk.version} ({tk.root}); nothing written.")
         return
-    ld, note = hooks.ld_choice(env.prefix, ld_flag)
-    changes = changes_for(tk, system, ld_library_path=ld)
-    written = hooks.switch(env, changes, tk, old.selector if refresh else chosen_with, old, system.windows)
+    done = switch.use(env, tk, choice, system)
+    changes = done.changes
     click.echo(f"Environment {env.name} ({env.prefix}) now uses CUDA {tk.version} ({tk.root}).")
     click.echo(f"  CUDA_PATH = CUDA_HOME = {tk.root}")
     for var, entries in changes.prepend.items():
         click.echo(f"  {var} gets {system.pathsep.join(entries)} in front")
     _warn(_no_nvcc_note(tk, system, system.pathsep.join(
         [*changes.prepend.get("PATH", []), *system.split_list(system.environ.get("PATH"))])))
-    if note:
-        click.echo(f"  {note}")
-    problem = hooks.bat_problem(changes)
-    if problem:
-        _warn([f"cmd.exe cannot be switched to this toolkit ({problem}); its hook only prints a warning"])
-    click.echo(f"Hooks for sh/bash/zsh, fish, csh, cmd.exe and PowerShell: {len(written)} files named "
+    if done.ld_note:
+        click.echo(f"  {done.ld_note}")
+    for shell, problem in done.unexpressible.items():
+        _warn([f"{shell} cannot be switched to this toolkit ({problem}); its hook only prints a warning"])
+    click.echo(f"Hooks for sh/bash/zsh, fish, csh, cmd.exe and PowerShell: {len(done.written)} files named "
                f"cudaswitch.* in {os.path.join(env.prefix, 'etc', 'conda')}{os.sep}{{activate,deactivate}}.d")
-    from cudaswitch.switching.shellinit import reconciler_hint
+    from cudaswitch.switching.startup import reconciler_missing
 
     # once: on the environment's first switch, not on every later `use` or `--refresh`
-    hint = reconciler_hint("powershell" if system.windows else os.environ.get("SHELL")) if old is None else None
-    if hint:
-        click.echo(hint)
+    missing = reconciler_missing("powershell" if system.windows else os.environ.get("SHELL")) \
+        if done.first_switch else None
+    if missing:
+        click.echo(f"Tip: a switch from this environment to one without cudaswitch hooks leaves its PATH entry behind "
+                   f"(conda#14762); 'cudaswitch init {missing} --install' adds a prompt-time cleanup that removes it.")
     if saving:
         from cudaswitch.switching.envfile import VARIABLE, short_version, write_file
 
@@ -127,13 +89,14 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
         click.echo("Applied to this shell by the cudaswitch shell function.")
     else:
         click.echo(f"Takes effect at the next activation. To apply it to this shell now: "
-                   f"{hooks.apply_now_hint(env.name, env.prefix, system.windows, system)}")
+                   f"{switch.apply_now_hint(env.name, env.prefix, system.windows, system)}")
     if no_smoke:
         return
     from cudaswitch.checks.smoke import run_smoke, smoke_lines
 
     # The switch stays whatever the smoke test finds: a failure is a diagnosis, not a reason to undo.
-    report = run_smoke(env, system, timeout=timeout, cpu_ok=cpu_ok, toolkit=tk, ld_library_path=ld, progress=True)
+    report = run_smoke(env, system, timeout=timeout, cpu_ok=cpu_ok, toolkit=tk, ld_library_path=done.ld_library_path,
+                       progress=True)
     _record_smoke(env, report)
     click.echo("")
     for line in smoke_lines(report):
@@ -169,12 +132,13 @@ def _use_auto(env, system, dry_run, as_json):
 @handle_errors
 def off(name, prefix):
     """Stop switching CUDA in an environment: remove exactly the files 'cudaswitch use' wrote."""
-    from cudaswitch.switching import hookfiles as hooks
+    from cudaswitch.switching import switch
     from cudaswitch.discovery.environment import resolve_env
 
     system = _system()
     env = resolve_env(system, name, prefix, command="off")
-    removed, had_state, state = hooks.unswitch(env)
+    done = switch.off(env, os.environ)
+    removed, had_state, state = done.removed, done.had_state, done.state
     if not removed and not had_state:
         click.echo(f"Environment {env.name} ({env.prefix}) was not switched by cudaswitch; nothing to remove.")
         return
@@ -182,34 +146,30 @@ def off(name, prefix):
                f"{' and the state file' if had_state else ''}.")
     if os.environ.get("CUDASWITCH_APPLIES") == "1":
         click.echo("Undone in this shell by the cudaswitch shell function.")
-    elif state is not None and env.prefix == os.environ.get("CONDA_PREFIX") and \
-            state.root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")):
+    elif done.still_set_here:
         click.echo(f"This shell still has CUDA {state.version} set until it is closed; next time run 'conda deactivate' "
                    f"before 'cudaswitch off', or install the shell function ('cudaswitch init --help').")
 
 
-_INIT_FILES = {"bash": "bash.sh", "zsh": "bash.sh", "fish": "fish.fish", "tcsh": "tcsh.csh",
-               "powershell": "powershell.ps1", "cmd": "cmd.bat"}
+def _init_names():
+    from cudaswitch.switching.shells import INIT_SHELLS
+
+    return sorted(INIT_SHELLS)
 
 
 @click.command()
-@click.argument("shell", type=click.Choice(sorted(_INIT_FILES)))
+@click.argument("shell", type=click.Choice(_init_names()))
 @click.option("--install", is_flag=True, help="Add it to the shell's startup file (idempotent, between marker lines).")
 @click.option("--rc-file", type=click.Path(dir_okay=False), help="Startup file to use with --install.")
 @handle_errors
 def init(shell, install, rc_file):
     """Print the shell function that makes 'cudaswitch use' apply to the current shell at once."""
-    from cudaswitch.switching import shellinit
+    from cudaswitch.switching import startup
 
-    text = shellinit.init_text(shell, _INIT_FILES[shell])
     if not install:
-        if shell == "tcsh":
-            # eval "`cudaswitch init tcsh`" joins the lines: one line of commands separated by ';' reads the same
-            # whether it is eval'ed or sourced from a file, and a comment would swallow everything after it
-            text = " ; ".join(ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")) + "\n"
-        click.echo(text, nl=False)
+        click.echo(startup.init_text(shell, one_line=True), nl=False)
         return
-    path, changed = shellinit.install(shell, text, rc_file)
+    path, changed = startup.install(shell, startup.init_text(shell), rc_file)
     click.echo(f"{'Added to' if changed else 'Already in'} {path}; open a new shell to use it.")
 
 
@@ -224,8 +184,7 @@ def run(selector, command, ld_flag):
     cudaswitch run 11.8 -- nvcc --version"""
     import subprocess
 
-    from cudaswitch.switching import hookfiles as hooks
-    from cudaswitch.switching.activation import apply, changes_for, recorded_entries
+    from cudaswitch.switching.switch import run_environ
     from cudaswitch.core.errors import UsageError
 
     command = list(command)
@@ -241,10 +200,7 @@ def run(selector, command, ld_flag):
 
     system = _system()
     tk = select(_discover(system), selector, system)
-    ld, note = hooks.ld_choice(system.environ.get("CONDA_PREFIX"), ld_flag)
-    changes = changes_for(tk, system, ld_library_path=ld)
-    hooks.check_paths(changes, system.windows)  # a ':' inside the toolkit's path would split into two entries
-    env = apply(system.environ, changes, system, remove=recorded_entries(system.environ, system))
+    env = run_environ(tk, ld_flag, system)
     if system.which("nvcc", env.get("PATH")) or os.path.basename(command[0]).lower() in ("nvcc", "nvcc.exe"):
         _warn(_no_nvcc_note(tk, system, env.get("PATH")))  # only when the command can meet the trap
     if os.name == "posix":

@@ -88,3 +88,31 @@ def _disagreements(entries: List[Entry], system: System) -> List[str]:
             out.append(M("{var} holds folders of {count} CUDA toolkits: {names}; the first one wins", var=var,
                          count=len(roots), names=names))
     return out
+
+
+def env_report(system) -> Optional[dict]:
+    """For `cudaswitch status`: the active environment's cudaswitch choice, and PATH entries recorded by a
+    cudaswitch hook that the active environment does not account for. conda leaves those when a shell switches
+    from a cudaswitch environment to one without hooks (conda#14762; docs/design/activation.md, "Switching to an
+    env without cudaswitch hooks")."""
+    from cudaswitch.core.errors import CudaswitchError
+    from cudaswitch.discovery.environment import read_state, resolve_env
+
+    if not system.environ.get("CONDA_PREFIX"):
+        return None
+    try:
+        env = resolve_env(system)
+        state = read_state(env)
+    except CudaswitchError:
+        return None
+    root = state.root.rstrip("\\/") if state else None
+    seps = ("\\", "/") if system.windows else ("/",)
+
+    def ours(entry: str) -> bool:
+        return root is not None and (entry == root or any(entry.startswith(root + s) for s in seps))
+
+    on_path = system.split_list(system.environ.get("PATH"))
+    leftover = [e for e in system.split_list(system.environ.get("_CUDASWITCH_ADDED_PATH"))
+                if e in on_path and not ours(e)]
+    return {"name": env.name, "prefix": env.prefix, "state": state.to_json() if state else None,
+            "leftover_path": leftover}

@@ -17,14 +17,13 @@ import time
 import pytest
 
 from conftest import require_tool
-from cudaswitch.switching import shellinit
-from cudaswitch.switching.shells import quote_csh, quote_fish, quote_sh
-from shell_driver import HERE, Toolkit, World, clean_environ
+from cudaswitch.switching import startup
+from cudaswitch.switching.shells import quote_sh
+from shell_driver import HERE, SHELLS as REAL_SHELLS, Toolkit, World, clean_environ
 
-INIT_FILE = {"bash": "bash.sh", "zsh": "bash.sh", "fish": "fish.fish", "tcsh": "tcsh.csh"}
-ARGV = {"bash": ["bash", "--noprofile", "--norc", "-i"], "zsh": ["zsh", "-f", "-i"],
-        "fish": ["fish", "--no-config", "-i"], "tcsh": ["tcsh", "-f", "-i"]}
-Q = {"bash": quote_sh, "zsh": quote_sh, "fish": quote_fish, "tcsh": quote_csh}
+# the shells with a prompt hook, started interactive so that it runs
+ARGV = {s: REAL_SHELLS[s][1] + ["-i"] for s in ("bash", "zsh", "fish", "tcsh")}
+Q = {s: REAL_SHELLS[s][2] for s in ARGV}
 # the user's own prompt hook, set up before cudaswitch's: it must still run before every prompt
 USER_HOOK = {
     "bash": ["PROMPT_COMMAND='echo USER-HOOK-RAN'"],
@@ -80,10 +79,10 @@ def interact(argv, lines, env, cwd, timeout=60.0) -> str:
 
 
 def _session(world, shell, steps, tmp_path, user_hook=None, initial_path=None):
-    flavour = "fish" if shell == "fish" else "csh" if shell == "tcsh" else "posix"
+    flavour = REAL_SHELLS[shell][0]
     q = Q[shell]
     init = tmp_path / f"init.{shell}"
-    init.write_text(shellinit.init_text(shell, INIT_FILE[shell]))
+    init.write_text(startup.init_text(shell))
     out = tmp_path / f"conda-out.{shell}"
     model = f"{q(sys.executable)} {q(str(HERE / 'conda_model.py'))} {flavour} {q(str(out))}"
     lines = list(USER_HOOK[user_hook]) if user_hook else []
@@ -140,7 +139,7 @@ def test_users_own_prompt_hook_keeps_running(world, hook, tmp_path):
 def test_installing_twice_adds_the_reconciler_once(shell, tmp_path):
     require_tool(shell)
     init = tmp_path / "init.sh"
-    init.write_text(shellinit.init_text(shell, "bash.sh"))
+    init.write_text(startup.init_text(shell))
     show = 'echo "PC=${PROMPT_COMMAND-}"' if shell == "bash" else 'echo "PF=${precmd_functions[*]}"'
     script = f". {quote_sh(str(init))}; . {quote_sh(str(init))}; {show}"
     out = subprocess.run([shell, "-c", script], env=clean_environ(PATH="/usr/bin:/bin"), capture_output=True,
@@ -157,7 +156,7 @@ def test_reconciler_spawns_no_process(shell, tmp_path):
     strace = require_tool("strace")
     exe = require_tool(shell)
     init = tmp_path / "init.sh"
-    init.write_text(shellinit.init_text(shell, "bash.sh"))
+    init.write_text(startup.init_text(shell))
     (tmp_path / "plain" / "bin").mkdir(parents=True)
     script = tmp_path / "s.sh"
     script.write_text(f". {quote_sh(str(init))}\n__cudaswitch_reconcile\n"

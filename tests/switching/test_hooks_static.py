@@ -11,6 +11,7 @@ import pytest
 
 from conftest import require_tool
 from cudaswitch.switching import hookfiles as hooks
+from cudaswitch.switching import shells
 from cudaswitch.switching.activation import Changes
 from cudaswitch.switching.shells import SHELLS
 
@@ -36,7 +37,7 @@ def _all_rendered():
     for case, ch in CASES.items():
         for key in SHELLS:
             for d in hooks.DIRECTIONS:
-                yield case, key, d, hooks.render(key, d, ch, "11.8")
+                yield case, key, d, hooks.render_hook(key, d, ch, "11.8")
 
 
 RENDERED = list(_all_rendered())
@@ -126,31 +127,28 @@ def test_bat_rules(case, direction):
 def test_bat_refuses_what_cmd_cannot_hold():
     """HC2/HC9: a non-ASCII or %-bearing toolkit path gets a hook that only warns, never a mangled one."""
     for root in (r"C:\CUDA\环境\v12.1", r"C:\CUDA %X%\v12.1", r"C:\a=b\v12.1", r"C:\a^b\v12.1", r"C:\a!b\v12.1"):
-        data = hooks.render("bat", "activate", _changes(root, windows=True), "12.1")
+        data = hooks.render_hook("bat", "activate", _changes(root, windows=True), "12.1")
         assert data.isascii()
         assert b"is not switched in cmd.exe" in data
         sets = [ln for ln in data.decode().split("\r\n") if "set " in ln.lower() and not ln.lower().startswith("@rem")]
         assert sets and not any("v12.1" in ln or "CUDA_PATH=" in ln or "CUDA_HOME=" in ln for ln in sets), sets
-    assert hooks.bat_problem(CASES["windows"]) is None
+    assert shells.bat_problem(CASES["windows"]) is None
 
 
 def test_literals_round_trip_through_each_shells_quoting():
     """The rendered literal, unquoted the way each shell does, is exactly the toolkit root."""
-    ch = CASES["linux"]
     sh = _hook("linux", "sh", "activate").decode()
     m = re.search(r"^_cs_root=(.*)$", sh, re.M)
     assert subprocess.run(["sh", "-c", f"printf %s {m.group(1)}"], capture_output=True).stdout.decode() == LINUX_ROOT
     fish = _hook("linux", "fish", "activate").decode()
     m = re.search(r"^set -g __cs_root (.*)$", fish, re.M)
-    if require_tool("fish"):
-        out = subprocess.run(["fish", "--no-config", "-c", f"printf %s {m.group(1)}"], capture_output=True)
-        assert out.stdout.decode() == LINUX_ROOT
+    out = subprocess.run([require_tool("fish"), "--no-config", "-c", f"printf %s {m.group(1)}"], capture_output=True)
+    assert out.stdout.decode() == LINUX_ROOT
     ps1 = _hook("windows", "ps1", "activate").decode("utf-8-sig")
     m = re.search(r"^\$__cs_root = '(.*)'$", ps1, re.M)
     assert m.group(1).replace("''", "'") == WIN_ROOT
-    tricky = hooks.render("ps1", "activate", _changes("/o'p\u2019q", ld=False), "1")
+    tricky = hooks.render_hook("ps1", "activate", _changes("/o'p\u2019q", ld=False), "1")
     assert "'/o''p\u2019\u2019q'" in tricky.decode("utf-8-sig")
-    assert ch.scalars["CUDA_HOME"] == LINUX_ROOT
 
 
 @pytest.mark.parametrize("case", ["linux", "windows"])
@@ -179,7 +177,7 @@ def test_check_paths_refuses_separator_and_newline():
 
 def test_init_snippets_static(tmp_path):
     """The `cudaswitch init` functions: POSIX for bash/zsh (shellcheck), fish parses, cmd wrapper follows HC1/HC7."""
-    from cudaswitch.switching.shellinit import hooks_dir
+    from cudaswitch.switching.startup import hooks_dir
 
     d = hooks_dir()
     proc = subprocess.run([require_tool("shellcheck"), "-s", "sh", str(d / "bash.sh")], capture_output=True, text=True)
@@ -244,7 +242,7 @@ def _ps_strict_problems(text: str) -> list:
 
 @pytest.mark.parametrize("case", ["linux", "windows"])
 def test_ps1_hooks_pass_strict_mode_rules(case):
-    from cudaswitch.switching.shellinit import hooks_dir
+    from cudaswitch.switching.startup import hooks_dir
 
     for d in hooks.DIRECTIONS:
         assert _ps_strict_problems(_hook(case, "ps1", d).decode("utf-8-sig")) == [], d

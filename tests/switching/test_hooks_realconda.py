@@ -14,7 +14,6 @@ the user's ~/.conda.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -24,21 +23,17 @@ import pytest
 import conda_model
 from conftest import require_tool
 from cudaswitch.switching import hookfiles as hooks
-from cudaswitch.switching.shells import quote_csh, quote_fish, quote_sh
-from shell_driver import HERE, Toolkit, clean_environ, problems
+from shell_driver import HERE, SHELLS as REAL_SHELLS, Toolkit, clean_environ, problems
 
 # A tour through every kind of transition, back to where it started.
 TOUR = [["activate", "A"], ["reactivate"], ["user-prepend", "/user bin"], ["activate", "B"],
         ["activate", "A", "--stack"], ["deactivate"], ["activate", "C"], ["activate", "A"], ["deactivate"],
         ["deactivate"], ["deactivate"], ["deactivate"], ["deactivate"]]
 
-SHELLS = {  # shell -> (argv, conda's shell name, quoting, source command)
-    "bash": (["bash", "--noprofile", "--norc"], "bash", quote_sh, "."),
-    "zsh": (["zsh", "-f"], "zsh", quote_sh, "."),
-    "dash": (["dash"], "posix", quote_sh, "."),
-    "fish": (["fish", "--no-config"], "fish", quote_fish, "source"),
-    "tcsh": (["tcsh", "-f"], "csh", quote_csh, "source"),
-}
+# shell -> (argv, conda's shell name, quoting, source command)
+SHELLS = {s: (REAL_SHELLS[s][1], conda_name, REAL_SHELLS[s][2], src) for s, conda_name, src in (
+    ("bash", "bash", "."), ("zsh", "zsh", "."), ("dash", "posix", "."), ("fish", "fish", "source"),
+    ("tcsh", "csh", "source"))}
 
 
 class World:

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from cudaswitch.switching.activation import Changes, apply, recorded_entries
-from cudaswitch.switching.hookfiles import render
+from cudaswitch.switching.hookfiles import render_hook
 from cudaswitch.core.system import System
 
 KEYS = ("PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "_CUDASWITCH_ADDED_PATH")
@@ -22,7 +22,7 @@ def changes_for_root(root):
 
 def hook_result(tmp_path, start, changes):
     hook = tmp_path / "activate.sh"
-    hook.write_bytes(render("sh", "activate", changes, "12.9.1"))
+    hook.write_bytes(render_hook("sh", "activate", changes, "12.9.1"))
     printer = tmp_path / "printer.py"
     printer.write_text(f"import os\nprint(repr({{k: os.environ.get(k) for k in {KEYS!r}}}))\n")
     env = {k: v for k, v in start.items() if v is not None}

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from conftest import require_tool
 from cudaswitch.switching import hookfiles as hooks
-from cudaswitch.switching.shells import quote_csh, quote_fish, quote_sh
-from shell_driver import Toolkit, clean_environ
+from cudaswitch.switching.shells import quote_sh
+from shell_driver import SHELLS as REAL_SHELLS, Toolkit, clean_environ, hook_ext, source_cmd
 
 DUMP = ("import os;print('__STATE__', repr({k: os.environ.get(k) for k in "
         "('PATH','CUDA_HOME','CUDA_PATH','LD_LIBRARY_PATH')}), repr(sorted(k for k in os.environ "
@@ -56,7 +56,7 @@ def test_sh_hook_spawns_no_process(shell, tmp_path):
     assert len(calls) == 1 and "execve(" in calls[0], calls
 
 
-RATTLER_SHELLS = {"bash": ("bash", quote_sh), "zsh": ("zsh", quote_sh), "fish": ("fish", quote_fish)}
+RATTLER_SHELLS = ("bash", "zsh", "fish")
 
 
 @pytest.mark.parametrize("preset", [False, True], ids=["no-cuda", "nvidia-installer"])
@@ -66,8 +66,8 @@ def test_activation_by_rattler(shell, preset, tmp_path):
     deactivate.d itself, as rattler would (ascending, CONDA_PREFIX already restored). `preset`: the toolkit's bin
     was already at the end of PATH (NVIDIA's installer), and stays there."""
     rattler = pytest.importorskip("rattler.shell")
-    exe = require_tool(RATTLER_SHELLS[shell][0])
-    q = RATTLER_SHELLS[shell][1]
+    exe = require_tool(shell)
+    q = REAL_SHELLS[shell][2]
     prefix, tk = _env_with_hooks(tmp_path, tmp_path / "CUDA v11.8 (x86) & 'q' 环境")
     (prefix / "bin").mkdir()
     base_path = ["/usr/bin", "/bin"] + ([tk.bin] if preset else [])
@@ -76,12 +76,12 @@ def test_activation_by_rattler(shell, preset, tmp_path):
     result = rattler.activate(prefix, av, getattr(rattler.Shell, shell))
     script = tmp_path / f"rattler.{shell}"
     dump = f"{q(sys.executable)} -c {q(DUMP)}"
-    deact = prefix / "etc" / "conda" / "deactivate.d" / f"cudaswitch.{'fish' if shell == 'fish' else 'sh'}"
+    deact = prefix / "etc" / "conda" / "deactivate.d" / f"cudaswitch.{hook_ext(shell)}"
     # rattler's deactivation (conda/rattler PR #1278) restores CONDA_PREFIX *before* deactivate.d, PATH untouched
     unset = "set -e CONDA_PREFIX" if shell == "fish" else "unset CONDA_PREFIX"
-    script.write_text(f"{dump}\n{result.script}\n{dump}\n{unset}\n{'source' if shell == 'fish' else '.'} "
+    script.write_text(f"{dump}\n{result.script}\n{dump}\n{unset}\n{source_cmd(shell)} "
                       f"{q(str(deact))}\n{dump}\n", encoding="utf-8")
-    argv = {"bash": [exe, "--noprofile", "--norc"], "zsh": [exe, "-f"], "fish": [exe, "--no-config"]}[shell]
+    argv = [exe] + REAL_SHELLS[shell][1][1:]
     env = clean_environ(PATH=":".join(base_path), CUDA_HOME="/old")
     proc = subprocess.run(argv + [str(script)], env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -124,19 +124,18 @@ def test_any_toolkit_path(shell, tmp_path_factory, name, old):
     assert s3 == s0 and left == []
 
 
-@pytest.mark.parametrize("shell", ["bash", "dash", "zsh", "fish", "tcsh"])
+@pytest.mark.parametrize("shell", sorted(REAL_SHELLS))
 def test_missing_toolkit_warns_and_changes_nothing(shell, tmp_path):
     exe = require_tool(shell)
     prefix, tk = _env_with_hooks(tmp_path, tmp_path / "gone cuda")
     os.rmdir(tk.bin)
     os.rmdir(tk.root)
-    ext, q, src = {"fish": ("fish", quote_fish, "source"), "tcsh": ("csh", quote_csh, "source")}.get(
-        shell, ("sh", quote_sh, "."))
+    ext, q, src = hook_ext(shell), REAL_SHELLS[shell][2], source_cmd(shell)
     dump = f"{q(sys.executable)} -c {q(DUMP)}"
     hook = prefix / "etc" / "conda" / "activate.d" / f"cudaswitch.{ext}"
     script = tmp_path / f"m.{ext}"
     script.write_text(f"{dump}\n{src} {q(str(hook))}\n{dump}\necho after\n", encoding="utf-8")
-    argv = {"fish": [exe, "--no-config"], "tcsh": [exe, "-f"]}.get(shell, [exe])
+    argv = [exe] + REAL_SHELLS[shell][1][1:]
     proc = subprocess.run(argv + [str(script)], env=clean_environ(PATH="/usr/bin:/bin"), capture_output=True, text=True)
     assert proc.returncode == 0 and "after" in proc.stdout, proc.stdout + proc.stderr
     (s0, _), (s1, left) = _states(proc.stdout)

@@ -13,6 +13,7 @@ from typing import Optional, Tuple
 
 from cudaswitch.core.errors import CudaswitchError, UsageError
 from cudaswitch.core.fsutil import atomic_write
+from cudaswitch.switching.shells import INIT_SHELLS, init_shell
 
 BEGIN = "# >>> cudaswitch init >>>"
 END = "# <<< cudaswitch init <<<"
@@ -28,21 +29,17 @@ def snippet(filename: str) -> str:
     return (hooks_dir() / filename).read_text(encoding="utf-8")
 
 
-# The prompt-time reconciler added after each shell's function (docs/design/activation.md); cmd.exe has no prompt
-# hook, so it has none.
-_RECONCILERS = {"bash": "reconcile.sh", "zsh": "reconcile.sh", "fish": "reconcile.fish",
-                "powershell": "reconcile.ps1"}
-
-
-def init_text(shell: str, filename: str) -> str:
-    """What `cudaswitch init SHELL` prints or installs: the shell function, then the prompt-time reconciler."""
-    text = snippet(filename)
-    if shell in _RECONCILERS:
-        text = text.rstrip("\n") + "\n" + snippet(_RECONCILERS[shell])
-    elif shell == "tcsh":
+def init_text(shell: str, one_line: bool = False) -> str:
+    """What `cudaswitch init SHELL` prints or installs: the shell function, then the prompt-time reconciler
+    (docs/design/activation.md). `one_line`: as printed for `eval`, which a shell that joins the lines needs."""
+    sh, _ = INIT_SHELLS[shell]
+    text = snippet(sh.snippet)
+    if sh.reconciler and not sh.reconciler_from_precmd:
+        text = text.rstrip("\n") + "\n" + snippet(sh.reconciler)
+    elif sh.reconciler:
         # csh has no functions: precmd sources the reconciler file, only while a record is set (one test per
         # prompt); an existing precmd alias is kept and runs first.
-        where = str(hooks_dir() / "reconcile.csh").replace("'", "'\\''")
+        where = str(hooks_dir() / sh.reconciler).replace("'", "'\\''")
         run = f'if ( $?_CUDASWITCH_ADDED_PATH ) source "{where}"'
         text = text.rstrip("\n") + "\n" + "\n".join([
             "# cudaswitch prompt-time reconciler: takes a cudaswitch PATH entry back off after a switch to an",
@@ -50,37 +47,36 @@ def init_text(shell: str, filename: str) -> str:
             "setenv CUDASWITCH_RECONCILER 1",
             "set _cs_pre = \"`alias precmd`\"",
             f"if ( \"$_cs_pre\" == \"\" ) alias precmd '{run}'",
-            f"if ( \"$_cs_pre\" != \"\" && \"$_cs_pre\" !~ *reconcile.csh* ) alias precmd \"$_cs_pre\"'; {run}'",
+            f"if ( \"$_cs_pre\" != \"\" && \"$_cs_pre\" !~ *{sh.reconciler}* ) alias precmd \"$_cs_pre\"'; {run}'",
             "unset _cs_pre", ""])
+    if one_line and sh.eval_one_line:
+        # eval "`cudaswitch init tcsh`" joins the lines: one line of commands separated by ';' reads the same
+        # whether it is eval'ed or sourced from a file, and a comment would swallow everything after it
+        text = " ; ".join(ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")) + "\n"
     return text
 
 
-def reconciler_hint(shell_name: Optional[str]) -> Optional[str]:
-    """The one line `use` prints when the prompt-time reconciler is not installed in the user's shell."""
+def reconciler_missing(shell_name: Optional[str]) -> Optional[str]:
+    """The `cudaswitch init` name of the user's shell when it has a prompt-time reconciler that is not installed
+    (`use` then says how to install it), else None."""
     if os.environ.get("CUDASWITCH_RECONCILER") == "1":
         return None
-    shell = {"bash": "bash", "zsh": "zsh", "fish": "fish", "tcsh": "tcsh", "csh": "tcsh", "pwsh": "powershell",
-             "powershell": "powershell"}.get(Path(shell_name or "").name.lower().removesuffix(".exe"))
-    if shell is None:
+    found = init_shell(Path(shell_name or "").name.lower().removesuffix(".exe"))
+    if found is None or not found[0].reconciler:
         return None
-    return (f"Tip: a switch from this environment to one without cudaswitch hooks leaves its PATH entry behind "
-            f"(conda#14762); 'cudaswitch init {shell} --install' adds a prompt-time cleanup that removes it.")
+    return found[1].name
 
 
 def rc_file(shell: str) -> Path:
-    home = Path(os.path.expanduser("~"))
-    if shell == "bash":
-        return home / ".bashrc"
-    if shell == "zsh":
-        return Path(os.environ.get("ZDOTDIR") or home) / ".zshrc"
-    if shell == "fish":
-        return Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "fish" / "config.fish"
-    if shell == "tcsh":
-        return home / ".tcshrc"
-    if shell == "powershell":
+    start = INIT_SHELLS[shell][1]
+    if start.profile:
         return powershell_profile()
-    raise UsageError("cmd.exe has no startup file: save the output of 'cudaswitch init cmd' as cs.bat in a folder "
-                     "on PATH instead")
+    if start.under is None:
+        raise UsageError(f"cmd.exe has no startup file: save the output of 'cudaswitch init {shell}' as cs.bat in a "
+                         f"folder on PATH instead")
+    home = Path(os.path.expanduser("~"))
+    base = os.environ.get(start.base_var) if start.base_var else None
+    return Path(base or home / start.base_default) / start.under
 
 
 def powershell_profile(which=shutil.which, run=subprocess.run, environ=None, windows=None) -> Path:

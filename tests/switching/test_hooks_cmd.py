@@ -19,6 +19,7 @@ import pytest
 import conda_model
 import nvidia_wheels
 from cudaswitch.switching import hookfiles as hooks
+from cudaswitch.switching import shells
 from conftest import require_tool
 from shell_driver import Toolkit, World, clean_environ, problems
 from test_hooks_transitions import SCENARIOS
@@ -147,11 +148,11 @@ def test_cmd_transition(wine, winworld, scenario, cuda, tmp_path):
     for i, (got, (base, tk)) in enumerate(zip(states, expected)):
         if i in leaks:  # conda#14762, as in the POSIX shells: A's entries stay, with their record
             left = expected[i - 1][1]
-            ours = hooks.bat_spelling(left.bins)
+            ours = shells.bat_spelling(left.bins)
             assert got["PATH"].split(";") == ours + base["PATH"].split(";")
             assert got["CUDA_HOME"] == base.get("CUDA_HOME") and got["_CUDASWITCH_ADDED_PATH"] == ";".join(ours)
             continue
-        errs = problems(winworld, got, base, tk, sep=";", spelled=hooks.bat_spelling)
+        errs = problems(winworld, got, base, tk, sep=";", spelled=shells.bat_spelling)
         assert not errs, f"cmd {scenario} state {i}:\n" + "\n".join(errs) + "\n" + text[-3000:]
 
 
@@ -211,7 +212,7 @@ def test_cmd_quoted_path_entry_survives_a_switch(wine, tmp_path, cuda_tree):
         f'@call "{deact}"', "@echo after the hook", "@echo __STATE__", "@set"])
     assert rc == 0 and "after the hook" in out, out
     active, after = states
-    assert active["PATH"] == ";".join(hooks.bat_spelling(tk.bins)) + ";" + path
+    assert active["PATH"] == ";".join(shells.bat_spelling(tk.bins)) + ";" + path
     assert after["PATH"] == path and after["_CUDASWITCH_ADDED_PATH"]  # a switch: the record is kept for conda
     assert "CUDA_PATH" not in after
 

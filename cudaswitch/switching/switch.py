@@ -1,0 +1,228 @@
+"""The switch itself: what `cudaswitch use`, `off` and `run` decide and do, as functions that return records.
+
+The command line only parses, asks (the base environment, through a callback) and prints what these return;
+the hooks are rendered and written by `hookfiles.py`.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Optional
+
+from cudaswitch import __version__
+from cudaswitch.core.errors import CudaswitchError, UsageError
+from cudaswitch.switching import hookfiles
+from cudaswitch.switching.activation import Changes, apply, changes_for, recorded_entries
+from cudaswitch.switching.shells import SHELLS
+
+
+@dataclass
+class Choice:
+    """What `use` was asked for, after the refresh rules and the environment file: the selector to resolve, the
+    one the state file records, where a declared one came from, the LD_LIBRARY_PATH flag, the previous state."""
+
+    selector: Optional[str]
+    recorded: Optional[str]
+    declared: Optional[str]
+    ld_flag: Optional[bool]
+    old: object  # SwitchState or None
+    refresh: bool
+
+
+@dataclass
+class SwitchResult:
+    """What `use` did: the toolkit, the changes every hook makes, the files written, and what to tell the user."""
+
+    toolkit: object
+    changes: Changes
+    written: List[Path]
+    ld_library_path: bool
+    ld_note: Optional[str]  # why LD_LIBRARY_PATH was left alone, or None
+    unexpressible: Dict[str, str]  # shell name -> why its hook only warns
+    first_switch: bool  # no earlier choice: the reconciler tip is shown once
+
+
+@dataclass
+class OffResult:
+    removed: List[Path]
+    had_state: bool
+    state: object  # the SwitchState it held, or None
+    still_set_here: bool  # this shell is inside the env and still has the removed toolkit set
+
+
+def choose(env, selector: Optional[str], refresh: bool, ld_flag: Optional[bool]) -> Choice:
+    """The refresh rules of `use`: --refresh takes the recorded root (and its LD_LIBRARY_PATH choice) and refuses
+    a selector beside it; without a selector, the one the environment file declares."""
+    from cudaswitch.discovery.environment import read_state
+
+    try:
+        old = read_state(env)
+    except CudaswitchError:
+        if refresh:
+            raise
+        old = None  # a new choice replaces a broken state file
+    declared = None
+    if refresh:
+        if selector:
+            raise UsageError("give either SELECTOR or --refresh, not both")
+        if old is None:
+            raise UsageError(f"environment {env.name!r} has no cudaswitch choice to refresh; run 'cudaswitch use SELECTOR'")
+        selector = old.root
+        if ld_flag is None:
+            ld_flag = old.ld_library_path
+    elif not selector:
+        from cudaswitch.switching.envfile import declared_selector
+
+        selector, declared = declared_selector(env)
+    # the state file records 'auto', not the folder it resolved to
+    recorded = old.selector if refresh else selector
+    return Choice(selector, recorded, declared, ld_flag, old, refresh)
+
+
+def resolve_toolkit(found, choice: Choice, env, system):
+    """The toolkit the choice names among those discovery found."""
+    from cudaswitch.discovery.toolkits import select
+
+    if choice.refresh:
+        old = choice.old
+        # the state file lies in the environment: its root is taken only if discovery finds that toolkit itself
+        tk = next((t for t in found.toolkits if old.root in (t.root, *t.aliases)), None)
+        if tk is None:
+            raise CudaswitchError(f"{env.state_path} records {old.root!r}, which is not a toolkit cudaswitch finds "
+                                  f"('cudaswitch list' shows them); choose again with 'cudaswitch use SELECTOR'; "
+                                  f"nothing was changed")
+        return tk
+    try:
+        return select(found, choice.selector, system)
+    except UsageError as exc:
+        if choice.declared:
+            from cudaswitch.switching.envfile import missing_declared
+
+            raise missing_declared(exc, choice.declared) from None
+        raise
+
+
+def check_switchable(tk) -> None:
+    if not tk.bin_dirs:
+        raise UsageError(f"CUDA {tk.version} at {tk.root} has no bin folder to put on PATH")
+
+
+def use(env, tk, choice: Choice, system) -> SwitchResult:
+    """Switch the environment to `tk`: every shell's hooks, then the state file."""
+    ld, note = ld_choice(env.prefix, choice.ld_flag)
+    changes = changes_for(tk, system, ld_library_path=ld)
+    written = write_switch(env, changes, tk, choice.recorded, choice.old, system.windows)
+    unexpressible = {sh.name: why for sh in SHELLS.values() if sh.cannot_express
+                     for why in [sh.cannot_express(changes)] if why}
+    return SwitchResult(tk, changes, written, ld, note, unexpressible, choice.old is None)
+
+
+def run_environ(tk, ld_flag: Optional[bool], system) -> Dict[str, str]:
+    """The environment `cudaswitch run` gives its command: this shell's, with an active cudaswitch environment's
+    entries taken out first (as a hook would) and the toolkit's applied."""
+    ld, _ = ld_choice(system.environ.get("CONDA_PREFIX"), ld_flag)
+    changes = changes_for(tk, system, ld_library_path=ld)
+    hookfiles.check_paths(changes, system.windows)  # a ':' inside the toolkit's path would split into two entries
+    return apply(system.environ, changes, system, remove=recorded_entries(system.environ, system))
+
+
+def off(env, environ) -> OffResult:
+    """`cudaswitch off`: exactly the files `use` wrote, and the state file."""
+    removed, had_state, state = unswitch(env)
+    still = state is not None and env.prefix == environ.get("CONDA_PREFIX") and \
+        state.root in (environ.get("CUDA_HOME"), environ.get("CUDA_PATH"))
+    return OffResult(removed, had_state, state, still)
+
+
+def pip_cuda_wheels(prefix: str) -> List[str]:
+    """The pip `nvidia-*` CUDA wheels installed in an environment (torch from pip brings them). Prepending a
+    system toolkit's lib64 to LD_LIBRARY_PATH there breaks torch (`undefined symbol __nvJitLink...`,
+    pytorch/pytorch#111469), so `use` leaves LD_LIBRARY_PATH alone in such an environment unless asked."""
+    from cudaswitch.discovery.environment import site_packages
+
+    found = {p.name.split("-")[0].replace("_", "-") for sp in site_packages(prefix)
+             for p in Path(sp).glob("nvidia_*.dist-info")}
+    return sorted(found)
+
+
+def ld_choice(prefix: Optional[str], flag: Optional[bool]):
+    """(put the lib folder on LD_LIBRARY_PATH?, a note for the user). The flag wins; by default yes, unless the
+    environment has pip CUDA wheels (see pip_cuda_wheels)."""
+    if flag is not None:
+        return flag, None
+    wheels = pip_cuda_wheels(prefix) if prefix else []
+    if wheels:
+        return False, (f"LD_LIBRARY_PATH left alone: this environment has pip CUDA wheels ({', '.join(wheels[:3])}"
+                       f"{', ...' if len(wheels) > 3 else ''}), which a system lib64 first on LD_LIBRARY_PATH breaks "
+                       f"(undefined symbol __nvJitLink...); --ld-library-path adds it anyway")
+    return True, None
+
+
+def write_switch(env, changes: Changes, toolkit, selector: str, old=None, windows: bool = False) -> List[Path]:
+    """Every shell's hooks, then the state file recording the choice and what was written. `old` is the previous
+    state (its record of created folders is kept, so `off` still removes them)."""
+    from cudaswitch.discovery.environment import SwitchState, check_state_place, write_state
+
+    problem = hookfiles.conda_export_problem(changes, windows)
+    if problem:
+        raise CudaswitchError(problem)
+    _check_writable(env)
+    created = hookfiles.dirs_to_create(env.prefix) if old is None else list(old.created_dirs)
+    check_state_place(env)  # a link in place of etc/cudaswitch is refused before any hook is written
+    written = hookfiles.write_hooks(env.prefix, changes, toolkit.version, windows=windows)
+    write_state(env, SwitchState(
+        selector=selector, version=toolkit.version, root=toolkit.root,
+        time=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        cudaswitch_version=__version__, ld_library_path=bool(changes.prepend.get("LD_LIBRARY_PATH")),
+        files=[str(p.relative_to(env.prefix)) for p in written], created_dirs=created))
+    return written
+
+
+def _check_writable(env) -> None:
+    from cudaswitch.core.fsutil import check_writable
+
+    for folder in [hookfiles.hook_path(env.prefix, d, SHELLS["sh"]).parent for d in hookfiles.DIRECTIONS] + \
+            [env.state_path.parent]:
+        check_writable(folder, "switch an environment you own (-n/-p), or ask its owner to run this")
+
+
+def unswitch(env):
+    """(hook files removed, whether a state file was removed, the state it held or None)."""
+    from cudaswitch.discovery.environment import clear_state, read_state
+
+    _check_writable(env)
+    try:
+        state = read_state(env)
+    except CudaswitchError:
+        state = None  # a broken state file goes all the same; the hooks are found by name and marker
+    had_state = clear_state(env)
+    return hookfiles.remove_hooks(env.prefix, state.created_dirs if state else []), had_state, state
+
+
+def apply_now_hint(name: str, prefix: str, windows: bool = False, system=None) -> str:
+    """The one command that applies a new choice to the shell the user is in: activating the environment again
+    re-runs its hooks (a reactivation: docs/design/activation.md, conda-path-first). The name is given only where
+    conda can find the environment by it (base, or a folder in one of the envs folders); otherwise, and for a name with odd
+    characters, the full prefix, which always works."""
+    import shlex
+
+    named = system is None or _conda_knows_name(prefix, system)
+    if named and re.fullmatch(r"[A-Za-z0-9_.+-]+", name):
+        return f"conda activate {name}"
+    quoted = f'"{prefix}"' if windows else shlex.quote(prefix)
+    return f"conda activate {quoted}"
+
+
+def _conda_knows_name(prefix: str, system) -> bool:
+    from cudaswitch.discovery.environment import conda_root, envs_dirs
+
+    norm = lambda p: os.path.normcase(os.path.abspath(p)).rstrip("\\/")  # noqa: E731
+    root = conda_root(system)
+    if root and norm(root) == norm(prefix):
+        return True
+    return norm(os.path.dirname(norm(prefix))) in {norm(d) for d in envs_dirs(system)}
+

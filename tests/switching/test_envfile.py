@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cli_inprocess import run_cli_inprocess as cli
 from cudaswitch.switching.envfile import updated_text
+from conftest import run_cli
 from cudaswitch.core.errors import UsageError
 
 # Shaped like environment files found in real projects: a header comment, channel pins, an anchor, a pip:
@@ -96,12 +96,12 @@ def test_use_save_writes_the_file_keeping_mode(tmp_path, clean_env, real_trees):
     f.write_text(PROJECT)
     f.chmod(0o640)
     env = dict(clean_env, CUDASWITCH_SEARCH_PATH=str(real_trees))
-    r = cli(["use", "11.8", "-p", str(prefix), "--no-smoke", "--save"], env, cwd=str(tmp_path))
+    r = run_cli(["use", "11.8", "-p", str(prefix), "--no-smoke", "--save"], env, cwd=str(tmp_path))
     assert r.returncode == 0, r.stderr
     assert 'environment.yml: now declares variables: CUDASWITCH_CUDA: "11.8"' in r.stdout
     assert f.read_text() == PROJECT + INSERTED[1:]
     assert stat.S_IMODE(f.stat().st_mode) == 0o640
-    r = cli(["use", "cu118", "-p", str(prefix), "--no-smoke", "--save", str(f)], env)
+    r = run_cli(["use", "cu118", "-p", str(prefix), "--no-smoke", "--save", str(f)], env)
     assert r.returncode == 0 and "already declares" in r.stdout
 
 
@@ -110,14 +110,14 @@ def test_use_save_into_a_non_environment_file_changes_nothing(tmp_path, clean_en
     f = tmp_path / "settings.yml"
     f.write_bytes(b"lr: 0.001\nbatch: 64\n")
     env = dict(clean_env, CUDASWITCH_SEARCH_PATH=str(real_trees))
-    r = cli(["use", "11.8", "-p", str(prefix), "--no-smoke", "--save", str(f)], env)
+    r = run_cli(["use", "11.8", "-p", str(prefix), "--no-smoke", "--save", str(f)], env)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.strip().splitlines() == [
         f"cudaswitch: error: {f} is not a conda environment file (expected a mapping with 'dependencies:' or "
         f"'channels:'); not changed"]
     assert f.read_bytes() == b"lr: 0.001\nbatch: 64\n"
     assert not (prefix / "etc").exists()  # and the environment was not switched either
-    r = cli(["use", "11.8", "-p", str(prefix), "--no-smoke", "--save"], env, cwd=str(tmp_path))
+    r = run_cli(["use", "11.8", "-p", str(prefix), "--no-smoke", "--save"], env, cwd=str(tmp_path))
     assert r.returncode == 2 and "no environment file environment.yml" in r.stderr
 
 
@@ -125,11 +125,11 @@ def test_declared_version_not_installed_says_what_is_needed(tmp_path, clean_env,
     prefix = _env(tmp_path)
     (prefix / "conda-meta" / "state").write_text(json.dumps({"env_vars": {"CUDASWITCH_CUDA": "10.2"}}))
     env = dict(clean_env, CUDASWITCH_SEARCH_PATH=str(real_trees))
-    r = cli(["use", "-p", str(prefix), "--no-smoke"], env)
+    r = run_cli(["use", "-p", str(prefix), "--no-smoke"], env)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
     assert "no CUDA toolkit matches '10.2'" in r.stderr and "this environment declares CUDA 10.2" in r.stderr
     assert "https://developer.nvidia.com/cuda-toolkit-archive" in r.stderr
-    r = cli(["use", "-p", str(_env(tmp_path, "bare")), "--no-smoke"], env)
+    r = run_cli(["use", "-p", str(_env(tmp_path, "bare")), "--no-smoke"], env)
     assert r.returncode == 2 and "missing SELECTOR" in r.stderr
 
 
@@ -144,14 +144,14 @@ def test_round_trip_through_real_conda_create_export_and_use(tmp_path, clean_env
     original = "# demo project\nname: demo\nchannels:\n  - conda-forge  # only\ndependencies: []\n"
     f.write_text(original)
     scratch = _env(tmp_path, "scratch")
-    r = cli(["use", "11.8", "-p", str(scratch), "--no-smoke", "--save", str(f)], cenv)
+    r = run_cli(["use", "11.8", "-p", str(scratch), "--no-smoke", "--save", str(f)], cenv)
     assert r.returncode == 0, r.stderr
     assert f.read_text() == original + 'variables:\n  CUDASWITCH_CUDA: "11.8"\n'
     prefix = tmp_path / "made"
     real_conda.run(["env", "create", "-f", str(f), "-p", str(prefix), "--offline"], env=cenv)
     state = json.loads((prefix / "conda-meta" / "state").read_text())
     assert state["env_vars"]["CUDASWITCH_CUDA"] == "11.8"
-    r = cli(["use", "-p", str(prefix), "--no-smoke"], cenv)
+    r = run_cli(["use", "-p", str(prefix), "--no-smoke"], cenv)
     assert r.returncode == 0, r.stderr
     assert "Using CUDA 11.8: this environment declares CUDA 11.8" in r.stdout
     assert f"now uses CUDA 11.8.89 ({real_trees / 'cuda-11.8'})" in r.stdout
@@ -160,7 +160,7 @@ def test_round_trip_through_real_conda_create_export_and_use(tmp_path, clean_env
     # the exported file is an environment file --save accepts, and it already declares 11.8
     g = tmp_path / "exported.yml"
     g.write_text(exported)
-    r = cli(["use", "11.8", "-p", str(prefix), "--no-smoke", "--save", str(g)], cenv)
+    r = run_cli(["use", "11.8", "-p", str(prefix), "--no-smoke", "--save", str(g)], cenv)
     assert r.returncode == 0 and "already declares" in r.stdout and g.read_text() == exported
 
 

@@ -10,7 +10,6 @@ import sys
 
 import pytest
 
-from cli_inprocess import run_cli_inprocess as cli
 from conftest import REPO, require_tool, run_cli
 from cudaswitch.switching.shells import quote_sh
 
@@ -43,13 +42,13 @@ def _one_line_error(proc, code):
 
 
 def test_use_outside_an_env_says_what_to_run(cli_env):
-    line = _one_line_error(cli(["use", "11.8"], cli_env), 2)
+    line = _one_line_error(run_cli(["use", "11.8"], cli_env), 2)
     assert "cudaswitch use 11.8 -n NAME" in line
 
 
 def test_use_then_off_is_exact_and_the_hook_really_switches(cli_env, env_prefix, real_trees):
     before = _tree(env_prefix)
-    proc = cli(["use", "12.9", "-p", str(env_prefix)], cli_env)
+    proc = run_cli(["use", "12.9", "-p", str(env_prefix)], cli_env)
     assert proc.returncode == 0, proc.stderr
     tk = str(real_trees / "cuda-12.9")
     assert f"now uses CUDA 12.9.1 ({tk})" in proc.stdout
@@ -67,7 +66,7 @@ def test_use_then_off_is_exact_and_the_hook_really_switches(cli_env, env_prefix,
     assert out.stdout.splitlines() == [f"{tk}/bin/nvcc", "Cuda compilation tools, release 12.9, V12.9.86",
                                        f"{tk}|{tk}|{tk}/lib64"], out.stderr
 
-    proc = cli(["off", "-p", str(env_prefix)], cli_env)
+    proc = run_cli(["off", "-p", str(env_prefix)], cli_env)
     assert proc.returncode == 0 and "removed 10 hook files and the state file" in proc.stdout
     assert _tree(env_prefix) == before  # exactly what use wrote, folders it created included
 
@@ -76,13 +75,13 @@ def test_user_hooks_are_never_touched(cli_env, env_prefix):
     act = env_prefix / "etc" / "conda" / "activate.d"
     act.mkdir(parents=True)
     (act / "zz-mine.sh").write_text("export MINE=1\n")
-    assert cli(["use", "11.8", "-p", str(env_prefix)], cli_env).returncode == 0
-    assert cli(["off", "-p", str(env_prefix)], cli_env).returncode == 0
+    assert run_cli(["use", "11.8", "-p", str(env_prefix)], cli_env).returncode == 0
+    assert run_cli(["off", "-p", str(env_prefix)], cli_env).returncode == 0
     assert (act / "zz-mine.sh").read_text() == "export MINE=1\n"
     assert sorted(os.listdir(act)) == ["zz-mine.sh"]
     # A file with cudaswitch's name that cudaswitch did not write is refused, not replaced.
     (act / "cudaswitch.sh").write_text("echo mine\n")
-    line = _one_line_error(cli(["use", "11.8", "-p", str(env_prefix)], cli_env), 1)
+    line = _one_line_error(run_cli(["use", "11.8", "-p", str(env_prefix)], cli_env), 1)
     assert "was not written by cudaswitch" in line
     assert (act / "cudaswitch.sh").read_text() == "echo mine\n"
     assert not (env_prefix / "etc" / "cudaswitch" / "state.yaml").exists()
@@ -91,23 +90,23 @@ def test_user_hooks_are_never_touched(cli_env, env_prefix):
 def test_pip_cuda_wheels_keep_ld_library_path_alone(cli_env, env_prefix, real_trees):
     (env_prefix / "lib" / "python3.11" / "site-packages" / "nvidia_nvjitlink_cu12-12.9.86.dist-info").mkdir(
         parents=True)
-    proc = cli(["use", "12.9", "-p", str(env_prefix)], cli_env)
+    proc = run_cli(["use", "12.9", "-p", str(env_prefix)], cli_env)
     assert proc.returncode == 0 and "LD_LIBRARY_PATH left alone" in proc.stdout and "nvidia-nvjitlink" in proc.stdout
     sh = (env_prefix / "etc" / "conda" / "activate.d" / "cudaswitch.sh").read_text()
     assert "_cs_ld=''" in sh
-    proc = cli(["use", "12.9", "--ld-library-path", "-p", str(env_prefix)], cli_env)
+    proc = run_cli(["use", "12.9", "--ld-library-path", "-p", str(env_prefix)], cli_env)
     assert proc.returncode == 0 and "LD_LIBRARY_PATH gets" in proc.stdout
     assert f"_cs_ld='{real_trees}/cuda-12.9/lib64'" in \
         (env_prefix / "etc" / "conda" / "activate.d" / "cudaswitch.sh").read_text()
     # --refresh keeps the recorded choice, including the LD_LIBRARY_PATH decision
-    proc = cli(["use", "--refresh", "-p", str(env_prefix)], cli_env)
+    proc = run_cli(["use", "--refresh", "-p", str(env_prefix)], cli_env)
     assert proc.returncode == 0 and "LD_LIBRARY_PATH gets" in proc.stdout, proc.stderr
 
 
 def test_refresh_without_a_choice_and_bad_selector_are_one_line_errors(cli_env, env_prefix):
     assert "no cudaswitch choice to refresh" in _one_line_error(
-        cli(["use", "--refresh", "-p", str(env_prefix)], cli_env), 2)
-    assert "no CUDA toolkit matches '10.0'" in _one_line_error(cli(["use", "10.0", "-p", str(env_prefix)], cli_env), 2)
+        run_cli(["use", "--refresh", "-p", str(env_prefix)], cli_env), 2)
+    assert "no CUDA toolkit matches '10.0'" in _one_line_error(run_cli(["use", "10.0", "-p", str(env_prefix)], cli_env), 2)
     assert not (env_prefix / "etc").exists()
 
 
@@ -115,10 +114,10 @@ def test_base_needs_confirmation(cli_env, tmp_path):
     base = tmp_path / "miniconda3"
     (base / "conda-meta").mkdir(parents=True)
     env = dict(cli_env, _CONDA_ROOT=str(base), CONDA_PREFIX=str(base))
-    line = _one_line_error(cli(["use", "11.8"], env, stdin=subprocess.DEVNULL), 2)
+    line = _one_line_error(run_cli(["use", "11.8"], env, stdin=subprocess.DEVNULL), 2)
     assert "base environment" in line and "--yes" in line
     assert not (base / "etc").exists()
-    assert cli(["use", "11.8", "--yes", "--no-smoke"], env).returncode == 0
+    assert run_cli(["use", "11.8", "--yes", "--no-smoke"], env).returncode == 0
     assert (base / "etc" / "conda" / "activate.d" / "cudaswitch.sh").exists()
 
 
@@ -132,8 +131,8 @@ def test_run_passes_the_toolkit_and_the_exit_code(cli_env, real_trees):
 
 
 def test_status_shows_the_active_envs_choice(cli_env, env_prefix):
-    assert cli(["use", "11.8", "-p", str(env_prefix)], cli_env).returncode == 0
-    proc = cli(["status"], dict(cli_env, CONDA_PREFIX=str(env_prefix)))
+    assert run_cli(["use", "11.8", "-p", str(env_prefix)], cli_env).returncode == 0
+    proc = run_cli(["status"], dict(cli_env, CONDA_PREFIX=str(env_prefix)))
     assert proc.returncode == 0
     assert f"Environment my env (x86) ({env_prefix}): cudaswitch selects CUDA 11.8.89" in proc.stdout
 
@@ -142,13 +141,13 @@ def test_init_install_is_idempotent(cli_env, tmp_path):
     rc = tmp_path / ".bashrc"
     rc.write_text("alias ll='ls -l'\n")
     for expected in ("Added to", "Already in"):
-        proc = cli(["init", "bash", "--install", "--rc-file", str(rc)], cli_env)
+        proc = run_cli(["init", "bash", "--install", "--rc-file", str(rc)], cli_env)
         assert proc.returncode == 0 and proc.stdout.startswith(expected)
     text = rc.read_text()
     assert text.startswith("alias ll='ls -l'\n") and text.count(">>> cudaswitch init >>>") == 1
-    assert "cudaswitch init cmd" in _one_line_error(cli(["init", "cmd", "--install"], cli_env), 2)
+    assert "cudaswitch init cmd" in _one_line_error(run_cli(["init", "cmd", "--install"], cli_env), 2)
     for shell in ("zsh", "fish", "tcsh", "powershell", "cmd"):
-        assert cli(["init", shell], cli_env).stdout.strip()
+        assert run_cli(["init", shell], cli_env).stdout.strip()
 
 
 def _wrapper_on_path(tmp_path):
@@ -164,7 +163,7 @@ def _wrapper_on_path(tmp_path):
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
 def test_init_function_applies_use_and_off_to_the_current_shell(shell, cli_env, env_prefix, real_trees, tmp_path):
     exe = require_tool(shell)
-    fn = cli(["init", shell], cli_env).stdout
+    fn = run_cli(["init", shell], cli_env).stdout
     tk = str(real_trees / "cuda-12.9")
     path = f"{_wrapper_on_path(tmp_path)}:/usr/bin:/bin"
     show = 'echo "[$CUDA_HOME|$PATH]"'
@@ -184,7 +183,7 @@ def test_init_function_applies_use_and_off_to_the_current_shell(shell, cli_env, 
 
 def test_init_alias_applies_use_in_tcsh(cli_env, env_prefix, real_trees, tmp_path):
     exe = require_tool("tcsh")
-    (tmp_path / "init.csh").write_text(cli(["init", "tcsh"], cli_env).stdout)
+    (tmp_path / "init.csh").write_text(run_cli(["init", "tcsh"], cli_env).stdout)
     script = tmp_path / "s.csh"  # a file, not -c: csh expands aliases per line
     script.write_text(f"source {quote_sh(str(tmp_path / 'init.csh'))}\ncudaswitch use 12.9 > /dev/null\n"
                       'echo "[$CUDA_HOME]"\n')
@@ -194,11 +193,11 @@ def test_init_alias_applies_use_in_tcsh(cli_env, env_prefix, real_trees, tmp_pat
 
 
 def test_broken_state_file_is_one_line_and_off_still_cleans_up(cli_env, env_prefix):
-    assert cli(["use", "11.8", "-p", str(env_prefix)], cli_env).returncode == 0
+    assert run_cli(["use", "11.8", "-p", str(env_prefix)], cli_env).returncode == 0
     (env_prefix / "etc" / "cudaswitch" / "state.yaml").write_text(": [\n")
-    line = _one_line_error(cli(["use", "--refresh", "-p", str(env_prefix)], cli_env), 1)
+    line = _one_line_error(run_cli(["use", "--refresh", "-p", str(env_prefix)], cli_env), 1)
     assert "unreadable state file" in line and "'cudaswitch off' removes it" in line
-    proc = cli(["off", "-p", str(env_prefix)], cli_env)
+    proc = run_cli(["off", "-p", str(env_prefix)], cli_env)
     assert proc.returncode == 0 and "removed 10 hook files and the state file" in proc.stdout
     assert not any(p.is_file() for p in (env_prefix / "etc").rglob("*"))
 
@@ -212,7 +211,7 @@ def test_use_refuses_a_toolkit_path_conda_itself_would_break(cli_env, env_prefix
     where = tmp_path / f"cuda {odd}"
     cudatrees.cuda_12_9(where / "cuda-12.9")  # a real tree: discovery resolves symlinks
     before = _tree(env_prefix)
-    line = _one_line_error(cli(["use", "12.9", "-p", str(env_prefix), "--no-smoke"],
+    line = _one_line_error(run_cli(["use", "12.9", "-p", str(env_prefix), "--no-smoke"],
                                    dict(cli_env, CUDASWITCH_SEARCH_PATH=str(where))), 1)
     assert "conda's own unescaped PATH export" in line and str(where) in line
     assert _tree(env_prefix) == before
@@ -222,14 +221,14 @@ def test_use_says_once_how_to_install_the_reconciler(cli_env, env_prefix):
     """Without the prompt-time reconciler in the user's shell, `use` says in one line how to add it, on an
     environment's first switch only; with it (the init snippet exports CUDASWITCH_RECONCILER=1), nothing."""
     env = dict(cli_env, SHELL="/bin/bash")
-    out = cli(["use", "12.9", "-p", str(env_prefix), "--no-smoke"], env).stdout
+    out = run_cli(["use", "12.9", "-p", str(env_prefix), "--no-smoke"], env).stdout
     tips = [ln for ln in out.splitlines() if "cudaswitch init bash --install" in ln]
     assert len(tips) == 1 and "conda#14762" in tips[0], out
-    out = cli(["use", "12.9", "-p", str(env_prefix), "--no-smoke"], env).stdout
+    out = run_cli(["use", "12.9", "-p", str(env_prefix), "--no-smoke"], env).stdout
     assert "init bash --install" not in out, out  # once: not again for the same environment
     other = env_prefix.parent / "other"
     (other / "conda-meta").mkdir(parents=True)
-    out = cli(["use", "12.9", "-p", str(other), "--no-smoke"], dict(env, CUDASWITCH_RECONCILER="1")).stdout
+    out = run_cli(["use", "12.9", "-p", str(other), "--no-smoke"], dict(env, CUDASWITCH_RECONCILER="1")).stdout
     assert "init bash --install" not in out and "now uses CUDA 12.9" in out, out
 
 
@@ -238,18 +237,18 @@ def test_init_powershell_install_keeps_a_utf16_profile(cli_env, tmp_path):
     encoding and the user's lines; a second run changes nothing; a file in no known encoding is one line."""
     prof = tmp_path / "profile.ps1"
     prof.write_bytes("# mine: conda init\r\nSet-Alias ll Get-ChildItem\r\n".encode("utf-16"))
-    proc = cli(["init", "powershell", "--install", "--rc-file", str(prof)], cli_env)
+    proc = run_cli(["init", "powershell", "--install", "--rc-file", str(prof)], cli_env)
     assert proc.returncode == 0 and "Added to" in proc.stdout, proc.stderr
     data = prof.read_bytes()
     assert data.startswith(b"\xff\xfe")
     text = data.decode("utf-16")
     assert text.startswith("# mine: conda init\r\nSet-Alias ll Get-ChildItem\r\n")
     assert "# >>> cudaswitch init >>>" in text and "function global:prompt" in text
-    again = cli(["init", "powershell", "--install", "--rc-file", str(prof)], cli_env)
+    again = run_cli(["init", "powershell", "--install", "--rc-file", str(prof)], cli_env)
     assert "Already in" in again.stdout and prof.read_bytes() == data
     bad = tmp_path / "bad.ps1"
     bad.write_bytes(b"\xff\xff\x00bad")
-    _one_line_error(cli(["init", "powershell", "--install", "--rc-file", str(bad)], cli_env), 1)
+    _one_line_error(run_cli(["init", "powershell", "--install", "--rc-file", str(bad)], cli_env), 1)
 
 
 def test_powershell_profile_is_found_as_conda_finds_it(tmp_path):

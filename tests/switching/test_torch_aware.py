@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "fake_torch"))
 
 import cudatrees  # noqa: E402
 import torch_wheel_files as twf  # noqa: E402
-from cli_inprocess import run_cli_inprocess as cli  # noqa: E402
+from conftest import run_cli  # noqa: E402
 
 from cudaswitch.checks.torchenv import torch_installs  # noqa: E402
 from cudaswitch.core.system import System  # noqa: E402
@@ -88,7 +88,7 @@ def test_no_torch(fs, tmp_path):
 
 
 def test_cpu_build_says_so_through_the_cli(torch_env, clean_env):
-    r = cli(["use", "auto", "-p", str(torch_env)], env=clean_env)
+    r = run_cli(["use", "auto", "-p", str(torch_env)], env=clean_env)
     assert r.returncode == 1 and r.stdout == ""
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "torch 2.13.0+cpu" in lines[0] and "is a CPU build" in lines[0]
@@ -98,11 +98,11 @@ def test_cpu_build_says_so_through_the_cli(torch_env, clean_env):
 
 def test_cli_json_and_dry_run_write_nothing(fs, cu130_env, clean_env):
     env = dict(clean_env, CUDASWITCH_FS_ROOT=str(fs), CUDASWITCH_OS="linux", PATH="/usr/bin:/bin")
-    r = cli(["use", "auto", "--json", "-p", str(cu130_env)], env=env)
+    r = run_cli(["use", "auto", "--json", "-p", str(cu130_env)], env=env)
     assert r.returncode == 0, r.stderr
     auto = json.loads(r.stdout)["auto"]
     assert auto["ok"] and auto["toolkit"]["version"] == "13.0.88" and auto["torch_cuda"] == "13.0"
-    r = cli(["use", "auto", "--dry-run", "-p", str(cu130_env)], env=env)
+    r = run_cli(["use", "auto", "--dry-run", "-p", str(cu130_env)], env=env)
     assert r.returncode == 0, r.stderr
     assert "auto: torch 2.14.1+cu130 was built with CUDA 13.0; CUDA 13.0.88 matches it." in r.stdout
     assert "Would make environment cu130" in r.stdout and "nothing written" in r.stdout
@@ -111,13 +111,13 @@ def test_cli_json_and_dry_run_write_nothing(fs, cu130_env, clean_env):
 
 def test_cli_switches_to_the_pick(fs, cu132_env, clean_env):
     env = dict(clean_env, CUDASWITCH_FS_ROOT=str(fs), CUDASWITCH_OS="linux", PATH="/usr/bin:/bin")
-    r = cli(["use", "auto", "--no-smoke", "-p", str(cu132_env)], env=env)
+    r = run_cli(["use", "auto", "--no-smoke", "-p", str(cu132_env)], env=env)
     assert r.returncode == 0, r.stderr
     assert "note: torch was built with CUDA 13.2, this toolkit is 13.0" in r.stdout
     assert "for an exact match: cudaswitch install-toolkit 13.2" in r.stdout
     assert "now uses CUDA 13.0.88 (/usr/local/cuda-13.0)" in r.stdout
     assert (cu132_env / "etc" / "conda" / "activate.d" / "cudaswitch.sh").exists()
-    st = cli(["status", "--json"], env=dict(env, CONDA_PREFIX=str(cu132_env)))
+    st = run_cli(["status", "--json"], env=dict(env, CONDA_PREFIX=str(cu132_env)))
     state = json.loads(st.stdout)["env"]["state"]
     assert state["selector"] == "auto" and state["version"] == "13.0.88"
 
@@ -126,7 +126,7 @@ def test_cli_no_matching_major_exits_1_with_the_command(fs, tmp_path, cu130_env,
     only12 = tmp_path / "fs12"
     cudatrees.cuda_12_9(only12 / "usr" / "local" / "cuda-12.9")
     env = dict(clean_env, CUDASWITCH_FS_ROOT=str(only12), CUDASWITCH_OS="linux", PATH="/usr/bin:/bin")
-    r = cli(["use", "auto", "-p", str(cu130_env)], env=env)
+    r = run_cli(["use", "auto", "-p", str(cu130_env)], env=env)
     assert r.returncode == 1
     assert r.stderr.strip().endswith("; cudaswitch install-toolkit 13.0")
     assert "Traceback" not in r.stderr

@@ -9,8 +9,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent.parent / "fake_torch"))
 
 import envs  # noqa: E402
-from cli_inprocess import run_cli_inprocess as cli  # noqa: E402
-from conftest import IN_CI  # noqa: E402
+from conftest import IN_CI, run_cli  # noqa: E402
 
 
 @pytest.fixture
@@ -33,26 +32,26 @@ def hooks_of(prefix):
 
 def test_use_runs_the_smoke_test_and_keeps_the_switch_when_it_fails(torch_env_copy, real_trees, clean_env):
     env = dict(clean_env, CUDASWITCH_SEARCH_PATH=str(real_trees))
-    r = cli(["use", "12.9", "-p", str(torch_env_copy)], env=env, timeout=300)
+    r = run_cli(["use", "12.9", "-p", str(torch_env_copy)], env=env, timeout=300)
     # A CPU-only torch on a machine without a GPU: the diagnosis is printed and the exit code says so...
     assert r.returncode == 1, r.stdout + r.stderr
     assert "CPU_ONLY_BUILD" in r.stdout and "The switch is kept" in r.stdout
     assert "Traceback" not in r.stderr
     # ...but the switch stays: hooks for every shell and the state file.
     assert len(hooks_of(torch_env_copy)) == 10
-    state = cli(["status", "--json"], env=dict(env, CONDA_PREFIX=str(torch_env_copy)))
+    state = run_cli(["status", "--json"], env=dict(env, CONDA_PREFIX=str(torch_env_copy)))
     assert json.loads(state.stdout)["env"]["state"]["version"] == "12.9.1"
 
 
 def test_use_with_cpu_ok_passes_after_real_matmul_and_conv(torch_env_copy, real_trees, clean_env):
     env = dict(clean_env, CUDASWITCH_SEARCH_PATH=str(real_trees))
-    r = cli(["use", "12.9", "-p", str(torch_env_copy), "--cpu-ok"], env=env, timeout=300)
+    r = run_cli(["use", "12.9", "-p", str(torch_env_copy), "--cpu-ok"], env=env, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "PASS" in r.stdout and "matmul" in r.stdout and "conv2d" in r.stdout
 
 
 def test_no_smoke_skips_it(torch_env_copy, real_trees, clean_env):
     env = dict(clean_env, CUDASWITCH_SEARCH_PATH=str(real_trees))
-    r = cli(["use", "12.9", "-p", str(torch_env_copy), "--no-smoke"], env=env)
+    r = run_cli(["use", "12.9", "-p", str(torch_env_copy), "--no-smoke"], env=env)
     assert r.returncode == 0, r.stderr
     assert "now uses CUDA 12.9.1" in r.stdout and "smoke test:" not in r.stdout

@@ -1,5 +1,6 @@
 """Every cudaswitch module imports on its own, and no two modules import each other, directly or around a circle.
-Imports inside functions count: a function-level import that closes a circle is a cycle kept loadable, not broken."""
+Imports inside functions count: a function-level import that closes a circle is a cycle kept loadable, not broken.
+Only names imported under `if TYPE_CHECKING:` (annotations, never executed) do not."""
 
 import ast
 import importlib
@@ -24,7 +25,13 @@ def _imports(name, path, known):
     """The cudaswitch modules `name` imports anywhere in its text (module level or in a function)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
+                   and getattr(block.test, "id", getattr(block.test, "attr", None)) == "TYPE_CHECKING"
+                   for stmt in block.body for n in ast.walk(stmt)}
+    for node in ast.walk(tree):
+        if id(node) in typing_only:  # names for annotations only: never executed, so no import at run time
+            continue
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):

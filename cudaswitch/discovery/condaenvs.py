@@ -21,6 +21,7 @@ import posixpath
 import re
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import List, Mapping, Optional, Tuple
 
 from cudaswitch.core.i18n import M
@@ -53,6 +54,21 @@ class CondaLayout:
     def to_json(self) -> dict:
         return {"root_prefix": self.root_prefix, "envs_dirs": self.envs_dirs, "config_files": self.config_files,
                 "problems": self.problems, "source": self.source}
+
+
+def conda_root(system: System) -> Optional[str]:
+    """The base environment: from CONDA_EXE/_CONDA_ROOT (set by conda's shell hook), else CONDA_PREFIX_1 or MAMBA_ROOT_PREFIX."""
+    env = system.environ
+    if env.get("_CONDA_ROOT"):
+        return env["_CONDA_ROOT"]
+    exe = env.get("CONDA_EXE")
+    if exe:
+        p = Path(exe).parent
+        return str(p.parent if p.name.lower() in ("bin", "scripts", "condabin") else p)
+    for var in ("MAMBA_ROOT_PREFIX", "CONDA_PREFIX_1"):
+        if env.get(var):
+            return env[var]
+    return None
 
 
 def search_path(system: System) -> Tuple[str, ...]:
@@ -251,8 +267,6 @@ def layout(system: System, use_conda: Optional[bool] = None) -> CondaLayout:
             return _from_conda()
         except Exception:  # a broken conda install: fall back to reading its files, as conda would
             pass
-    from cudaswitch.discovery.environment import conda_root
-
     guessed = conda_root(system)
     files = condarc_files(system, guessed)
     matches, problems, root_over = [], [], None

@@ -11,6 +11,7 @@ from typing import List, Optional
 from cudaswitch.core.errors import CudaswitchError, UsageError
 from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.system import System
+from cudaswitch.discovery.condaenvs import conda_root
 
 STATE_FILE = ("etc", "cudaswitch", "state.yaml")
 
@@ -32,21 +33,6 @@ class CondaEnv:
 
     def to_json(self) -> dict:
         return {**asdict(self), "python": self.python}
-
-
-def conda_root(system: System) -> Optional[str]:
-    """The base environment: from CONDA_EXE/_CONDA_ROOT (set by conda's shell hook), else CONDA_PREFIX_1 or MAMBA_ROOT_PREFIX."""
-    env = system.environ
-    if env.get("_CONDA_ROOT"):
-        return env["_CONDA_ROOT"]
-    exe = env.get("CONDA_EXE")
-    if exe:
-        p = Path(exe).parent
-        return str(p.parent if p.name.lower() in ("bin", "scripts", "condabin") else p)
-    for var in ("MAMBA_ROOT_PREFIX", "CONDA_PREFIX_1"):
-        if env.get(var):
-            return env[var]
-    return None
 
 
 def envs_dirs(system: System) -> List[str]:

@@ -218,7 +218,8 @@ def apply_now_hint(name: str, prefix: str, windows: bool = False, system=None) -
 
 
 def _conda_knows_name(prefix: str, system) -> bool:
-    from cudaswitch.discovery.environment import conda_root, envs_dirs
+    from cudaswitch.discovery.condaenvs import conda_root
+    from cudaswitch.discovery.environment import envs_dirs
 
     norm = lambda p: os.path.normcase(os.path.abspath(p)).rstrip("\\/")  # noqa: E731
     root = conda_root(system)

@@ -159,7 +159,7 @@ def toolkit_13_0(tmp_path_factory):
 @pytest.fixture(autouse=True, scope="session")
 def _english_messages():
     """The tests read English output whatever the developer's locale is (LANG=zh_CN.UTF-8 would translate it);
-    tests/test_i18n.py sets the language it tests explicitly."""
+    tests/core/test_i18n.py sets the language it tests explicitly."""
     old = os.environ.get("CUDASWITCH_LANG")
     os.environ["CUDASWITCH_LANG"] = "en"
     yield

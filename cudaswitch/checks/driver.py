@@ -18,10 +18,6 @@ from typing import Dict, List, Optional
 from cudaswitch.checks.runner import run_probe
 from cudaswitch.core.system import System
 
-# the keys probe.py's driver object has, in its order; `to_json` writes a probed record back unchanged
-_PROBE_KEYS = ("source", "library", "cuda_max", "driver_version", "devices", "cuinit", "error")
-
-
 @dataclass
 class Driver:
     source: Optional[str]  # "libcuda", "nvidia-smi", "CONDA_OVERRIDE_CUDA", "--cuda", or None: not asked
@@ -32,12 +28,15 @@ class Driver:
     library: Optional[str] = None  # the probe's libcuda / nvcuda.dll
     cuinit: Optional[int] = None
     load_errors: Optional[List[str]] = None
-    probed: bool = field(default=False, repr=False, compare=False)
+    # the JSON the record came as (the probe's driver object, kept key for key): scripts read `smoke --json`'s
+    # "driver" exactly as the probe wrote it, including the keys a failed or partial probe leaves out
+    wire: Optional[Dict] = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_probe(cls, wire: Dict) -> "Driver":
         return cls(wire.get("source"), wire.get("cuda_max"), wire.get("driver_version"),
-                   list(wire.get("devices") or []), wire.get("error"), wire.get("library"), wire.get("cuinit"), wire.get("load_errors"), probed=True)
+                   list(wire.get("devices") or []), wire.get("error"), wire.get("library"), wire.get("cuinit"),
+                   wire.get("load_errors"), wire=dict(wire))
 
     @property
     def capability(self) -> Optional[str]:
@@ -45,11 +44,8 @@ class Driver:
         return self.devices[0].get("capability") if self.devices else None
 
     def to_json(self) -> dict:
-        if self.probed:
-            out = {k: getattr(self, k) for k in _PROBE_KEYS}
-            if self.load_errors is not None:
-                out["load_errors"] = self.load_errors
-            return out
+        if self.wire is not None:
+            return dict(self.wire)
         return {"source": self.source, "cuda_max": self.cuda_max, "driver_version": self.driver_version,
                 "devices": self.devices, "error": self.error}
 
@@ -85,7 +81,7 @@ def from_nvidia_smi(system: System, timeout: float) -> Optional[Driver]:
 def resolve(environ: Dict[str, str], wire: Optional[Dict], system: System, timeout: float = 20.0) -> Driver:
     """The record from what a probe reported (`wire`, None when it reported nothing): the override wins, and a
     probe that found no libcuda is asked of nvidia-smi before giving up."""
-    drv = from_override(environ) or (Driver.from_probe(wire) if wire else Driver(None))
+    drv = from_override(environ) or Driver.from_probe(wire or {})
     if drv.source == "libcuda" and not drv.cuda_max:
         drv = from_nvidia_smi(system, timeout) or drv
     return drv
@@ -93,7 +89,7 @@ def resolve(environ: Dict[str, str], wire: Optional[Dict], system: System, timeo
 
 def quick(system: System) -> Driver:
     """Without running anything: the override, or an unknown driver."""
-    return from_override(system.environ) or Driver(None)
+    return from_override(system.environ) or Driver.from_probe({"source": None, "cuda_max": None})
 
 
 def query(system: System, timeout: float = 20.0) -> Driver:

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
+from cudaswitch.core.versions import numbers
+
 
 Version = Tuple[int, ...]
 
@@ -25,12 +27,8 @@ def _read(name: str) -> List[Dict[str, str]]:
     return list(csv.DictReader(io.StringIO(text)))
 
 
-def vtuple(text: Optional[str]) -> Optional[Version]:
-    """'550.54.14' -> (550, 54, 14); '12.1' -> (12, 1); None for anything that does not start with a number."""
-    if not text:
-        return None
-    m = re.match(r"\s*[rR]?(\d+(?:\.\d+)*)", str(text))
-    return tuple(int(p) for p in m.group(1).split(".")) if m else None
+# the tables' versions are read the one way the whole package reads a dotted version
+vtuple = numbers
 
 
 def same_major(a: Optional[str], b: Optional[str]) -> Optional[bool]:

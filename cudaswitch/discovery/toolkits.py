@@ -488,7 +488,7 @@ def inspect(system: System, cand: _Candidate, root: str) -> Tuple[Optional[Toolk
 
 # ---- the whole pass -----------------------------------------------------------------------------------------------
 
-def discover(system: Optional[System] = None, extra_roots: Optional[List[str]] = None) -> Discovery:
+def discover(system: Optional[System] = None) -> Discovery:
     """Every toolkit reachable from the standard places, the environment and the configured search roots."""
     from cudaswitch.core import config
 
@@ -497,7 +497,6 @@ def discover(system: Optional[System] = None, extra_roots: Optional[List[str]] =
     roots, config_errors = config.search_roots(system, warnings)
     from cudaswitch.discovery.toolkit_store import discovery_roots
 
-    roots = list(extra_roots or []) + roots
     cands = _search_path_candidates(system, roots) + _env_candidates(system)
     cands += _search_path_candidates(system, discovery_roots(system), "install-toolkit")
     cands += _windows_candidates(system) if system.windows else _linux_candidates(system)

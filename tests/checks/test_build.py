@@ -45,8 +45,9 @@ def codes(findings):
 
 
 def check(env_prefix, toolkit_root, environ, **kw):
-    system = System(os="linux", environ={"CUDA_HOME": str(toolkit_root), **environ})
-    tks = discover(system, extra_roots=[str(toolkit_root)]).toolkits
+    system = System(os="linux", environ={"CUDA_HOME": str(toolkit_root), "CUDASWITCH_SEARCH_PATH": str(toolkit_root),
+                                         **environ})
+    tks = discover(system).toolkits
     return codes(build_findings(torch_installs(str(env_prefix)), tks, system, str(env_prefix), **kw))
 
 
@@ -96,8 +97,9 @@ def test_cl_exe_newer_than_nvcc_accepts(cu130, toolkit_13_0):
     def run(cmd, timeout=None, env=None):
         return subprocess.CompletedProcess(cmd, 0, "", banner)
 
-    system = System(os="linux", environ={"CUDA_HOME": str(toolkit_13_0), "PATH": "/usr/bin"})
-    tks = discover(system, extra_roots=[str(toolkit_13_0)]).toolkits
+    system = System(os="linux", environ={"CUDA_HOME": str(toolkit_13_0), "CUDASWITCH_SEARCH_PATH": str(toolkit_13_0),
+                                         "PATH": "/usr/bin"})
+    tks = discover(system).toolkits
     win = System(os="windows", environ={"PATH": ""}, run=run)
     sel = next(t for t in tks if t.root == str(toolkit_13_0))
     f = codes(build_findings(torch_installs(str(cu130)), tks, win, None, selected=sel))

@@ -351,9 +351,12 @@ def run_doctor(system: System, env=None) -> DoctorReport:
 def doctor_lines(report: DoctorReport) -> List[str]:
     """The text `cudaswitch doctor` prints."""
     d = report.driver
-    head = (_("driver: max CUDA {cuda} (driver {version})") if d.driver_version else _("driver: max CUDA {cuda}"))
-    lines = [head.format(cuda=d.cuda_max or _("none"), version=d.driver_version) + (f" [{d.source}]" if d.source
-                                                                                   else "")]
+    if not d.cuda_max and not d.driver_version:
+        head = _("driver: max CUDA none")
+    else:
+        head = (_("driver: max CUDA {cuda} (driver {version})") if d.driver_version else
+                _("driver: max CUDA {cuda}")).format(cuda=d.cuda_max or _("none"), version=d.driver_version)
+    lines = [head + (f" [{d.source}]" if d.source else "")]
     if report.active_toolkit:
         lines.append(_("shell toolkit: CUDA {version} ({root})").format(version=report.active_toolkit['version'],
                                                                         root=report.active_toolkit['root']))

@@ -261,9 +261,11 @@ def smoke_lines(report: SmokeReport) -> List[str]:
             available=t.get('is_available'), count=t.get('device_count'), gpu=gpu))
         if t.get("arch_list"):
             lines.append(_("  arch list  {archs}").format(archs=' '.join(t['arch_list'])))
-    drv = d.cuda_max or _("none")
-    line = (_("  driver     max CUDA {cuda} (driver {version})") if d.driver_version else
-            _("  driver     max CUDA {cuda}")).format(cuda=drv, version=d.driver_version)
+    if not d.cuda_max and not d.driver_version:
+        line = _("  driver     max CUDA none")
+    else:
+        line = (_("  driver     max CUDA {cuda} (driver {version})") if d.driver_version else
+                _("  driver     max CUDA {cuda}")).format(cuda=d.cuda_max or _("none"), version=d.driver_version)
     lines.append(line + (f" [{d.source}]" if d.source else "") + (": " + tr(d.error) if d.error and not d.cuda_max
                                                                     else ""))
     if report.toolkit:

@@ -199,8 +199,8 @@ def test_recommend_reads_in_chinese_and_its_json_does_not_change(clean_env):
     assert zh.returncode == 0, zh.stderr
     out = zh.stdout
     assert "显卡驱动最高支持 CUDA: 12.2 [--cuda]；GPU 算力: 8.6；Python 3.10（--python）；linux" in out
-    assert "  因为显卡驱动支持 CUDA 12.2 >= 11.8（cu118）" in out
-    assert "  因为Python 3.10 在 torch 2.7.1 支持的范围内" in out
+    assert "  理由：显卡驱动支持 CUDA 12.2 >= 11.8（cu118）" in out
+    assert "  理由：Python 3.10 在 torch 2.7.1 支持的范围内" in out
     assert "  注意：更新的构建（如 torch " in out and "加上 --cuda 12.6 可选用它们" in out
     assert ("pip install torch==2.7.1 torchvision==0.22.1 torchaudio==2.7.1 --index-url "
             "https://download.pytorch.org/whl/cu118") in out.splitlines()

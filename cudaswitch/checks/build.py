@@ -18,6 +18,7 @@ from typing import Dict, List, Optional, Tuple
 
 from cudaswitch.checks import knowledge
 from cudaswitch.checks.diagnosis import ERROR, INFO, WARNING, Finding, finding
+from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.system import System
 
 # The C++ standard torch's headers need (torch_release.csv cpp_std) -> the first GCC that implements it
@@ -114,7 +115,7 @@ def _build_toolkit(toolkits, system: System):
         return owner_of(toolkits, home, system), "CUDA_HOME" if system.environ.get("CUDA_HOME") else "CUDA_PATH"
     nvcc = system.which("nvcc")
     if nvcc:
-        return owner_of(toolkits, nvcc, system), "nvcc on PATH"
+        return owner_of(toolkits, nvcc, system), M("nvcc on PATH")
     return None, None
 
 
@@ -124,20 +125,24 @@ def build_findings(installs: Dict, toolkits, system: System, env_prefix: Optiona
     if not cuda:
         return []
     out: List[Finding] = []
-    tk, how = (selected, "the environment's cudaswitch choice") if selected is not None else \
+    tk, how = (selected, M("the environment's cudaswitch choice")) if selected is not None else \
         _build_toolkit(toolkits, system)
     torch_v = installs.get("build_version") or installs.get("version")
     tv = knowledge.vtuple(cuda)
     if tk is not None:
         if tk.cuda.major != tv[0]:
-            out.append(finding("BUILD_TOOLKIT_MAJOR", ERROR, f"torch {torch_v} was built with CUDA {cuda}, but the "
-                               f"toolkit a build uses ({how}) is CUDA {tk.version} ({tk.root}): cpp_extension "
-                               "stops with 'The detected CUDA version mismatches the version that was used to "
-                               "compile PyTorch'"))
+            out.append(finding("BUILD_TOOLKIT_MAJOR", ERROR, M("torch {torch} was built with CUDA {cuda}, but the "
+                                                               "toolkit a build uses ({how}) is CUDA {version} ({root}): "
+                                                               "cpp_extension stops with 'The detected CUDA version "
+                                                               "mismatches the version that was used to compile "
+                                                               "PyTorch'", torch=torch_v, cuda=cuda, how=how,
+                                                               version=tk.version, root=tk.root)))
         elif tk.cuda.minor != tv[1]:
-            out.append(finding("BUILD_TOOLKIT_MINOR", WARNING, f"torch {torch_v} was built with CUDA {cuda}, the "
-                               f"toolkit a build uses ({how}) is CUDA {tk.version}: cpp_extension warns about the "
-                               "minor version difference; builds normally work"))
+            out.append(finding("BUILD_TOOLKIT_MINOR", WARNING, M("torch {torch} was built with CUDA {cuda}, the "
+                                                                 "toolkit a build uses ({how}) is CUDA {version}: "
+                                                                 "cpp_extension warns about the minor version "
+                                                                 "difference; builds normally work", torch=torch_v,
+                                                                 cuda=cuda, how=how, version=tk.version)))
     limits = host_limits(tk.include_dir if tk is not None else None)
     if limits:
         comp = compiler_version(system)
@@ -149,45 +154,56 @@ def build_findings(installs: Dict, toolkits, system: System, env_prefix: Optiona
         if comp and comp[0] == "gcc":
             major = int(comp[1].split(".")[0])
             if limits.get("gcc_max") is not None and major > limits["gcc_max"]:
-                out.append(finding("HOST_COMPILER_TOO_NEW", ERROR, f"the host compiler is GCC {comp[1]}, CUDA "
-                                   f"{tk.version}'s nvcc accepts GCC <= {limits['gcc_max']} ({limits['file']}): "
-                                   "'unsupported GNU version!'", details=[comp[2]]))
+                out.append(finding("HOST_COMPILER_TOO_NEW", ERROR, M("the host compiler is GCC {gcc}, CUDA {cuda}'s "
+                                                                     "nvcc accepts GCC <= {most} ({file}): "
+                                                                     "'unsupported GNU version!'", gcc=comp[1],
+                                                                     cuda=tk.version, most=limits['gcc_max'],
+                                                                     file=limits['file']), details=[comp[2]]))
             need = GCC_FOR_STD.get(std or "")
             if need and major < need:
-                out.append(finding("HOST_COMPILER_TOO_OLD", ERROR, f"the host compiler is GCC {comp[1]}, torch "
-                                   f"{torch_v}'s headers need {std}, which GCC implements from {need} [S121]",
+                out.append(finding("HOST_COMPILER_TOO_OLD", ERROR, M("the host compiler is GCC {gcc}, torch "
+                                                                     "{torch}'s headers need {std}, which GCC "
+                                                                     "implements from {need} [S121]", gcc=comp[1],
+                                                                     torch=torch_v, std=std, need=need),
                                    details=[comp[2]]))
         elif comp and comp[0] == "msvc" and limits.get("msc"):
             lo, hi = limits["msc"]
             msc = int(comp[1].split(".")[0]) * 100 + int(comp[1].split(".")[1])
             if msc >= hi:
-                out.append(finding("HOST_COMPILER_TOO_NEW", ERROR, f"cl.exe is version {comp[1]} (_MSC_VER {msc}); "
-                                   f"CUDA {tk.version}'s nvcc accepts _MSC_VER < {hi} ({limits['file']})"))
+                out.append(finding("HOST_COMPILER_TOO_NEW", ERROR, M("cl.exe is version {cl} (_MSC_VER {msc}); CUDA "
+                                                                     "{cuda}'s nvcc accepts _MSC_VER < {hi} ({file})",
+                                                                     cl=comp[1], msc=msc, cuda=tk.version, hi=hi,
+                                                                     file=limits['file'])))
             elif msc < lo:
-                out.append(finding("HOST_COMPILER_TOO_OLD", ERROR, f"cl.exe is version {comp[1]} (_MSC_VER {msc}); "
-                                   f"CUDA {tk.version}'s nvcc needs _MSC_VER >= {lo} ({limits['file']})"))
+                out.append(finding("HOST_COMPILER_TOO_OLD", ERROR, M("cl.exe is version {cl} (_MSC_VER {msc}); CUDA "
+                                                                     "{cuda}'s nvcc needs _MSC_VER >= {lo} ({file})",
+                                                                     cl=comp[1], msc=msc, cuda=tk.version, lo=lo,
+                                                                     file=limits['file'])))
     arch_env = system.environ.get("TORCH_CUDA_ARCH_LIST")
     if arch_env and tk is not None:
         can = nvcc_archs(tk.nvcc)
         entries = parse_arch_list(arch_env)
         bad = [e for e, cc in entries if not cc or (can and cc not in can)]
         if bad:
-            out.append(finding("ARCH_LIST_UNSUPPORTED", ERROR, f"TORCH_CUDA_ARCH_LIST names {', '.join(bad)}, which "
-                               f"CUDA {tk.version}'s nvcc cannot target (it can: {' '.join(can) or '?'})",
-                               details=can))
+            out.append(finding("ARCH_LIST_UNSUPPORTED", ERROR, M("TORCH_CUDA_ARCH_LIST names {names}, which CUDA "
+                                                                 "{cuda}'s nvcc cannot target (it can: {can})",
+                                                                 names=', '.join(bad), cuda=tk.version,
+                                                                 can=' '.join(can) or '?'), details=can))
         cap = gpu_capability or _gpu_capability(system)
         if cap and entries and not any(cc == cap or (cc and cc.split('.')[0] == cap.split('.')[0]
                                                      and knowledge.vtuple(cc) <= knowledge.vtuple(cap))
                                        for _, cc in entries) \
                 and not any("+PTX" in e.upper() and cc and knowledge.vtuple(cc) <= knowledge.vtuple(cap)
                             for e, cc in entries):
-            out.append(finding("ARCH_LIST_MISSES_GPU", ERROR, f"TORCH_CUDA_ARCH_LIST={arch_env} has no code for "
-                               f"this GPU (compute capability {cap}): the extension fails with 'no kernel image is "
-                               "available'"))
+            out.append(finding("ARCH_LIST_MISSES_GPU", ERROR, M("TORCH_CUDA_ARCH_LIST={value} has no code for this GPU "
+                                                                "(compute capability {cap}): the extension fails with "
+                                                                "'no kernel image is available'", value=arch_env,
+                                                                cap=cap)))
     bins = [os.path.join(env_prefix, "Scripts" if system.windows else "bin")] if env_prefix else []
     if not system.which("ninja") and not any(system.which("ninja", path=b) for b in bins):
-        out.append(finding("NINJA_MISSING", INFO, "ninja is not installed: cpp_extension falls back to slow, "
-                           "serial distutils builds (and some projects, e.g. flash-attn, expect ninja)"))
+        out.append(finding("NINJA_MISSING", INFO, N_("ninja is not installed: cpp_extension falls back to slow, "
+                                                     "serial distutils builds (and some projects, e.g. flash-attn, "
+                                                     "expect ninja)")))
     return out
 
 

@@ -19,9 +19,16 @@ from typing import Dict, List, Optional
 from cudaswitch.checks.driver import Driver
 from cudaswitch.checks.runner import ProbeOutcome
 from cudaswitch.discovery.environment import site_packages
-from cudaswitch.core.i18n import N_
+from cudaswitch.core.i18n import N_, M
 
 ERROR, WARNING, INFO = "error", "warning", "info"
+
+
+def message(text: str) -> str:
+    """`text` as a value another message can carry and still translate: a marked constant becomes an `M`."""
+    if isinstance(text, M) or not text or "{" in text or "}" in text:
+        return text
+    return M(text)
 
 
 @dataclass
@@ -251,9 +258,12 @@ def classify_import_failure(text: str, outcome: ProbeOutcome, prefix: str, envir
     m = RX_OMP15.search(text)
     if m:
         files = openmp_files(prefix)
-        listed = "; ".join(files) if files else "none found inside the environment (one comes from outside it)"
-        out.append(finding("OPENMP_DUPLICATE", ERROR, f"OMP: Error #15: two OpenMP runtimes ({m.group(1)}): {listed}",
-                           details=files))
+        if files:
+            cause = M("OMP: Error #15: two OpenMP runtimes ({name}): {files}", name=m.group(1), files="; ".join(files))
+        else:
+            cause = M("OMP: Error #15: two OpenMP runtimes ({name}): none found inside the environment (one comes from "
+                      "outside it)", name=m.group(1))
+        out.append(finding("OPENMP_DUPLICATE", ERROR, cause, details=files))
         return out
     m = RX_UNDEF.search(text)
     if m:
@@ -267,14 +277,14 @@ def classify_import_failure(text: str, outcome: ProbeOutcome, prefix: str, envir
                 if d not in culprits:
                     culprits.append(d)
         if culprits:
-            cause = (f"undefined symbol {sym} in {os.path.basename(lib)}: LD_LIBRARY_PATH folder {culprits[0]} "
-                     f"shadows torch's pip NVIDIA libraries")
-            fix = (f"remove {culprits[0]} from LD_LIBRARY_PATH (switch without adding the toolkit's lib64 to "
-                   f"LD_LIBRARY_PATH)")
+            cause = M("undefined symbol {symbol} in {lib}: LD_LIBRARY_PATH folder {folder} shadows torch's pip NVIDIA "
+                      "libraries", symbol=sym, lib=os.path.basename(lib), folder=culprits[0])
+            fix = M("remove {folder} from LD_LIBRARY_PATH (switch without adding the toolkit's lib64 to "
+                    "LD_LIBRARY_PATH)", folder=culprits[0])
         else:
-            cause = f"undefined symbol {sym} in {lib}: two versions of a CUDA library are mixed"
-            fix = ("make sure LD_LIBRARY_PATH and /etc/ld.so.conf.d hold no other CUDA toolkit's lib64; "
-                   "reinstall torch's nvidia-* wheels")
+            cause = M("undefined symbol {symbol} in {lib}: two versions of a CUDA library are mixed", symbol=sym, lib=lib)
+            fix = N_("make sure LD_LIBRARY_PATH and /etc/ld.so.conf.d hold no other CUDA toolkit's lib64; "
+                     "reinstall torch's nvidia-* wheels")
         out.append(finding("LIB_SHADOWED", ERROR, cause, fix, details=culprits))
         return out
     if RX_NUMPY.search(text):
@@ -288,22 +298,26 @@ def classify_import_failure(text: str, outcome: ProbeOutcome, prefix: str, envir
         return out
     if RX_WIN1114.search(text):
         details = []
-        cause = f"WinError 1114: {dll_name or 'a torch DLL'} failed to initialise"
+        dll_text = dll_name or M("a torch DLL")
+        cause = M("WinError 1114: {dll} failed to initialise", dll=dll_text)
         if rec.get("cpu_avx2") is False:
-            out.append(finding("NO_AVX2", ERROR, f"{cause}, and this CPU lacks AVX2, which torch's wheels need"))
+            out.append(finding("NO_AVX2", ERROR, M("WinError 1114: {dll} failed to initialise, and this CPU lacks AVX2, "
+                                                   "which torch's wheels need", dll=dll_text)))
             return out
         copies = rec.get("msvcp140") or []
         on_windows = py.get("platform") == "win32"
         if len(copies) > 1:
             details.append("msvcp140.dll copies in load order: " + "; ".join(copies))
-            cause += f"; the first msvcp140.dll found is {copies[0]} (older copies shadow the VC++ runtime)"
+            cause = M("WinError 1114: {dll} failed to initialise; the first msvcp140.dll found is {copy} (older copies "
+                      "shadow the VC++ runtime)", dll=dll_text, copy=copies[0])
         elif not copies and on_windows:
-            cause += "; no msvcp140.dll was found: the VC++ 2015-2022 runtime is missing"
+            cause = M("WinError 1114: {dll} failed to initialise; no msvcp140.dll was found: the VC++ 2015-2022 runtime "
+                      "is missing", dll=dll_text)
         out.append(finding("DLL_INIT_FAILED", ERROR, cause, details=details))
         return out
     if RX_WIN126.search(text):
-        out.append(finding("DLL_NOT_FOUND", ERROR, f"WinError 126: {dll_name or 'a DLL'} or one of its "
-                           "dependencies is missing"))
+        out.append(finding("DLL_NOT_FOUND", ERROR, M("WinError 126: {dll} or one of its dependencies is missing",
+                                                     dll=dll_name or M("a DLL"))))
         return out
     if outcome.returncode in (-4, 132) or "Illegal instruction" in text:
         avx = rec.get("cpu_avx2")
@@ -315,8 +329,9 @@ def classify_import_failure(text: str, outcome: ProbeOutcome, prefix: str, envir
             out.append(finding("ILLEGAL_INSTRUCTION", ERROR, N_("torch died with an illegal instruction (SIGILL) although "
                                "this CPU has AVX2: the build needs an instruction set this CPU lacks")))
         else:
-            out.append(finding("NO_AVX2", ERROR, "torch died with an illegal instruction (SIGILL)"
-                               + (": this CPU lacks AVX2" if avx is False else "")))
+            out.append(finding("NO_AVX2", ERROR, N_("torch died with an illegal instruction (SIGILL): this CPU lacks "
+                                                    "AVX2") if avx is False else
+                               N_("torch died with an illegal instruction (SIGILL)")))
         return out
     imp = rec.get("import") or {}
     err = imp.get("error") or {}
@@ -324,7 +339,8 @@ def classify_import_failure(text: str, outcome: ProbeOutcome, prefix: str, envir
         out.append(finding("TORCH_NOT_INSTALLED", INFO))
         return out
     last = (err.get("type", "") + ": " + err.get("message", "")).strip(": ").splitlines()
-    out.append(finding("IMPORT_FAILED", ERROR, f"import torch failed: {last[0] if last else 'unknown error'}"))
+    out.append(finding("IMPORT_FAILED", ERROR, M("import torch failed: {error}",
+                                                 error=last[0] if last else M("unknown error"))))
     return out
 
 
@@ -336,14 +352,16 @@ def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], window
     rec = outcome.record
     text = _text(outcome)
     if outcome.timed_out:
-        return [finding("PROBE_TIMEOUT", ERROR, f"the probe did not finish in time (last stage: "
-                        f"{outcome.last_stage or 'start'})")]
+        return [finding("PROBE_TIMEOUT", ERROR, M("the probe did not finish in time (last stage: {stage})",
+                                                  stage=outcome.last_stage or "start"))]
     if rec is None:
         if RX_OMP15.search(text) or RX_WIN1114.search(text) or RX_UNDEF.search(text) or outcome.returncode in (-4, 132):
             return classify_import_failure(text, outcome, prefix, environ, windows)
         tail = [ln for ln in (outcome.stderr or "").splitlines() if ln and not ln.startswith("cudaswitch-probe:")]
-        return [finding("PROBE_CRASHED", ERROR, f"the probe died (exit {outcome.returncode}) at stage "
-                        f"{outcome.last_stage or 'start'}" + (f": {tail[-1]}" if tail else ""))]
+        stage = outcome.last_stage or "start"
+        return [finding("PROBE_CRASHED", ERROR, M("the probe died (exit {code}) at stage {stage}: {last}",
+                                                  code=outcome.returncode, stage=stage, last=tail[-1]) if tail else
+                        M("the probe died (exit {code}) at stage {stage}", code=outcome.returncode, stage=stage))]
     findings: List[Finding] = []
     py = rec.get("python") or {}
     imp = rec.get("import") or {}
@@ -358,17 +376,19 @@ def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], window
     # --- chain: Python range of the release
     pyok = knowledge.python_ok(version, py.get("version", ""))
     if pyok and not pyok[0]:
-        findings.append(finding("PYTHON_UNSUPPORTED", WARNING, f"Python {py.get('version')} is outside torch "
-                                f"{version}'s {pyok[1]} [{pyok[2]}]"))
+        findings.append(finding("PYTHON_UNSUPPORTED", WARNING, M("Python {python} is outside torch {version}'s "
+                                                                 "{range} [{src}]", python=py.get('version'),
+                                                                 version=version, range=pyok[1], src=pyok[2])))
     if NUMPY_WARNING.search(text):
         findings.append(finding("NUMPY_ABI", ERROR))
 
     # --- build / device
     if cuda is None and not t.get("hip"):
         sev = WARNING if cpu_ok else ERROR
-        findings.insert(0, finding("CPU_ONLY_BUILD", sev, f"torch {version} is a CPU-only build "
-                                   f"(torch.version.cuda is None)"
-                                   + (": no GPU test (--cpu-ok)" if cpu_ok else "")))
+        findings.insert(0, finding("CPU_ONLY_BUILD", sev, M("torch {version} is a CPU-only build (torch.version.cuda "
+                                                            "is None): no GPU test (--cpu-ok)", version=version)
+                                   if cpu_ok else M("torch {version} is a CPU-only build (torch.version.cuda is None)",
+                                                    version=version)))
     elif not avail:
         cvd = rec.get("cuda_visible_devices")
         dmax = driver.cuda_max
@@ -376,27 +396,32 @@ def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], window
         m = RX_DRIVER_OLD.search(text)
         if _cvd_hides(cvd):
             findings.insert(0, finding("CUDA_VISIBLE_DEVICES_HIDDEN", ERROR,
-                                       f"CUDA_VISIBLE_DEVICES={cvd!r} hides every GPU from torch"))
+                                       M("CUDA_VISIBLE_DEVICES={value} hides every GPU from torch", value=repr(cvd))))
         elif m or verdict.status == "too-old":
-            found = f"driver supports CUDA {dmax}" if dmax else "driver too old"
+            found = M("driver supports CUDA {cuda}", cuda=dmax) if dmax else M("driver too old")
             if m and m.group(1):
                 n = int(m.group(1))
-                found = f"driver supports CUDA {n // 1000}.{(n % 1000) // 10}"
+                reported = f"{n // 1000}.{(n % 1000) // 10}"
+                found = M("driver supports CUDA {cuda}", cuda=reported)
             need = knowledge.min_driver(cuda, "windows" if windows else "linux")
-            fix = (f"update the NVIDIA driver to >= {need[0]} (CUDA {cuda}) [{need[1]}], or install a torch build "
-                   f"for your driver's CUDA (`cudaswitch recommend`)") if need else None
-            findings.insert(0, finding("DRIVER_TOO_OLD", ERROR, f"torch {version} needs CUDA {cuda}; {found}", fix))
+            fix = M("update the NVIDIA driver to >= {driver} (CUDA {cuda}) [{src}], or install a torch build for your "
+                    "driver's CUDA (`cudaswitch recommend`)", driver=need[0], cuda=cuda, src=need[1]) if need else None
+            findings.insert(0, finding("DRIVER_TOO_OLD", ERROR, M("torch {version} needs CUDA {cuda}; {found}",
+                                                                  version=version, cuda=cuda, found=found), fix))
         elif cvd is not None and dmax:
             findings.insert(0, finding("CUDA_VISIBLE_DEVICES_HIDDEN", ERROR,
-                                       f"CUDA_VISIBLE_DEVICES={cvd!r} selects no usable GPU (the driver supports "
-                                       f"CUDA {dmax}, torch sees no device)"))
+                                       M("CUDA_VISIBLE_DEVICES={value} selects no usable GPU (the driver supports "
+                                         "CUDA {cuda}, torch sees no device)", value=repr(cvd), cuda=dmax)))
         elif not dmax:
             sev = WARNING if cpu_ok else ERROR
-            findings.insert(0, finding("NO_GPU", sev, f"torch {version} has CUDA {cuda} but no NVIDIA driver was "
-                                       f"found ({driver.error or 'no GPU'})"))
+            findings.insert(0, finding("NO_GPU", sev, M("torch {version} has CUDA {cuda} but no NVIDIA driver was "
+                                                        "found ({why})", version=version, cuda=cuda,
+                                                        why=message(driver.error) or M("no GPU"))))
         else:
-            findings.insert(0, finding("NO_GPU", WARNING if cpu_ok else ERROR, f"torch {version} (CUDA {cuda}) "
-                                       f"sees no GPU although the driver supports CUDA {dmax}"))
+            findings.insert(0, finding("NO_GPU", WARNING if cpu_ok else ERROR, M("torch {version} (CUDA {cuda}) sees "
+                                                                                 "no GPU although the driver supports "
+                                                                                 "CUDA {dmax}", version=version,
+                                                                                 cuda=cuda, dmax=dmax)))
     else:
         dmax = driver.cuda_max
         verdict = knowledge.driver_runs(dmax, cuda, "windows" if windows else "linux")
@@ -406,9 +431,12 @@ def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], window
         in_list = knowledge.arch_in_list(cap, t.get("arch_list") or []) if cap else None
         m = RX_NOT_COMPATIBLE.search(text)
         if in_list is False or m:
-            findings.append(finding("NO_KERNEL_IMAGE", ERROR, f"{t.get('device_name', 'the GPU')} (compute capability "
-                                    f"{cap}) is not in torch {version}'s arch list "
-                                    f"{' '.join(t.get('arch_list') or []) or '(empty)'}"))
+            findings.append(finding("NO_KERNEL_IMAGE", ERROR, M("{gpu} (compute capability {cap}) is not in torch "
+                                                                "{version}'s arch list {archs}",
+                                                                gpu=t.get('device_name', M("the GPU")), cap=cap,
+                                                                version=version,
+                                                                archs=' '.join(t.get('arch_list') or []) or
+                                                                M("(empty)"))))
 
     # --- computations
     for name in ("matmul", "conv2d", "autocast"):
@@ -419,27 +447,31 @@ def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], window
         msg = err.get("message", "")
         if RX_NO_KERNEL.search(msg):
             if not any(f.code == "NO_KERNEL_IMAGE" for f in findings):
-                findings.append(finding("NO_KERNEL_IMAGE", ERROR, f"{name}: no kernel image is available for "
-                                        f"{t.get('device_name', 'the GPU')} (compute capability "
-                                        f"{t.get('capability', '?')}) in torch {version}"))
+                findings.append(finding("NO_KERNEL_IMAGE", ERROR, M("{step}: no kernel image is available for {gpu} "
+                                                                    "(compute capability {cap}) in torch {version}",
+                                                                    step=name, gpu=t.get('device_name', M("the GPU")),
+                                                                    cap=t.get('capability', '?'), version=version)))
         elif name == "conv2d" and RX_CUDNN.search(msg):
-            findings.append(finding("CUDNN_FAILED", ERROR, f"conv2d failed in cuDNN: {msg.splitlines()[0][:200]}"))
+            findings.append(finding("CUDNN_FAILED", ERROR, M("conv2d failed in cuDNN: {error}",
+                                                             error=msg.splitlines()[0][:200])))
         else:
-            findings.append(finding("COMPUTE_FAILED", ERROR, f"{name} failed: {err.get('type')}: "
-                                    f"{msg.splitlines()[0][:200] if msg else ''}"))
+            findings.append(finding("COMPUTE_FAILED", ERROR, M("{step} failed: {type}: {error}", step=name,
+                                                               type=err.get('type'),
+                                                               error=msg.splitlines()[0][:200] if msg else '')))
 
     # --- toolkit major vs torch CUDA major (CUDA extension builds)
     if toolkit and cuda:
         if knowledge.same_major(toolkit.get("version"), cuda) is False:
             findings.append(finding("TORCH_TOOLKIT_MAJOR_MISMATCH", WARNING,
-                                    f"torch is built with CUDA {cuda} but the selected toolkit is CUDA "
-                                    f"{toolkit.get('version')} ({toolkit.get('root')}): torch.utils.cpp_extension "
-                                    f"refuses major mismatches"))
+                                    M("torch is built with CUDA {cuda} but the selected toolkit is CUDA {version} "
+                                      "({root}): torch.utils.cpp_extension refuses major mismatches", cuda=cuda,
+                                      version=toolkit.get('version'), root=toolkit.get('root'))))
     # --- install layout
     folders = rec.get("torch_folders") or []
     if len(folders) > 1:
-        findings.append(finding("TORCH_MIXED_INSTALL", ERROR, f"two torch packages on sys.path: "
-                                f"{'; '.join(folders)} (the first one is imported)", details=folders))
+        findings.append(finding("TORCH_MIXED_INSTALL", ERROR, M("two torch packages on sys.path: {folders} (the "
+                                                                "first one is imported)", folders='; '.join(folders)),
+                                details=folders))
     return findings
 
 
@@ -453,11 +485,13 @@ def install_findings(installs: Dict) -> List[Finding]:
     pip = [d for d in installs.get("dist_infos") or [] if (d.get("installer") or "").lower() != "conda"]
     if conda and pip:
         out.append(finding("TORCH_MIXED_INSTALL", ERROR,
-                           f"torch is installed by conda ({conda[0]['name']} {conda[0]['version']}, "
-                           f"{conda[0]['file']}) AND by pip ({pip[0]['name']} {pip[0]['version']}, {pip[0]['path']})",
+                           M("torch is installed by conda ({conda_name} {conda_version}, {conda_file}) AND by pip "
+                             "({pip_name} {pip_version}, {pip_path})", conda_name=conda[0]['name'],
+                             conda_version=conda[0]['version'], conda_file=conda[0]['file'], pip_name=pip[0]['name'],
+                             pip_version=pip[0]['version'], pip_path=pip[0]['path']),
                            details=[c["file"] for c in conda] + [p["path"] for p in pip]))
     elif len(installs.get("dist_infos") or []) > 1:
         paths = [d["path"] for d in installs["dist_infos"]]
-        out.append(finding("TORCH_MIXED_INSTALL", ERROR, f"{len(paths)} torch dist-info folders: {'; '.join(paths)}",
-                           details=paths))
+        out.append(finding("TORCH_MIXED_INSTALL", ERROR, M("{count} torch dist-info folders: {paths}",
+                                                           count=len(paths), paths='; '.join(paths)), details=paths))
     return out

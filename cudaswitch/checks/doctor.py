@@ -16,11 +16,11 @@ from typing import Dict, List, Optional
 
 from cudaswitch.checks import driver as drivers
 from cudaswitch.checks import knowledge
-from cudaswitch.checks.diagnosis import ERROR, INFO, WARNING, Finding, install_findings
+from cudaswitch.checks.diagnosis import ERROR, INFO, WARNING, Finding, install_findings, message
 from cudaswitch.checks.driver import Driver
 from cudaswitch.checks.torchenv import torch_installs
 from cudaswitch.core.errors import UsageError
-from cudaswitch.core.i18n import N_, _, tr
+from cudaswitch.core.i18n import M, N_, _, tr
 from cudaswitch.core.system import System
 
 
@@ -62,17 +62,19 @@ def shell_findings(state, system: System) -> List[Finding]:
         if e is None or not e.value:
             continue
         if not system.local(e.value).is_dir():
-            out.append(_f("CUDA_PATH_MISSING", ERROR, f"{var}={e.value} does not exist",
-                          f"point {var} at an installed toolkit (`cudaswitch list`), or unset it"))
+            out.append(_f("CUDA_PATH_MISSING", ERROR, M("{var}={value} does not exist", var=var, value=e.value),
+                          M("point {var} at an installed toolkit (`cudaswitch list`), or unset it", var=var)))
         elif not e.toolkit:
-            out.append(_f("CUDA_PATH_NOT_TOOLKIT", WARNING, f"{var}={e.value} is not a CUDA toolkit cudaswitch can see",
-                          f"point {var} at an installed toolkit (`cudaswitch list`)"))
+            out.append(_f("CUDA_PATH_NOT_TOOLKIT", WARNING, M("{var}={value} is not a CUDA toolkit cudaswitch can see",
+                                                              var=var, value=e.value),
+                          M("point {var} at an installed toolkit (`cudaswitch list`)", var=var)))
     named = [(v, by_var[v]) for v in ("CUDA_HOME", "CUDA_PATH", "nvcc") if v in by_var and by_var[v].toolkit_root]
     roots = {e.toolkit_root for _, e in named}
     if len(roots) > 1:
         desc = ", ".join(f"{'nvcc on PATH' if v == 'nvcc' else v} -> CUDA {e.toolkit} ({e.toolkit_root})"
                          for v, e in named)
-        out.append(_f("CUDA_VARS_DISAGREE", WARNING, f"the shell names {len(roots)} toolkits: {desc}",
+        out.append(_f("CUDA_VARS_DISAGREE", WARNING, M("the shell names {count} toolkits: {names}", count=len(roots),
+                                                       names=desc),
                       N_("torch builds use CUDA_HOME, CMake uses CUDA_PATH then nvcc: `cudaswitch use X.Y` sets all "
                       "three to one toolkit")))
     for var, code in (("PATH", "MULTIPLE_CUDA_ON_PATH"), ("LD_LIBRARY_PATH", "MULTIPLE_CUDA_ON_LD_LIBRARY_PATH")):
@@ -82,8 +84,9 @@ def shell_findings(state, system: System) -> List[Finding]:
                 seen.append((e.toolkit_root, e.toolkit, e.value))
         if len(seen) > 1:
             desc = "; ".join(f"CUDA {v}: {val}" for _, v, val in seen)
-            out.append(_f(code, WARNING, f"{var} holds folders of {len(seen)} toolkits ({desc}); the first wins",
-                          f"remove all but one toolkit from {var} (cudaswitch's hooks keep exactly one)",
+            out.append(_f(code, WARNING, M("{var} holds folders of {count} toolkits ({folders}); the first wins",
+                                           var=var, count=len(seen), folders=desc),
+                          M("remove all but one toolkit from {var} (cudaswitch's hooks keep exactly one)", var=var),
                           [val for _, _, val in seen]))
     return out
 
@@ -115,14 +118,17 @@ def ldconf_findings(system: System, toolkits, selected_root: Optional[str]) -> L
         for d in cuda_dirs:
             tk = owner_of(toolkits, d, system)
             owners.append(f"{d} (CUDA {tk.version})" if tk else d)
-        note = ""
         tks = {owner_of(toolkits, d, system).root for d in cuda_dirs if owner_of(toolkits, d, system)}
         if selected_root and tks and selected_root not in tks:
-            note = "; this is not the toolkit the environment uses, and the loader cache wins over hooks"
-        out.append(_f("LDCONF_PINS_CUDA", WARNING,
-                      f"/etc/ld.so.conf.d/{name} pins {', '.join(owners)} for every process{note}",
-                      f"if libraries clash (e.g. 'Multiple libcudart libraries found'), disable /etc/ld.so.conf.d/"
-                      f"{name} and run `sudo ldconfig`; cudaswitch reports it and never edits it",
+            cause = M("/etc/ld.so.conf.d/{name} pins {folders} for every process; this is not the toolkit the "
+                      "environment uses, and the loader cache wins over hooks", name=name, folders=', '.join(owners))
+        else:
+            cause = M("/etc/ld.so.conf.d/{name} pins {folders} for every process", name=name,
+                      folders=', '.join(owners))
+        out.append(_f("LDCONF_PINS_CUDA", WARNING, cause,
+                      M("if libraries clash (e.g. 'Multiple libcudart libraries found'), disable "
+                        "/etc/ld.so.conf.d/{name} and run `sudo ldconfig`; cudaswitch reports it and never edits it",
+                        name=name),
                       cuda_dirs))
     return out
 
@@ -141,8 +147,9 @@ def wsl_findings(system: System) -> List[Finding]:
         for n in ("libcuda.so.1", "libcuda.so"):
             p = system.local(f"{d}/{n}")
             if p.exists() and not os.path.realpath(p).startswith(os.path.realpath(wsl)):
+                lib = f"{d}/{n}"
                 out.append(_f("WSL2_LINUX_LIBCUDA", ERROR,
-                              f"{d}/{n} is a Linux driver library that shadows /usr/lib/wsl/lib/libcuda.so.1",
+                              M("{path} is a Linux driver library that shadows /usr/lib/wsl/lib/libcuda.so.1", path=lib),
                               N_("remove the Linux NVIDIA driver packages inside WSL (apt remove 'libnvidia-compute-*')")))
                 return out
     return out
@@ -154,18 +161,19 @@ def windows_findings(system: System, prefix: Optional[str]) -> List[Finding]:
     out: List[Finding] = []
     if prefix:
         if any(ord(c) > 127 for c in prefix):
-            out.append(_f("PREFIX_NON_ASCII", WARNING, f"the environment path {prefix} has non-ASCII characters",
+            out.append(_f("PREFIX_NON_ASCII", WARNING, M("the environment path {prefix} has non-ASCII characters",
+                                                         prefix=prefix),
                           N_("create the environment under an ASCII-only path (conda create -p C:\\envs\\NAME)")))
         if " " in prefix:
-            out.append(_f("PREFIX_HAS_SPACES", WARNING, f"the environment path {prefix} has spaces",
+            out.append(_f("PREFIX_HAS_SPACES", WARNING, M("the environment path {prefix} has spaces", prefix=prefix),
                           N_("create the environment under a path without spaces")))
     windir = system.environ.get("SystemRoot") or system.environ.get("windir") or r"C:\Windows"
     sys32 = system.join(windir, "System32")
     missing = [n for n in ("msvcp140.dll", "vcruntime140.dll", "vcruntime140_1.dll")
                if not system.local(system.join(sys32, n)).is_file()]
     if missing:
-        out.append(_f("VCRUNTIME_MISSING", ERROR, f"{', '.join(missing)} missing from {sys32}: torch's c10.dll "
-                      f"fails with WinError 1114/126", N_("install the Microsoft Visual C++ 2015-2022 Redistributable "
+        out.append(_f("VCRUNTIME_MISSING", ERROR, M("{files} missing from {folder}: torch's c10.dll fails with "
+                                                    "WinError 1114/126", files=', '.join(missing), folder=sys32), N_("install the Microsoft Visual C++ 2015-2022 Redistributable "
                       "(x64): https://aka.ms/vs/17/release/vc_redist.x64.exe"), missing))
     return out
 
@@ -192,8 +200,8 @@ def hook_findings(prefix: str) -> List[Finding]:
             continue
         hits = sorted({m.group(1).upper() for m in RX_SETS_CUDA.finditer(text)})
         if hits:
-            out.append(_f("FOREIGN_CUDA_HOOKS", WARNING, f"{p} also sets {', '.join(hits)} on activation; whichever "
-                          f"hook runs last wins", N_("remove that package's hook or the package that installs it "
+            out.append(_f("FOREIGN_CUDA_HOOKS", WARNING, M("{path} also sets {names} on activation; whichever hook "
+                                                           "runs last wins", path=str(p), names=', '.join(hits)), N_("remove that package's hook or the package that installs it "
                           "(conda list shows it), or keep it and do not use cudaswitch in this environment"),
                           [str(p)]))
     return out
@@ -210,21 +218,24 @@ def torch_findings(installs: Dict, driver: Driver, windows: bool) -> List[Findin
         ok = knowledge.python_ok(base, py)
         beyond = knowledge.python_beyond(base)
         if beyond:
-            out.append(_f("TABLES_BEHIND", INFO, beyond, "update cudaswitch, or run tools/update_tables.py"))
+            out.append(_f("TABLES_BEHIND", INFO, beyond, N_("update cudaswitch, or run tools/update_tables.py")))
         if ok and not ok[0]:
-            out.append(_f("PYTHON_UNSUPPORTED", ERROR, f"Python {py} has no wheel for torch {base} ({ok[1]}) [{ok[2]}]",
+            out.append(_f("PYTHON_UNSUPPORTED", ERROR, M("Python {python} has no wheel for torch {torch} ({range}) "
+                                                         "[{src}]", python=py, torch=base, range=ok[1], src=ok[2]),
                           N_("use a Python in that range, or another torch (`cudaswitch recommend`)")))
     cuda = installs.get("cuda")
     if cuda and driver.cuda_max:
         v = knowledge.driver_runs(driver.cuda_max, cuda, "windows" if windows else "linux")
-        label = f"torch {version}"
         if v.status == "ok":
-            out.append(_f("TORCH_DRIVER", INFO, f"{label} with this driver: fine ({v.message})", "-"))
+            out.append(_f("TORCH_DRIVER", INFO, M("torch {version} with this driver: fine ({verdict})", version=version,
+                                                  verdict=v.message), "-"))
         elif v.status == "minor-compat":
-            out.append(_f("TORCH_DRIVER", INFO, f"{label} with this driver: {v.message}",
+            out.append(_f("TORCH_DRIVER", INFO, M("torch {version} with this driver: {verdict}", version=version,
+                                                  verdict=v.message),
                           N_("update the driver for full support")))
         elif v.status == "too-old":
-            out.append(_f("DRIVER_TOO_OLD", ERROR, f"{label} with this driver: {v.message}",
+            out.append(_f("DRIVER_TOO_OLD", ERROR, M("torch {version} with this driver: {verdict}", version=version,
+                                                     verdict=v.message),
                           N_("update the NVIDIA driver, or install torch for the driver's CUDA (`cudaswitch recommend`)")))
     return out
 
@@ -233,7 +244,8 @@ def torch_findings(installs: Dict, driver: Driver, windows: bool) -> List[Findin
 
 def driver_findings(driver: Driver, toolkits_in_use: List, system: System) -> List[Finding]:
     if not driver.cuda_max:
-        return [_f("NO_DRIVER", INFO, f"no NVIDIA driver found ({driver.error or 'none'}): CPU only",
+        return [_f("NO_DRIVER", INFO, M("{what} ({why}): CPU only", what=M(N_("no NVIDIA driver found")),
+                                        why=message(driver.error) or M("none")),
                    N_("install the NVIDIA driver if this machine has an NVIDIA GPU"))]
     out = []
     dmax = knowledge.vtuple(driver.cuda_max)
@@ -241,12 +253,17 @@ def driver_findings(driver: Driver, toolkits_in_use: List, system: System) -> Li
         tv = knowledge.vtuple(tk.version)
         if tv and dmax and tv[:2] > dmax[:2]:
             need = knowledge.min_driver(tk.version, "windows" if system.windows else "linux")
-            fix = (f"update the driver to >= {need[0]} for CUDA {tk.cuda.short} [{need[1]}]" if need else
-                   "update the driver")
+            fix = (M("update the driver to >= {driver} for CUDA {cuda} [{src}]", driver=need[0], cuda=tk.cuda.short,
+                     src=need[1]) if need else N_("update the driver"))
             sev = WARNING if tv[0] == dmax[0] else ERROR
-            out.append(_f("DRIVER_BELOW_TOOLKIT", sev, f"the driver supports CUDA {driver.cuda_max} but {label} is "
-                          f"CUDA {tk.version} ({tk.root})" + (": programs built with it run only under minor-version "
-                                                               "compatibility" if sev == WARNING else ""), fix))
+            if sev == WARNING:
+                cause = M("the driver supports CUDA {dmax} but {label} is CUDA {version} ({root}): programs built with "
+                          "it run only under minor-version compatibility", dmax=driver.cuda_max, label=message(label),
+                          version=tk.version, root=tk.root)
+            else:
+                cause = M("the driver supports CUDA {dmax} but {label} is CUDA {version} ({root})",
+                          dmax=driver.cuda_max, label=message(label), version=tk.version, root=tk.root)
+            out.append(_f("DRIVER_BELOW_TOOLKIT", sev, cause, fix))
     return out
 
 
@@ -257,8 +274,9 @@ def cudnn_findings(toolkits) -> List[Finding]:
             continue
         ans = knowledge.cudnn_supports(tk.cudnn, tk.version)
         if ans and not ans[0]:
-            out.append(_f("CUDNN_TOOLKIT_MISMATCH", WARNING, f"cuDNN {tk.cudnn} in {tk.root} is not listed for CUDA "
-                          f"{tk.cuda.short} [{ans[1]}]", N_("install the cuDNN build for this toolkit's CUDA major")))
+            out.append(_f("CUDNN_TOOLKIT_MISMATCH", WARNING, M("cuDNN {cudnn} in {root} is not listed for CUDA "
+                                                               "{cuda} [{src}]", cudnn=tk.cudnn, root=tk.root,
+                                                               cuda=tk.cuda.short, src=ans[1]), N_("install the cuDNN build for this toolkit's CUDA major")))
     return out
 
 
@@ -288,7 +306,7 @@ def run_doctor(system: System, env=None) -> DoctorReport:
     in_use = []
     active = next((t for t in found.toolkits if t.root == state.active), None)
     if active:
-        in_use.append(("the shell's toolkit", active))
+        in_use.append((N_("the shell's toolkit"), active))
     selected = None
     if env is not None:
         from cudaswitch.discovery.environment import read_state
@@ -297,14 +315,16 @@ def run_doctor(system: System, env=None) -> DoctorReport:
         if st:
             selected = next((t for t in found.toolkits if t.root == st.root), None)
             if selected and selected is not active:
-                in_use.append((f"the toolkit {env.name} uses", selected))
+                in_use.append((M("the toolkit {name} uses", name=env.name), selected))
     findings: List[Finding] = []
     if env is not None and st and selected is None and not system.local(st.root).is_dir():
         from cudaswitch.checks.diagnosis import finding
 
-        findings.append(finding("TOOLKIT_MISSING", WARNING, f"the environment was switched to CUDA {st.version} at "
-                                f"{st.root}, which is no longer there", f"run `cudaswitch use X.Y -p {env.prefix}` "
-                                "with an installed toolkit ('cudaswitch list' shows them)"))
+        findings.append(finding("TOOLKIT_MISSING", WARNING, M("the environment was switched to CUDA {version} at "
+                                                              "{root}, which is no longer there", version=st.version,
+                                                              root=st.root),
+                                M("run `cudaswitch use X.Y -p {prefix}` with an installed toolkit ('cudaswitch list' "
+                                  "shows them)", prefix=env.prefix)))
     findings += shell_findings(state, system)
     findings += ldconf_findings(system, found.toolkits, selected.root if selected else None)
     findings += driver_findings(driver, in_use, system)
@@ -331,22 +351,28 @@ def run_doctor(system: System, env=None) -> DoctorReport:
 def doctor_lines(report: DoctorReport) -> List[str]:
     """The text `cudaswitch doctor` prints."""
     d = report.driver
-    lines = [f"driver: max CUDA {d.cuda_max or 'none'}" + (f" (driver {d.driver_version})" if d.driver_version else "")
-             + (f" [{d.source}]" if d.source else "")]
+    if not d.cuda_max and not d.driver_version:
+        head = _("driver: max CUDA none")
+    else:
+        head = (_("driver: max CUDA {cuda} (driver {version})") if d.driver_version else
+                _("driver: max CUDA {cuda}")).format(cuda=d.cuda_max or _("none"), version=d.driver_version)
+    lines = [head + (f" [{d.source}]" if d.source else "")]
     if report.active_toolkit:
-        lines.append(f"shell toolkit: CUDA {report.active_toolkit['version']} ({report.active_toolkit['root']})")
+        lines.append(_("shell toolkit: CUDA {version} ({root})").format(version=report.active_toolkit['version'],
+                                                                        root=report.active_toolkit['root']))
     if report.env is not None:
-        lines.append(f"environment: {report.env['name']} ({report.env['prefix']})")
+        lines.append(_("environment: {name} ({prefix})").format(name=report.env['name'], prefix=report.env['prefix']))
         t = report.torch
         if t.get("version"):
-            lines.append(f"torch (from its files): {t.get('build_version') or t['version']}, CUDA "
-                         f"{t.get('cuda') or 'none'}" + (f", cuDNN {t['cudnn']}" if t.get("cudnn") else "") +
-                         f", Python {t.get('python') or '?'}")
+            text = (_("torch (from its files): {version}, CUDA {cuda}, cuDNN {cudnn}, Python {python}") if t.get("cudnn")
+                    else _("torch (from its files): {version}, CUDA {cuda}, Python {python}"))
+            lines.append(text.format(version=t.get('build_version') or t['version'], cuda=t.get('cuda') or _('none'),
+                                     cudnn=t.get('cudnn'), python=t.get('python') or '?'))
     if not report.findings:
-        lines.append("no problems found")
+        lines.append(_("no problems found"))
     for f in report.findings:
         lines.append(f"{f.severity:<8} {f.code}: {tr(f.cause)}")
         if f.fix and f.fix != "-" and f.severity != "info":
             lines.append(f"{'':<8} " + _("fix: {fix}").format(fix=tr(f.fix)))
-    lines.append("result: " + ("OK" if report.ok else "problems found"))
+    lines.append(_("result: OK") if report.ok else _("result: problems found"))
     return lines

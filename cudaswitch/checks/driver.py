@@ -16,7 +16,13 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from cudaswitch.checks.runner import run_probe
+from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.system import System
+
+# probe.py's fixed error texts (it runs in the environment's Python and marks nothing): listed here so the printed
+# line can be translated; the record keeps them in English
+PROBE_ERRORS = (N_("no NVIDIA driver library (libcuda)"), N_("no NVIDIA driver library (nvcuda.dll)"))
+
 
 @dataclass
 class Driver:
@@ -60,7 +66,7 @@ def from_override(environ: Dict[str, str]) -> Optional[Driver]:
         return None
     value = environ["CONDA_OVERRIDE_CUDA"].strip()
     return Driver("CONDA_OVERRIDE_CUDA", value or None,
-                  error=None if value else "CONDA_OVERRIDE_CUDA is empty (no driver)")
+                  error=None if value else N_("CONDA_OVERRIDE_CUDA is empty (no driver)"))
 
 
 def from_nvidia_smi(system: System, timeout: float) -> Optional[Driver]:
@@ -102,6 +108,6 @@ def query(system: System, timeout: float = 20.0) -> Driver:
     wire = (outcome.record or {}).get("driver")
     if not wire:
         wire = {"source": "libcuda", "cuda_max": None, "devices": [],
-                "error": "driver query timed out" if outcome.timed_out
-                else f"driver query failed (exit {outcome.returncode})"}
+                "error": N_("driver query timed out") if outcome.timed_out
+                else M("driver query failed (exit {code})", code=outcome.returncode)}
     return resolve({}, wire, system, timeout)

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
+from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.versions import numbers
 
 
@@ -112,19 +113,22 @@ def driver_runs(driver_cuda_max: Optional[str], build_cuda: Optional[str], os_na
     minor runs under minor-version compatibility (PTX JIT of newer code excluded); older major cannot run."""
     d, b = vtuple(driver_cuda_max), vtuple(build_cuda)
     if not d or not b:
-        return Verdict("unknown", "driver or build CUDA version unknown")
+        return Verdict("unknown", N_("driver or build CUDA version unknown"))
     need = min_driver(build_cuda, os_name)
-    need_txt = f" (CUDA {vstr(b[:2])} needs driver >= {need[0]} on {os_name.capitalize()})" if need else ""
+    need_txt = M(" (CUDA {build} needs driver >= {driver} on {os})", build=vstr(b[:2]), driver=need[0],
+                 os=os_name.capitalize()) if need else ""
     src = need[1] if need else ""
     if d[:2] >= b[:2]:
-        return Verdict("ok", f"driver supports up to CUDA {vstr(d[:2])}; CUDA {vstr(b[:2])} builds run{need_txt}", src)
+        return Verdict("ok", M("driver supports up to CUDA {driver}; CUDA {build} builds run{need}", driver=vstr(d[:2]),
+                               build=vstr(b[:2]), need=need_txt), src)
     if d[0] == b[0] and b[0] >= 11:
         mm = major_min_driver(b[0], os_name)
-        extra = f" (needs a {b[0]}.x driver >= {mm[0]})" if mm else ""
-        return Verdict("minor-compat", f"driver supports CUDA {vstr(d[:2])} < {vstr(b[:2])}: runs under CUDA "
-                       f"minor-version compatibility{extra}, without JIT of newer PTX", "S43")
-    return Verdict("too-old", f"driver supports only CUDA {vstr(d[:2])}, this build needs CUDA {vstr(b[:2])}{need_txt}",
-                   src)
+        extra = M(" (needs a {major}.x driver >= {driver})", major=b[0], driver=mm[0]) if mm else ""
+        return Verdict("minor-compat", M("driver supports CUDA {driver} < {build}: runs under CUDA minor-version "
+                                         "compatibility{extra}, without JIT of newer PTX", driver=vstr(d[:2]),
+                                         build=vstr(b[:2]), extra=extra), "S43")
+    return Verdict("too-old", M("driver supports only CUDA {driver}, this build needs CUDA {build}{need}",
+                                driver=vstr(d[:2]), build=vstr(b[:2]), need=need_txt), src)
 
 
 # ---- cuDNN -------------------------------------------------------------------------------------------------------
@@ -380,7 +384,8 @@ def recommend(driver_cuda_max: Optional[str], python: str, os_name: str = "linux
         wheels = [w for w in wheels if w.version[:len(want)] == want]
         if not wheels:
             known = ", ".join(sorted({vstr(w.version[:2]) for w in torch_wheels()}, key=vtuple))
-            return Recommendation(False, reasons=[f"torch {torch} is not in cudaswitch's table (known: {known})"])
+            return Recommendation(False, reasons=[M("torch {torch} is not in cudaswitch's table (known: {known})",
+                                                    torch=torch, known=known)])
     skipped: List[str] = []
     # A row whose Python bound is unknown is held to the table's widest known bound instead of none: otherwise the
     # oldest release "fits" Python 2.7 or 3.5, for which it has no wheel.
@@ -389,13 +394,13 @@ def recommend(driver_cuda_max: Optional[str], python: str, os_name: str = "linux
     for w in wheels:
         lo, hi = w.python[0] or known_lo, w.python[1] or known_hi
         if pv and ((lo and pv[:2] < lo) or (hi and pv[:2] > hi)):
-            skipped.append(f"torch {w.torch}: no wheel for Python {vstr(pv[:2])} "
-                           f"(supports {vstr(lo) if lo else '?'}-{vstr(hi) if hi else '?'})")
+            skipped.append(M("torch {torch}: no wheel for Python {python} (supports {lo}-{hi})", torch=w.torch,
+                             python=vstr(pv[:2]), lo=vstr(lo) if lo else '?', hi=vstr(hi) if hi else '?'))
             continue
         if not driver_cuda_max:
             url, cmd = pip_line(w, "cpu")
             return Recommendation(True, w.torch, w.torchvision, w.torchaudio, "cpu", url, cmd,
-                                  ["no NVIDIA driver found: the CPU build"], skipped, w.src)
+                                  [N_("no NVIDIA driver found: the CPU build")], skipped, w.src)
         dmax = vtuple(driver_cuda_max)
         fitting = [t for t in reversed(w.tags) if tag_cuda(t) <= dmax[:2]]
         chosen, arch = None, None
@@ -403,37 +408,45 @@ def recommend(driver_cuda_max: Optional[str], python: str, os_name: str = "linux
             if capability:
                 arch = arch_supported(w.torch, t, capability)
                 if arch is not None and not arch[0]:
-                    skipped.append(f"torch {w.torch}+{t}: no kernels for compute capability {capability} [{arch[1]}]")
+                    skipped.append(M("torch {torch}+{tag}: no kernels for compute capability {cap} [{src}]",
+                                     torch=w.torch, tag=t, cap=capability, src=arch[1]))
                     continue
             chosen = t
             break
         if chosen is None:
             if not fitting:
-                skipped.append(f"torch {w.torch}: builds {', '.join(w.tags) or 'none'} all need a driver newer than "
-                               f"CUDA {vstr(dmax[:2])}")
+                skipped.append(M("torch {torch}: builds {tags} all need a driver newer than CUDA {cuda}",
+                                 torch=w.torch, tags=', '.join(w.tags) or 'none', cuda=vstr(dmax[:2])))
             continue
         url, cmd = pip_line(w, chosen)
-        reasons = [f"driver supports CUDA {vstr(dmax[:2])} >= {vstr(tag_cuda(chosen))} ({chosen})",
-                   f"Python {vstr(pv[:2]) if pv else '?'} is in torch {w.torch}'s range"]
+        reasons = [M("driver supports CUDA {driver} >= {build} ({tag})", driver=vstr(dmax[:2]),
+                     build=vstr(tag_cuda(chosen)), tag=chosen),
+                   M("Python {python} is in torch {torch}'s range", python=vstr(pv[:2]) if pv else '?', torch=w.torch)]
         if capability and arch is not None:
-            reasons.append(f"its kernels cover GPU compute capability {capability} [{arch[1]}]")
+            reasons.append(M("its kernels cover GPU compute capability {cap} [{src}]", cap=capability, src=arch[1]))
         elif capability:
-            reasons.append(f"note: GPU compute capability {capability} was NOT checked: cudaswitch's tables hold no "
-                           f"architecture data for torch {w.torch}+{chosen}; after installing, 'cudaswitch smoke' "
-                           f"shows whether it has kernels for this GPU (NO_KERNEL_IMAGE if not)")
+            reasons.append(M("note: GPU compute capability {cap} was NOT checked: cudaswitch's tables hold no "
+                             "architecture data for torch {torch}+{tag}; after installing, 'cudaswitch smoke' shows "
+                             "whether it has kernels for this GPU (NO_KERNEL_IMAGE if not)", cap=capability,
+                             torch=w.torch, tag=chosen))
         if w.confidence != "high":
-            reasons.append(f"table row confidence: {w.confidence}")
+            reasons.append(M("table row confidence: {confidence}", confidence=w.confidence))
         newer = next(((n, t) for n in torch_wheels() if n.version > w.version for t in n.tags
                       if tag_cuda(t)[0] == dmax[0] and tag_cuda(t) > dmax[:2]), None)
         mm = major_min_driver(dmax[0], os_name)
         if newer and mm:
-            reasons.append(f"note: newer builds such as torch {newer[0].torch}+{newer[1]} also run on a CUDA "
-                           f"{dmax[0]}.x driver >= {mm[0]} under minor-version compatibility (no PTX JIT) [{mm[1]}]; "
-                           f"pass --cuda {vstr(tag_cuda(newer[1]))} to choose them")
+            reasons.append(M("note: newer builds such as torch {torch}+{tag} also run on a CUDA {major}.x driver >= "
+                             "{driver} under minor-version compatibility (no PTX JIT) [{src}]; pass --cuda {cuda} to "
+                             "choose them", torch=newer[0].torch, tag=newer[1], major=dmax[0], driver=mm[0], src=mm[1],
+                             cuda=vstr(tag_cuda(newer[1]))))
         return Recommendation(True, w.torch, w.torchvision, w.torchaudio, chosen, url, cmd, reasons, skipped, w.src)
-    why = (skipped[0] + (f" (and {len(skipped) - 1} older releases skipped)" if len(skipped) > 1 else "")
-           if skipped else "no candidate")
-    return Recommendation(False, reasons=[f"no torch release in the table fits: {why}"], skipped=skipped)
+    if not skipped:
+        why = M("no candidate")
+    elif len(skipped) > 1:
+        why = M("{first} (and {count} older releases skipped)", first=skipped[0], count=len(skipped) - 1)
+    else:
+        why = skipped[0]
+    return Recommendation(False, reasons=[M("no torch release in the table fits: {why}", why=why)], skipped=skipped)
 
 
 # ---- beyond the tables ---------------------------------------------------------------------------------------
@@ -452,13 +465,15 @@ def cudnn_verdict(cudnn: str, cuda: str) -> Tuple[str, str, str]:
     expected to work with any CUDA Y minor of that major."""
     ans = cudnn_supports(cudnn, cuda)
     if ans is not None:
-        return ("ok" if ans[0] else "not listed"), f"cuDNN {cudnn} with CUDA {cuda}", ans[1]
+        return ("ok" if ans[0] else "not listed"), M("cuDNN {cudnn} with CUDA {cuda}", cudnn=cudnn, cuda=cuda), ans[1]
     cv, horizon = vtuple(cudnn), table_horizon()["cudnn"]
     major = (vtuple(cuda) or (0,))[0]
     if cv and cv > vtuple(horizon) and cv[0] == 9 and major in (12, 13):
-        return ("beyond tables", f"cuDNN {cudnn} is newer than cudnn_cuda.csv (it ends at {horizon}); cuDNN 9 is "
-                f"built per CUDA major, so its CUDA {major}.x build works with CUDA {cuda}", "S97;S120")
-    return "unknown", f"cuDNN {cudnn} with CUDA {cuda}: no row in cudnn_cuda.csv (it covers up to {horizon})", ""
+        return ("beyond tables", M("cuDNN {cudnn} is newer than cudnn_cuda.csv (it ends at {horizon}); cuDNN 9 is "
+                                   "built per CUDA major, so its CUDA {major}.x build works with CUDA {cuda}",
+                                   cudnn=cudnn, horizon=horizon, major=major, cuda=cuda), "S97;S120")
+    return "unknown", M("cuDNN {cudnn} with CUDA {cuda}: no row in cudnn_cuda.csv (it covers up to {horizon})",
+                        cudnn=cudnn, cuda=cuda, horizon=horizon), ""
 
 
 def python_beyond(torch_version: str) -> Optional[str]:
@@ -468,7 +483,8 @@ def python_beyond(torch_version: str) -> Optional[str]:
         return None
     horizon = table_horizon()["torch"]
     if tv[:2] > vtuple(horizon):
-        return (f"torch {vstr(tv[:2])} is newer than cudaswitch's tables (they end at torch {horizon}; "
-                "`python tools/update_tables.py` in cudaswitch's repository refreshes them): its Python range is "
-                "not checked; pip installs a torch wheel only for a Python it supports")
+        return M("torch {torch} is newer than cudaswitch's tables (they end at torch {horizon}; "
+                 "`python tools/update_tables.py` in cudaswitch's repository refreshes them): its Python range is "
+                 "not checked; pip installs a torch wheel only for a Python it supports", torch=vstr(tv[:2]),
+                 horizon=horizon)
     return None

@@ -11,6 +11,7 @@ from cudaswitch.checks import driver as drivers
 from cudaswitch.checks import knowledge
 from cudaswitch.checks.driver import Driver
 from cudaswitch.checks.torchenv import torch_installs
+from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.system import System
 
 
@@ -50,10 +51,10 @@ def run_recommend(system: System, name: Optional[str] = None, prefix: Optional[s
             env = resolve_env(system, name, prefix, command="recommend")
         if env is not None:
             python_version = torch_installs(env.prefix).get("python")
-            py_source = f"environment {env.name}"
+            py_source = M("environment {name}", name=env.name)
         if not python_version:
             python_version = "%d.%d" % sys.version_info[:2]
-            py_source = "this interpreter"
+            py_source = N_("this interpreter")
     driver = drivers.given(cuda_max) if cuda_max else drivers.query(system)
     capability = capability or driver.capability
     rec = knowledge.recommend(driver.cuda_max, python_version, system.os, capability, torch_version)
@@ -62,19 +63,23 @@ def run_recommend(system: System, name: Optional[str] = None, prefix: Optional[s
 
 def recommend_lines(report: RecommendReport) -> List[str]:
     """The text `cudaswitch recommend` prints."""
+    from cudaswitch.core.i18n import _, tr
+
     rec = report.recommendation
-    lines = [f"driver max CUDA: {report.driver.cuda_max or 'none'} [{report.driver.source}]; "
-             f"GPU compute capability: {report.capability or 'unknown'}; Python {report.python} "
-             f"({report.python_source}); {report.os}"]
+    lines = [_("driver max CUDA: {cuda} [{source}]; GPU compute capability: {cap}; Python {python} ({python_source}); "
+               "{os}").format(cuda=report.driver.cuda_max or _("none"), source=report.driver.source,
+                              cap=report.capability or _("unknown"), python=report.python,
+                              python_source=tr(report.python_source), os=report.os)]
     if rec.ok:
         lines.append(f"torch {rec.torch}, torchvision {rec.torchvision or '?'}, torchaudio {rec.torchaudio or '?'} "
                      f"({rec.tag})")
         for r in rec.reasons:
-            lines.append(f"  {r}" if r.startswith("note:") else f"  because {r}")
+            lines.append(f"  {tr(r)}" if r.startswith("note:") else _("  because {reason}").format(reason=tr(r)))
         lines.append(rec.command)
-        lines.append(f"table sources: {rec.src} (cudaswitch/data/sources.csv; --json prints them in full)")
+        lines.append(_("table sources: {sources} (cudaswitch/data/sources.csv; --json prints them in full)").format(
+            sources=rec.src))
     else:
-        lines.append("no torch release fits:")
+        lines.append(_("no torch release fits:"))
         for r in rec.reasons:
-            lines.append(f"  {r}")
+            lines.append(f"  {tr(r)}")
     return lines

@@ -73,7 +73,9 @@ def run_probe(python: str, environ: Dict[str, str], timeout: float, args: Option
         try:
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(environ), cwd=cwd)
         except OSError as exc:
-            raise CudaswitchError(f"cannot run {python}: {exc.strerror or exc}") from None
+            from cudaswitch.core.i18n import M
+
+            raise CudaswitchError(M("cannot run {python}: {why}", python=python, why=exc.strerror or exc)) from None
         timed_out = False
         try:
             with _Status(timeout, progress):
@@ -117,10 +119,14 @@ class _Status:
         return self
 
     def _run(self):
+        from cudaswitch.core.i18n import _
+
         t0 = time.monotonic()
-        limit = f" of at most {self.timeout:.0f} s" if self.timeout else ""
+        text = (_("cudaswitch: smoke test running ({seconds} s of at most {limit} s)...") if self.timeout else
+                _("cudaswitch: smoke test running ({seconds} s)..."))
         while not self.stop.wait(0.5):
-            sys.stderr.write(f"\rcudaswitch: smoke test running ({time.monotonic() - t0:.0f} s{limit})...")
+            sys.stderr.write("\r" + text.format(seconds=f"{time.monotonic() - t0:.0f}",
+                                                limit=f"{self.timeout:.0f}" if self.timeout else ""))
             sys.stderr.flush()
 
     def __exit__(self, *exc):

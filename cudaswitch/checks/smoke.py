@@ -16,10 +16,12 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from cudaswitch.checks import driver as drivers
-from cudaswitch.checks.diagnosis import ERROR, INFO, WARNING, Finding, ProbeOutcome, classify, finding, install_findings
+from cudaswitch.checks.diagnosis import (ERROR, INFO, WARNING, Finding, ProbeOutcome, classify, finding,
+                                         install_findings, message)
 from cudaswitch.checks.driver import Driver
 from cudaswitch.checks.runner import run_probe
 from cudaswitch.checks.torchenv import torch_installs
+from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.system import System
 
 DEFAULT_TIMEOUT = 180.0
@@ -99,29 +101,30 @@ def _chain(torch: Dict, driver: Driver, toolkit: Optional[Dict], windows: bool) 
     dmax = driver.cuda_max
     if cuda:
         v = knowledge.driver_runs(dmax, cuda, "windows" if windows else "linux")
-        out.append({"check": "driver vs torch CUDA", "status": v.status,
-                    "detail": v.message if dmax else "no driver found", "src": v.src})
+        out.append({"check": N_("driver vs torch CUDA"), "status": v.status,
+                    "detail": v.message if dmax else N_("no driver found"), "src": v.src})
     if toolkit:
         tv = toolkit.get("version")
         if dmax:
             v = knowledge.driver_runs(dmax, tv, "windows" if windows else "linux")
-            out.append({"check": "driver vs toolkit", "status": v.status, "detail": v.message, "src": v.src})
+            out.append({"check": N_("driver vs toolkit"), "status": v.status, "detail": v.message, "src": v.src})
         if cuda:
             same = knowledge.same_major(tv, cuda) is True
-            out.append({"check": "torch CUDA vs toolkit nvcc", "status": "ok" if same else "mismatch",
-                        "detail": f"torch CUDA {cuda}, toolkit CUDA {tv}" + ("" if same else
-                                                                             ": CUDA extension builds fail"),
+            out.append({"check": N_("torch CUDA vs toolkit nvcc"), "status": "ok" if same else "mismatch",
+                        "detail": M("torch CUDA {cuda}, toolkit CUDA {toolkit}", cuda=cuda, toolkit=tv) if same else
+                        M("torch CUDA {cuda}, toolkit CUDA {toolkit}: CUDA extension builds fail", cuda=cuda,
+                          toolkit=tv),
                         "src": "torch/utils/cpp_extension.py CUDA_MISMATCH_MESSAGE"})
     cap = torch.get("capability")
     if cap:
         hit = knowledge.arch_in_list(cap, torch.get("arch_list") or [])
-        out.append({"check": "GPU arch vs build", "status": {True: "ok", False: "missing", None: "unknown"}[hit],
+        out.append({"check": N_("GPU arch vs build"), "status": {True: "ok", False: "missing", None: "unknown"}[hit],
                     "detail": f"sm_{cap.replace('.', '')} vs {' '.join(torch.get('arch_list') or []) or '(none)'}",
                     "src": ""})
     cudnn = knowledge.cudnn_number(torch.get("cudnn"))
     if cudnn and cuda:
         status, detail, src = knowledge.cudnn_verdict(cudnn, cuda)
-        out.append({"check": "cuDNN vs torch CUDA", "status": status, "detail": detail, "src": src})
+        out.append({"check": N_("cuDNN vs torch CUDA"), "status": status, "detail": detail, "src": src})
     return out
 
 
@@ -138,9 +141,11 @@ def _foreign_python(env) -> Optional[Finding]:
     why = trust.path_problem(Path(env.prefix)) or trust.executable_problem(Path(env.python))
     if not why:
         return None
-    fix = f"run it as that user: {trust.owner_hint(Path(env.prefix))} cudaswitch smoke -p {env.prefix}"
-    return finding("PYTHON_FOREIGN", INFO, f"not run: {why}, and cudaswitch runs as {trust.user_name(trust.euid())}; "
-                   f"it does not run a program another user could have replaced; {fix}", fix)
+    fix = M("run it as that user: {hint} cudaswitch smoke -p {prefix}", hint=trust.owner_hint(Path(env.prefix)),
+            prefix=env.prefix)
+    return finding("PYTHON_FOREIGN", INFO, M("not run: {why}, and cudaswitch runs as {user}; it does not run a program "
+                                             "another user could have replaced; {fix}", why=why,
+                                             user=trust.user_name(trust.euid()), fix=fix), fix)
 
 
 def run_smoke(env, system: Optional[System] = None, timeout: Optional[float] = DEFAULT_TIMEOUT, cpu_ok: bool = False,
@@ -154,14 +159,15 @@ def run_smoke(env, system: Optional[System] = None, timeout: Optional[float] = D
     lib = bool(state.ld_library_path) if (ld_library_path is None and state is not None) else bool(ld_library_path)
     pre: List[Finding] = []
     if state is not None and toolkit is None:
-        pre.append(finding("TOOLKIT_MISSING", WARNING, f"the environment was switched to CUDA {state.version} at "
-                           f"{state.root}, which is no longer there", f"run `cudaswitch use X.Y -p {env.prefix}` "
-                           "with an installed toolkit"))
+        pre.append(finding("TOOLKIT_MISSING", WARNING, M("the environment was switched to CUDA {version} at {root}, "
+                                                         "which is no longer there", version=state.version,
+                                                         root=state.root),
+                           M("run `cudaswitch use X.Y -p {prefix}` with an installed toolkit", prefix=env.prefix)))
     tk_json = toolkit.to_json() if toolkit is not None else None
     env_json = env.to_json()
     python = env.python
     if not os.path.isfile(python):
-        f = finding("PYTHON_MISSING", INFO, f"{python} does not exist",
+        f = finding("PYTHON_MISSING", INFO, M("{python} does not exist", python=python),
                     f"conda install -p {env.prefix} python")
         return _report("skip", [f] + pre, env_json, {}, {}, drivers.quick(system), tk_json, {}, None, cpu_ok, t0, {})
     foreign = _foreign_python(env)
@@ -193,7 +199,8 @@ def report_from_outcome(outcome: ProbeOutcome, env, environ: Dict[str, str], sys
     mixed = next((f for f in findings if f.code == "TORCH_MIXED_INSTALL"), None)
     if broken and mixed:
         findings.remove(mixed)
-        mixed.cause += f" (the likely cause of {broken.code}: {broken.cause})"
+        mixed.cause = M("{cause} (the likely cause of {code}: {broken})", cause=message(mixed.cause),
+                        code=broken.code, broken=message(broken.cause))
         findings.insert(0, mixed)
     probe_meta = {"returncode": outcome.returncode, "timed_out": outcome.timed_out, "last_stage": outcome.last_stage,
                   "stderr_tail": [ln for ln in outcome.stderr.splitlines() if not ln.startswith("cudaswitch-probe:")][-8:],
@@ -217,15 +224,16 @@ def _report(status, findings, env_json, python, torch, driver, tk_json, steps, d
     if primary is not None:
         code, cause, fix = primary.code, primary.cause, primary.fix
     else:
-        code, cause, fix = "OK", "torch computes" + (" on the GPU" if device == "cuda" else " on the CPU"), "-"
+        code, cause, fix = "OK", N_("torch computes on the GPU") if device == "cuda" else \
+            N_("torch computes on the CPU"), "-"
     if device == "cuda" and all((steps.get(n) or {}).get("ok") for n in ("matmul", "conv2d")):
         result = "gpu"
     elif device == "cuda":
-        result = "GPU found, computation failed"
+        result = N_("GPU found, computation failed")
     elif device:
-        result = "no GPU"
+        result = N_("no GPU")
     else:
-        result = "not run"
+        result = N_("not run")
     return SmokeReport(status, code, cause, fix, result, findings, env_json, python, torch, driver, tk_json,
                        _chain(torch, driver, tk_json, windows), steps, device, cpu_ok,
                        round(time.perf_counter() - t0, 3), probe_meta)
@@ -239,44 +247,54 @@ def smoke_lines(report: SmokeReport) -> List[str]:
     from cudaswitch.core.i18n import _, tr
 
     t, py, d = report.torch, report.python, report.driver
-    lines = [f"smoke test: {report.env.get('name')} ({report.env.get('prefix')})"]
+    lines = [_("smoke test: {name} ({prefix})").format(name=report.env.get('name'), prefix=report.env.get('prefix'))]
     if py:
-        lines.append(f"  python     {py.get('version')} ({py.get('bits')}-bit) {py.get('executable')}")
+        lines.append(_("  python     {version} ({bits}-bit) {executable}").format(
+            version=py.get('version'), bits=py.get('bits'), executable=py.get('executable')))
     if t:
         cudnn = knowledge.cudnn_number(t.get("cudnn"))
-        lines.append(f"  torch      {t.get('version')}  CUDA {t.get('cuda') or 'none (CPU build)'}  "
-                     f"cuDNN {cudnn or '-'}")
+        lines.append(_("  torch      {version}  CUDA {cuda}  cuDNN {cudnn}").format(
+            version=t.get('version'), cuda=t.get('cuda') or _('none (CPU build)'), cudnn=cudnn or '-'))
         gpu = (f"{t.get('device_name')} (sm_{str(t.get('capability', '')).replace('.', '')})"
-               if t.get("device_name") else "none")
-        lines.append(f"  cuda       is_available={t.get('is_available')}  devices={t.get('device_count')}  GPU {gpu}")
+               if t.get("device_name") else _("none"))
+        lines.append(_("  cuda       is_available={available}  devices={count}  GPU {gpu}").format(
+            available=t.get('is_available'), count=t.get('device_count'), gpu=gpu))
         if t.get("arch_list"):
-            lines.append(f"  arch list  {' '.join(t['arch_list'])}")
-    drv = d.cuda_max or "none"
-    lines.append(f"  driver     max CUDA {drv}" + (f" (driver {d.driver_version})" if d.driver_version else "")
-                 + (f" [{d.source}]" if d.source else "")
-                 + (f": {d.error}" if d.error and not d.cuda_max else ""))
+            lines.append(_("  arch list  {archs}").format(archs=' '.join(t['arch_list'])))
+    if not d.cuda_max and not d.driver_version:
+        line = _("  driver     max CUDA none")
+    else:
+        line = (_("  driver     max CUDA {cuda} (driver {version})") if d.driver_version else
+                _("  driver     max CUDA {cuda}")).format(cuda=d.cuda_max or _("none"), version=d.driver_version)
+    lines.append(line + (f" [{d.source}]" if d.source else "") + (": " + tr(d.error) if d.error and not d.cuda_max
+                                                                    else ""))
     if report.toolkit:
-        lines.append(f"  toolkit    CUDA {report.toolkit.get('version')} {report.toolkit.get('root')}")
+        lines.append(_("  toolkit    CUDA {version} {root}").format(version=report.toolkit.get('version'),
+                                                                    root=report.toolkit.get('root')))
     for name in ("matmul", "conv2d", "autocast"):
         s = report.steps.get(name)
         if not s:
             continue
         detail = s.get("detail") or {}
         where = detail.get("device", report.device or "")
-        mark = "pass" if s.get("ok") else "FAIL"
+        mark = _("pass") if s.get("ok") else _("FAIL")
         extra = f"  {detail['gflops']} GFLOP/s" if detail.get("gflops") else ""
         err = f"  {s['error']['type']}: {s['error']['message'].splitlines()[0][:120]}" if s.get("error") else ""
-        lines.append(f"  {name:<10} {mark}  {s.get('seconds')}s on {where}{extra}{err}")
+        lines.append(_("  {name} {mark}  {seconds}s on {device}").format(
+            name=f"{name:<10}", mark=mark, seconds=s.get('seconds'), device=where) + extra + err)
     pm = report.probe or {}
     if pm.get("timed_out") or (pm.get("returncode") not in (0, None) and not t):
-        lines.append(f"  probe      {'timed out' if pm.get('timed_out') else 'exit %s' % pm.get('returncode')} at stage "
-                     f"{pm.get('last_stage') or 'start'}")
+        stage = pm.get('last_stage') or 'start'
+        lines.append(_("  probe      timed out at stage {stage}").format(stage=stage) if pm.get('timed_out') else
+                     _("  probe      exit {code} at stage {stage}").format(code=pm.get('returncode'), stage=stage))
     for c in report.chain:
-        lines.append(f"  chain      {c['check']}: {c['status']} ({c['detail']})")
+        lines.append(_("  chain      {check}: {status} ({detail})").format(check=tr(c['check']), status=c['status'],
+                                                                          detail=tr(c['detail'])))
     for f in report.findings:
         lines.append(f"  {f.severity:<8}   {f.code}: {tr(f.cause)}")
         if f.fix and f.fix != "-" and f.severity != INFO:
             lines.append(f"  {'':<8}   " + _("fix: {fix}").format(fix=tr(f.fix)))
-    verdict = {"pass": "PASS", "fail": "FAIL", "skip": "SKIP"}[report.status]
-    lines.append(f"result: {verdict} ({report.code}: {tr(report.cause)}; {report.result})")
+    verdict = {"pass": _("PASS"), "fail": _("FAIL"), "skip": _("SKIP")}[report.status]
+    lines.append(_("result: {verdict} ({code}: {cause}; {result})").format(
+        verdict=verdict, code=report.code, cause=tr(report.cause), result=tr(report.result)))
     return lines

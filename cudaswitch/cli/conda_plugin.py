@@ -36,19 +36,21 @@ def health_check(prefix: str, verbose: bool) -> None:
     from conda.base.constants import OK_MARK, X_MARK
 
     from cudaswitch.checks.conda_health import health
+    from cudaswitch.core.i18n import _, tr
 
     checks = health(prefix)
     bad = [c for c in checks if not c.ok]
     if not bad:
-        print(f"{OK_MARK} CUDA (cudaswitch): " + "; ".join(c.message for c in checks) + ".\n")
+        print(f"{OK_MARK} " + _("CUDA (cudaswitch): {checks}.").format(checks="; ".join(tr(c.message) for c in checks))
+              + "\n")
         return
-    print(f"{X_MARK} CUDA (cudaswitch):")
+    print(f"{X_MARK} " + _("CUDA (cudaswitch):"))
     for c in bad:
-        print(f"  {c.code}: {c.message}" + (f"\n    fix: {c.fix}" if c.fix else ""))
+        print(f"  {c.code}: {tr(c.message)}" + ("\n    " + _("fix: {fix}").format(fix=tr(c.fix)) if c.fix else ""))
     if verbose:
         for c in checks:
             if c.ok:
-                print(f"  ok: {c.message}")
+                print("  " + _("ok: {message}").format(message=tr(c.message)))
     print()
 
 
@@ -58,8 +60,11 @@ def post_command(command: str) -> None:
 
         prefix = context.target_prefix
         from cudaswitch.checks.conda_health import after_change
+        from cudaswitch.core.i18n import tr
 
         line = after_change(prefix)
+        if line:
+            line = tr(line)
     except Exception:  # never break or slow a conda command over a note
         return
     if line:

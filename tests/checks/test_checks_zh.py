@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "fake_torch"))
 
 import cudatrees  # noqa: E402
 import texts  # noqa: E402
-from cli_inprocess import invoke_cli  # noqa: E402
+from conftest import run_cli  # noqa: E402
 from cudaswitch.checks.diagnosis import classify  # noqa: E402
 from cudaswitch.checks.driver import Driver  # noqa: E402
 from cudaswitch.checks.runner import ProbeOutcome  # noqa: E402
@@ -70,7 +70,7 @@ def _timeless(rec):
 # ---- smoke ------------------------------------------------------------------------------------------------
 
 def test_smoke_of_the_real_cpu_torch_reads_in_chinese_and_its_json_does_not_change(torch_env, clean_env):
-    zh = invoke_cli(["smoke", "-p", str(torch_env)], env=_env(clean_env, **ZH))
+    zh = run_cli(["smoke", "-p", str(torch_env)], env=_env(clean_env, **ZH))
     assert zh.returncode == 1, zh.stderr
     out = zh.stdout
     assert f"冒烟测试: {torch_env.name} ({torch_env})" in out
@@ -80,8 +80,8 @@ def test_smoke_of_the_real_cpu_torch_reads_in_chinese_and_its_json_does_not_chan
     assert "解决: 从 CUDA 版的下载源（index）重新安装 torch" in out
     assert "结果: 失败（CPU_ONLY_BUILD: torch 2.13.0+cpu 是 CPU 版（torch.version.cuda 为 None）；没有 GPU）" in out
     assert_chinese(out)
-    en = invoke_cli(["smoke", "-p", str(torch_env), "--json", "--cpu-ok"], env=_env(clean_env, LANG="en_US.UTF-8"))
-    zh = invoke_cli(["smoke", "-p", str(torch_env), "--json", "--cpu-ok"], env=_env(clean_env, **ZH))
+    en = run_cli(["smoke", "-p", str(torch_env), "--json", "--cpu-ok"], env=_env(clean_env, LANG="en_US.UTF-8"))
+    zh = run_cli(["smoke", "-p", str(torch_env), "--json", "--cpu-ok"], env=_env(clean_env, **ZH))
     assert zh.returncode == en.returncode == 0
     assert _timeless(json.loads(zh.stdout)) == _timeless(json.loads(en.stdout))
     rec = json.loads(zh.stdout)
@@ -160,7 +160,7 @@ def test_doctor_reads_in_chinese_and_its_json_does_not_change(fsroot, clean_env,
     base = dict(clean_env, CUDASWITCH_FS_ROOT=str(fsroot), CONDA_OVERRIDE_CUDA="12.4",
                 CUDA_HOME="/usr/local/cuda-12.9", CUDA_PATH="/usr/local/cuda-12.1")
     args = ["doctor", "-p", str(prefix)]
-    zh = invoke_cli(args, env=_env(base, **ZH))
+    zh = run_cli(args, env=_env(base, **ZH))
     assert zh.returncode == 1, zh.stderr
     out = zh.stdout
     assert out.startswith("显卡驱动: 最高支持 CUDA 12.4 [CONDA_OVERRIDE_CUDA]\n")
@@ -173,8 +173,8 @@ def test_doctor_reads_in_chinese_and_its_json_does_not_change(fsroot, clean_env,
             "用它编译的程序只能在次版本兼容模式下运行") in out
     assert out.rstrip().endswith("结果: 发现问题")
     assert_chinese(out)
-    en = invoke_cli(args + ["--json"], env=_env(base, LANG="en_US.UTF-8"))
-    zh = invoke_cli(args + ["--json"], env=_env(base, **ZH))
+    en = run_cli(args + ["--json"], env=_env(base, LANG="en_US.UTF-8"))
+    zh = run_cli(args + ["--json"], env=_env(base, **ZH))
     assert zh.returncode == en.returncode == 1 and zh.stdout == en.stdout
     causes = {f["code"]: f["cause"] for f in json.loads(zh.stdout)["findings"]}
     assert causes["CUDA_PATH_MISSING"] == "CUDA_PATH=/usr/local/cuda-12.1 does not exist"
@@ -184,7 +184,7 @@ def test_doctor_without_driver_or_problems_reads_in_chinese(tmp_path, clean_env)
     root = tmp_path / "root"
     root.mkdir()
     env = _env(clean_env, CUDASWITCH_FS_ROOT=str(root), CONDA_OVERRIDE_CUDA="", **ZH)
-    r = invoke_cli(["doctor"], env=env)
+    r = run_cli(["doctor"], env=env)
     assert r.returncode == 0, r.stderr
     assert "info     NO_DRIVER: 没有找到 NVIDIA 显卡驱动（CONDA_OVERRIDE_CUDA 为空（视为没有显卡驱动））：只能用 CPU" in r.stdout
     assert r.stdout.rstrip().endswith("结果: 正常")
@@ -195,7 +195,7 @@ def test_doctor_without_driver_or_problems_reads_in_chinese(tmp_path, clean_env)
 
 def test_recommend_reads_in_chinese_and_its_json_does_not_change(clean_env):
     args = ["recommend", "--cuda", "12.2", "--cc", "8.6", "--python", "3.10"]
-    zh = invoke_cli(args, env=_env(clean_env, **ZH))
+    zh = run_cli(args, env=_env(clean_env, **ZH))
     assert zh.returncode == 0, zh.stderr
     out = zh.stdout
     assert "显卡驱动最高支持 CUDA: 12.2 [--cuda]；GPU 算力: 8.6；Python 3.10（--python）；linux" in out
@@ -205,17 +205,17 @@ def test_recommend_reads_in_chinese_and_its_json_does_not_change(clean_env):
     assert ("pip install torch==2.7.1 torchvision==0.22.1 torchaudio==2.7.1 --index-url "
             "https://download.pytorch.org/whl/cu118") in out.splitlines()
     assert_chinese(out)
-    en = invoke_cli(args + ["--json"], env=_env(clean_env, LANG="en_US.UTF-8"))
-    zh = invoke_cli(args + ["--json"], env=_env(clean_env, **ZH))
+    en = run_cli(args + ["--json"], env=_env(clean_env, LANG="en_US.UTF-8"))
+    zh = run_cli(args + ["--json"], env=_env(clean_env, **ZH))
     assert zh.returncode == en.returncode == 0 and zh.stdout == en.stdout
     # nothing fits: the reason in Chinese, exit 1 in both languages, the same JSON
     args = ["recommend", "--torch", "9.9", "--cuda", "12.2", "--python", "3.10"]
-    zh = invoke_cli(args, env=_env(clean_env, **ZH))
+    zh = run_cli(args, env=_env(clean_env, **ZH))
     assert zh.returncode == 1 and "没有合适的 torch 版本：" in zh.stdout
     assert "cudaswitch 的数据表里没有 torch 9.9（已知版本：" in zh.stdout
     assert_chinese(zh.stdout)
-    en = invoke_cli(args + ["--json"], env=_env(clean_env, LANG="en_US.UTF-8"))
-    zh = invoke_cli(args + ["--json"], env=_env(clean_env, **ZH))
+    en = run_cli(args + ["--json"], env=_env(clean_env, LANG="en_US.UTF-8"))
+    zh = run_cli(args + ["--json"], env=_env(clean_env, **ZH))
     assert zh.returncode == en.returncode == 1 and zh.stdout == en.stdout
 
 

@@ -19,9 +19,17 @@ from typing import Dict, List, Optional
 from cudaswitch.checks.driver import Driver
 from cudaswitch.checks.runner import ProbeOutcome
 from cudaswitch.discovery.environment import site_packages
-from cudaswitch.core.i18n import N_, M
+from cudaswitch.core.i18n import M, N_, _, columns
 
 ERROR, WARNING, INFO = "error", "warning", "info"
+# what a person reads in the severity column; --json keeps the codes above
+_SEVERITY_WORDS = {ERROR: N_("error"), WARNING: N_("warning"), INFO: N_("info")}
+
+
+def severity_label(severity: str, width: int = 8) -> str:
+    """The severity column of the text output, padded by terminal columns: "error   ", or "错误    " in Chinese."""
+    word = _(_SEVERITY_WORDS.get(severity, severity))
+    return word + " " * max(1, width - columns(word))
 
 
 def message(text: str) -> str:

@@ -16,7 +16,7 @@ from typing import Dict, List, Optional
 
 from cudaswitch.checks import driver as drivers
 from cudaswitch.checks import knowledge
-from cudaswitch.checks.diagnosis import ERROR, INFO, WARNING, Finding, install_findings, message
+from cudaswitch.checks.diagnosis import ERROR, INFO, WARNING, Finding, install_findings, message, severity_label
 from cudaswitch.checks.driver import Driver
 from cudaswitch.checks.torchenv import torch_installs
 from cudaswitch.core.errors import UsageError
@@ -371,7 +371,7 @@ def doctor_lines(report: DoctorReport) -> List[str]:
     if not report.findings:
         lines.append(_("no problems found"))
     for f in report.findings:
-        lines.append(f"{f.severity:<8} {f.code}: {tr(f.cause)}")
+        lines.append(f"{severity_label(f.severity)} {f.code}: {tr(f.cause)}")
         if f.fix and f.fix != "-" and f.severity != "info":
             lines.append(f"{'':<8} " + _("fix: {fix}").format(fix=tr(f.fix)))
     lines.append(_("result: OK") if report.ok else _("result: problems found"))

@@ -17,7 +17,7 @@ from typing import Dict, List, Optional
 
 from cudaswitch.checks import driver as drivers
 from cudaswitch.checks.diagnosis import (ERROR, INFO, WARNING, Finding, ProbeOutcome, classify, finding,
-                                         install_findings, message)
+                                         install_findings, message, severity_label)
 from cudaswitch.checks.driver import Driver
 from cudaswitch.checks.runner import run_probe
 from cudaswitch.checks.torchenv import torch_installs
@@ -291,7 +291,7 @@ def smoke_lines(report: SmokeReport) -> List[str]:
         lines.append(_("  chain      {check}: {status} ({detail})").format(check=tr(c['check']), status=c['status'],
                                                                           detail=tr(c['detail'])))
     for f in report.findings:
-        lines.append(f"  {f.severity:<8}   {f.code}: {tr(f.cause)}")
+        lines.append(f"  {severity_label(f.severity)}   {f.code}: {tr(f.cause)}")
         if f.fix and f.fix != "-" and f.severity != INFO:
             lines.append(f"  {'':<8}   " + _("fix: {fix}").format(fix=tr(f.fix)))
     verdict = {"pass": _("PASS"), "fail": _("FAIL"), "skip": _("SKIP")}[report.status]

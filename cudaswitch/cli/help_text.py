@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import inspect
 import re
-import unicodedata
 from typing import List, Optional, Sequence, Tuple
 
 import click
 
 from cudaswitch.core.i18n import N_, _
+from cudaswitch.core.i18n import columns as width
 
 # The help texts click itself supplies, in the form they reach the formatter.
 CLICK_WORDS = (N_("Usage:"), N_("Options"), N_("Commands"), N_("Show this message and exit."),
@@ -33,11 +33,6 @@ _NO_LINE_START = "，。；：、）》」』！？,.;:)!?"
 def help_source(command: click.Command) -> str:
     """The text click prints for a command's docstring, which is also its catalog entry."""
     return inspect.cleandoc(command.help or "").partition("\f")[0]
-
-
-def width(text: str) -> int:
-    """Columns on a terminal: Chinese characters take two."""
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
 def wrap(text: str, columns: int) -> List[str]:

@@ -185,3 +185,10 @@ def tr(text: str) -> str:
 
 def tr_lines(lines: Iterable[str]) -> List[str]:
     return [tr(line) for line in lines]
+
+
+def columns(text: str) -> int:
+    """Columns `text` takes on a terminal: a Chinese character takes two, so padding by len() would misalign."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)

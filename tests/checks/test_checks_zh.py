@@ -76,7 +76,7 @@ def test_smoke_of_the_real_cpu_torch_reads_in_chinese_and_its_json_does_not_chan
     assert f"冒烟测试: {torch_env.name} ({torch_env})" in out
     assert "torch      2.13.0+cpu  CUDA 无（CPU 版）" in out
     assert "matmul     通过" in out and "秒，设备 cpu" in out
-    assert "error      CPU_ONLY_BUILD: torch 2.13.0+cpu 是 CPU 版（torch.version.cuda 为 None）" in out
+    assert "错误       CPU_ONLY_BUILD: torch 2.13.0+cpu 是 CPU 版（torch.version.cuda 为 None）" in out
     assert "解决: 从 CUDA 版的下载源（index）重新安装 torch" in out
     assert "结果: 失败（CPU_ONLY_BUILD: torch 2.13.0+cpu 是 CPU 版（torch.version.cuda 为 None）；没有 GPU）" in out
     assert_chinese(out)
@@ -165,7 +165,7 @@ def test_doctor_reads_in_chinese_and_its_json_does_not_change(fsroot, clean_env,
     out = zh.stdout
     assert out.startswith("显卡驱动: 最高支持 CUDA 12.4 [CONDA_OVERRIDE_CUDA]\n")
     assert f"虚拟环境: 实验室 ({prefix})" in out
-    assert "error    CUDA_PATH_MISSING: CUDA_PATH=/usr/local/cuda-12.1 不存在" in out
+    assert "错误     CUDA_PATH_MISSING: CUDA_PATH=/usr/local/cuda-12.1 不存在" in out
     assert "解决: 把 CUDA_PATH 指向一个已安装的工具包（见 `cudaswitch list`），或删除这个环境变量" in out
     assert "LDCONF_PINS_CUDA: /etc/ld.so.conf.d/988_cuda-12.conf 为所有进程固定了" in out
     assert "停用 /etc/ld.so.conf.d/988_cuda-12.conf 并运行 `sudo ldconfig`" in out
@@ -186,7 +186,7 @@ def test_doctor_without_driver_or_problems_reads_in_chinese(tmp_path, clean_env)
     env = _env(clean_env, CUDASWITCH_FS_ROOT=str(root), CONDA_OVERRIDE_CUDA="", **ZH)
     r = run_cli(["doctor"], env=env)
     assert r.returncode == 0, r.stderr
-    assert "info     NO_DRIVER: 没有找到 NVIDIA 显卡驱动（CONDA_OVERRIDE_CUDA 为空（视为没有显卡驱动））：只能用 CPU" in r.stdout
+    assert "提示     NO_DRIVER: 没有找到 NVIDIA 显卡驱动（CONDA_OVERRIDE_CUDA 为空（视为没有显卡驱动））：只能用 CPU" in r.stdout
     assert r.stdout.rstrip().endswith("结果: 正常")
     assert_chinese(r.stdout)
 

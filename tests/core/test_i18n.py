@@ -166,7 +166,7 @@ def test_errors_and_doctor_findings_print_in_chinese(clean_env, tmp_path):
                **ZH)
     r = run_cli(["doctor"], env=env)
     assert "WSL2: 运行在 WSL2 中" not in r.stdout  # the cause text of the record, not the table's description
-    assert "info     WSL2: WSL2：NVIDIA 显卡驱动是 Windows 上的那个" in r.stdout, r.stdout
+    assert "提示     WSL2: WSL2：NVIDIA 显卡驱动是 Windows 上的那个" in r.stdout, r.stdout
     en = run_cli(["doctor"], env=dict(env, LANG="en_US.UTF-8"))
     assert "info     WSL2: WSL2: the NVIDIA driver is the Windows one" in en.stdout
 
@@ -224,7 +224,7 @@ def test_output_never_fails_on_the_console_encoding(clean_env, tmp_path, encodin
     else:
         assert f"({prefix})" in out, out
     # a finding with a fix (CUDA_PATH names a missing folder), in the language the console can show
-    assert "error    CUDA_PATH_MISSING: " in out
+    assert ("错误     CUDA_PATH_MISSING: " if chinese else "error    CUDA_PATH_MISSING: ") in out, out
     assert ("解决: " in out) == chinese and ("fix: " in out) != chinese, out
 
 

@@ -31,11 +31,11 @@ FORMS = (
     N_("Option {name!r} does not take a value."),
     N_("Invalid value for {param_hint}: {message}"),
     N_("Invalid value: {message}"),
-    N_("{value!r} is not {choice}."),
     N_("{value!r} is not one of {choices}."),
     N_("{value!r} is not a valid integer."),
     N_("{value!r} is not a valid float."),
     N_("{value!r} is not a valid boolean."),
+    N_("{value!r} is not {choice}."),  # the most general last: "{choice}" would match any of the above
 )
 
 _FIELD = re.compile(r"\{(\w+)(?:![rs])?\}")

@@ -147,6 +147,6 @@ def _no_nvcc_note(tk, system, path):
     if tk.nvcc:
         return []
     other = system.which("nvcc", path)
-    got = M("'nvcc' is {nvcc}, from another toolkit", nvcc=other) if other else N_("no nvcc is on PATH")
+    got = M("'nvcc' is {nvcc}, from another toolkit", nvcc=other) if other else M("no nvcc is on PATH")
     return [M("CUDA {version} at {root} has no nvcc ({flags}); {got}", version=tk.version, root=tk.root,
               flags=", ".join(tk.flags), got=got)]

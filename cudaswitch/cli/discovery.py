@@ -75,7 +75,7 @@ def which(selector, want_bin, want_lib, want_nvcc):
     asked = [w for w, on in (("bin", want_bin), ("lib", want_lib), ("nvcc", want_nvcc)) if on]
     if len(asked) > 1:  # one answer per call: a script reading the output cannot tell two lists apart
         raise UsageError(M("give one of --bin, --lib, --nvcc, not {options}",
-                           options=" and ".join("--" + a for a in asked)))
+                           options=_(" and ").join("--" + a for a in asked)))
     what = asked[0] if asked else None
 
     system = _system()

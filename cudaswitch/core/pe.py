@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Dict, Optional, Tuple
 
-from cudaswitch.core.i18n import M, N_
+from cudaswitch.core.i18n import M
 
 RT_VERSION = 16
 _FIXED_SIGNATURE = 0xFEEF04BD
@@ -71,7 +71,7 @@ def read_version_info(path: Path) -> Optional[VersionInfo]:
         n_sections, opt_size = struct.unpack_from("<H", coff, 2)[0], struct.unpack_from("<H", coff, 16)[0]
         opt = _read_at(fh, lfanew + 24, opt_size)
         if len(opt) < 2:
-            raise PEError(N_("no optional header"))
+            raise PEError(M("no optional header"))
         magic = struct.unpack_from("<H", opt, 0)[0]
         dirs_at = {0x10B: 96, 0x20B: 112}.get(magic)
         if dirs_at is None:
@@ -89,20 +89,20 @@ def read_version_info(path: Path) -> Optional[VersionInfo]:
                 size = min(max(vsize, raw_size), raw_size, _MAX_RESOURCES)
                 section = _read_at(fh, raw_ptr, size)
                 return _version_from_section(section, vaddr, rsrc_rva - vaddr)
-        raise PEError(N_("the resource directory lies in no section"))
+        raise PEError(M("the resource directory lies in no section"))
 
 
 def _entries(section: bytes, at: int):
     if at + 16 > len(section):
-        raise PEError(N_("resource directory out of bounds"))
+        raise PEError(M("resource directory out of bounds"))
     named, ids = struct.unpack_from("<HH", section, at + 12)
     count = named + ids
     if count > _MAX_DEPTH_ENTRIES:
-        raise PEError(N_("implausible resource directory"))
+        raise PEError(M("implausible resource directory"))
     for i in range(count):
         pos = at + 16 + 8 * i
         if pos + 8 > len(section):
-            raise PEError(N_("resource entry out of bounds"))
+            raise PEError(M("resource entry out of bounds"))
         name, target = struct.unpack_from("<II", section, pos)
         yield name, target
 
@@ -124,11 +124,11 @@ def _version_from_section(section: bytes, vaddr: int, root: int) -> Optional[Ver
             return None
         node = first[1]
     if node & 0x80000000 or node + 16 > len(section):
-        raise PEError(N_("bad version resource entry"))
+        raise PEError(M("bad version resource entry"))
     data_rva, data_size = struct.unpack_from("<II", section, node)
     start = data_rva - vaddr
     if start < 0 or start + data_size > len(section):
-        raise PEError(N_("version resource out of bounds"))
+        raise PEError(M("version resource out of bounds"))
     return parse_vs_versioninfo(section[start:start + data_size])
 
 
@@ -139,10 +139,10 @@ def _align4(n: int) -> int:
 def _block(data: bytes, at: int, end: int):
     """One VS_VERSIONINFO-style block: (length, value length, type, key, value offset, block end)."""
     if at + 6 > end:
-        raise PEError(N_("version block out of bounds"))
+        raise PEError(M("version block out of bounds"))
     length, value_len, kind = struct.unpack_from("<HHH", data, at)
     if length < 6 or at + length > end:
-        raise PEError(N_("bad version block length"))
+        raise PEError(M("bad version block length"))
     key_end = at + 6
     while key_end + 1 < at + length and data[key_end:key_end + 2] != b"\0\0":
         key_end += 2

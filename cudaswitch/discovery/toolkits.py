@@ -447,8 +447,10 @@ def inspect(system: System, cand: _Candidate, root: str) -> Tuple[Optional[Toolk
     if unknown:
         # An nvcc whose version nothing answers (a Windows nvcc.exe without a version resource seen from Linux):
         # still a toolkit the user has, so it is listed rather than silently dropped.
-        why = "; ".join(warnings) or "no version file and nvcc cannot be run here"
-        warnings[:] = [f"{root}: version unknown ({why})"]
+        # one reason stays a message of its own, translated when printed
+        why = (warnings[0] if len(warnings) == 1 else "; ".join(warnings)) if warnings else M(
+            "no version file and nvcc cannot be run here")
+        warnings[:] = [M("{root}: version unknown ({why})", root=root, why=why)]
         reading = VersionReading(CudaVersion(0, 0), "none", layout.nvcc)
     # A conda env with only a `cuda-version` pin and bin/ (every env has one) is not a toolkit.
     if reading is None or not (layout.nvcc or has_runtime):

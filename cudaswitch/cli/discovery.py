@@ -42,8 +42,8 @@ def list_cmd(as_json):
             click.echo(_("No CUDA toolkit found. Install one, or add its folder to CUDASWITCH_SEARCH_PATH."))
         _cudnn_installs_table(found.cudnn_installs)
         _warn(found.warnings)
-    if found.config_errors:
-        from cudaswitch.cli.output import error_line
+    from cudaswitch.cli.output import error_line
+
     for err in found.config_errors:
         click.echo(error_line(err), err=True)
     if found.config_errors:
@@ -148,7 +148,7 @@ def status(as_json):
         elif st and system.environ.get("CUDA_HOME") != st["root"]:
             from cudaswitch.switching.hookfiles import apply_now_hint
 
-            click.echo(_("  not applied to this shell yet: {hint}").format(
+            click.echo("  " + _("not applied to this shell yet: {hint}").format(
                 hint=tr(apply_now_hint(report["name"], report["prefix"], system.windows, system))))
     for w in state.warnings + (_no_nvcc_note(active, system, system.environ.get("PATH")) if active else []):
         click.echo(warning_line(w))

@@ -11,6 +11,7 @@ import click
 
 from cudaswitch import __version__
 from cudaswitch.cli.common import _ENVIRONMENT_ERRNOS, _fail, _os_error_line, _silence_stdout
+from cudaswitch.core.i18n import M, N_
 
 # command name -> module:function under cudaswitch/cli/
 _COMMANDS = {
@@ -60,11 +61,11 @@ class _OneLineErrors(click.Group):
                 super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
             except click.UsageError as exc:
                 where = exc.ctx.command_path if exc.ctx is not None else "cudaswitch"
-                _fail(f"{exc.format_message()} (see '{where} --help')", exc.exit_code)
+                _fail(M("{message} (see '{where} --help')", message=_click_message(exc), where=where), exc.exit_code)
             except click.exceptions.Abort:
-                _fail("aborted; nothing was changed", 1)
+                _fail(N_("aborted; nothing was changed"), 1)
             except click.ClickException as exc:
-                _fail(exc.format_message(), exc.exit_code)
+                _fail(_click_message(exc), exc.exit_code)
             except OSError as exc:  # click's own output (--help, --version) to a full disk or closed pipe
                 if exc.errno not in _ENVIRONMENT_ERRNOS | {errno.EPIPE}:
                     raise
@@ -98,11 +99,25 @@ class _OneLineErrors(click.Group):
         return command
 
 
+def _click_message(exc: click.ClickException) -> str:
+    """click's sentence, in the user's language (click formats it in English: docs/design/i18n.md)."""
+    from cudaswitch.core import i18n
+
+    message = exc.format_message()
+    if i18n.current_language() == i18n.ENGLISH:
+        return message
+    from cudaswitch.cli.click_errors import translate
+
+    return translate(message)
+
+
 def _show_version(ctx, _param, value):
     # click.version_option would do the same, but building it at import asks gettext for its message, which imports
     # `locale` and looks for catalogs on disk: a cost every command paid for an option few use.
     if value and not ctx.resilient_parsing:
-        click.echo(f"cudaswitch, version {__version__}", color=ctx.color)
+        from cudaswitch.core.i18n import _
+
+        click.echo(_("cudaswitch, version {version}").format(version=__version__), color=ctx.color)
         ctx.exit()
 
 

@@ -10,6 +10,7 @@ import sys
 import click
 
 from cudaswitch.core.errors import CudaswitchError
+from cudaswitch.core.i18n import M, N_
 
 JSON_SCHEMA = 1
 
@@ -44,10 +45,11 @@ _ENVIRONMENT_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, err
 def _os_error_line(exc: OSError) -> str:
     what = exc.strerror or str(exc)
     if exc.filename is None:
-        return f"cannot write the output: {what}"
+        return M("cannot write the output: {reason}", reason=what)
     if exc.errno == errno.EROFS:
-        return f"cannot write to {exc.filename}: it is on a read-only file system; nothing more was changed"
-    return f"cannot use {exc.filename}: {what}"
+        return M("cannot write to {path}: it is on a read-only file system; nothing more was changed",
+                 path=exc.filename)
+    return M("cannot use {path}: {reason}", path=exc.filename, reason=what)
 
 
 def handle_errors(fn):
@@ -60,14 +62,14 @@ def handle_errors(fn):
         except CudaswitchError as exc:
             _fail(str(exc), exc.exit_code)
         except KeyboardInterrupt:
-            _fail("interrupted", 130)
+            _fail(N_("interrupted"), 130)
         except BrokenPipeError:  # `cudaswitch list | head`: the reader left; stop quietly, as other tools do
             _silence_stdout()
             sys.exit(141)
         except click.exceptions.Exit:
             raise
         except click.exceptions.Abort:  # "no", Ctrl-C or Ctrl-D at a question: the answer, not a failure
-            _fail("aborted; nothing was changed", 1)
+            _fail(N_("aborted; nothing was changed"), 1)
         except click.ClickException:
             raise
         except OSError as exc:
@@ -92,7 +94,8 @@ def _debugging() -> bool:
 def _internal(exc: BaseException) -> None:
     if _debugging():
         raise exc
-    _fail(f"internal error: {type(exc).__name__}: {exc} (set CUDASWITCH_DEBUG=1 for the traceback)", 70)
+    _fail(M("internal error: {kind}: {error} (set CUDASWITCH_DEBUG=1 for the traceback)",
+            kind=type(exc).__name__, error=str(exc)), 70)
 
 
 def _system():
@@ -101,7 +104,9 @@ def _system():
     system = system_mod.System.current()
     note = system.relocation_note()
     if note and not system_mod.QUIET_RELOCATION:
-        click.echo(f"cudaswitch: note: {note}", err=True)
+        from cudaswitch.core.i18n import _, tr
+
+        click.echo(_("cudaswitch: note: {note}").format(note=tr(note)), err=True)
     return system
 
 
@@ -142,5 +147,6 @@ def _no_nvcc_note(tk, system, path):
     if tk.nvcc:
         return []
     other = system.which("nvcc", path)
-    got = f"'nvcc' is {other}, from another toolkit" if other else "no nvcc is on PATH"
-    return [f"CUDA {tk.version} at {tk.root} has no nvcc ({', '.join(tk.flags)}); {got}"]
+    got = M("'nvcc' is {nvcc}, from another toolkit", nvcc=other) if other else M("no nvcc is on PATH")
+    return [M("CUDA {version} at {root} has no nvcc ({flags}); {got}", version=tk.version, root=tk.root,
+              flags=", ".join(tk.flags), got=got)]

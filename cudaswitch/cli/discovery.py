@@ -7,6 +7,7 @@ import sys
 import click
 
 from cudaswitch.cli.common import _discover, _json_out, _no_nvcc_note, _system, _warn, handle_errors
+from cudaswitch.core.i18n import M, _
 
 
 @click.command("list")
@@ -32,17 +33,19 @@ def list_cmd(as_json):
 
         rows = []
         for tk in found.toolkits:
-            notes = list(tk.flags) + ([f"alias {', '.join(tk.aliases)}"] if tk.aliases else [])
+            notes = list(tk.flags) + ([_("alias {names}").format(names=", ".join(tk.aliases))] if tk.aliases else [])
             rows.append(["*" if tk.root == state.active else "", tk.version, tk.root, ", ".join(tk.sources),
-                         "yes" if tk.nvcc else "no", tk.cudnn or "-", "; ".join(notes)])
+                         _("yes") if tk.nvcc else _("no"), tk.cudnn or "-", "; ".join(notes)])
         if rows:
-            click.echo(table(["", "VERSION", "ROOT", "SOURCE", "NVCC", "CUDNN", "NOTES"], rows))
+            click.echo(table(["", _("VERSION"), _("ROOT"), _("SOURCE"), "NVCC", "CUDNN", _("NOTES")], rows))
         else:
-            click.echo("No CUDA toolkit found. Install one, or add its folder to CUDASWITCH_SEARCH_PATH.")
+            click.echo(_("No CUDA toolkit found. Install one, or add its folder to CUDASWITCH_SEARCH_PATH."))
         _cudnn_installs_table(found.cudnn_installs)
         _warn(found.warnings)
+    from cudaswitch.cli.output import error_line
+
     for err in found.config_errors:
-        click.echo(f"cudaswitch: error: {err}", err=True)
+        click.echo(error_line(err), err=True)
     if found.config_errors:
         sys.exit(1)
 
@@ -51,9 +54,10 @@ def _cudnn_installs_table(installs):
     if installs:
         from cudaswitch.cli.output import table
 
-        click.echo("\ncuDNN from NVIDIA's installer:")
-        click.echo(table(["CUDNN", "FOR CUDA", "DLL FOLDER"],
-                         [[c.version or "unknown", c.cuda, c.bin_dir if c.dll else f"{c.bin_dir} (no cudnn64_*.dll)"]
+        click.echo("\n" + _("cuDNN from NVIDIA's installer:"))
+        click.echo(table(["CUDNN", _("FOR CUDA"), _("DLL FOLDER")],
+                         [[c.version or _("unknown"), c.cuda,
+                           c.bin_dir if c.dll else _("{folder} (no cudnn64_*.dll)").format(folder=c.bin_dir)]
                           for c in installs]))
 
 
@@ -70,7 +74,8 @@ def which(selector, want_bin, want_lib, want_nvcc):
 
     asked = [w for w, on in (("bin", want_bin), ("lib", want_lib), ("nvcc", want_nvcc)) if on]
     if len(asked) > 1:  # one answer per call: a script reading the output cannot tell two lists apart
-        raise UsageError(f"give one of --bin, --lib, --nvcc, not {' and '.join('--' + a for a in asked)}")
+        raise UsageError(M("give one of --bin, --lib, --nvcc, not {options}",
+                           options=_(" and ").join("--" + a for a in asked)))
     what = asked[0] if asked else None
 
     system = _system()
@@ -81,7 +86,8 @@ def which(selector, want_bin, want_lib, want_nvcc):
         lines = tk.lib_dirs
     elif what == "nvcc":
         if not tk.nvcc:
-            raise CudaswitchError(f"CUDA {tk.version} at {tk.root} has no nvcc (flags: {', '.join(tk.flags)})")
+            raise CudaswitchError(M("CUDA {version} at {root} has no nvcc (flags: {flags})", version=tk.version,
+                                    root=tk.root, flags=", ".join(tk.flags)))
         lines = [tk.nvcc]
     else:
         lines = [tk.root]
@@ -109,42 +115,48 @@ def status(as_json):
                    "cudnn_installs": [c.to_json() for c in found.cudnn_installs],
                    "cudnn_dll_on_path": dll_on_path(system) if system.windows else None})
         return
-    from cudaswitch.cli.output import table
+    from cudaswitch.cli.output import table, warning_line
+    from cudaswitch.core.i18n import tr
 
     rows = []
     for e in state.entries:
         where = f"{e.variable}[{e.position}]" if e.position is not None else e.variable
-        mapped = f"CUDA {e.toolkit}" if e.toolkit else ("-" if e.value is None else "not a known toolkit")
-        rows.append([where, "(unset)" if e.value is None else e.value, mapped])
-    click.echo(table(["VARIABLE", "VALUE", "TOOLKIT"], rows))
+        mapped = f"CUDA {e.toolkit}" if e.toolkit else ("-" if e.value is None else _("not a known toolkit"))
+        rows.append([where, _("(unset)") if e.value is None else e.value, mapped])
+    click.echo(table([_("VARIABLE"), _("VALUE"), _("TOOLKIT")], rows))
     active = next((t for t in found.toolkits if t.root == state.active), None)
-    click.echo(f"\nActive: CUDA {active.version} ({active.root})" if active else "\nActive: no CUDA toolkit")
+    click.echo("\n" + (_("Active: CUDA {version} ({root})").format(version=active.version, root=active.root)
+                       if active else _("Active: no CUDA toolkit")))
     if system.windows:
         from cudaswitch.cudnn.windows import dll_on_path
 
-        click.echo(f"cuDNN on PATH: {dll_on_path(system) or 'none (no cudnn64_*.dll in any PATH folder)'}")
+        click.echo(_("cuDNN on PATH: {dll}").format(
+            dll=dll_on_path(system) or _("none (no cudnn64_*.dll in any PATH folder)")))
         _cudnn_installs_table(found.cudnn_installs)
     if report:
         st = report["state"]
-        click.echo(f"Environment {report['name']} ({report['prefix']}): " + (
-            f"cudaswitch selects CUDA {st['version']} ({st['root']}), chosen with '{st['selector']}' at {st['time']}"
-            if st else "not switched by cudaswitch"))
+        click.echo(_("Environment {name} ({prefix}): {state}").format(
+            name=report["name"], prefix=report["prefix"], state=_(
+                "cudaswitch selects CUDA {version} ({root}), chosen with '{selector}' at {time}").format(**st)
+            if st else _("not switched by cudaswitch")))
         gone = st and not system.local(st["root"]).is_dir()
         if gone:
-            click.echo(f"warning: CUDA {st['version']} at {st['root']}, which this environment uses, is gone "
-                       f"(TOOLKIT_MISSING); 'cudaswitch list' shows what is installed, 'cudaswitch use SELECTOR' "
-                       f"switches to one of them")
+            click.echo(warning_line(M(
+                "CUDA {version} at {root}, which this environment uses, is gone (TOOLKIT_MISSING); 'cudaswitch "
+                "list' shows what is installed, 'cudaswitch use SELECTOR' switches to one of them",
+                version=st["version"], root=st["root"])))
         elif st and system.environ.get("CUDA_HOME") != st["root"]:
             from cudaswitch.switching.switch import apply_now_hint
 
-            click.echo(f"  not applied to this shell yet: "
-                       f"{apply_now_hint(report['name'], report['prefix'], system.windows, system)}")
+            click.echo("  " + _("not applied to this shell yet: {hint}").format(
+                hint=tr(apply_now_hint(report["name"], report["prefix"], system.windows, system))))
     for w in state.warnings + (_no_nvcc_note(active, system, system.environ.get("PATH")) if active else []):
-        click.echo(f"warning: {w}")
+        click.echo(warning_line(w))
     for entry in (report or {}).get("leftover_path", []):
-        click.echo(f"warning: PATH still holds {entry}, added by a cudaswitch environment this shell switched away "
-                   f"from (conda re-exports it, conda#14762); it goes when you deactivate back through that "
-                   f"environment, or in a new shell")
+        click.echo(warning_line(M(
+            "PATH still holds {entry}, added by a cudaswitch environment this shell switched away from (conda "
+            "re-exports it, conda#14762); it goes when you deactivate back through that environment, or in a new "
+            "shell", entry=entry)))
 
 
 
@@ -160,5 +172,6 @@ def envs(as_json):
     report = envs_report(_system())
     if as_json:
         return _json_out(report)
-    click.echo(table(["", "NAME", "PREFIX", "CUDA", "TORCH", "PIP CUDA", "SMOKE"], table_rows(report["envs"])))
+    headers = ["", _("NAME"), _("PREFIX"), "CUDA", "TORCH", _("PIP CUDA"), _("SMOKE")]
+    click.echo(table(headers, table_rows(report["envs"])))
     _warn(report["conda"]["problems"] + [p for r in report["envs"] for p in r["problems"]])

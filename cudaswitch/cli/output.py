@@ -23,14 +23,24 @@ def printable(text: str) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
+def _columns(text: str) -> int:
+    """Terminal columns of `text`: a Chinese character takes two."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
 def table(headers: Sequence[str], rows: List[Sequence[Any]]) -> str:
     cells = [[printable("" if c is None else str(c)) for c in row] for row in rows]
-    widths = [len(h) for h in headers]
+    # English tables stay as they always were (characters, not columns); translated headers are measured in columns
+    wide = not all(h.isascii() for h in headers)
+    size = (lambda v: len(v) if v.isascii() else _columns(v)) if wide else len
+    widths = [size(h) for h in headers]
     for row in cells:
         for i, c in enumerate(row):
-            widths[i] = max(widths[i], len(c))
+            widths[i] = max(widths[i], size(c))
     def line(values):
-        return "  ".join(v.ljust(widths[i]) for i, v in enumerate(values)).rstrip()
+        return "  ".join(v + " " * (widths[i] - size(v)) for i, v in enumerate(values)).rstrip()
     return "\n".join([line(headers)] + [line(r) for r in cells])
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from cudaswitch.cli.common import _json_out, _system, handle_errors
+from cudaswitch.core.i18n import _
 
 
 @click.command("install-toolkit")
@@ -21,9 +22,10 @@ def install_toolkit(version, into, quiet, as_json):
     r = install(version, _system(), into, show_progress=not (quiet or as_json))
     if as_json:
         return _json_out({"installed": r.to_json()})
-    click.echo(f"Installed CUDA {r.version} at {r.root} from {len(r.wheels)} NVIDIA wheels "
-               f"({r.download_bytes / 1e6:.0f} MB downloaded, {r.disk_bytes / 1e6:.0f} MB on disk).")
-    click.echo(f"Use it: cudaswitch use {r.root}   Remove it: cudaswitch uninstall-toolkit {r.root}")
+    click.echo(_("Installed CUDA {version} at {root} from {wheels} NVIDIA wheels ({downloaded:.0f} MB downloaded, "
+                 "{on_disk:.0f} MB on disk).").format(version=r.version, root=r.root, wheels=len(r.wheels),
+                                                       downloaded=r.download_bytes / 1e6, on_disk=r.disk_bytes / 1e6))
+    click.echo(_("Use it: cudaswitch use {root}   Remove it: cudaswitch uninstall-toolkit {root}").format(root=r.root))
 
 
 @click.command("uninstall-toolkit")
@@ -33,4 +35,4 @@ def uninstall_toolkit(selector):
     """Remove a toolkit 'cudaswitch install-toolkit' made (X.Y or its folder), and nothing else."""
     from cudaswitch.discovery.toolkit_install import uninstall
 
-    click.echo(f"Removed {uninstall(selector, _system())}.")
+    click.echo(_("Removed {what}.").format(what=uninstall(selector, _system())))

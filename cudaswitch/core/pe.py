@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Dict, Optional, Tuple
 
+from cudaswitch.core.i18n import M
+
 RT_VERSION = 16
 _FIXED_SIGNATURE = 0xFEEF04BD
 _MAX_RESOURCES = 16 << 20  # a version resource sits in a resource section of a few KB to a few MB
@@ -37,7 +39,7 @@ def _read_at(fh: BinaryIO, offset: int, size: int) -> bytes:
     fh.seek(offset)
     data = fh.read(size)
     if len(data) != size:
-        raise PEError(f"truncated at offset {offset}")
+        raise PEError(M("truncated at offset {offset}", offset=offset))
     return data
 
 
@@ -69,11 +71,11 @@ def read_version_info(path: Path) -> Optional[VersionInfo]:
         n_sections, opt_size = struct.unpack_from("<H", coff, 2)[0], struct.unpack_from("<H", coff, 16)[0]
         opt = _read_at(fh, lfanew + 24, opt_size)
         if len(opt) < 2:
-            raise PEError("no optional header")
+            raise PEError(M("no optional header"))
         magic = struct.unpack_from("<H", opt, 0)[0]
         dirs_at = {0x10B: 96, 0x20B: 112}.get(magic)
         if dirs_at is None:
-            raise PEError(f"unknown optional header magic {magic:#x}")
+            raise PEError(M("unknown optional header magic {magic}", magic=hex(magic)))
         n_dirs = struct.unpack_from("<I", opt, dirs_at - 4)[0]
         if n_dirs <= 2 or len(opt) < dirs_at + 3 * 8:
             return None
@@ -87,20 +89,20 @@ def read_version_info(path: Path) -> Optional[VersionInfo]:
                 size = min(max(vsize, raw_size), raw_size, _MAX_RESOURCES)
                 section = _read_at(fh, raw_ptr, size)
                 return _version_from_section(section, vaddr, rsrc_rva - vaddr)
-        raise PEError("the resource directory lies in no section")
+        raise PEError(M("the resource directory lies in no section"))
 
 
 def _entries(section: bytes, at: int):
     if at + 16 > len(section):
-        raise PEError("resource directory out of bounds")
+        raise PEError(M("resource directory out of bounds"))
     named, ids = struct.unpack_from("<HH", section, at + 12)
     count = named + ids
     if count > _MAX_DEPTH_ENTRIES:
-        raise PEError("implausible resource directory")
+        raise PEError(M("implausible resource directory"))
     for i in range(count):
         pos = at + 16 + 8 * i
         if pos + 8 > len(section):
-            raise PEError("resource entry out of bounds")
+            raise PEError(M("resource entry out of bounds"))
         name, target = struct.unpack_from("<II", section, pos)
         yield name, target
 
@@ -122,11 +124,11 @@ def _version_from_section(section: bytes, vaddr: int, root: int) -> Optional[Ver
             return None
         node = first[1]
     if node & 0x80000000 or node + 16 > len(section):
-        raise PEError("bad version resource entry")
+        raise PEError(M("bad version resource entry"))
     data_rva, data_size = struct.unpack_from("<II", section, node)
     start = data_rva - vaddr
     if start < 0 or start + data_size > len(section):
-        raise PEError("version resource out of bounds")
+        raise PEError(M("version resource out of bounds"))
     return parse_vs_versioninfo(section[start:start + data_size])
 
 
@@ -137,10 +139,10 @@ def _align4(n: int) -> int:
 def _block(data: bytes, at: int, end: int):
     """One VS_VERSIONINFO-style block: (length, value length, type, key, value offset, block end)."""
     if at + 6 > end:
-        raise PEError("version block out of bounds")
+        raise PEError(M("version block out of bounds"))
     length, value_len, kind = struct.unpack_from("<HHH", data, at)
     if length < 6 or at + length > end:
-        raise PEError("bad version block length")
+        raise PEError(M("bad version block length"))
     key_end = at + 6
     while key_end + 1 < at + length and data[key_end:key_end + 2] != b"\0\0":
         key_end += 2
@@ -152,7 +154,7 @@ def parse_vs_versioninfo(data: bytes) -> VersionInfo:
     info = VersionInfo()
     length, value_len, _kind, key, value_at, end = _block(data, 0, len(data))
     if key != "VS_VERSION_INFO":
-        raise PEError(f"version resource key is {key!r}")
+        raise PEError(M("version resource key is {key}", key=repr(key)))
     if value_len >= 52 and value_at + 52 <= end:
         sig, _sv, fms, fls, pms, pls = struct.unpack_from("<IIIIII", data, value_at)
         if sig == _FIXED_SIGNATURE:

@@ -15,5 +15,7 @@ def resource_dir(name: str) -> Path:
     checkout = here.parent / name
     if checkout.is_dir():
         return checkout
-    raise FileNotFoundError(f"cudaswitch's {name}/ folder is missing (looked in {installed} and {checkout}); "
-                            f"reinstall cudaswitch")
+    from cudaswitch.core.i18n import M
+
+    raise FileNotFoundError(M("cudaswitch's {name}/ folder is missing (looked in {installed} and {checkout}); "
+                              "reinstall cudaswitch", name=name, installed=installed, checkout=checkout))

@@ -117,8 +117,10 @@ class System:
         """One line saying that "/" is not the real root, for every command's output; None when it is."""
         if self.root is None:
             return None
-        return (f"CUDASWITCH_FS_ROOT is set: every path shown as /... (or C:\\...) lies under {self.root}, "
-                f"not on this machine's own file system")
+        from cudaswitch.core.i18n import M
+
+        return M("CUDASWITCH_FS_ROOT is set: every path shown as /... (or C:\\...) lies under {root}, not on this "
+                 "machine's own file system", root=self.root)
 
     @property
     def windows(self) -> bool:

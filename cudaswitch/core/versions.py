@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Iterable, List, Optional, Tuple
 
 from cudaswitch.core.errors import UsageError
-from cudaswitch.core.i18n import N_
+from cudaswitch.core.i18n import M, N_
 
 # version.json's cuda.version third field is sometimes a build date (12.1.20230222; seen in
 # public install notes), sometimes an update number (13.0.2, S22): a third field >= 10000000 is a date.
@@ -76,15 +76,17 @@ def from_version_json(path: Path) -> Optional[CudaVersion]:
     try:
         data = json.loads(path.read_text(encoding="utf-8-sig"))
     except PermissionError as exc:
-        raise VersionFileError(f"{path}: permission denied ({exc.strerror}); check its permissions") from None
+        raise VersionFileError(M("{path}: permission denied ({reason}); check its permissions", path=path,
+                                 reason=exc.strerror)) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise VersionFileError(f"{path}: unreadable ({exc})") from None
+        raise VersionFileError(M("{path}: unreadable ({reason})", path=path, reason=str(exc))) from None
     except ValueError as exc:
-        raise VersionFileError(f"{path}: not valid JSON ({exc}); reinstall the toolkit or delete the file") from None
+        raise VersionFileError(M("{path}: not valid JSON ({reason}); reinstall the toolkit or delete the file",
+                                 path=path, reason=str(exc))) from None
     cuda = data.get("cuda") if isinstance(data, dict) else None
     v = parse_dotted(str(cuda.get("version", ""))) if isinstance(cuda, dict) else None
     if v is None:
-        raise VersionFileError(f"{path}: has no cuda.version entry")
+        raise VersionFileError(M("{path}: has no cuda.version entry", path=path))
     if v.patch is not None and v.patch >= BUILD_DATE_MIN:
         # A date, not an update number: the compiler's version is the exact one when it agrees.
         comp = data.get("cuda_nvcc") or data.get("cuda_cudart") or {}
@@ -98,10 +100,11 @@ def from_version_txt(path: Path) -> Optional[CudaVersion]:
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
-        raise VersionFileError(f"{path}: unreadable ({exc.strerror or exc})") from None
+        raise VersionFileError(M("{path}: unreadable ({reason})", path=path,
+                                 reason=str(exc.strerror or exc))) from None
     m = re.search(r"CUDA Version (\d+)\.(\d+)(?:\.(\d+))?", text)
     if not m:
-        raise VersionFileError(f"{path}: no 'CUDA Version X.Y.Z' line")
+        raise VersionFileError(M("{path}: no 'CUDA Version X.Y.Z' line", path=path))
     return CudaVersion(int(m.group(1)), int(m.group(2)), int(m.group(3)) if m.group(3) else None)
 
 
@@ -132,7 +135,8 @@ def from_cuda_h(path: Path) -> Optional[CudaVersion]:
         with path.open("rb") as fh:
             head = fh.read(1 << 16)  # the define sits near the top; cuda.h is over 1 MB
     except OSError as exc:
-        raise VersionFileError(f"{path}: unreadable ({exc.strerror or exc})") from None
+        raise VersionFileError(M("{path}: unreadable ({reason})", path=path,
+                                 reason=str(exc.strerror or exc))) from None
     m = re.search(_CUDA_H, head)
     if not m:
         return None
@@ -153,9 +157,11 @@ def from_pe(path: Path) -> Optional[CudaVersion]:
     try:
         info = pe.read_version_info(path)
     except pe.PEError as exc:
-        raise VersionFileError(f"{path}: damaged Windows binary ({exc})") from None
+        raise VersionFileError(M("{path}: damaged Windows binary ({reason})", path=path,
+                                 reason=exc.args[0] if exc.args else str(exc))) from None
     except OSError as exc:
-        raise VersionFileError(f"{path}: unreadable ({exc.strerror or exc})") from None
+        raise VersionFileError(M("{path}: unreadable ({reason})", path=path,
+                                 reason=str(exc.strerror or exc))) from None
     if info is None:
         return None
     for key in ("ProductName", "FileDescription"):

@@ -107,10 +107,12 @@ def envs_report(system: System) -> Dict:
 
 
 def table_rows(records: List[Dict]) -> List[List[str]]:
+    from cudaswitch.core.i18n import _  # the rows are printed as they are made
+
     rows = []
     for r in records:
         c = r["cuda"]
-        cuda = "-" if c is None else c["version"] + ("" if c["exists"] else " (missing!)")
+        cuda = "-" if c is None else c["version"] + ("" if c["exists"] else _(" (missing!)"))
         t = r["torch"]
         torch = "-" if t is None else (f"{t['version']} (CUDA {t['cuda'] or 'none'}"
                                        + (f", cuDNN {t['cudnn']}" if t.get("cudnn") else "") + ")")

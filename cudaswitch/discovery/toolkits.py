@@ -324,7 +324,7 @@ def read_version(system: System, root: str, layout: _Layout, warnings: List[str]
                 if v:
                     return VersionReading(v, name, system.display(path))
             except VersionFileError as exc:
-                warnings.append(_display_error(system, str(exc), path))
+                warnings.append(_display_error(system, exc, path))
     hit = versions.from_dist_infos(layout.dist_info_dirs)
     if hit:
         return VersionReading(hit[0], "dist-info", system.display(hit[1]))
@@ -339,7 +339,7 @@ def read_version(system: System, root: str, layout: _Layout, warnings: List[str]
             if v:
                 return VersionReading(v, "pe-resource", binary)
         except VersionFileError as exc:
-            warnings.append(_display_error(system, str(exc), system.local(binary)))
+            warnings.append(_display_error(system, exc, system.local(binary)))
     if layout.include_dir:
         cuda_h = system.local(system.join(layout.include_dir, "cuda.h"))
         if cuda_h.is_file():
@@ -348,7 +348,7 @@ def read_version(system: System, root: str, layout: _Layout, warnings: List[str]
                 if v:
                     return VersionReading(v, "cuda.h", system.display(cuda_h))
             except VersionFileError as exc:
-                warnings.append(_display_error(system, str(exc), cuda_h))
+                warnings.append(_display_error(system, exc, cuda_h))
     if layout.nvcc and not _foreign_binary(system, layout.nvcc):
         from cudaswitch.core.trust import executable_problem
 
@@ -388,8 +388,12 @@ def _foreign_binary(system: System, nvcc: str) -> bool:
     return not sys.platform.startswith("win") and pe.is_pe(system.local(nvcc))
 
 
-def _display_error(system: System, message: str, local: Path) -> str:
-    return message.replace(str(local), system.display(local), 1)
+def _display_error(system: System, exc: Exception, local: Path) -> str:
+    message = exc.args[0] if exc.args else str(exc)
+    if isinstance(message, M):  # still translatable, with the path as the user knows it
+        return M(message.template, **{k: system.display(local) if str(v) == str(local) else v
+                                      for k, v in message.values.items()})
+    return str(exc).replace(str(local), system.display(local), 1)
 
 
 def _cudnn_version(system: System, include_dir: Optional[str]) -> Optional[str]:
@@ -443,8 +447,10 @@ def inspect(system: System, cand: _Candidate, root: str) -> Tuple[Optional[Toolk
     if unknown:
         # An nvcc whose version nothing answers (a Windows nvcc.exe without a version resource seen from Linux):
         # still a toolkit the user has, so it is listed rather than silently dropped.
-        why = "; ".join(warnings) or "no version file and nvcc cannot be run here"
-        warnings[:] = [f"{root}: version unknown ({why})"]
+        # one reason stays a message of its own, translated when printed
+        why = (warnings[0] if len(warnings) == 1 else "; ".join(warnings)) if warnings else M(
+            "no version file and nvcc cannot be run here")
+        warnings[:] = [M("{root}: version unknown ({why})", root=root, why=why)]
         reading = VersionReading(CudaVersion(0, 0), "none", layout.nvcc)
     # A conda env with only a `cuda-version` pin and bin/ (every env has one) is not a toolkit.
     if reading is None or not (layout.nvcc or has_runtime):

@@ -253,3 +253,17 @@ def test_the_language_is_the_one_of_the_user_running_use(cli_env, env_prefix):
     assert run_cli(["use", "--refresh", "--no-smoke", "-p", str(env_prefix)], cli_env).returncode == 0
     assert sh.read_bytes().isascii() and b"is gone from" in sh.read_bytes()
     assert os.path.exists(env_prefix / "etc" / "cudaswitch" / "state.yaml")
+
+
+def test_the_cmd_exe_warning_of_use_is_chinese(cli_env, env_prefix, tmp_path):
+    """A toolkit under a Chinese folder name: every shell but cmd.exe is switched; `use` says so in Chinese."""
+    lab = tmp_path / "实验室"
+    cudatrees.cuda_12_9(lab / "cuda-12.9")
+    env = dict(cli_env, CUDASWITCH_SEARCH_PATH=str(lab))
+    en = run_cli(["use", "12.9", "--no-smoke", "-p", str(env_prefix)], env)
+    zh = run_cli(["use", "12.9", "--no-smoke", "-p", str(env_prefix)], _zh(env))
+    assert en.returncode == zh.returncode == 0
+    assert "warning: cmd.exe cannot be switched to this toolkit" in en.stderr
+    assert f"警告: cmd.exe 无法切换到此工具包（{lab / 'cuda-12.9'} 含有非 ASCII 字符）；它的激活脚本只会打印一条警告" \
+        in zh.stderr
+    _no_english(zh.stdout + zh.stderr)

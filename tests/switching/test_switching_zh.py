@@ -267,3 +267,21 @@ def test_the_cmd_exe_warning_of_use_is_chinese(cli_env, env_prefix, tmp_path):
     assert f"警告: cmd.exe 无法切换到此工具包（{lab / 'cuda-12.9'} 含有非 ASCII 字符）；它的激活脚本只会打印一条警告" \
         in zh.stderr
     _no_english(zh.stdout + zh.stderr)
+
+
+def test_base_refresh_and_selector_errors_are_chinese_with_the_same_exit_codes(cli_env, env_prefix, tmp_path):
+    base = tmp_path / "miniconda3"
+    (base / "conda-meta").mkdir(parents=True)
+    env = dict(cli_env, _CONDA_ROOT=str(base), CONDA_PREFIX=str(base))
+    for args, base_env, code, said in [
+            (["use", "11.8"], True, 2, "这是 base 虚拟环境，每个 shell 启动时都处在其中；如仍要切换，请加上 --yes"),
+            (["use", "--refresh", "-p", str(env_prefix)], False, 2,
+             "虚拟环境 'torch' 没有可刷新的 cudaswitch 选择；请运行 'cudaswitch use SELECTOR'"),
+            (["use", "11.8", "--refresh", "-p", str(env_prefix)], False, 2,
+             "SELECTOR 和 --refresh 只能给一个，不能同时给出")]:
+        e = env if base_env else cli_env
+        en = run_cli(args, e, stdin=subprocess.DEVNULL)
+        zh = run_cli(args, _zh(e), stdin=subprocess.DEVNULL)
+        assert en.returncode == zh.returncode == code, (en.stderr, zh.stderr)
+        assert zh.stderr == f"cudaswitch: 错误: {said}\n"
+    assert not (base / "etc").exists() and not (env_prefix / "etc").exists()

@@ -10,6 +10,7 @@ import click
 from cudaswitch.cli.common import _discover, _fail, _json_out, _no_nvcc_note, _record_smoke, _system, _warn, handle_errors
 from cudaswitch.cli.options import _env_options, _seconds
 from cudaswitch.core.errors import CudaswitchError
+from cudaswitch.core.i18n import M, N_, _, tr
 
 
 @click.command()
@@ -42,11 +43,13 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
         choice.selector = _use_auto(env, system, dry_run or as_json, as_json)
     if env.is_base and not yes and not dry_run:
         if not sys.stdin.isatty():
-            raise UsageError("that is the base environment, which every shell starts in; add --yes to switch it anyway")
-        click.confirm(f"Switch the base environment ({env.prefix}) to CUDA {choice.selector}?", abort=True)
+            raise UsageError(N_("that is the base environment, which every shell starts in; add --yes to switch it "
+                                 "anyway"))
+        click.confirm(tr(M("Switch the base environment ({prefix}) to CUDA {selector}?", prefix=env.prefix,
+                             selector=choice.selector)), abort=True)
     tk = switch.resolve_toolkit(_discover(system), choice, env, system)
     if choice.declared:
-        click.echo(f"Using CUDA {choice.selector}: {choice.declared}.")
+        click.echo(tr(M("Using CUDA {selector}: {declared}.", selector=choice.selector, declared=choice.declared)))
     saving = None
     if save:
         from cudaswitch.switching.envfile import plan_save
@@ -54,42 +57,50 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
         saving = plan_save(save, tk)  # a file that is not an environment file stops here, before any change
     switch.check_switchable(tk)
     if dry_run:
-        click.echo(f"Would make environment {env.name} ({env.prefix}) use CUDA {tk.version} ({tk.root}); nothing written.")
+        click.echo(tr(M("Would make environment {name} ({prefix}) use CUDA {version} ({root}); nothing written.",
+                        name=env.name, prefix=env.prefix, version=tk.version, root=tk.root)))
         return
     done = switch.use(env, tk, choice, system)
     changes = done.changes
-    click.echo(f"Environment {env.name} ({env.prefix}) now uses CUDA {tk.version} ({tk.root}).")
+    click.echo(tr(M("Environment {name} ({prefix}) now uses CUDA {version} ({root}).", name=env.name, prefix=env.prefix,
+                    version=tk.version, root=tk.root)))
     click.echo(f"  CUDA_PATH = CUDA_HOME = {tk.root}")
     for var, entries in changes.prepend.items():
-        click.echo(f"  {var} gets {system.pathsep.join(entries)} in front")
+        click.echo("  " + tr(M("{var} gets {entries} in front", var=var, entries=system.pathsep.join(entries))))
     _warn(_no_nvcc_note(tk, system, system.pathsep.join(
         [*changes.prepend.get("PATH", []), *system.split_list(system.environ.get("PATH"))])))
     if done.ld_note:
-        click.echo(f"  {done.ld_note}")
+        click.echo(f"  {tr(done.ld_note)}")
     for shell, problem in done.unexpressible.items():
-        _warn([f"{shell} cannot be switched to this toolkit ({problem}); its hook only prints a warning"])
-    click.echo(f"Hooks for sh/bash/zsh, fish, csh, cmd.exe and PowerShell: {len(done.written)} files named "
-               f"cudaswitch.* in {os.path.join(env.prefix, 'etc', 'conda')}{os.sep}{{activate,deactivate}}.d")
+        _warn([M("{shell} cannot be switched to this toolkit ({problem}); its hook only prints a warning", shell=shell,
+                 problem=problem)])
+    folder = os.path.join(env.prefix, "etc", "conda") + os.sep + "{activate,deactivate}.d"
+    click.echo(tr(M("Hooks for sh/bash/zsh, fish, csh, cmd.exe and PowerShell: {count} files named cudaswitch.* in "
+                    "{folder}", count=len(done.written), folder=folder)))
     from cudaswitch.switching.startup import reconciler_missing
 
     # once: on the environment's first switch, not on every later `use` or `--refresh`
     missing = reconciler_missing("powershell" if system.windows else os.environ.get("SHELL")) \
         if done.first_switch else None
     if missing:
-        click.echo(f"Tip: a switch from this environment to one without cudaswitch hooks leaves its PATH entry behind "
-                   f"(conda#14762); 'cudaswitch init {missing} --install' adds a prompt-time cleanup that removes it.")
+        click.echo(tr(M("Tip: a switch from this environment to one without cudaswitch hooks leaves its PATH entry "
+                        "behind (conda#14762); 'cudaswitch init {shell} --install' adds a prompt-time cleanup that "
+                        "removes it.", shell=missing)))
     if saving:
         from cudaswitch.switching.envfile import VARIABLE, short_version, write_file
 
         if saving[2]:
             write_file(saving[0], saving[1])
-        click.echo(f"{saving[0]}: {'now declares' if saving[2] else 'already declares'} "
-                   f"variables: {VARIABLE}: \"{short_version(tk)}\"")
+        said = M("{path}: now declares variables: {var}: \"{version}\"", path=saving[0], var=VARIABLE,
+                 version=short_version(tk)) if saving[2] else \
+            M("{path}: already declares variables: {var}: \"{version}\"", path=saving[0], var=VARIABLE,
+              version=short_version(tk))
+        click.echo(tr(said))
     if os.environ.get("CUDASWITCH_APPLIES") == "1":
-        click.echo("Applied to this shell by the cudaswitch shell function.")
+        click.echo(_("Applied to this shell by the cudaswitch shell function."))
     else:
-        click.echo(f"Takes effect at the next activation. To apply it to this shell now: "
-                   f"{switch.apply_now_hint(env.name, env.prefix, system.windows, system)}")
+        click.echo(tr(M("Takes effect at the next activation. To apply it to this shell now: {command}",
+                        command=switch.apply_now_hint(env.name, env.prefix, system.windows, system))))
     if no_smoke:
         return
     from cudaswitch.checks.smoke import run_smoke, smoke_lines
@@ -102,7 +113,7 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
     for line in smoke_lines(report):
         click.echo(line)
     if report.exit_code:
-        click.echo("The switch is kept. Fix the cause above, then run 'cudaswitch smoke' to check again.")
+        click.echo(_("The switch is kept. Fix the cause above, then run 'cudaswitch smoke' to check again."))
     sys.exit(report.exit_code)
 
 
@@ -110,20 +121,22 @@ def _use_auto(env, system, dry_run, as_json):
     """`use auto`: print the choice (torch_aware.pick); the selector to switch to, or exit when there is none."""
     from cudaswitch.switching.torch_aware import pick_for_env
 
-    auto = pick_for_env(env.prefix, f"environment {env.name} ({env.prefix})", _discover(system).toolkits)
+    auto = pick_for_env(env.prefix, M("environment {name} ({prefix})", name=env.name, prefix=env.prefix),
+                        _discover(system).toolkits)
     if as_json:
         _json_out({"auto": auto.to_json()})
         sys.exit(0 if auto.ok else 1)
     if not auto.ok:
-        _fail(f"{auto.reason}; {auto.fix}", 1)
-    click.echo(f"auto: {auto.reason}.")
+        _fail(M("{reason}; {fix}", reason=auto.reason, fix=auto.fix), 1)
+    click.echo(tr(M("auto: {reason}.", reason=auto.reason)))
     for line in auto.notes:
-        click.echo(f"  note: {line}")
+        click.echo("  " + tr(M("note: {line}", line=line)))
     if auto.fix:
-        click.echo(f"  for an exact match: {auto.fix}")
+        click.echo("  " + tr(M("for an exact match: {fix}", fix=auto.fix)))
     if dry_run:
-        click.echo(f"Would make environment {env.name} ({env.prefix}) use CUDA {auto.toolkit['version']} "
-                   f"({auto.toolkit['root']}); nothing written.")
+        click.echo(tr(M("Would make environment {name} ({prefix}) use CUDA {version} ({root}); nothing written.",
+                        name=env.name, prefix=env.prefix, version=auto.toolkit["version"],
+                        root=auto.toolkit["root"])))
         sys.exit(0)
     return auto.toolkit["root"]
 
@@ -140,15 +153,22 @@ def off(name, prefix):
     done = switch.off(env, os.environ)
     removed, had_state, state = done.removed, done.had_state, done.state
     if not removed and not had_state:
-        click.echo(f"Environment {env.name} ({env.prefix}) was not switched by cudaswitch; nothing to remove.")
+        click.echo(tr(M("Environment {name} ({prefix}) was not switched by cudaswitch; nothing to remove.", name=env.name,
+                        prefix=env.prefix)))
         return
-    click.echo(f"Environment {env.name} ({env.prefix}) no longer switches CUDA: removed {len(removed)} hook files"
-               f"{' and the state file' if had_state else ''}.")
+    if had_state:
+        said = M("Environment {name} ({prefix}) no longer switches CUDA: removed {count} hook files and the state "
+                 "file.", name=env.name, prefix=env.prefix, count=len(removed))
+    else:
+        said = M("Environment {name} ({prefix}) no longer switches CUDA: removed {count} hook files.", name=env.name,
+                 prefix=env.prefix, count=len(removed))
+    click.echo(tr(said))
     if os.environ.get("CUDASWITCH_APPLIES") == "1":
-        click.echo("Undone in this shell by the cudaswitch shell function.")
+        click.echo(_("Undone in this shell by the cudaswitch shell function."))
     elif done.still_set_here:
-        click.echo(f"This shell still has CUDA {state.version} set until it is closed; next time run 'conda deactivate' "
-                   f"before 'cudaswitch off', or install the shell function ('cudaswitch init --help').")
+        click.echo(tr(M("This shell still has CUDA {version} set until it is closed; next time run 'conda deactivate' "
+                        "before 'cudaswitch off', or install the shell function ('cudaswitch init --help').",
+                        version=state.version)))
 
 
 def _init_names():
@@ -170,7 +190,8 @@ def init(shell, install, rc_file):
         click.echo(startup.init_text(shell, one_line=True), nl=False)
         return
     path, changed = startup.install(shell, startup.init_text(shell), rc_file)
-    click.echo(f"{'Added to' if changed else 'Already in'} {path}; open a new shell to use it.")
+    click.echo(tr(M("Added to {path}; open a new shell to use it.", path=path) if changed else
+                  M("Already in {path}; open a new shell to use it.", path=path)))
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -195,7 +216,7 @@ def run(selector, command, ld_flag):
     if command and command[0] == "--":  # click keeps the separator once positional parsing has started
         command = command[1:]
     if not command:
-        raise UsageError("missing COMMAND, e.g. 'cudaswitch run 11.8 -- nvcc --version'")
+        raise UsageError(N_("missing COMMAND, e.g. 'cudaswitch run 11.8 -- nvcc --version'"))
     from cudaswitch.discovery.toolkits import select
 
     system = _system()
@@ -211,11 +232,11 @@ def run(selector, command, ld_flag):
             sys.stderr.flush()
             os.execvpe(command[0], command, env)
         except FileNotFoundError:
-            err = CudaswitchError(f"command not found: {command[0]}")
+            err = CudaswitchError(M("command not found: {command}", command=command[0]))
             err.exit_code = 127
             raise err from None
         except OSError as exc:
-            err = CudaswitchError(f"cannot run {command[0]}: {exc.strerror or exc}")
+            err = CudaswitchError(M("cannot run {command}: {why}", command=command[0], why=exc.strerror or exc))
             err.exit_code = 126
             raise err from None
     import signal
@@ -225,11 +246,11 @@ def run(selector, command, ld_flag):
     try:
         rc = subprocess.call(command, env=env)
     except FileNotFoundError:
-        err = CudaswitchError(f"command not found: {command[0]}")
+        err = CudaswitchError(M("command not found: {command}", command=command[0]))
         err.exit_code = 127
         raise err from None
     except PermissionError:
-        err = CudaswitchError(f"cannot run {command[0]}: permission denied")
+        err = CudaswitchError(M("cannot run {command}: permission denied", command=command[0]))
         err.exit_code = 126
         raise err from None
     sys.exit(rc if rc >= 0 else 128 - rc)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Optional, Tuple
 
 from cudaswitch.core.errors import CudaswitchError, UsageError
+from cudaswitch.core.i18n import M
 
 VARIABLE = "CUDASWITCH_CUDA"
 DEFAULT_FILE = "environment.yml"
@@ -35,8 +36,8 @@ def declared(prefix: str) -> Optional[Tuple[str, str]]:
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
-        raise CudaswitchError(f"{path}: unreadable ({exc}); 'conda env config vars list -p {prefix}' shows what "
-                              f"conda makes of it") from None
+        raise CudaswitchError(M("{path}: unreadable ({why}); 'conda env config vars list -p {prefix}' shows what "
+                                "conda makes of it", path=path, why=exc, prefix=prefix)) from None
     value = (data.get("env_vars") or {}).get(VARIABLE) if isinstance(data, dict) else None
     if value is None or str(value).strip() == "":
         return None
@@ -51,9 +52,11 @@ def _load(text: str, path: str):
         return YAML(typ="rt").load(text)
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
         why = " ".join(str(getattr(exc, "problem", None) or exc).split())
-        raise UsageError(f"{path}:{where} is not valid YAML ({why}); not changed") from None
+        if mark is not None:
+            raise UsageError(M("{path}: line {line} is not valid YAML ({why}); not changed", path=path,
+                               line=mark.line + 1, why=why)) from None
+        raise UsageError(M("{path}: is not valid YAML ({why}); not changed", path=path, why=why)) from None
 
 
 def _plain(node):
@@ -97,16 +100,16 @@ def updated_text(text: str, version: str, path: str = DEFAULT_FILE) -> Tuple[str
     """(new text, changed?) with `variables: CUDASWITCH_CUDA` set to `version`; UsageError when `text` is not a
     conda environment file or the entry cannot be written without touching anything else."""
     if not _RX_VERSION.fullmatch(version):
-        raise UsageError(f"{version!r} is not a CUDA version like 11.8")
+        raise UsageError(M("{version!r} is not a CUDA version like 11.8", version=version))
     body = text[1:] if text.startswith("\ufeff") else text
     bom = text[: len(text) - len(body)]
     data = _load(body, path)
     if not isinstance(data, dict) or not any(k in data for k in _ENV_KEYS):
-        raise UsageError(f"{path} is not a conda environment file (expected a mapping with 'dependencies:' or "
-                         f"'channels:'); not changed")
+        raise UsageError(M("{path} is not a conda environment file (expected a mapping with 'dependencies:' or "
+                           "'channels:'); not changed", path=path))
     variables = data.get("variables")
     if variables is not None and not isinstance(variables, dict):
-        raise UsageError(f"{path}: 'variables:' is not a mapping; not changed")
+        raise UsageError(M("{path}: 'variables:' is not a mapping; not changed", path=path))
     if variables and str(variables.get(VARIABLE)) == version:
         return text, False
     nl = "\r\n" if "\r\n" in body else "\n"
@@ -116,7 +119,8 @@ def updated_text(text: str, version: str, path: str = DEFAULT_FILE) -> Tuple[str
         line, col = variables.lc.value(VARIABLE)
         end = _scalar_end(lines[line], col, flow=bool(variables.fa.flow_style()))
         if end < 0:
-            raise UsageError(f"{path}: cannot rewrite the {VARIABLE} value on line {line + 1}; edit it by hand")
+            raise UsageError(M("{path}: cannot rewrite the {var} value on line {line}; edit it by hand", path=path,
+                               var=VARIABLE, line=line + 1))
         old = lines[line][col:end]
         new = f"'{version}'" if old.startswith("'") else quoted
         lines[line] = lines[line][:col] + new + lines[line][end:]
@@ -125,7 +129,8 @@ def updated_text(text: str, version: str, path: str = DEFAULT_FILE) -> Tuple[str
         line, col = data.lc.value("variables")
         brace = lines[line].find("{", col)
         if brace < 0:
-            raise UsageError(f"{path}: cannot add {VARIABLE} to the 'variables:' on line {line + 1}; edit it by hand")
+            raise UsageError(M("{path}: cannot add {var} to the 'variables:' on line {line}; edit it by hand",
+                               path=path, var=VARIABLE, line=line + 1))
         sep = ", " if len(variables) else ""
         lines[line] = lines[line][:brace + 1] + f"{VARIABLE}: {quoted}{sep}" + lines[line][brace + 1:]
     elif variables:
@@ -156,8 +161,9 @@ def updated_text(text: str, version: str, path: str = DEFAULT_FILE) -> Tuple[str
     expected["variables"][VARIABLE] = version
     got = _plain(_load(new_text[len(bom):], path))
     if got != expected or (got.get("variables") or {}).get(VARIABLE) != version:
-        raise UsageError(f"{path}: could not add {VARIABLE} without changing anything else; add "
-                         f"'variables: {{{VARIABLE}: \"{version}\"}}' by hand")
+        entry = "'variables: {" + VARIABLE + ': "' + version + "\"}'"
+        raise UsageError(M("{path}: could not add {var} without changing anything else; add {entry} by hand",
+                           path=path, var=VARIABLE, entry=entry))
     return new_text, True
 
 
@@ -165,14 +171,14 @@ def read_file(path: str) -> str:
     try:
         raw = Path(path).read_bytes()
     except FileNotFoundError:
-        raise UsageError(f"no environment file {path}; 'conda env export --from-history > {path}' makes one, or "
-                         f"give its path: --save FILE") from None
+        raise UsageError(M("no environment file {path}; 'conda env export --from-history > {path}' makes one, or "
+                           "give its path: --save FILE", path=path)) from None
     except OSError as exc:
-        raise UsageError(f"{path}: unreadable ({exc.strerror or exc}); not changed") from None
+        raise UsageError(M("{path}: unreadable ({why}); not changed", path=path, why=exc.strerror or exc)) from None
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise UsageError(f"{path} is not UTF-8 text, so not a conda environment file; not changed") from None
+        raise UsageError(M("{path} is not UTF-8 text, so not a conda environment file; not changed", path=path)) from None
 
 
 def write_file(path: str, text: str) -> None:
@@ -205,16 +211,18 @@ def declared_selector(env) -> Tuple[str, str]:
     usage error that says what to give."""
     found = declared(env.prefix)
     if found is None:
-        raise UsageError("missing SELECTOR, e.g. 'cudaswitch use 11.8' ('cudaswitch list' shows what is installed); "
-                         f"an environment created from an environment.yml with 'variables: {{{VARIABLE}: \"11.8\"}}' "
-                         f"needs none")
+        entry = "'variables: {" + VARIABLE + ': "11.8"}\''
+        raise UsageError(M("missing SELECTOR, e.g. 'cudaswitch use 11.8' ('cudaswitch list' shows what is "
+                           "installed); an environment created from an environment.yml with {entry} needs none",
+                           entry=entry))
     version, where = found
-    return version, f"this environment declares CUDA {version} ({VARIABLE} in {where})"
+    return version, M("this environment declares CUDA {version} ({var} in {where})", version=version, var=VARIABLE,
+                      where=where)
 
 
 def missing_declared(exc: Exception, note: str) -> UsageError:
-    return UsageError(f"{exc}; {note}: install that toolkit (NVIDIA publishes every release at {NVIDIA_ARCHIVE}), "
-                      f"or give another selector")
+    return UsageError(M("{error}; {note}: install that toolkit (NVIDIA publishes every release at {url}), or give "
+                        "another selector", error=str(exc), note=note, url=NVIDIA_ARCHIVE))
 
 
 def plan_save(path: str, toolkit) -> Tuple[str, str, bool]:

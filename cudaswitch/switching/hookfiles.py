@@ -17,6 +17,7 @@ from cudaswitch import __version__
 from cudaswitch.core import trust
 from cudaswitch.switching.activation import Changes
 from cudaswitch.core.errors import CudaswitchError
+from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.fsutil import atomic_write
 from cudaswitch.switching.shells import SHELLS, Shell, msys_path
 
@@ -53,11 +54,13 @@ def check_paths(changes: Changes, windows: bool) -> None:
     for var, entries in changes.prepend.items():
         for entry in entries:
             if sep in entry:
-                raise CudaswitchError(f"{entry!r} contains {sep!r}, the {var} separator, so it cannot be put on {var}; "
-                                      f"install or link the toolkit under a path without it")
+                raise CudaswitchError(M("{entry!r} contains {sep!r}, the {var} separator, so it cannot be put on "
+                                        "{var}; install or link the toolkit under a path without it", entry=entry,
+                                        sep=sep, var=var))
     for value in [*changes.scalars.values(), *(e for es in changes.prepend.values() for e in es)]:
         if "\n" in value or "\r" in value or "\0" in value:
-            raise CudaswitchError(f"{value!r}: a path with a line break cannot be written into a shell hook")
+            raise CudaswitchError(M("{value!r}: a path with a line break cannot be written into a shell hook",
+                                    value=value))
 
 
 # Characters conda's own PATH export does not protect, per shell cudaswitch writes hooks for: conda writes
@@ -78,9 +81,57 @@ def conda_export_problem(changes: Changes, windows: bool) -> Optional[str]:
     for entry in changes.prepend.get("PATH", []):
         for ch, shell in _CONDA_EXPORT_BREAKS[windows]:
             if ch in entry:
-                return (f"{entry} contains {ch!r}, which conda's own unescaped PATH export in {shell} would "
-                        f"execute or mangle; install or link the toolkit under a path without it")
+                return M("{entry} contains {ch!r}, which conda's own unescaped PATH export in {shell} would execute "
+                         "or mangle; install or link the toolkit under a path without it", entry=entry, ch=ch,
+                         shell=shell)
     return None
+
+
+# The one warning an activate hook prints (the toolkit is gone), as the templates spell it in English. The hook is
+# rendered at `use` time and read at every activation, so it speaks the language of the user who ran `use`: the
+# sentence is replaced by its translation here, with the template's own variable for the root, where the shell's file
+# encoding can carry it (docs/design/i18n.md, "Hook warnings"); cmd.exe's .bat is ASCII and stays English.
+GONE_WARNING = N_("CUDA {version} is gone from {root}; this environment keeps the CUDA settings it had (run "
+                  "'cudaswitch use' again)")
+_GONE_RE = re.compile(r"cudaswitch: warning: CUDA @VERSION@ is gone from (\$[A-Za-z_]+(?::q)?); this environment "
+                      r"keeps the CUDA settings it had \(run 'cudaswitch use' again\)")
+# Characters a translation must not bring into the double-quoted strings the sentence sits in: expansion, quoting and
+# escapes in sh, fish, csh (`!` history) and PowerShell (which also takes typographic quotes as quotes).
+_UNSAFE_IN_HOOK = set('$`"\\!\n\r\0\u2018\u2019\u201a\u201b\u201c\u201d\u201e')
+
+
+def _warning_text(root_ref: str) -> Optional[str]:
+    """The translated hook warning with the shell variable `root_ref` in it, or None (English: leave the template)."""
+    from cudaswitch.core.i18n import ENGLISH, _, current_language
+
+    if current_language() == ENGLISH:
+        return None
+    sentence, line = _(GONE_WARNING), _("warning: {message}")
+    if sentence == GONE_WARNING or any(ch in _UNSAFE_IN_HOOK for ch in sentence + line):
+        return None
+    # fish takes any Unicode letter into a variable's name ($__cs_root已 is another variable) and csh reads `:` after
+    # a name as a modifier: what follows the root must be an ASCII space or punctuation
+    after = sentence.partition("{root}")[2][:1]
+    if after and (not after.isascii() or after.isalnum() or after in "_:[{"):
+        return None
+    try:
+        return "cudaswitch: " + line.format(message=sentence.format(version="@VERSION@", root=root_ref))
+    except (KeyError, IndexError, ValueError):  # a translation that lost a placeholder: the English line
+        return None
+
+
+def _translate_warnings(text: str, shell: Shell) -> str:
+    def one(m):
+        translated = _warning_text(m.group(1))
+        if translated is None:
+            return m.group(0)
+        try:
+            translated.encode(shell.encoding)
+        except UnicodeEncodeError:  # cmd.exe's ASCII file: English
+            return m.group(0)
+        return translated
+
+    return _GONE_RE.sub(one, text)
 
 
 def render_hook(shell_key: str, direction: str, changes: Changes, version: str, windows: bool = False) -> bytes:
@@ -100,6 +151,7 @@ def render_hook(shell_key: str, direction: str, changes: Changes, version: str, 
     text = _template(name)
     if shell.lib and "@LIB@" in text:
         text = text.replace("@LIB@", _template(f"lib.{shell.ext}").rstrip("\n"))
+    text = _translate_warnings(text, shell)
     text = _PLACEHOLDER_RE.sub(lambda m: values[m.group(1)], text)
     text = text.replace("\r\n", "\n").replace("\n", shell.newline)
     if shell.encoding == "utf-8-sig" and text.isascii():
@@ -131,8 +183,8 @@ def write_hooks(prefix: str, changes: Changes, version: str, windows: bool = Fal
         for d in DIRECTIONS:
             path = hook_path(prefix, d, shell)
             if path.exists() and not is_ours(path):
-                raise CudaswitchError(f"{path} exists and was not written by cudaswitch; move it away and run "
-                                      f"this again (cudaswitch never changes your own hook files)")
+                raise CudaswitchError(M("{path} exists and was not written by cudaswitch; move it away and run "
+                                        "this again (cudaswitch never changes your own hook files)", path=path))
             targets.append((path, rendered[key][d]))
     for path, data in targets:
         atomic_write(path, data)
@@ -160,10 +212,12 @@ def _write_hooks_nofollow(prefix: str, rendered: Dict[str, Dict[str, bytes]]) ->
                     continue
                 head = trust.read_regular(fd, name, 300)
                 if head is None or HOOK_FILE_MARKER.encode() not in head:
-                    what = "exists and was not written by cudaswitch" if head is not None else \
-                        "exists and is not a regular file (a link, FIFO or device)"
-                    raise CudaswitchError(f"{hook_path(prefix, d, shell)} {what}; move it away and run this again "
-                                          f"(cudaswitch never changes your own hook files)")
+                    path = hook_path(prefix, d, shell)
+                    raise CudaswitchError(
+                        M("{path} exists and was not written by cudaswitch; move it away and run this again "
+                          "(cudaswitch never changes your own hook files)", path=path) if head is not None else
+                        M("{path} exists and is not a regular file (a link, FIFO or device); move it away and run "
+                          "this again (cudaswitch never changes your own hook files)", path=path))
         finally:
             os.close(fd)
     written = []

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple
 
+from cudaswitch.core.i18n import M
+
 if TYPE_CHECKING:
     from cudaswitch.switching.activation import Changes
 
@@ -56,10 +58,10 @@ def bat_problem(changes: "Changes") -> Optional[str]:
     values = [*changes.scalars.values(), *changes.prepend.get("PATH", [])]
     for v in values:
         if not v.isascii():
-            return f"{v} is not ASCII"
+            return M("{path} is not ASCII", path=v)
         for ch in '%=;"^!':  # ^: CALL doubles carets, so the recorded pattern would never match; !: delayed expansion
             if ch in v:
-                return f"{v} contains {ch!r}"
+                return M("{path} contains {ch!r}", path=v, ch=ch)
     return None
 
 

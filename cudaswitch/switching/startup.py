@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Optional, Tuple
 
 from cudaswitch.core.errors import CudaswitchError, UsageError
+from cudaswitch.core.i18n import M
 from cudaswitch.core.fsutil import atomic_write
 from cudaswitch.switching.shells import INIT_SHELLS, init_shell
 
@@ -72,8 +73,8 @@ def rc_file(shell: str) -> Path:
     if start.profile:
         return powershell_profile()
     if start.under is None:
-        raise UsageError(f"cmd.exe has no startup file: save the output of 'cudaswitch init {shell}' as cs.bat in a "
-                         f"folder on PATH instead")
+        raise UsageError(M("cmd.exe has no startup file: save the output of 'cudaswitch init {shell}' as cs.bat in a "
+                           "folder on PATH instead", shell=shell))
     home = Path(os.path.expanduser("~"))
     base = os.environ.get(start.base_var) if start.base_var else None
     return Path(base or home / start.base_default) / start.under
@@ -119,7 +120,7 @@ def _read_startup_file(target: Path) -> Tuple[str, str]:
     except FileNotFoundError:
         return "", "utf-8"
     except OSError as e:
-        raise CudaswitchError(f"cannot read {target}: {e.strerror or e}")
+        raise CudaswitchError(M("cannot read {path}: {why}", path=target, why=e.strerror or e))
     for bom, enc in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
                      (codecs.BOM_UTF8, "utf-8-sig")):
         if data.startswith(bom):
@@ -127,8 +128,8 @@ def _read_startup_file(target: Path) -> Tuple[str, str]:
     try:
         return data.decode("utf-8"), "utf-8"
     except UnicodeDecodeError:
-        raise CudaswitchError(f"{target} is neither UTF-8 nor UTF-16 text; add the lines of 'cudaswitch init' to it "
-                              f"yourself, or give another file with --rc-file") from None
+        raise CudaswitchError(M("{path} is neither UTF-8 nor UTF-16 text; add the lines of 'cudaswitch init' to it "
+                                "yourself, or give another file with --rc-file", path=target)) from None
 
 
 def install(shell: str, text: str, path: Optional[str] = None) -> Tuple[Path, bool]:
@@ -148,6 +149,6 @@ def install(shell: str, text: str, path: Optional[str] = None) -> Tuple[Path, bo
 
     # a dotfile manager's symlinked rc file stays a link: its target gets the block, with its mode kept
     check_writable(target.resolve() if target.is_symlink() else target,
-                   f"add the lines 'cudaswitch init {shell}' prints to it yourself")
+                   M("add the lines 'cudaswitch init {shell}' prints to it yourself", shell=shell))
     atomic_write(target, new.encode(encoding), follow_symlinks=True)
     return target, True

@@ -15,6 +15,7 @@ from typing import Dict, List, Optional
 
 from cudaswitch import __version__
 from cudaswitch.core.errors import CudaswitchError, UsageError
+from cudaswitch.core.i18n import M, N_
 from cudaswitch.switching import hookfiles
 from cudaswitch.switching.activation import Changes, apply, changes_for, recorded_entries
 from cudaswitch.switching.shells import SHELLS
@@ -68,9 +69,10 @@ def choose(env, selector: Optional[str], refresh: bool, ld_flag: Optional[bool])
     declared = None
     if refresh:
         if selector:
-            raise UsageError("give either SELECTOR or --refresh, not both")
+            raise UsageError(N_("give either SELECTOR or --refresh, not both"))
         if old is None:
-            raise UsageError(f"environment {env.name!r} has no cudaswitch choice to refresh; run 'cudaswitch use SELECTOR'")
+            raise UsageError(M("environment {name!r} has no cudaswitch choice to refresh; run 'cudaswitch use SELECTOR'",
+                                name=env.name))
         selector = old.root
         if ld_flag is None:
             ld_flag = old.ld_library_path
@@ -92,9 +94,9 @@ def resolve_toolkit(found, choice: Choice, env, system):
         # the state file lies in the environment: its root is taken only if discovery finds that toolkit itself
         tk = next((t for t in found.toolkits if old.root in (t.root, *t.aliases)), None)
         if tk is None:
-            raise CudaswitchError(f"{env.state_path} records {old.root!r}, which is not a toolkit cudaswitch finds "
-                                  f"('cudaswitch list' shows them); choose again with 'cudaswitch use SELECTOR'; "
-                                  f"nothing was changed")
+            raise CudaswitchError(M("{state} records {root!r}, which is not a toolkit cudaswitch finds ('cudaswitch "
+                                    "list' shows them); choose again with 'cudaswitch use SELECTOR'; nothing was changed",
+                                    state=env.state_path, root=old.root))
         return tk
     try:
         return select(found, choice.selector, system)
@@ -108,7 +110,7 @@ def resolve_toolkit(found, choice: Choice, env, system):
 
 def check_switchable(tk) -> None:
     if not tk.bin_dirs:
-        raise UsageError(f"CUDA {tk.version} at {tk.root} has no bin folder to put on PATH")
+        raise UsageError(M("CUDA {version} at {root} has no bin folder to put on PATH", version=tk.version, root=tk.root))
 
 
 def use(env, tk, choice: Choice, system) -> SwitchResult:
@@ -156,9 +158,9 @@ def ld_choice(prefix: Optional[str], flag: Optional[bool]):
         return flag, None
     wheels = pip_cuda_wheels(prefix) if prefix else []
     if wheels:
-        return False, (f"LD_LIBRARY_PATH left alone: this environment has pip CUDA wheels ({', '.join(wheels[:3])}"
-                       f"{', ...' if len(wheels) > 3 else ''}), which a system lib64 first on LD_LIBRARY_PATH breaks "
-                       f"(undefined symbol __nvJitLink...); --ld-library-path adds it anyway")
+        return False, M("LD_LIBRARY_PATH left alone: this environment has pip CUDA wheels ({wheels}), which a system "
+                        "lib64 first on LD_LIBRARY_PATH breaks (undefined symbol __nvJitLink...); --ld-library-path "
+                        "adds it anyway", wheels=", ".join(wheels[:3]) + (", ..." if len(wheels) > 3 else ""))
     return True, None
 
 
@@ -187,7 +189,7 @@ def _check_writable(env) -> None:
 
     for folder in [hookfiles.hook_path(env.prefix, d, SHELLS["sh"]).parent for d in hookfiles.DIRECTIONS] + \
             [env.state_path.parent]:
-        check_writable(folder, "switch an environment you own (-n/-p), or ask its owner to run this")
+        check_writable(folder, M("switch an environment you own (-n/-p), or ask its owner to run this"))
 
 
 def unswitch(env):

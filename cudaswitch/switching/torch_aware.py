@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from cudaswitch.checks import knowledge
+from cudaswitch.core.i18n import M
 
 
 @dataclass
@@ -46,13 +47,14 @@ def pick(installs: Dict, toolkits: List, env_label: str) -> AutoPick:
     cuda = installs.get("cuda")
     base = dict(torch=version, torch_cuda=cuda, cudnn=installs.get("cudnn"))
     if not version:
-        return AutoPick(False, f"no torch in {env_label}: nothing to match a toolkit to",
-                        "install torch first (`cudaswitch recommend` prints the pip line), or choose a toolkit "
-                        "yourself: cudaswitch use X.Y", **base)
+        return AutoPick(False, M("no torch in {env}: nothing to match a toolkit to", env=env_label),
+                        M("install torch first (`cudaswitch recommend` prints the pip line), or choose a toolkit "
+                          "yourself: cudaswitch use X.Y"), **base)
     if not cuda:
-        return AutoPick(False, f"torch {version} in {env_label} is a CPU build (torch.version.cuda is None): it "
-                        "builds no CUDA extensions", "install a CUDA build of torch (`cudaswitch recommend`), or "
-                        "choose a toolkit yourself: cudaswitch use X.Y", **base)
+        return AutoPick(False, M("torch {version} in {env} is a CPU build (torch.version.cuda is None): it builds no "
+                                 "CUDA extensions", version=version, env=env_label),
+                        M("install a CUDA build of torch (`cudaswitch recommend`), or choose a toolkit yourself: "
+                          "cudaswitch use X.Y"), **base)
     want = knowledge.vtuple(cuda)
     considered: List[str] = []
     usable = []
@@ -70,19 +72,23 @@ def pick(installs: Dict, toolkits: List, env_label: str) -> AutoPick:
     if exact:
         tk = max(exact, key=key)
         considered += [f"{_label(t)}: same major, other minor" for t in usable if t not in exact]
-        return AutoPick(True, f"torch {version} was built with CUDA {short}; CUDA {tk.version} matches it",
+        return AutoPick(True, M("torch {version} was built with CUDA {short}; CUDA {toolkit} matches it",
+                                version=version, short=short, toolkit=tk.version),
                         toolkit=tk.to_json(), considered=considered, **base)
     if usable:
         tk = max(usable, key=key)
         considered += [f"{_label(t)}: older minor than {tk.version}" for t in usable if t is not tk]
-        note = (f"torch was built with CUDA {short}, this toolkit is {tk.cuda.major}.{tk.cuda.minor}: "
-                f"torch.utils.cpp_extension warns about the minor version difference; builds normally work")
-        return AutoPick(True, f"torch {version} was built with CUDA {short}; no {short} toolkit is installed, "
-                        f"CUDA {tk.version} is the newest of the same major", install_command(short),
+        note = M("torch was built with CUDA {short}, this toolkit is {toolkit}: torch.utils.cpp_extension warns "
+                 "about the minor version difference; builds normally work", short=short,
+                 toolkit=str(tk.cuda.major) + "." + str(tk.cuda.minor))
+        return AutoPick(True, M("torch {version} was built with CUDA {short}; no {short} toolkit is installed, CUDA "
+                                "{toolkit} is the newest of the same major", version=version, short=short,
+                                toolkit=tk.version), install_command(short),
                         tk.to_json(), notes=[note], considered=considered, **base)
     have = ", ".join(t.version for t in toolkits) or "none"
-    return AutoPick(False, f"torch {version} was built with CUDA {short} and no installed toolkit with nvcc has CUDA "
-                    f"{want[0]}.x (installed: {have})", install_command(short), considered=considered, **base)
+    return AutoPick(False, M("torch {version} was built with CUDA {short} and no installed toolkit with nvcc has "
+                             "CUDA {major}.x (installed: {have})", version=version, short=short, major=want[0],
+                             have=have), install_command(short), considered=considered, **base)
 
 
 def pick_for_env(prefix: str, env_label: str, toolkits: List) -> AutoPick:

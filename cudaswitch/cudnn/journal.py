@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, List, Optional, Tuple
 
 from cudaswitch.core.errors import CudaswitchError
+from cudaswitch.core.i18n import M
 
 if TYPE_CHECKING:
     from cudaswitch.cudnn.target import Target
@@ -50,7 +51,16 @@ def write_manifest(txdir: Path, data: dict, root: Path) -> None:
     for a human to read: destinations are recomputed from role and name when it is read back)."""
     from cudaswitch.core.fsutil import dump_yaml
 
-    dump_yaml(txdir / MANIFEST, _paths(data, lambda p: Path(os.path.relpath(p, root)).as_posix()))
+    dump_yaml(txdir / MANIFEST, _plain(_paths(data, lambda p: Path(os.path.relpath(p, root)).as_posix())))
+
+
+def _plain(value):
+    """Messages kept for translation (`i18n.M`, a str subclass) as the plain English text YAML can write."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return str(value) if isinstance(value, str) else value
 
 
 ROLES = ("bin", "include", "lib")
@@ -74,14 +84,15 @@ def read_manifest(txdir: Path, target: Target) -> Optional[dict]:
         data = load_yaml(txdir / MANIFEST)
     except Exception as exc:  # ruamel's errors
         why = " ".join(str(exc).split())
-        raise CudaswitchError(f"{shown}: unreadable cudaswitch manifest ({why}); move that folder "
-                              f"away and check the toolkit by hand") from None
+        raise CudaswitchError(M("{manifest}: unreadable cudaswitch manifest ({why}); move that folder away and check "
+                                "the toolkit by hand", manifest=shown, why=why)) from None
     if not isinstance(data, dict):
         return None
 
     def bad(what: str) -> CudaswitchError:
-        return CudaswitchError(f"{shown}: not a manifest cudaswitch wrote ({what}); it is not acted on: move "
-                               f"{target.display(txdir)} away and check {target.label} by hand")
+        return CudaswitchError(M("{manifest}: not a manifest cudaswitch wrote ({what}); it is not acted on: move "
+                                 "{folder} away and check {target} by hand", manifest=shown, what=what,
+                                 folder=target.display(txdir), target=target.label))
 
     out = dict(data)
     ops = data.get("ops")

@@ -65,7 +65,8 @@ def install_cudnn(archive, cuda, into_env, env_name, env_prefix, dry_run, force,
                  force=force, sha256=sha256, redistrib_json=redistrib_json, tell=tell, progress=progress) as plan:
         a, target, prep = plan.archive, plan.target, plan.prep
         if not as_json:
-            say(f"{tr(a.label)} [{a.top}/] -> {tr(target.label)} ({tr(plan.why)})")
+            say(tr(M("{archive} [{top}/] -> {target} ({why})", archive=a.label, top=a.top, target=target.label,
+                     why=plan.why)))
             for p in prep.problems:
                 say(_("warning: --force: {problem}").format(problem=tr(p)))
         if dry_run:

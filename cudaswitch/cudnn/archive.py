@@ -559,9 +559,9 @@ class _State:
         for role in ("bin", "lib"):
             used = sorted({e.folder for e in installable if e.role == role})
             if len(used) > 1:
+                shown = [f"{self.top}/{u}/" for u in used]
                 raise ArchiveError(M("{name}: both {first} and {second} hold files; cudaswitch does not guess which "
-                                     "to install", name=name, first=f"{self.top}/{used[0]}/",
-                                     second=" and ".join(f"{self.top}/{u}/" for u in used[1:])))
+                                     "to install", name=name, first=shown[0], second=" and ".join(shown[1:])))
         # symlinks must name a file of the archive
         names = {e.path for e in files}
         for e in files:

@@ -14,7 +14,8 @@ from cudaswitch.cudnn.target import Target
 def joined(items: List[str], sep: str = "; ") -> str:
     """`items` joined into one message whose parts are each translated when printed (a template made of
     placeholders only has no catalog entry; `tr` fills it with the translated parts)."""
-    return M(sep.join("{p%d}" % i for i in range(len(items))), **{f"p{i}": item for i, item in enumerate(items)})
+    parts = {"p%d" % i: item for i, item in enumerate(items)}
+    return M(sep.join("{%s}" % k for k in parts), **parts)
 
 
 def compatibility_problems(archive: Archive, target: Target) -> List[str]:

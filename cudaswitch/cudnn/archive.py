@@ -435,9 +435,9 @@ class _State:
                                  "archive NVIDIA ships", name=self.path.name, limit=MAX_MEMBERS))
         self.total += max(size, 0)
         if self.total > MAX_TOTAL:
-            raise ArchiveError(M("refused: {name} unpacks to more than {limit} GiB (at {path}, {size:,} bytes); a cuDNN "
-                                 "archive unpacks to about 2 GiB; not an archive NVIDIA ships", name=self.path.name,
-                                 limit=MAX_TOTAL >> 30, path=p, size=size))
+            raise ArchiveError(M("refused: {name} unpacks to more than {limit} GiB (at {path}, {size:,} bytes); a "
+                                 "cuDNN archive unpacks to about 2 GiB; not an archive NVIDIA ships",
+                                 name=self.path.name, limit=MAX_TOTAL >> 30, path=p, size=size))
         if kind == "hardlink":
             raise ArchiveError(M("refused: {path} is a hard link (NVIDIA archives have none)", path=p))
         if kind == "special":

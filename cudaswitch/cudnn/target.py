@@ -74,10 +74,9 @@ def toolkit_target(system: System, tk) -> Target:
             lib = tk.lib_dirs[0]
         dirs = {"bin": j(tk.root, "bin"), "include": tk.include_dir or j(tk.root, "include"), "lib": lib}
     local_root = system.local(tk.root)
-    _check_inside(local_root, {k: system.local(v) for k, v in dirs.items()},
-                  M("CUDA {version} at {root}", version=tk.version, root=tk.root),
-                  system.display)
-    return Target(kind="toolkit", root=tk.root, os=system.os, label=M("CUDA {version} at {root}", version=tk.version, root=tk.root), dirs=dirs,
+    label = M("CUDA {version} at {root}", version=tk.version, root=tk.root)
+    _check_inside(local_root, {k: system.local(v) for k, v in dirs.items()}, label, system.display)
+    return Target(kind="toolkit", root=tk.root, os=system.os, label=label, dirs=dirs,
                   local_dirs={k: system.local(v) for k, v in dirs.items()},
                   record_base=local_root.joinpath(*RECORD_TOOLKIT), local_root=local_root, cuda=tk.cuda,
                   selector=tk.root, system=system)

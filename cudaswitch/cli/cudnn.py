@@ -10,6 +10,7 @@ import click
 
 from cudaswitch.cli.common import _json_out, _system, _warn, handle_errors
 from cudaswitch.cli.options import _sha256_arg
+from cudaswitch.core.i18n import N_
 
 
 @contextlib.contextmanager
@@ -20,7 +21,9 @@ def _progress(path, quiet, label):
     if quiet or size < (4 << 20) or not sys.stderr.isatty():
         yield None
         return
-    with click.progressbar(length=size, label=label, file=sys.stderr, show_pos=False) as bar:
+    from cudaswitch.core.i18n import _
+
+    with click.progressbar(length=size, label=_(label), file=sys.stderr, show_pos=False) as bar:
         yield bar.update
 
 
@@ -43,15 +46,17 @@ def install_cudnn(archive, cuda, into_env, env_name, env_prefix, dry_run, force,
     """Install a cuDNN ARCHIVE (.zip, .tar.xz, .tar.gz) into a CUDA toolkit or conda environment, undoably."""
     from cudaswitch.cudnn.install import planned
     from cudaswitch.core.errors import UsageError
+    from cudaswitch.core.i18n import M, _, tr
 
     if cuda and (into_env or env_name or env_prefix):
-        raise UsageError("--cuda installs into a toolkit, --into-env/-n/-p into a conda environment: give one of them")
+        raise UsageError(N_("--cuda installs into a toolkit, --into-env/-n/-p into a conda environment: give one of "
+                            "them"))
     if not os.path.isfile(archive):
-        raise UsageError(f"no such archive: {archive}")
+        raise UsageError(M("no such archive: {archive}", archive=archive))
     say = (lambda m: None) if (quiet or as_json) else click.echo
 
     def tell(kind, text):
-        say(f"note: {text}" if kind == "note" else "Archive SHA-256 verified.")
+        say(_("note: {text}").format(text=tr(text)) if kind == "note" else _("Archive SHA-256 verified."))
 
     def progress(label):
         return _progress(archive, quiet, label)
@@ -60,9 +65,10 @@ def install_cudnn(archive, cuda, into_env, env_name, env_prefix, dry_run, force,
                  force=force, sha256=sha256, redistrib_json=redistrib_json, tell=tell, progress=progress) as plan:
         a, target, prep = plan.archive, plan.target, plan.prep
         if not as_json:
-            say(f"{a.label} [{a.top}/] -> {target.label} ({plan.why})")
+            say(tr(M("{archive} [{top}/] -> {target} ({why})", archive=a.label, top=a.top, target=target.label,
+                     why=plan.why)))
             for p in prep.problems:
-                say(f"warning: --force: {p}")
+                say(_("warning: --force: {problem}").format(problem=tr(p)))
         if dry_run:
             _print_dry_run(plan, as_json)
             return
@@ -73,53 +79,69 @@ def install_cudnn(archive, cuda, into_env, env_name, env_prefix, dry_run, force,
 
 def _confirm(question):
     try:
-        return click.confirm(question, default=False, err=True)
+        from cudaswitch.core.i18n import tr
+
+        return click.confirm(tr(question), default=False, err=True)
     except (click.exceptions.Abort, KeyboardInterrupt, EOFError):
         return False
 
 
+# the plan's words for each file, as printed (the --json record keeps the English action)
+_ACTIONS = {"new": N_("new"), "overwrite": N_("overwrite"), "identical": N_("identical")}
+
+
 def _print_dry_run(plan, as_json):
     from pathlib import Path
+
+    from cudaswitch.core.i18n import M, _, tr
 
     prep, target = plan.prep, plan.target
     if as_json:
         _json_out(plan.to_json())
         return
     for o in prep.ops:
-        click.echo(f"  {o.action:<9} {target.display(Path(o.dest))}" + (f" -> {o.link}" if o.link else ""))
+        action = _(_ACTIONS.get(o.action, o.action))
+        click.echo(f"  {action:<9} {target.display(Path(o.dest))}" + (f" -> {o.link}" if o.link else ""))
     c = prep.counts
-    click.echo(f"Dry run: {c['new']} new, {c['overwrite']} overwrite, {c['identical']} identical; "
-               f"nothing was written.")
+    click.echo(tr(M("Dry run: {new} new, {overwrite} overwrite, {identical} identical; nothing was written.",
+                    new=c["new"], overwrite=c["overwrite"], identical=c["identical"])))
     if prep.replaces_other_version:
-        click.echo(f"It would replace cuDNN {prep.existing} (asks first, or --yes; uninstall-cudnn undoes it).")
+        click.echo(tr(M("It would replace cuDNN {existing} (asks first, or --yes; uninstall-cudnn undoes it).",
+                        existing=prep.existing)))
     _warn(prep.warnings)
 
 
 def _print_installed(result, as_json):
+    from cudaswitch.core.i18n import M, _, tr
+
     a, target = result.archive, result.target
     if as_json:
         _json_out(result.to_json())
         return
     if result.already_installed:
-        click.echo(f"cuDNN {a.full_version or a.version} is already installed there (every file identical); "
-                   f"nothing was changed.")
+        click.echo(tr(M("cuDNN {version} is already installed there (every file identical); nothing was changed.",
+                        version=a.full_version or a.version)))
         return
     for role, n in result.files_per_role().items():
-        click.echo(f"  {role:<8} {n:>3} files -> {target.dirs[role]}")
+        click.echo("  " + tr(M("{role:<8} {n:>3} files -> {folder}", role=role, n=n, folder=target.dirs[role])))
     c = result.prep.counts
-    click.echo(f"Installed cuDNN {a.full_version or a.version}: {c['new']} new, {c['overwrite']} replaced (backed up), "
-               f"{c['identical']} identical.")
-    click.echo(f"Manifest: {result.manifest}")
+    click.echo(tr(M("Installed cuDNN {version}: {new} new, {overwrite} replaced (backed up), {identical} identical.",
+                    version=a.full_version or a.version, new=c["new"], overwrite=c["overwrite"],
+                    identical=c["identical"])))
+    click.echo(_("Manifest: {manifest}").format(manifest=result.manifest))
     check = result.check
     lib = f"{result.main_library} cudnnGetVersion() = {check['library']}" if check["library"] is not None \
-        else f"library {check['library_error']}"
+        else _("library {error}").format(error=tr(check["library_error"]))
+    values = dict(header=a.header, says=check["header"], lib=lib)
     if check["checked"] == "header only":
-        click.echo(f"Checked (header only): include/{a.header} says {check['header']}; {lib}")
+        click.echo(tr(M("Checked (header only): include/{header} says {says}; {lib}", **values)))
+    elif check["ok"]:
+        click.echo(tr(M("Verified: include/{header} says {says}; {lib}", **values)))
     else:
-        click.echo(f"{'Verified' if check['ok'] else 'Checked'}: include/{a.header} says {check['header']}; {lib}")
+        click.echo(tr(M("Checked: include/{header} says {says}; {lib}", **values)))
     _warn(result.prep.warnings)
     _warn(result.check_warnings)
-    click.echo(f"Undo with: {result.undo}")
+    click.echo(_("Undo with: {command}").format(command=result.undo))
 
 
 @click.command("uninstall-cudnn")
@@ -135,9 +157,10 @@ def uninstall_cudnn(cuda, into_env, env_name, env_prefix, force, quiet, as_json)
     """Undo the latest install-cudnn: the toolkit is restored byte for byte."""
     from cudaswitch.cudnn.uninstall import undo_latest
     from cudaswitch.core.errors import UsageError
+    from cudaswitch.core.i18n import M, _, tr
 
     if cuda and (into_env or env_name or env_prefix):
-        raise UsageError("--cuda restores a toolkit, --into-env/-n/-p a conda environment: give one of them")
+        raise UsageError(N_("--cuda restores a toolkit, --into-env/-n/-p a conda environment: give one of them"))
     result = undo_latest(_system(), cuda=cuda, into_env=into_env, name=env_name, prefix=env_prefix, force=force)
     if as_json:
         _json_out(result.to_json())
@@ -145,12 +168,16 @@ def uninstall_cudnn(cuda, into_env, env_name, env_prefix, force, quiet, as_json)
     if quiet:
         return
     for line in result.recovered:
-        click.echo(f"note: {line}")
+        click.echo(_("note: {text}").format(text=tr(line)))
     res = result.removed
     if res is None:
         return
-    back = f"; cuDNN {res.previous} is back" if res.previous else ""
-    click.echo(f"Removed cuDNN {res.version} from {result.target.label}: {res.removed} files removed, {res.restored} "
-               f"restored from backup{back}.")
+    values = dict(version=res.version, target=result.target.label, removed=res.removed, restored=res.restored)
+    if res.previous:
+        click.echo(tr(M("Removed cuDNN {version} from {target}: {removed} files removed, {restored} restored from "
+                        "backup; cuDNN {previous} is back.", previous=res.previous, **values)))
+    else:
+        click.echo(tr(M("Removed cuDNN {version} from {target}: {removed} files removed, {restored} restored from "
+                        "backup.", **values)))
     for k in res.kept:
-        click.echo(f"kept changed file: {k}")
+        click.echo(_("kept changed file: {path}").format(path=k))

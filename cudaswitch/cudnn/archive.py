@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import BinaryIO, Callable, Dict, List, Optional, Tuple
 
 from cudaswitch.core.errors import CudaswitchError
+from cudaswitch.core.i18n import M
 from cudaswitch.core.versions import parse_cudnn_header
 
 CHUNK = 1 << 20
@@ -122,8 +123,9 @@ class Archive:
     @property
     def label(self) -> str:
         v = self.full_version or self.version
-        cuda = f" for CUDA {self.cuda_tag}" if self.cuda_tag else ""
-        return f"cuDNN {v}{cuda} ({self.os})"
+        if self.cuda_tag:
+            return M("cuDNN {version} for CUDA {cuda} ({os})", version=v, cuda=self.cuda_tag, os=self.os)
+        return f"cuDNN {v} ({self.os})"
 
     def to_json(self) -> dict:
         return {"path": self.path, "format": self.format, "top": self.top, "layout": self.style, "os": self.os,
@@ -161,21 +163,21 @@ def name_info(name: str) -> Optional[dict]:
 def check_member_path(raw: str) -> str:
     """The normalised path of a member, or ArchiveError when it could land outside the install."""
     if not raw or "\x00" in raw:
-        raise ArchiveError(f"refused: archive member with an empty or NUL-containing name ({raw!r})")
+        raise ArchiveError(M("refused: archive member with an empty or NUL-containing name ({raw!r})", raw=raw))
     p = raw.replace("\\", "/")
     if p.startswith("/"):
-        raise ArchiveError(f"refused: archive member {raw!r} has an absolute path")
+        raise ArchiveError(M("refused: archive member {raw!r} has an absolute path", raw=raw))
     if re.match(r"^[A-Za-z]:", p):
-        raise ArchiveError(f"refused: archive member {raw!r} has a drive letter")
+        raise ArchiveError(M("refused: archive member {raw!r} has a drive letter", raw=raw))
     parts = [x for x in p.split("/") if x not in ("", ".")]
     if ".." in parts:
-        raise ArchiveError(f"refused: archive member {raw!r} contains '..' (a path-traversal entry)")
+        raise ArchiveError(M("refused: archive member {raw!r} contains '..' (a path-traversal entry)", raw=raw))
     if not parts:
-        raise ArchiveError(f"refused: archive member {raw!r} has no name")
+        raise ArchiveError(M("refused: archive member {raw!r} has no name", raw=raw))
     for part in parts:
         if re.search(r'[:<>"|?*\x00-\x1f]', part):
             # a ':' makes an NTFS alternate data stream or a drive-relative path on Windows
-            raise ArchiveError(f"refused: archive member {raw!r} has a character Windows treats specially")
+            raise ArchiveError(M("refused: archive member {raw!r} has a character Windows treats specially", raw=raw))
     return "/".join(parts)
 
 
@@ -183,7 +185,8 @@ def _check_link(path: str, target: str) -> None:
     """A symlink may only name a sibling file in its own folder, as NVIDIA's libX.so -> libX.so.9 links do."""
     t = target.replace("\\", "/")
     if not t or t.startswith("/") or re.match(r"^[A-Za-z]:", t) or "/" in t or t in (".", ".."):
-        raise ArchiveError(f"refused: symlink {path} -> {target} points outside its folder")
+        raise ArchiveError(M("refused: symlink {path} -> {target} points outside its folder", path=path,
+                             target=target))
 
 
 # ---- streaming readers -------------------------------------------------------------------------------------------
@@ -226,7 +229,8 @@ def sniff(path: Path, fh: Optional[BinaryIO] = None) -> str:
         return "tar.xz"
     if head.startswith(b"\x1f\x8b"):
         return "tar.gz"
-    raise ArchiveError(f"{path.name}: not a .zip, .tar.xz or .tar.gz archive (unrecognised file signature)")
+    raise ArchiveError(M("{name}: not a .zip, .tar.xz or .tar.gz archive (unrecognised file signature)",
+                         name=path.name))
 
 
 Writer = Callable[[Entry], Optional[BinaryIO]]
@@ -242,7 +246,7 @@ def read_archive(path, write: Optional[Writer] = None, progress: Optional[Callab
     try:
         fmt = sniff(path, fh)
     except OSError as exc:
-        raise ArchiveError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        raise ArchiveError(M("{path}: cannot read ({why})", path=path, why=exc.strerror or str(exc))) from None
     state = _State(path)
     seen = [0]
     if progress is not None:
@@ -260,7 +264,8 @@ def read_archive(path, write: Optional[Writer] = None, progress: Optional[Callab
         raise
     except (tarfile.TarError, EOFError, lzma.LZMAError, zlib.error, zipfile.BadZipFile,
             zipfile.LargeZipFile) as exc:
-        raise ArchiveError(f"{path.name}: truncated or corrupt archive ({_why(exc)}); download it again") from None
+        raise ArchiveError(M("{name}: truncated or corrupt archive ({why}); download it again", name=path.name,
+                             why=_why(exc))) from None
     archive = state.finish(fmt)
     if progress is not None:
         rest = (os.fstat(fh.fileno()) if fh is not None else path.stat()).st_size - seen[0]
@@ -387,7 +392,7 @@ def _read_zip(path: Path, state: "_State", write, progress, fh=None) -> None:
             pre.add(info.filename, _zip_kind(info), info.file_size, _zip_mode(info), None, check_only=True)
         for info in infos:
             if info.flag_bits & 0x1:
-                raise ArchiveError(f"refused: {info.filename} is encrypted")
+                raise ArchiveError(M("refused: {name} is encrypted", name=info.filename))
             entry = state.add(info.filename, _zip_kind(info), info.file_size, _zip_mode(info), None)
             if entry.kind == "file":
                 with zf.open(info) as src:
@@ -426,18 +431,19 @@ class _State:
         p = check_member_path(raw)
         self.members += 1
         if self.members > MAX_MEMBERS:
-            raise ArchiveError(f"refused: {self.path.name} has more than {MAX_MEMBERS} members; a cuDNN archive has "
-                               f"under 100; not an archive NVIDIA ships")
+            raise ArchiveError(M("refused: {name} has more than {limit} members; a cuDNN archive has under 100; not an "
+                                 "archive NVIDIA ships", name=self.path.name, limit=MAX_MEMBERS))
         self.total += max(size, 0)
         if self.total > MAX_TOTAL:
-            raise ArchiveError(f"refused: {self.path.name} unpacks to more than {MAX_TOTAL >> 30} GiB (at {p}, "
-                               f"{size:,} bytes); a cuDNN archive unpacks to about 2 GiB; not an archive NVIDIA ships")
+            raise ArchiveError(M("refused: {name} unpacks to more than {limit} GiB (at {path}, {size:,} bytes); a "
+                                 "cuDNN archive unpacks to about 2 GiB; not an archive NVIDIA ships",
+                                 name=self.path.name, limit=MAX_TOTAL >> 30, path=p, size=size))
         if kind == "hardlink":
-            raise ArchiveError(f"refused: {p} is a hard link (NVIDIA archives have none)")
+            raise ArchiveError(M("refused: {path} is a hard link (NVIDIA archives have none)", path=p))
         if kind == "special":
-            raise ArchiveError(f"refused: {p} is a device, FIFO or other special file")
+            raise ArchiveError(M("refused: {path} is a device, FIFO or other special file", path=p))
         if kind == "zip-symlink":
-            raise ArchiveError(f"refused: {p} is a symlink inside a zip (NVIDIA's zips have none)")
+            raise ArchiveError(M("refused: {path} is a symlink inside a zip (NVIDIA's zips have none)", path=p))
         if kind == "symlink":
             _check_link(p, link or "")
         parts = p.split("/")
@@ -445,13 +451,16 @@ class _State:
         if self.top is None:
             self.top = top
         elif top != self.top:
-            raise ArchiveError(f"{self.path.name}: more than one top folder ({self.top}/, {top}/); a cuDNN archive "
-                               f"has exactly one (cuda/ or cudnn-<os>-<arch>-<version>_cudaNN-archive/)")
+            raise ArchiveError(M("{name}: more than one top folder ({first}/, {top}/); a cuDNN archive has exactly one "
+                                 "(cuda/ or cudnn-<os>-<arch>-<version>_cudaNN-archive/)", name=self.path.name,
+                                 first=self.top, top=top))
         if len(parts) == 1 and kind != "dir":
-            raise ArchiveError(f"{self.path.name}: {p} lies outside a top folder; not an archive NVIDIA ships")
+            raise ArchiveError(M("{name}: {path} lies outside a top folder; not an archive NVIDIA ships",
+                                 name=self.path.name, path=p))
         if top != "cuda" and not NEW_NAME.match(top):
-            raise ArchiveError(f"{self.path.name}: top folder {top}/ is not one NVIDIA uses (cuda/ or "
-                               f"cudnn-<os>-<arch>-<version>_cudaNN-archive/); not a cuDNN archive")
+            raise ArchiveError(M("{name}: top folder {top}/ is not one NVIDIA uses (cuda/ or "
+                                 "cudnn-<os>-<arch>-<version>_cudaNN-archive/); not a cuDNN archive",
+                                 name=self.path.name, top=top))
         rest = parts[1:]
         entry = Entry(path=p, kind=kind, size=size, mode=mode & 0o755 | 0o400, link=link)
         if kind == "dir":
@@ -467,14 +476,15 @@ class _State:
             elif folder in FOLDERS:
                 entry.role = FOLDERS[folder][0]
                 if not ALLOWED_NAMES[entry.role].match(entry.name):
-                    raise ArchiveError(f"refused: {p} is not a cuDNN file (a cuDNN archive's {folder}/ holds only "
-                                       f"{'cudnn*.h' if entry.role == 'include' else 'cudnn*/libcudnn* libraries'}); "
-                                       f"not an archive NVIDIA ships")
+                    raise ArchiveError(M("refused: {path} is not a cuDNN file (a cuDNN archive's {folder}/ holds only "
+                                         "{allowed}); not an archive NVIDIA ships", path=p, folder=folder,
+                                         allowed="cudnn*.h" if entry.role == "include"
+                                         else M("cudnn*/libcudnn* libraries")))
             else:
                 raise ArchiveError(self._stray(folder))
         key = p.lower()
         if key in self.seen:
-            raise ArchiveError(f"refused: {p} appears twice in the archive")
+            raise ArchiveError(M("refused: {path} appears twice in the archive", path=p))
         if check_only:
             self.seen[key] = entry
             return entry
@@ -486,13 +496,14 @@ class _State:
         hint = ""
         first = folder.split("/")[0]
         if first == "cuda" or NEW_NAME.match(first):
-            hint = " (an extra folder level: the archive was re-packed one level too deep)"
+            hint = M(" (an extra folder level: the archive was re-packed one level too deep)")
         elif folder.startswith("lib/"):
-            hint = " (libraries belong in lib/x64/ or lib/)"
+            hint = M(" (libraries belong in lib/x64/ or lib/)")
         elif folder.startswith("bin/"):
-            hint = " (DLLs belong in bin/ or bin/x64/)"
-        return (f"{self.path.name}: unexpected folder {self.top}/{folder}/{hint}; cudaswitch installs only "
-                f"bin/, bin/x64/, include/, lib/, lib/x64/ and lib64/ and does not guess")
+            hint = M(" (DLLs belong in bin/ or bin/x64/)")
+        return M("{name}: unexpected folder {top}/{folder}/{hint}; cudaswitch installs only bin/, bin/x64/, include/, "
+                 "lib/, lib/x64/ and lib64/ and does not guess", name=self.path.name, top=self.top, folder=folder,
+                 hint=hint)
 
     def copy(self, entry: Entry, src: BinaryIO, write: Optional[Writer]) -> None:
         out = write(entry) if (write and entry.role in ("bin", "include", "lib")) else None
@@ -515,8 +526,8 @@ class _State:
             if out is not None:
                 out.close()
         if n != entry.size:
-            raise ArchiveError(f"{self.path.name}: truncated or corrupt archive ({entry.path}: {n} of "
-                               f"{entry.size} bytes); download it again")
+            raise ArchiveError(M("{name}: truncated or corrupt archive ({path}: {n} of {size} bytes); download it "
+                                 "again", name=self.path.name, path=entry.path, n=n, size=entry.size))
         entry.sha256 = h.hexdigest()
         if keep:
             self.headers[entry.name] = b"".join(kept).decode("utf-8", "replace")
@@ -524,7 +535,7 @@ class _State:
     def finish(self, fmt: str) -> Archive:
         name = self.path.name
         if self.top is None or not self.entries:
-            raise ArchiveError(f"{name}: empty archive; not a cuDNN archive")
+            raise ArchiveError(M("{name}: empty archive; not a cuDNN archive", name=name))
         files = [e for e in self.entries if e.kind in ("file", "symlink")]
         installable = [e for e in files if e.role in ("bin", "include", "lib")]
         # OS from the folders and the file types
@@ -542,20 +553,23 @@ class _State:
         if len(oses) > 1:
             win = next(h[1] for h in sorted(hints) if h[0] == "windows")
             lin = next(h[1] for h in sorted(hints) if h[0] == "linux")
-            raise ArchiveError(f"{name}: mixes Windows ({win}) and Linux ({lin}) files; not an archive NVIDIA ships")
+            raise ArchiveError(M("{name}: mixes Windows ({win}) and Linux ({lin}) files; not an archive NVIDIA ships",
+                                 name=name, win=win, lin=lin))
         # one folder per role: bin and bin/x64 both holding DLLs would be a guess
         for role in ("bin", "lib"):
             used = sorted({e.folder for e in installable if e.role == role})
             if len(used) > 1:
-                raise ArchiveError(f"{name}: both {' and '.join(f'{self.top}/{u}/' for u in used)} hold files; "
-                                   f"cudaswitch does not guess which to install")
+                shown = [f"{self.top}/{u}/" for u in used]
+                raise ArchiveError(M("{name}: both {first} and {second} hold files; cudaswitch does not guess which "
+                                     "to install", name=name, first=shown[0], second=" and ".join(shown[1:])))
         # symlinks must name a file of the archive
         names = {e.path for e in files}
         for e in files:
             if e.kind == "symlink":
                 target = (e.path.rsplit("/", 1)[0] + "/" + e.link) if "/" in e.path else e.link
                 if target not in names:
-                    raise ArchiveError(f"refused: symlink {e.path} -> {e.link} points to nothing in the archive")
+                    raise ArchiveError(M("refused: symlink {path} -> {link} points to nothing in the archive",
+                                         path=e.path, link=e.link))
         # version header
         version, header = None, ""
         for h in ("cudnn_version.h", "cudnn.h"):
@@ -565,23 +579,25 @@ class _State:
                     header = h
                     break
         if not version:
-            raise ArchiveError(f"{name}: not a cuDNN archive (no include/cudnn_version.h or include/cudnn.h with "
-                               f"CUDNN_MAJOR/CUDNN_MINOR)")
+            raise ArchiveError(M("{name}: not a cuDNN archive (no include/cudnn_version.h or include/cudnn.h with "
+                                 "CUDNN_MAJOR/CUDNN_MINOR)", name=name))
         info = name_info(self.top) or name_info(name)
         os_ = oses.pop() if oses else (info or {}).get("os")
         if os_ is None:
-            raise ArchiveError(f"{name}: holds no libraries; not a complete cuDNN archive")
+            raise ArchiveError(M("{name}: holds no libraries; not a complete cuDNN archive", name=name))
         if info and info["os"] != os_:
-            raise ArchiveError(f"{name}: the name says {info['os']} but the files are {os_} files")
+            raise ArchiveError(M("{name}: the name says {said} but the files are {os} files", name=name,
+                                 said=info["os"], os=os_))
         major = version.split(".")[0]
         want = f"cudnn64_{major}.dll" if os_ == "windows" else f"libcudnn.so.{major}"
         if not any(e.name.lower() == want.lower() for e in installable):
-            raise ArchiveError(f"{name}: not a complete cuDNN archive (no {want} for cuDNN {version})")
+            raise ArchiveError(M("{name}: not a complete cuDNN archive (no {want} for cuDNN {version})", name=name,
+                                 want=want, version=version))
         style = "cuda-wrapper" if self.top == "cuda" else "archive"
         notes: List[str] = []
         if info is None:
-            notes.append(f"the archive name {name!r} does not say which CUDA it was built for (NVIDIA names them "
-                         f"like cudnn-11.3-windows-x64-v8.2.1.32.zip)")
+            notes.append(M("the archive name {name!r} does not say which CUDA it was built for (NVIDIA names them "
+                           "like cudnn-11.3-windows-x64-v8.2.1.32.zip)", name=name))
         return Archive(path=os.path.abspath(self.path), format=fmt, top=self.top, style=style, os=os_,
                        arch=(info or {}).get("arch"), version=version,
                        full_version=(info or {}).get("version"), cuda_major=(info or {}).get("cuda_major"),
@@ -628,9 +644,9 @@ def expected_from_redistrib(redistrib: Path, archive: Path) -> Tuple[str, Option
     try:
         data = json.loads(Path(redistrib).read_text(encoding="utf-8"))
     except OSError as exc:
-        raise ArchiveError(f"{redistrib}: cannot read ({exc.strerror or exc})") from None
+        raise ArchiveError(M("{path}: cannot read ({why})", path=redistrib, why=exc.strerror or str(exc))) from None
     except ValueError as exc:
-        raise ArchiveError(f"{redistrib}: not valid JSON ({exc})") from None
+        raise ArchiveError(M("{path}: not valid JSON ({why})", path=redistrib, why=str(exc))) from None
     found = []
 
     def walk(node):
@@ -646,8 +662,8 @@ def expected_from_redistrib(redistrib: Path, archive: Path) -> Tuple[str, Option
         if node["relative_path"].rsplit("/", 1)[-1] == archive.name:
             size = node.get("size")
             return node["sha256"].lower(), int(size) if size is not None and str(size).isdigit() else None
-    raise ArchiveError(f"{redistrib}: does not list {archive.name} (it lists "
-                       f"{', '.join(n['relative_path'].rsplit('/', 1)[-1] for n in found) or 'nothing'})")
+    raise ArchiveError(M("{path}: does not list {name} (it lists {listed})", path=redistrib, name=archive.name,
+                         listed=", ".join(n["relative_path"].rsplit("/", 1)[-1] for n in found) or M("nothing")))
 
 
 def verify_integrity(archive: Path, sha256: Optional[str], redistrib: Optional[Path],
@@ -660,20 +676,20 @@ def verify_integrity(archive: Path, sha256: Optional[str], redistrib: Optional[P
     if sha256:
         want = sha256.strip().lower()
         if not re.fullmatch(r"[0-9a-f]{64}", want):
-            raise ArchiveError(f"--sha256: {sha256!r} is not a SHA-256 (64 hex digits)")
+            raise ArchiveError(M("--sha256: {value!r} is not a SHA-256 (64 hex digits)", value=sha256))
         if expected and expected != want:
-            raise ArchiveError("--sha256 and --redistrib-json disagree; check which one is right")
+            raise ArchiveError(M("--sha256 and --redistrib-json disagree; check which one is right"))
         expected = want
     if expected is None:
         return None
     have = (os.fstat(fh.fileno()) if fh is not None else archive.stat()).st_size
     if size is not None and have != size:
-        raise ArchiveError(f"{archive.name}: {have} bytes, the manifest says {size}: incomplete "
-                           f"or wrong download; nothing was installed")
+        raise ArchiveError(M("{name}: {have} bytes, the manifest says {size}: incomplete or wrong download; nothing "
+                             "was installed", name=archive.name, have=have, size=size))
     got = sha256_file(archive, progress, fh)
     if got != expected:
-        raise ArchiveError(f"{archive.name}: SHA-256 {got} does not match the expected {expected}; download it "
-                           f"again; nothing was installed")
+        raise ArchiveError(M("{name}: SHA-256 {got} does not match the expected {expected}; download it again; "
+                             "nothing was installed", name=archive.name, got=got, expected=expected))
     return got
 
 

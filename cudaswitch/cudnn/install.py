@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable, ContextManager, Dict, Iterator, List, Optional
 
 from cudaswitch.core.errors import CudaswitchError, UsageError
+from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.system import System
 from cudaswitch.cudnn.archive import Archive, verify_integrity
 from cudaswitch.cudnn.lock import locked
@@ -133,20 +134,23 @@ class InstallPlan:
             return InstallResult(installed=False, prep=prep)
         if prep.replaces_other_version and not yes:  # cudnn-replace-asks
             if confirm is None:
-                raise UsageError(f"{target.label} already has cuDNN {prep.existing}; pass --yes to replace it with "
-                                 f"{a.version} (uninstall-cudnn undoes it); nothing was changed")
-            question = f"{target.label} has cuDNN {prep.existing}; replace it with {a.version}? (undo: uninstall-cudnn)"
+                raise UsageError(M("{target} already has cuDNN {existing}; pass --yes to replace it with {version} "
+                                   "(uninstall-cudnn undoes it); nothing was changed", target=target.label,
+                                   existing=prep.existing, version=a.version))
+            question = M("{target} has cuDNN {existing}; replace it with {version}? (undo: uninstall-cudnn)",
+                         target=target.label, existing=prep.existing, version=a.version)
             if not confirm(question):
-                raise CudaswitchError("not replaced; nothing was changed")
+                raise CudaswitchError(N_("not replaced; nothing was changed"))
         self.settled = True  # from here commit rolls back or leaves a journal itself, never dropped from outside
         manifest = commit(prep)
         check = verify(prep, self.system)
         lib = main_library(target, a.cudnn_major)
         check_warnings = []
         if check["header"] != a.version:
-            check_warnings.append(f"the installed header says cuDNN {check['header']}, expected {a.version}")
+            check_warnings.append(M("the installed header says cuDNN {header}, expected {version}",
+                                    header=check["header"], version=a.version))
         if check["library_error"] and not check["library_error"].startswith("not loaded"):
-            check_warnings.append(f"the installed {lib} did not load: {check['library_error']}")
+            check_warnings.append(M("the installed {lib} did not load: {error}", lib=lib, error=check["library_error"]))
         return InstallResult(installed=True, prep=prep, manifest=target.display(manifest), check=check,
                              undo=undo_command(target), check_warnings=check_warnings)
 
@@ -168,7 +172,7 @@ def planned(system: System, archive: str, *, cuda: Optional[str] = None, into_en
     try:
         fh = open(path, "rb")  # hashed and unpacked from this one open file: a swapped file is never installed
     except OSError as exc:
-        raise UsageError(f"cannot read {archive}: {exc.strerror or exc}") from None
+        raise UsageError(M("cannot read {archive}: {why}", archive=archive, why=exc.strerror or exc)) from None
     with fh, locked(target):
         if dry_run:  # writes nothing, so it does not recover either; it says what the next command will do
             for line in pending(target):
@@ -177,10 +181,10 @@ def planned(system: System, archive: str, *, cuda: Optional[str] = None, into_en
             for _what, line in recover_target(target):
                 tell("note", line)
         if sha256 or redistrib_json:
-            with progress("Checking SHA-256") as step:
+            with progress(N_("Checking SHA-256")) as step:
                 verify_integrity(path, sha256, Path(redistrib_json) if redistrib_json else None, step, fh=fh)
             tell("verified", "")
-        with progress("Reading" if dry_run else "Unpacking") as step:
+        with progress(N_("Reading") if dry_run else N_("Unpacking")) as step:
             prep = scan(path, target, force, step, fh=fh) if dry_run else prepare(path, target, force, step, fh=fh)
         plan = InstallPlan(prep, why, system)
         try:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, List, Optional, Tuple
 
 from cudaswitch.core.errors import CudaswitchError
+from cudaswitch.core.i18n import M
 
 if TYPE_CHECKING:
     from cudaswitch.cudnn.target import Target
@@ -50,7 +51,16 @@ def write_manifest(txdir: Path, data: dict, root: Path) -> None:
     for a human to read: destinations are recomputed from role and name when it is read back)."""
     from cudaswitch.core.fsutil import dump_yaml
 
-    dump_yaml(txdir / MANIFEST, _paths(data, lambda p: Path(os.path.relpath(p, root)).as_posix()))
+    dump_yaml(txdir / MANIFEST, _plain(_paths(data, lambda p: Path(os.path.relpath(p, root)).as_posix())))
+
+
+def _plain(value):
+    """Messages kept for translation (`i18n.M`, a str subclass) as the plain English text YAML can write."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return str(value) if isinstance(value, str) else value
 
 
 ROLES = ("bin", "include", "lib")
@@ -74,34 +84,36 @@ def read_manifest(txdir: Path, target: Target) -> Optional[dict]:
         data = load_yaml(txdir / MANIFEST)
     except Exception as exc:  # ruamel's errors
         why = " ".join(str(exc).split())
-        raise CudaswitchError(f"{shown}: unreadable cudaswitch manifest ({why}); move that folder "
-                              f"away and check the toolkit by hand") from None
+        raise CudaswitchError(M("{manifest}: unreadable cudaswitch manifest ({why}); move that folder away and check "
+                                "the toolkit by hand", manifest=shown, why=why)) from None
     if not isinstance(data, dict):
         return None
 
     def bad(what: str) -> CudaswitchError:
-        return CudaswitchError(f"{shown}: not a manifest cudaswitch wrote ({what}); it is not acted on: move "
-                               f"{target.display(txdir)} away and check {target.label} by hand")
+        return CudaswitchError(M("{manifest}: not a manifest cudaswitch wrote ({what}); it is not acted on: move "
+                                 "{folder} away and check {target} by hand", manifest=shown, what=what,
+                                 folder=target.display(txdir), target=target.label))
 
     out = dict(data)
     ops = data.get("ops")
     if ops is not None:
         if not isinstance(ops, list):
-            raise bad("ops is not a list")
+            raise bad(M("ops is not a list"))
         checked = []
         for op in ops:
             if not isinstance(op, dict):
-                raise bad("an operation is not a mapping")
+                raise bad(M("an operation is not a mapping"))
             role, kind, name, action = op.get("role"), op.get("kind"), op.get("name"), op.get("action")
             if role not in ROLES or kind not in KINDS or action not in ACTIONS or not _single_name(name):
-                raise bad(f"operation role={role!r} kind={kind!r} action={action!r} name={name!r}")
+                raise bad(M("operation role={role!r} kind={kind!r} action={action!r} name={name!r}", role=role,
+                            kind=kind, action=action, name=name))
             for key in ("sha256", "old_sha256", "link", "old_link"):
                 if op.get(key) is not None and not isinstance(op.get(key), str):
-                    raise bad(f"{key} of {name} is not text")
+                    raise bad(M("{key} of {name} is not text", key=key, name=name))
             if kind == "file" and not isinstance(op.get("sha256"), str):
-                raise bad(f"{name} has no sha256")
+                raise bad(M("{name} has no sha256", name=name))
             if kind == "symlink" and not _single_name(op.get("link")):
-                raise bad(f"symlink {name} -> {op.get('link')!r}")
+                raise bad(M("symlink {name} -> {link!r}", name=name, link=op.get("link")))
             checked.append(dict(op, dest=str(target.local_dirs[role] / name)))
         out["ops"] = checked
     root = target.local_root
@@ -112,11 +124,11 @@ def read_manifest(txdir: Path, target: Target) -> Optional[dict]:
         if value is None:
             continue
         if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
-            raise bad(f"{key} is not a list of folders")
+            raise bad(M("{key} is not a list of folders", key=key))
         full = [os.path.normpath(str(root / p)) for p in value]
         for p in full:
             if p not in allowed:
-                raise bad(f"{key} names {p}, not a folder cudaswitch creates")
+                raise bad(M("{key} names {path}, not a folder cudaswitch creates", key=key, path=p))
         out[key] = full
     return out
 

@@ -7,6 +7,7 @@ import time
 from typing import Optional
 
 from cudaswitch.core.errors import CudaswitchError
+from cudaswitch.core.i18n import M
 from cudaswitch.cudnn.target import Target
 
 
@@ -46,9 +47,10 @@ class locked:
         holder = lock_holder(self.fd)
         os.close(self.fd)
         self.fd = None
-        raise CudaswitchError(f"{self.target.label} is locked by {holder or 'another process'} (waited "
-                              f"{self.wait:g} s); if that is another cudaswitch, let it finish; if not, that process "
-                              f"blocks installs: end it or ask its owner; nothing was changed") from None
+        raise CudaswitchError(M("{target} is locked by {holder} (waited {wait:g} s); if that is another cudaswitch, "
+                                "let it finish; if not, that process blocks installs: end it or ask its owner; "
+                                "nothing was changed", target=self.target.label,
+                                holder=holder or M("another process"), wait=self.wait)) from None
 
     def __exit__(self, *exc) -> None:
         if self.fd is not None:
@@ -81,12 +83,11 @@ def lock_holder(fd: int) -> Optional[str]:
             continue
         if pid == os.getpid():
             continue
-        what = f"process {pid}"
         try:
             with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as fh:
                 comm = fh.read().strip()
-            what += f" ({comm}, user {trust.user_name(os.stat(f'/proc/{pid}').st_uid)})"
+            return M("process {pid} ({comm}, user {user})", pid=pid, comm=comm,
+                     user=trust.user_name(os.stat(f"/proc/{pid}").st_uid))
         except OSError:
-            pass
-        return what
+            return M("process {pid}", pid=pid)
     return None

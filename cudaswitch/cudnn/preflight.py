@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 from cudaswitch.core.errors import CudaswitchError
+from cudaswitch.core.i18n import M
 from cudaswitch.cudnn.target import Target
 
 
@@ -34,25 +35,27 @@ def check_writable(target: Target, access: Callable[[str, int], bool] = os.acces
         if not access(str(where), os.W_OK | os.X_OK):
             shown = target.display(where)
             if _read_only(where):
-                raise CudaswitchError(f"cannot write to {shown}: it is on a read-only file system; remount it "
-                                      f"read-write, or install into a conda environment with --into-env; nothing "
-                                      f"was changed")
+                raise CudaswitchError(M("cannot write to {folder}: it is on a read-only file system; {advice}; "
+                                        "nothing was changed", folder=shown,
+                                        advice=M("remount it read-write, or install into a conda environment with "
+                                                 "--into-env")))
             if target.kind == "env":
-                advice = "fix the environment folder's permissions, or use an environment you own (-n/-p)"
+                advice = M("fix the environment folder's permissions, or use an environment you own (-n/-p)")
             elif target.os == "windows":
-                advice = ("run the command from an administrator prompt (right-click the terminal, 'Run as "
-                          "administrator'), or install into a conda environment with --into-env")
+                advice = M("run the command from an administrator prompt (right-click the terminal, 'Run as "
+                           "administrator'), or install into a conda environment with --into-env")
             else:
-                advice = "run it with sudo (sudo cudaswitch install-cudnn ...), or install into a conda environment " \
-                         "with --into-env"
-            raise CudaswitchError(f"cannot write to {shown} (permission denied): {advice}; nothing was changed")
+                advice = M("run it with sudo (sudo cudaswitch install-cudnn ...), or install into a conda environment "
+                           "with --into-env")
+            raise CudaswitchError(M("cannot write to {folder} (permission denied): {advice}; nothing was changed",
+                                    folder=shown, advice=advice))
     devs = set()
     base = _nearest_existing(target.record_base)
     for d in [base] + [_nearest_existing(x) for x in target.local_dirs.values()]:
         devs.add(os.stat(d).st_dev)
     if len(devs) > 1:
-        raise CudaswitchError(f"the folders of {target.label} are on different file systems; cudaswitch needs "
-                              f"them on one file system to install atomically; nothing was changed")
+        raise CudaswitchError(M("the folders of {target} are on different file systems; cudaswitch needs them on one "
+                                "file system to install atomically; nothing was changed", target=target.label))
 
 
 def check_trusted(target: Target) -> None:
@@ -65,22 +68,24 @@ def check_trusted(target: Target) -> None:
         return
     root = Path(os.path.realpath(target.local_root))
     places = [root] + [Path(os.path.realpath(d)) for d in target.local_dirs.values()]
-    how = (f"run it as that user ({trust.owner_hint(root)} cudaswitch ...) or fix the permissions "
-           f"(chown/chmod go-w)")
-    trust.refuse_if_foreign(places, f"work on {target.label}", how)
+    how = M("run it as that user ({hint} cudaswitch ...) or fix the permissions (chown/chmod go-w)",
+            hint=trust.owner_hint(root))
+    trust.refuse_if_foreign(places, M("work on {target}", target=target.label), how)
     base = Path(os.path.realpath(target.record_base)) if os.path.lexists(target.record_base) else None
     if base is not None:
-        trust.refuse_if_foreign([base], f"use the cudaswitch records of {target.label}", how, below=root)
+        trust.refuse_if_foreign([base], M("use the cudaswitch records of {target}", target=target.label), how,
+                                below=root)
         for dirpath, dirnames, filenames in os.walk(base):
             for n in dirnames + filenames:
                 p = Path(dirpath, n)
                 st = os.lstat(p)
                 why = trust.stat_problem(st) if not os.path.islink(p) else (
-                    None if st.st_uid in (0, trust.euid()) else f"belongs to {trust.user_name(st.st_uid)}")
+                    None if st.st_uid in (0, trust.euid()) else M("belongs to {user}", user=trust.user_name(st.st_uid)))
                 if why:
-                    raise CudaswitchError(f"refused to use the cudaswitch records of {target.label}: {p} {why}, and "
-                                          f"cudaswitch runs as {trust.user_name(trust.euid())}: a journal another "
-                                          f"user could have written is never acted on; {how}; nothing was changed")
+                    raise CudaswitchError(M("refused to use the cudaswitch records of {target}: {path} {why}, and "
+                                            "cudaswitch runs as {user}: a journal another user could have written is "
+                                            "never acted on; {how}; nothing was changed", target=target.label, path=p,
+                                            why=why, user=trust.user_name(trust.euid()), how=how))
 
 
 SPACE_MARGIN = 1 << 20  # what the manifest, folders and backups' metadata take besides the files themselves
@@ -95,10 +100,10 @@ def check_space(folder: Path, size: int, target: Target) -> None:
         return  # Windows: ENOSPC from the write is reported instead
     free = st.f_bavail * st.f_frsize
     if size + SPACE_MARGIN > free:
-        raise CudaswitchError(f"not enough free space for {target.label} on {target.display(folder)}: "
-                              f"{_mib(size)} more would be needed and {_mib(free)} are free (the blocks reserved for "
-                              f"root are not used); installing would leave the disk full: free some space and run "
-                              f"the command again; nothing was changed")
+        raise CudaswitchError(M("not enough free space for {target} on {folder}: {size} more would be needed and "
+                                "{free} are free (the blocks reserved for root are not used); installing would leave "
+                                "the disk full: free some space and run the command again; nothing was changed",
+                                target=target.label, folder=target.display(folder), size=_mib(size), free=_mib(free)))
 
 
 def _mib(n: int) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import List, Tuple
 
 from cudaswitch.core.errors import CudaswitchError
+from cudaswitch.core.i18n import M
 from cudaswitch.core.fsutil import fsync_dir
 from cudaswitch.cudnn import faults
 from cudaswitch.cudnn.journal import (MANIFEST, Op, backup_path, matches, read_manifest, records, remove_empty,
@@ -29,16 +30,16 @@ def recover(target: Target) -> List[Tuple[str, str]]:
         phase = (data or {}).get("phase")
         if phase in (None, "staging"):
             discard(txdir, (data or {}).get("record_created") or [])
-            done.append(("rolled-back", f"rolled back an interrupted cuDNN install ({display(txdir)}); nothing had "
-                                        f"been changed"))
+            done.append(("rolled-back", M("rolled back an interrupted cuDNN install ({folder}); nothing had been "
+                                          "changed", folder=display(txdir))))
         elif phase == "committing":
             roll_forward_install(txdir, data, root)
-            done.append(("installed", f"completed an interrupted cuDNN install from its journal "
-                                      f"({display(txdir / MANIFEST)})"))
+            done.append(("installed", M("completed an interrupted cuDNN install from its journal ({manifest})",
+                                        manifest=display(txdir / MANIFEST))))
         elif phase == "uninstalling":
             roll_forward_uninstall(txdir, data, root)
-            done.append(("uninstalled", f"completed an interrupted cuDNN uninstall from its journal "
-                                        f"({display(txdir)})"))
+            done.append(("uninstalled", M("completed an interrupted cuDNN uninstall from its journal ({folder})",
+                                          folder=display(txdir))))
     return done
 
 
@@ -96,9 +97,16 @@ def pending(target: Target) -> List[str]:
         data = read_manifest(txdir, target)
         phase = (data or {}).get("phase")
         if phase != "installed":
-            what = "roll back" if phase in (None, "staging") else "complete"
-            out.append(f"an interrupted cuDNN {'uninstall' if phase == 'uninstalling' else 'install'} is pending in "
-                       f"{target.display(txdir)}; the next install-cudnn or uninstall-cudnn will {what} it")
+            folder = target.display(txdir)
+            if phase in (None, "staging"):
+                out.append(M("an interrupted cuDNN install is pending in {folder}; the next install-cudnn or "
+                             "uninstall-cudnn will roll back it", folder=folder))
+            elif phase == "uninstalling":
+                out.append(M("an interrupted cuDNN uninstall is pending in {folder}; the next install-cudnn or "
+                             "uninstall-cudnn will complete it", folder=folder))
+            else:
+                out.append(M("an interrupted cuDNN install is pending in {folder}; the next install-cudnn or "
+                             "uninstall-cudnn will complete it", folder=folder))
     return out
 
 
@@ -109,5 +117,6 @@ def recover_target(target: Target) -> List[Tuple[str, str]]:
     try:
         return recover(target)
     except OSError as exc:
-        raise CudaswitchError(f"{target.label} has an interrupted cuDNN install that cannot be finished now "
-                              f"({exc.strerror or exc}); run the command with the rights to write there") from None
+        raise CudaswitchError(M("{target} has an interrupted cuDNN install that cannot be finished now ({why}); run "
+                                "the command with the rights to write there", target=target.label,
+                                why=exc.strerror or str(exc))) from None

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Dict, Optional, Tuple
 
 from cudaswitch.core.errors import CudaswitchError, UsageError
+from cudaswitch.core.i18n import M
 from cudaswitch.core.system import System
 from cudaswitch.core.versions import CudaVersion, cudnn_version_in
 from cudaswitch.cudnn.journal import RECORD_ENV, RECORD_TOOLKIT, records
@@ -57,10 +58,11 @@ def toolkit_target(system: System, tk) -> Target:
     from cudaswitch.discovery.toolkits import TOOLKIT
 
     if tk.kind != TOOLKIT:
-        advice = {"pip-wheels": "install cuDNN with pip (pip install nvidia-cudnn-cu12) instead",
-                  "conda": "use --into-env to install into the conda environment",
-                  "debian": "install cuDNN with apt instead"}.get(tk.kind, "")
-        raise UsageError(f"CUDA {tk.version} at {tk.root} is a {tk.kind} install, not a toolkit folder; {advice}")
+        advice = {"pip-wheels": M("install cuDNN with pip (pip install nvidia-cudnn-cu12) instead"),
+                  "conda": M("use --into-env to install into the conda environment"),
+                  "debian": M("install cuDNN with apt instead")}.get(tk.kind, "")
+        raise UsageError(M("CUDA {version} at {root} is a {kind} install, not a toolkit folder; {advice}",
+                           version=tk.version, root=tk.root, kind=tk.kind, advice=advice))
     j = system.join
     if system.windows:
         bin_x64 = j(tk.root, "bin", "x64")
@@ -72,9 +74,9 @@ def toolkit_target(system: System, tk) -> Target:
             lib = tk.lib_dirs[0]
         dirs = {"bin": j(tk.root, "bin"), "include": tk.include_dir or j(tk.root, "include"), "lib": lib}
     local_root = system.local(tk.root)
-    _check_inside(local_root, {k: system.local(v) for k, v in dirs.items()}, f"CUDA {tk.version} at {tk.root}",
-                  system.display)
-    return Target(kind="toolkit", root=tk.root, os=system.os, label=f"CUDA {tk.version} at {tk.root}", dirs=dirs,
+    label = M("CUDA {version} at {root}", version=tk.version, root=tk.root)
+    _check_inside(local_root, {k: system.local(v) for k, v in dirs.items()}, label, system.display)
+    return Target(kind="toolkit", root=tk.root, os=system.os, label=label, dirs=dirs,
                   local_dirs={k: system.local(v) for k, v in dirs.items()},
                   record_base=local_root.joinpath(*RECORD_TOOLKIT), local_root=local_root, cuda=tk.cuda,
                   selector=tk.root, system=system)
@@ -88,8 +90,9 @@ def env_target(system: System, env, cuda: Optional[CudaVersion]) -> Target:
         dirs = {"bin": lib / "bin", "include": lib / "include", "lib": lib / "lib"}
     else:
         dirs = {"bin": prefix / "bin", "include": prefix / "include", "lib": prefix / "lib"}
-    _check_inside(prefix, dirs, f"conda environment {env.name} ({prefix})", str)
-    return Target(kind="env", root=str(prefix), os=system.os, label=f"conda environment {env.name} ({prefix})",
+    label = M("conda environment {name} ({prefix})", name=env.name, prefix=prefix)
+    _check_inside(prefix, dirs, label, str)
+    return Target(kind="env", root=str(prefix), os=system.os, label=label,
                   dirs={k: str(v) for k, v in dirs.items()}, local_dirs=dirs,
                   record_base=prefix.joinpath(*RECORD_ENV), local_root=prefix, cuda=cuda,
                   selector=str(prefix), system=None)
@@ -106,9 +109,10 @@ def _check_inside(root: Path, dirs: Dict[str, Path], label: str, display) -> Non
     for role in ("bin", "include", "lib"):
         d = dirs[role]
         if not _inside(d, root):
-            raise CudaswitchError(f"{display(d)} leads to {display(Path(os.path.realpath(d)))}, outside {label}; "
-                                  f"cudaswitch installs only inside the toolkit or environment folder; fix that link "
-                                  f"or install with --into-env; nothing was changed")
+            raise CudaswitchError(M("{folder} leads to {real}, outside {label}; cudaswitch installs only inside the "
+                                    "toolkit or environment folder; fix that link or install with --into-env; nothing "
+                                    "was changed", folder=display(d), real=display(Path(os.path.realpath(d))),
+                                    label=label))
 
 
 def _env_state(system: System):
@@ -152,28 +156,31 @@ def resolve_target(system: System, archive_path: Optional[Path], cuda: Optional[
     env, state = _env_state(system)
     if state is not None:
         tk = select(found, state.root, system)
-        return toolkit_target(system, tk), f"the toolkit environment {env.name} uses (cudaswitch use)"
+        return toolkit_target(system, tk), M("the toolkit environment {name} uses (cudaswitch use)", name=env.name)
     toolkits = [t for t in found.toolkits if t.kind == TOOLKIT]
-    listing = ", ".join(f"{t.version} ({t.root})" for t in toolkits) or "none"
+    listing = ", ".join(f"{t.version} ({t.root})" for t in toolkits) or M("none")
     if uninstalling:
         # a toolkit with any transaction folder counts: an interrupted one is finished by this command
         having = [t for t in toolkits if records(toolkit_target(system, t).record_base)]
         if len(having) == 1:
-            return toolkit_target(system, having[0]), "the only toolkit with a cuDNN installed by cudaswitch"
+            return toolkit_target(system, having[0]), M("the only toolkit with a cuDNN installed by cudaswitch")
         if not having:
-            raise CudaswitchError(f"no toolkit has a cuDNN installed by cudaswitch (toolkits: {listing})")
-        raise UsageError("more than one toolkit has a cuDNN installed by cudaswitch: "
-                         + ", ".join(f"{t.version} ({t.root})" for t in having) + "; choose one with --cuda")
+            raise CudaswitchError(M("no toolkit has a cuDNN installed by cudaswitch (toolkits: {listing})",
+                                    listing=listing))
+        raise UsageError(M("more than one toolkit has a cuDNN installed by cudaswitch: {toolkits}; choose one with "
+                           "--cuda", toolkits=", ".join(f"{t.version} ({t.root})" for t in having)))
     info = peek_name(archive_path) if archive_path else None
     if not info:
-        raise UsageError(f"cannot tell from {Path(archive_path).name if archive_path else 'the archive'} which CUDA "
-                         f"it is for; choose the toolkit with --cuda (installed: {listing})")
+        raise UsageError(M("cannot tell from {name} which CUDA it is for; choose the toolkit with --cuda (installed: "
+                           "{listing})", name=Path(archive_path).name if archive_path else M("the archive"),
+                           listing=listing))
     major = info["cuda_major"]
     matching = [t for t in toolkits if t.cuda.major == major]
     if len(matching) == 1:
-        return toolkit_target(system, matching[0]), f"the only CUDA {major}.x toolkit installed"
+        return toolkit_target(system, matching[0]), M("the only CUDA {major}.x toolkit installed", major=major)
     if not matching:
-        raise UsageError(f"no CUDA {major}.x toolkit is installed for this cuDNN (built for CUDA "
-                         f"{major}); installed: {listing}; install one, or give --cuda / --into-env")
-    raise UsageError(f"more than one CUDA {major}.x toolkit is installed: "
-                     + ", ".join(f"{t.version} ({t.root})" for t in matching) + "; choose one with --cuda")
+        raise UsageError(M("no CUDA {major}.x toolkit is installed for this cuDNN (built for CUDA {major}); "
+                           "installed: {listing}; install one, or give --cuda / --into-env", major=major,
+                           listing=listing))
+    raise UsageError(M("more than one CUDA {major}.x toolkit is installed: {toolkits}; choose one with --cuda",
+                       major=major, toolkits=", ".join(f"{t.version} ({t.root})" for t in matching)))

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 from cudaswitch.core.errors import CudaswitchError
+from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.fsutil import fsync_dir
 from cudaswitch.cudnn import faults
 from cudaswitch.cudnn.archive import Archive, ArchiveError, Entry, read_archive
@@ -73,8 +74,8 @@ def plan_ops(archive: Archive, target: Target) -> Tuple[List[Op], List[str]]:
         dest = target.local_dirs[e.role] / e.name
         kind, sha, link = describe(dest)
         if kind == "dir":
-            raise CudaswitchError(f"{target.display(dest)} is a folder; the archive has a file of that name; "
-                                  f"nothing was changed")
+            raise CudaswitchError(M("{path} is a folder; the archive has a file of that name; nothing was changed",
+                                    path=target.display(dest)))
         if kind is None:
             action = "new"
         elif kind == e.kind and ((e.kind == "file" and sha == e.sha256) or (e.kind == "symlink" and link == e.link)):
@@ -86,7 +87,8 @@ def plan_ops(archive: Archive, target: Target) -> Tuple[List[Op], List[str]]:
                       size=e.size))
     names = [op.dest for op in ops]
     if len(set(n.lower() for n in names)) != len(names) and target.os == "windows":
-        raise ArchiveError(f"{Path(archive.path).name}: two files differ only in case; Windows cannot hold both")
+        raise ArchiveError(M("{name}: two files differ only in case; Windows cannot hold both",
+                             name=Path(archive.path).name))
     return ops, created
 
 
@@ -178,11 +180,13 @@ def _leftover_warnings(prep: Prepared) -> List[str]:
         # cuDNN 8.3-8.9 on Windows loads zlibwapi.dll (sources.csv S58, S70), which the archive does not carry
         bindir = prep.target.local_dirs["bin"]
         if not (bindir / "zlibwapi.dll").exists() and "zlibwapi.dll" not in new_names:
-            out.append(f"cuDNN {a.version} on Windows needs zlibwapi.dll on the loader path (it is not in "
-                       f"{prep.target.dirs['bin']}); without it cudnn64_8.dll fails to load")
+            out.append(M("cuDNN {version} on Windows needs zlibwapi.dll on the loader path (it is not in {folder}); "
+                         "without it cudnn64_8.dll fails to load", version=a.version, folder=prep.target.dirs["bin"]))
     if left:
-        shown = ", ".join(left[:6]) + (f" and {len(left) - 6} more" if len(left) > 6 else "")
-        out.append(f"{len(left)} file(s) of another cuDNN stay in place, not replaced by this archive: {shown}")
+        shown = M("{names} and {more} more", names=", ".join(left[:6]), more=len(left) - 6) if len(left) > 6 \
+            else ", ".join(left)
+        out.append(M("{count} file(s) of another cuDNN stay in place, not replaced by this archive: {names}",
+                     count=len(left), names=shown))
     return out
 
 
@@ -220,21 +224,28 @@ def discard(txdir: Path, record_created: List[str]) -> None:
         remove_empty(record_created)
 
 
+# what was being done, as `explain` names it: one message each, the target's label in it
+_DOING = {"installing into": N_("installing into {target}"), "uninstalling from": N_("uninstalling from {target}"),
+          "preparing to install into": N_("preparing to install into {target}"),
+          "unpacking into": N_("unpacking into {target}")}
+
+
 def explain(exc: BaseException, target: Target, doing: str) -> BaseException:
     if isinstance(exc, (CudaswitchError, KeyboardInterrupt, SystemExit)):
         return exc
     if isinstance(exc, OSError):
         where = f" ({target.display(Path(exc.filename))})" if exc.filename else ""
+        action = M(_DOING.get(doing, doing + " {target}"), target=target.label)
         if exc.errno == errno.ENOSPC:
-            return CudaswitchError(f"disk full while {doing} {target.label}{where}: free some space and run the "
-                                   f"command again; nothing was changed")
+            return CudaswitchError(M("disk full while {action}{where}: free some space and run the command again; "
+                                     "nothing was changed", action=action, where=where))
         if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-            hint = ("; on Windows a running program that loaded cuDNN (Python, Jupyter, an IDE) keeps its DLLs "
-                    "locked: close it and run the command again") if target.os == "windows" else ""
-            return CudaswitchError(f"permission denied while {doing} {target.label}{where}{hint}; nothing was "
-                                   f"changed")
-        return CudaswitchError(f"{exc.strerror or exc} while {doing} {target.label}{where}; nothing was "
-                               f"changed")
+            hint = M("; on Windows a running program that loaded cuDNN (Python, Jupyter, an IDE) keeps its DLLs "
+                     "locked: close it and run the command again") if target.os == "windows" else ""
+            return CudaswitchError(M("permission denied while {action}{where}{hint}; nothing was changed",
+                                     action=action, where=where, hint=hint))
+        return CudaswitchError(M("{why} while {action}{where}; nothing was changed", why=exc.strerror or str(exc),
+                                 action=action, where=where))
     return exc
 
 
@@ -282,17 +293,18 @@ def commit(prep: Prepared) -> Path:
         try:
             _rollback(prep, done)
         except BaseException:
-            raise CudaswitchError(f"installing into {prep.target.label} failed ({exc_reason(exc)}) and could not be "
-                                  f"rolled back; run the command again to complete it from the journal "
-                                  f"{txdir / MANIFEST}") from None
+            raise CudaswitchError(M("installing into {target} failed ({why}) and could not be rolled back; run the "
+                                    "command again to complete it from the journal {manifest}",
+                                    target=prep.target.label, why=exc_reason(exc), manifest=txdir / MANIFEST)) from None
         raise explain(exc, prep.target, "installing into") from None
     manifest["phase"] = "installed"
     try:
         write_manifest(txdir, manifest, prep.target.local_root)
     except OSError as exc:
-        raise CudaswitchError(f"cuDNN is installed in {prep.target.label} but its manifest could not be marked "
-                              f"complete ({exc_reason(exc)}); the next install-cudnn or uninstall-cudnn finishes that "
-                              f"from the journal {prep.target.display(txdir / MANIFEST)}") from None
+        raise CudaswitchError(M("cuDNN is installed in {target} but its manifest could not be marked complete ({why}); "
+                                "the next install-cudnn or uninstall-cudnn finishes that from the journal {manifest}",
+                                target=prep.target.label, why=exc_reason(exc),
+                                manifest=prep.target.display(txdir / MANIFEST))) from None
     shutil.rmtree(txdir / "stage", ignore_errors=True)
     return txdir / MANIFEST
 

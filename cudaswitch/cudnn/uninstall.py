@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import List, Optional, Tuple
 
 from cudaswitch.core.errors import CudaswitchError
+from cudaswitch.core.i18n import M
 from cudaswitch.cudnn.journal import MANIFEST, Op, matches, read_manifest, records, write_manifest
 from cudaswitch.cudnn.preflight import check_trusted, check_writable
 from cudaswitch.cudnn.lock import locked
@@ -44,8 +45,8 @@ def uninstall(target: Target, force: bool = False) -> Uninstalled:
     """Undo the latest install into `target`: backups back, new files removed, created folders removed."""
     recs = installed_records(target)
     if not recs:
-        raise CudaswitchError(f"no cuDNN installed by cudaswitch in {target.label} (no manifest under "
-                              f"{target.display(target.record_base)}); nothing to undo")
+        raise CudaswitchError(M("no cuDNN installed by cudaswitch in {target} (no manifest under {folder}); nothing "
+                                "to undo", target=target.label, folder=target.display(target.record_base)))
     txdir, data = recs[-1]
     check_trusted(target)
     check_writable(target)
@@ -60,9 +61,9 @@ def uninstall(target: Target, force: bool = False) -> Uninstalled:
     if changed:
         names = ", ".join(target.display(Path(op.dest)) for op in changed[:5])
         if not force:
-            raise CudaswitchError(f"{len(changed)} installed file(s) changed since the install ({names}); "
-                                  f"--force undoes it anyway and keeps each changed file as "
-                                  f"<name>.cudaswitch-changed; nothing was changed")
+            raise CudaswitchError(M("{count} installed file(s) changed since the install ({names}); --force undoes "
+                                    "it anyway and keeps each changed file as <name>.cudaswitch-changed; nothing was "
+                                    "changed", count=len(changed), names=names))
         for op in changed:
             dest = Path(op.dest)
             if os.path.lexists(dest):
@@ -77,9 +78,9 @@ def uninstall(target: Target, force: bool = False) -> Uninstalled:
     try:
         roll_forward_uninstall(txdir, data, target.local_root, checked=True)
     except OSError as exc:
-        raise CudaswitchError(f"uninstalling from {target.label} stopped half-way ({exc_reason(exc)}); fix that and "
-                              f"run uninstall-cudnn again: it finishes from the journal "
-                              f"{target.display(txdir / MANIFEST)}") from None
+        raise CudaswitchError(M("uninstalling from {target} stopped half-way ({why}); fix that and run uninstall-cudnn "
+                                "again: it finishes from the journal {manifest}", target=target.label,
+                                why=exc_reason(exc), manifest=target.display(txdir / MANIFEST))) from None
     arch = data.get("archive") or {}
     return Uninstalled(version=arch.get("full_version") or arch.get("version"),
                        restored=sum(1 for op in ops if op.action == "overwrite"),

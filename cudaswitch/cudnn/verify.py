@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Tuple
 
+from cudaswitch.core.i18n import M
 from cudaswitch.core.system import System
 from cudaswitch.cudnn.transaction import Prepared
 
@@ -61,7 +62,8 @@ def verify(prep: Prepared, system: System) -> dict:
     header_ok = result["header"] == prep.archive.version
     host = host_os()
     if target.os != host:
-        result["library_error"] = f"not loaded (a {target.os.capitalize()} library cannot be loaded on {host})"
+        result["library_error"] = M("not loaded (a {os} library cannot be loaded on {host})",
+                                    os=target.os.capitalize(), host=host)
         return result
     result["checked"] = "header and library"
     env = dict(os.environ)
@@ -75,7 +77,8 @@ def verify(prep: Prepared, system: System) -> dict:
     try:
         proc = system.run(args, timeout=120, env=env)
     except Exception as exc:  # timeouts, OSError
-        result["library_error"] = f"could not run the load check ({type(exc).__name__}: {exc})"
+        result["library_error"] = M("could not run the load check ({error}: {why})", error=type(exc).__name__,
+                                    why=str(exc))
         return result
     out = (proc.stdout or "").strip().splitlines()
     if proc.returncode == 0 and out and out[-1].isdigit():
@@ -85,5 +88,6 @@ def verify(prep: Prepared, system: System) -> dict:
         lines = [x.strip() for x in ((proc.stderr or "") + "\n" + (proc.stdout or "")).splitlines() if x.strip()]
         # cuDNN names the sub-library it could not find before the generic last line ("Invalid handle...")
         why = next((x for x in lines if "could not locate" in x.lower()), lines[-1] if lines else None)
-        result["library_error"] = f"load failed: {why[-300:]}" if why else f"exit status {proc.returncode}"
+        result["library_error"] = M("load failed: {why}", why=why[-300:]) if why else \
+            M("exit status {code}", code=proc.returncode)
     return result

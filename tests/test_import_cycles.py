@@ -78,14 +78,6 @@ def _circles(graph):
     return out
 
 
-# Circles in subsystems whose rework (issue #10) lands separately. Each entry must still exist, so the list only
-# shrinks: whoever breaks a circle deletes its entry here.
-ELSEWHERE = [
-    frozenset({"cudaswitch.core.i18n", "cudaswitch.core.system"}),
-    frozenset({"cudaswitch.checks.diagnosis", "cudaswitch.cudnn.windows", "cudaswitch.discovery.condaenvs",
-               "cudaswitch.discovery.environment", "cudaswitch.discovery.toolkits", "cudaswitch.switching.activation",
-               "cudaswitch.switching.hookfiles"}),
-]
 
 
 def test_every_module_imports():
@@ -104,10 +96,7 @@ def test_no_import_cycle_among_cudaswitch_modules():
     assert graph["cudaswitch.checks.smoke"], "the scan finds no imports: it reads the source wrongly"
     assert "cudaswitch.checks.driver" in graph["cudaswitch.checks.doctor"]
     circles = _circles(graph)
-    assert not [c for c in circles if c not in ELSEWHERE], circles
-    assert not [c for c in ELSEWHERE if c not in circles], "a listed circle is gone: delete its entry"
-    assert not [c for c in circles if any(m.startswith("cudaswitch.checks.") and m != "cudaswitch.checks.diagnosis"
-                                          for m in c)], circles
+    assert not circles, circles
 
 
 def test_the_scan_sees_a_cycle_made_of_function_level_imports(tmp_path):

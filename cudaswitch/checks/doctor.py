@@ -331,8 +331,6 @@ def run_doctor(system: System, env=None) -> DoctorReport:
     findings += wsl_findings(system)
     findings += windows_findings(system, env.prefix if env is not None else None)
     findings += cudnn_findings(found.toolkits)
-    from cudaswitch.cudnn.windows import doctor_findings as cudnn_windows_findings
-
     findings += cudnn_windows_findings(system, found.cudnn_installs, found.toolkits)
     torch = {}
     if env is not None:
@@ -376,3 +374,39 @@ def doctor_lines(report: DoctorReport) -> List[str]:
             lines.append(f"{'':<8} " + _("fix: {fix}").format(fix=tr(f.fix)))
     lines.append(_("result: OK") if report.ok else _("result: problems found"))
     return lines
+
+
+def cudnn_windows_findings(system: System, installs: List, toolkits) -> List[Finding]:
+    """cuDNN from NVIDIA's Windows installer (cudaswitch/cudnn/windows.py finds it). CUDNN_BIN_WITHOUT_DLL: an installer bin entry on PATH holds no DLL; CUDNN_NOT_ON_PATH: cuDNN is installed but
+    no cudnn64_*.dll is reachable on PATH (programs that load it from PATH fail with error 126)."""
+    if not system.windows:
+        return []
+    from cudaswitch.cudnn.compat import joined
+    from cudaswitch.cudnn.windows import dll_on_path, empty_installer_bin_entries
+
+    out: List[Finding] = []
+    with_dll = [i for i in installs if i.dll]
+    hint = joined([M("{folder} (cuDNN {version} for CUDA {cuda})", folder=i.bin_dir, version=i.version or "?",
+                     cuda=i.cuda) for i in with_dll])
+    for entry in empty_installer_bin_entries(system):
+        under = [i for i in with_dll if i.root.lower() == str(system.pure(entry.strip('"')).parent).lower()]
+        fix = M("put the folder for your CUDA version on PATH instead: {folders}",
+                folders="; ".join(i.bin_dir for i in under)) \
+            if under else M("put the bin\\<CUDA version> folder that holds cudnn64_9.dll on PATH instead")
+        out.append(Finding("CUDNN_BIN_WITHOUT_DLL", WARNING,
+                           M("PATH holds {entry}, which NVIDIA's cuDNN installer adds, but no cudnn64_*.dll is in it "
+                             "(the DLLs are one level down, per CUDA version)", entry=entry), fix, [entry]))
+    with_cudnn = [t for t in toolkits if getattr(t, "cudnn", None)]
+    if dll_on_path(system) is None and (with_dll or with_cudnn):
+        where = hint or ", ".join(f"{system.join(t.root, 'bin')} (cuDNN {t.cudnn})" for t in with_cudnn)
+        # the DLL's name follows cuDNN's major version: a toolkit with cuDNN 8 in it holds cudnn64_8.dll
+        names = sorted({str(system.pure(i.dll).name) for i in with_dll} if with_dll else
+                        {f"cudnn64_{t.cudnn.split('.')[0]}.dll" for t in with_cudnn})
+        names_text = M("{first} or {second}", first=names[0], second=" or ".join(names[1:])) if len(names) > 1 \
+            else names[0]
+        out.append(Finding("CUDNN_NOT_ON_PATH", WARNING,
+                           M("no cudnn64_*.dll is reachable on PATH: programs that load cuDNN from PATH (TensorFlow, "
+                             "onnxruntime, your own builds) fail with error 126; torch wheels carry their own"),
+                           M("put the folder holding {names} for your CUDA version on PATH: {where}", names=names_text,
+                             where=where), []))
+    return out

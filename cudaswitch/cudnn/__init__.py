@@ -6,7 +6,8 @@ Where to start (the rules they follow: docs/design/cudnn-install.md):
 - `install.planned(...)` -> `InstallPlan`; `InstallPlan.carry_out(yes, confirm)` -> `InstallResult`: install-cudnn.
 - `uninstall.undo_latest(...)` -> `UndoResult`: uninstall-cudnn.
 - `archive.read_archive`, `archive.verify_integrity`, `archive.peek_name`: NVIDIA's zip and tar archives.
-- `windows.find_installed`, `windows.doctor_findings`, `windows.dll_on_path`: the Windows exe installer's cuDNN.
+- `windows.find_installed`, `windows.dll_on_path`: the Windows exe installer's cuDNN (doctor's findings about it are in
+  cudaswitch/checks/doctor.py).
 
 What the install is made of, each concern in one module:
 

@@ -13,14 +13,10 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, List, Optional
+from typing import List, Optional
 
 from cudaswitch.core import versions
-from cudaswitch.core.i18n import M
 from cudaswitch.core.system import System
-
-if TYPE_CHECKING:
-    from cudaswitch.checks.diagnosis import Finding
 
 _DLL = re.compile(r"^cudnn64_(\d+)\.dll$", re.IGNORECASE)
 _INSTALLER_BIN = re.compile(r"\\NVIDIA\\CUDNN\\v\d+(\.\d+)*\\bin\\?$", re.IGNORECASE)
@@ -114,39 +110,3 @@ def empty_installer_bin_entries(system: System) -> List[str]:
     """PATH entries `...\\NVIDIA\\CUDNN\\v9.x\\bin` (what the installer adds) that hold no cudnn64_*.dll."""
     return [e for e in system.split_list(system.environ.get("PATH"))
             if e and _INSTALLER_BIN.search(e.strip('"')) and not dll_in(system, e.strip('"'))]
-
-
-def doctor_findings(system: System, installs: List[CudnnInstall], toolkits) -> List["Finding"]:
-    """CUDNN_BIN_WITHOUT_DLL: an installer bin entry on PATH holds no DLL; CUDNN_NOT_ON_PATH: cuDNN is installed but
-    no cudnn64_*.dll is reachable on PATH (programs that load it from PATH fail with error 126)."""
-    if not system.windows:
-        return []
-    from cudaswitch.checks.diagnosis import WARNING, Finding
-    from cudaswitch.cudnn.compat import joined
-
-    out: List[Finding] = []
-    with_dll = [i for i in installs if i.dll]
-    hint = joined([M("{folder} (cuDNN {version} for CUDA {cuda})", folder=i.bin_dir, version=i.version or "?",
-                     cuda=i.cuda) for i in with_dll])
-    for entry in empty_installer_bin_entries(system):
-        under = [i for i in with_dll if i.root.lower() == str(system.pure(entry.strip('"')).parent).lower()]
-        fix = M("put the folder for your CUDA version on PATH instead: {folders}",
-                folders="; ".join(i.bin_dir for i in under)) \
-            if under else M("put the bin\\<CUDA version> folder that holds cudnn64_9.dll on PATH instead")
-        out.append(Finding("CUDNN_BIN_WITHOUT_DLL", WARNING,
-                           M("PATH holds {entry}, which NVIDIA's cuDNN installer adds, but no cudnn64_*.dll is in it "
-                             "(the DLLs are one level down, per CUDA version)", entry=entry), fix, [entry]))
-    with_cudnn = [t for t in toolkits if getattr(t, "cudnn", None)]
-    if dll_on_path(system) is None and (with_dll or with_cudnn):
-        where = hint or ", ".join(f"{system.join(t.root, 'bin')} (cuDNN {t.cudnn})" for t in with_cudnn)
-        # the DLL's name follows cuDNN's major version: a toolkit with cuDNN 8 in it holds cudnn64_8.dll
-        names = sorted({str(system.pure(i.dll).name) for i in with_dll} if with_dll else
-                        {f"cudnn64_{t.cudnn.split('.')[0]}.dll" for t in with_cudnn})
-        names_text = M("{first} or {second}", first=names[0], second=" or ".join(names[1:])) if len(names) > 1 \
-            else names[0]
-        out.append(Finding("CUDNN_NOT_ON_PATH", WARNING,
-                           M("no cudnn64_*.dll is reachable on PATH: programs that load cuDNN from PATH (TensorFlow, "
-                             "onnxruntime, your own builds) fail with error 126; torch wheels carry their own"),
-                           M("put the folder holding {names} for your CUDA version on PATH: {where}", names=names_text,
-                             where=where), []))
-    return out

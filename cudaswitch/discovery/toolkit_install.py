@@ -103,7 +103,7 @@ def download(reqs: List[str], dest: Path, runner: PipRunner = _pip, show_progres
                       if a >= 11]
             want = reqs[0].split("==")[1].rstrip(".*")
             raise UsageError(M("NVIDIA publishes no wheels for CUDA {want} ({package}); available: {available}",
-                               want=want, package=reqs[0].split("==")[0], available=", ".join(minors) or "none"))
+                               want=want, package=reqs[0].split("==")[0], available=", ".join(minors) or M("none")))
         last = [ln for ln in err.strip().splitlines() if ln.strip()][-1:] or ["no output"]
         raise CudaswitchError(M("pip download failed (exit {code}): {last}", code=r.returncode, last=last[0].strip()))
     wheels = sorted(dest.glob("*.whl"))
@@ -282,7 +282,7 @@ def find_installed(selector: str, system: System) -> Path:
     major, minor = parse_request(selector)
     hits = [c for c in ours if (numbers(str(_manifest(c).get("version", ""))) or ())[:2] == (major, minor)]
     if len(hits) != 1:
-        have = ", ".join(f"{_manifest(c)['version']} ({c})" for c in ours) or "none"
+        have = ", ".join(f"{_manifest(c)['version']} ({c})" for c in ours) or M("none")
         raise UsageError(M("no toolkit installed by cudaswitch matches '{selector}'; installed by cudaswitch: {have}",
                            selector=selector, have=have) if not hits else
                          M("more than one toolkit installed by cudaswitch matches '{selector}'; installed by "

@@ -85,7 +85,7 @@ def pick(installs: Dict, toolkits: List, env_label: str) -> AutoPick:
                                 "{toolkit} is the newest of the same major", version=version, short=short,
                                 toolkit=tk.version), install_command(short),
                         tk.to_json(), notes=[note], considered=considered, **base)
-    have = ", ".join(t.version for t in toolkits) or "none"
+    have = ", ".join(t.version for t in toolkits) or M("none")
     return AutoPick(False, M("torch {version} was built with CUDA {short} and no installed toolkit with nvcc has "
                              "CUDA {major}.x (installed: {have})", version=version, short=short, major=want[0],
                              have=have), install_command(short), considered=considered, **base)

@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "fake_torch"))
 
 import cudatrees  # noqa: E402
 import envs  # noqa: E402
-from conftest import run_cli  # noqa: E402
+from conftest import make_env, run_cli  # noqa: E402
 
 
 @pytest.fixture
@@ -114,8 +114,7 @@ def test_torch_not_installed_is_a_skip_not_a_failure(env, clean_env):
 
 
 def test_env_without_python(tmp_path, clean_env):
-    prefix = tmp_path / "nopython"
-    (prefix / "conda-meta").mkdir(parents=True)
+    prefix = make_env(tmp_path / "nopython")
     r, rec = smoke(prefix, clean_env)
     # No Python means no torch: skipped like an env without torch, so `cudaswitch use` there still exits 0.
     assert r.returncode == 0 and rec["code"] == "PYTHON_MISSING" and rec["status"] == "skip"

@@ -14,7 +14,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent.parent / "fake_torch"))
 
 import cudatrees  # noqa: E402
-from conftest import make_env, run_cli  # noqa: E402
+from conftest import make_env, one_line_error, run_cli  # noqa: E402
 
 from cudaswitch.checks.torchenv import torch_installs  # noqa: E402
 from cudaswitch.core.system import System  # noqa: E402
@@ -78,10 +78,9 @@ def test_no_torch(fs, tmp_path):
 
 def test_cpu_build_says_so_through_the_cli(torch_env, clean_env):
     r = run_cli(["use", "auto", "-p", str(torch_env)], env=clean_env)
-    assert r.returncode == 1 and r.stdout == ""
-    lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and "torch 2.13.0+cpu" in lines[0] and "is a CPU build" in lines[0]
-    assert "cudaswitch recommend" in lines[0]
+    line = one_line_error(r, 1)
+    assert r.stdout == ""
+    assert "torch 2.13.0+cpu" in line and "is a CPU build" in line and "cudaswitch recommend" in line
     assert not (torch_env / "etc" / "conda" / "activate.d" / "cudaswitch.sh").exists()
 
 

@@ -104,6 +104,20 @@ def _run_cli_process(args, environ, *, cwd, input, timeout, stdin):
                           timeout=timeout, cwd=cwd, input=input, stdin=stdin)
 
 
+def cli_on_path(tmp_path):
+    """tmp_path/bin holding a `cudaswitch` program that runs this checkout in a real process (what pip's entry point
+    would do), for a real shell that calls the command by name. Returns that folder."""
+    import shlex
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    exe = bindir / "cudaswitch"
+    exe.write_text(f"#!/bin/sh\nPYTHONPATH={shlex.quote(str(REPO))} exec {shlex.quote(sys.executable)} "
+                   f"-m cudaswitch \"$@\"\n")
+    exe.chmod(0o755)
+    return bindir
+
+
 def make_env(prefix, *, history="", packages=()):
     """A conda environment at `prefix` as conda lays one out: conda-meta/ with its `history` (the file conda itself
     takes as the mark of an environment; None leaves it out, for a folder that only looks like one) and an empty
@@ -154,6 +168,23 @@ def toolkit_13_0(tmp_path_factory):
     r = run_cli(["install-toolkit", "13.0", "--quiet"], env=env, timeout=900)
     assert r.returncode == 0, r.stderr
     return store / "cuda-13.0"
+
+
+@pytest.fixture(scope="module")
+def cu130_env(tmp_path_factory):
+    """A conda env holding the real identity files of PyPI's torch 2.14.1+cu130 (tests/torch_wheel_files.py); one per
+    test module, since `use` writes into it."""
+    import torch_wheel_files as twf
+
+    return twf.cuda_torch_env(tmp_path_factory.mktemp("e") / "cu130")
+
+
+@pytest.fixture(scope="module")
+def cu132_env(tmp_path_factory):
+    """The same for torch 2.15.0+cu132."""
+    import torch_wheel_files as twf
+
+    return twf.cuda_torch_env(tmp_path_factory.mktemp("e") / "cu132", "torch==2.15.0")
 
 
 @pytest.fixture(autouse=True, scope="session")

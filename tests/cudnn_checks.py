@@ -9,6 +9,7 @@ import tarfile
 from pathlib import Path
 
 import cudnn_archives as ca
+from conftest import one_line_error
 
 WIN_BASE = Path("C") / "Program Files" / "NVIDIA GPU Computing Toolkit" / "CUDA"
 TOP = "cudnn-linux-x86_64-9.10.2.21_cuda12-archive"
@@ -32,15 +33,12 @@ def ok(proc):
 
 
 def refused(proc, *needles, code=None):
+    """one_line_error with any failing code unless `code` is given, and the line names each of `needles`."""
     assert proc.returncode != 0, proc.stdout + proc.stderr
-    if code is not None:
-        assert proc.returncode == code, proc.stderr
-    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr
-    lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("cudaswitch: error: "), proc.stderr
+    line = one_line_error(proc, proc.returncode if code is None else code)
     for n in needles:
-        assert n.lower() in proc.stderr.lower(), proc.stderr
-    return lines[0]
+        assert n.lower() in line.lower(), proc.stderr
+    return line
 
 
 def with_old_cudnn(fs: Path, archives) -> None:

@@ -21,6 +21,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 import conda_model  # noqa: E402
+from conftest import make_env  # noqa: E402
 from cudaswitch.switching import hookfiles as hooks  # noqa: E402
 from cudaswitch.switching.activation import Changes  # noqa: E402
 from cudaswitch.switching.shells import SHELLS as HOOK_SHELLS  # noqa: E402
@@ -85,7 +86,7 @@ class World:
     def add_env(self, short: str, folder: str, toolkit: Optional[Toolkit], spelled=None) -> str:
         """Create the env; `spelled(local path) -> str` gives the name the shell sees (wine: Z:\\...)."""
         local = str(self.root / "envs" / folder)
-        os.makedirs(os.path.join(local, "conda-meta"), exist_ok=True)
+        make_env(local, history=None)
         os.makedirs(os.path.join(local, "bin"), exist_ok=True)
         if toolkit:
             for d in (*toolkit.bins, toolkit.lib) if not toolkit.windows else ():

@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 
 import nvidia_wheels as nw
+from conftest import make_env
 
 CUDA_TORCH = "torch==2.14.1"  # the PyPI default Linux wheel: '2.14.1+cu130' in torch/version.py
 
@@ -40,8 +41,7 @@ def cuda_torch_env(prefix: Path, spec: str = CUDA_TORCH) -> Path:
     """A conda-shaped environment whose site-packages holds the real identity files of a CUDA torch build."""
     site = prefix / "lib" / "python3.11" / "site-packages"
     site.mkdir(parents=True)
-    (prefix / "conda-meta").mkdir()
-    (prefix / "conda-meta" / "history").write_text("")
+    make_env(prefix)
     src = torch_identity(spec)
     for item in src.iterdir():
         if item.name != ".complete":

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import cudatrees
 import nvidia_wheels as nw
-from conftest import require_tool, run_cli
+from conftest import make_env, require_tool, run_cli
 from cudaswitch.core.system import System
 
 HERE = Path(__file__).parent
@@ -82,7 +82,7 @@ def windows_env(drive: Path, clean_env) -> dict:
     """The real CUDA 12.9 files and an empty conda env C:\\envs\\torch on `drive`, switched to 12.9 with `use`, -p
     given as the Windows path; returns the CLI environment."""
     cudatrees.windows_real_toolkit(drive, "12.9")
-    (drive / "C" / "envs" / "torch" / "conda-meta").mkdir(parents=True)
+    make_env(drive / "C" / "envs" / "torch", history=None)
     env = dict(clean_env, CUDASWITCH_FS_ROOT=str(drive), CUDASWITCH_OS="windows")
     r = run_cli(["use", "12.9", "-p", r"C:\envs\torch"], env=env)
     assert r.returncode == 0, r.stderr

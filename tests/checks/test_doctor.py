@@ -12,7 +12,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent.parent / "fake_torch"))
 
 import cudatrees  # noqa: E402
-from conftest import run_cli  # noqa: E402
+from conftest import make_env, one_line_error, run_cli  # noqa: E402
 
 from cudaswitch.checks import doctor  # noqa: E402
 from cudaswitch.core.system import System  # noqa: E402
@@ -142,13 +142,21 @@ def test_windows_prefix_with_spaces_and_non_ascii():
 
 
 def _conda_env(tmp_path, name="env", python="3.11"):
-    prefix = tmp_path / name
-    (prefix / "conda-meta").mkdir(parents=True)
-    (prefix / "conda-meta" / f"python-{python}.0-h1_0_cpython.json").write_text(
-        json.dumps({"name": "python", "version": f"{python}.0"}))
+    prefix = make_env(tmp_path / name, packages=[f"python-{python}.0-h1_0_cpython"])
     site = prefix / "lib" / f"python{python}" / "site-packages"
     site.mkdir(parents=True)
     return prefix, site
+
+
+def _conda_torch_env(tmp_path, dist_info, installer):
+    """An env whose conda-meta holds conda's pytorch 2.4.1 (CUDA 12.1) record and whose site-packages holds the
+    `dist_info` folder with `installer` in its INSTALLER."""
+    prefix, site = _conda_env(tmp_path)
+    (prefix / "conda-meta" / "pytorch-2.4.1-py3.11_cuda12.1_cudnn9.1.0_0.json").write_text(json.dumps(
+        {"name": "pytorch", "version": "2.4.1", "build": "py3.11_cuda12.1_cudnn9.1.0_0"}))
+    (site / f"{dist_info}.dist-info").mkdir()
+    (site / f"{dist_info}.dist-info" / "INSTALLER").write_text(installer + "\n")
+    return prefix
 
 
 def test_foreign_activate_d_hooks(tmp_path, fsroot, clean_env):
@@ -166,24 +174,14 @@ def test_foreign_activate_d_hooks(tmp_path, fsroot, clean_env):
 
 
 def test_torch_from_conda_and_pip(tmp_path, fsroot, clean_env):
-    prefix, site = _conda_env(tmp_path)
-    (prefix / "conda-meta" / "pytorch-2.4.1-py3.11_cuda12.1_cudnn9.1.0_0.json").write_text(json.dumps(
-        {"name": "pytorch", "version": "2.4.1", "build": "py3.11_cuda12.1_cudnn9.1.0_0"}))
-    info = site / "torch-2.4.1+cu121.dist-info"
-    info.mkdir()
-    (info / "INSTALLER").write_text("pip\n")
+    prefix = _conda_torch_env(tmp_path, "torch-2.4.1+cu121", "pip")
     r, rec, codes = run_doctor_cli(clean_env, fsroot, "-p", str(prefix))
     assert codes["TORCH_MIXED_INSTALL"]["severity"] == "error" and r.returncode == 1
     assert "conda" in codes["TORCH_MIXED_INSTALL"]["cause"] and "pip" in codes["TORCH_MIXED_INSTALL"]["cause"]
 
 
 def test_conda_only_torch_is_not_mixed(tmp_path, fsroot, clean_env):
-    prefix, site = _conda_env(tmp_path)
-    (prefix / "conda-meta" / "pytorch-2.4.1-py3.11_cuda12.1_cudnn9.1.0_0.json").write_text(json.dumps(
-        {"name": "pytorch", "version": "2.4.1", "build": "py3.11_cuda12.1_cudnn9.1.0_0"}))
-    info = site / "torch-2.4.1.dist-info"
-    info.mkdir()
-    (info / "INSTALLER").write_text("conda\n")
+    prefix = _conda_torch_env(tmp_path, "torch-2.4.1", "conda")
     r, rec, codes = run_doctor_cli(clean_env, fsroot, "-p", str(prefix))
     assert "TORCH_MIXED_INSTALL" not in codes
     assert rec["torch"]["cuda"] == "12.1"
@@ -228,5 +226,4 @@ def test_text_output_and_usage_errors(fsroot, clean_env):
     assert r.returncode == 1
     assert "error    CUDA_PATH_MISSING: CUDA_PATH=/usr/local/cuda-12.1 does not exist" in r.stdout
     assert "fix: point CUDA_PATH at an installed toolkit" in r.stdout
-    r = run_cli(["doctor", "-p", "/no/such/env"], env=env_vars)
-    assert r.returncode == 2 and "Traceback" not in r.stderr
+    one_line_error(run_cli(["doctor", "-p", "/no/such/env"], env=env_vars), 2)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import make_env, run_cli
 
 pytestmark = pytest.mark.gpu
 
@@ -55,7 +55,7 @@ def gpu_env(tmp_path_factory):
         return Path(prefix)
     env = tmp_path_factory.mktemp("gpu") / "env"
     subprocess.run([python, "-m", "venv", "--without-pip", str(env)], check=True)
-    (env / "conda-meta").mkdir()
+    make_env(env)
     site = next(env.glob("lib/python3*/site-packages"), None) or env / "Lib" / "site-packages"
     if _has_cuda_torch(python):
         (site / "zz_gpu_python.pth").write_text("\n".join(sites) + "\n")  # that interpreter's torch

@@ -6,6 +6,7 @@ docs/design/checks.md section 1."""
 import json
 from pathlib import Path
 
+from conftest import make_env
 from cudaswitch.checks import knowledge
 from cudaswitch.checks.diagnosis import ProbeOutcome
 from cudaswitch.discovery.environment import CondaEnv
@@ -22,8 +23,7 @@ def outcome(name):
 
 
 def report(tmp_path, name, environ, cpu_ok=False):
-    prefix = tmp_path / "env"
-    (prefix / "conda-meta").mkdir(parents=True)
+    prefix = make_env(tmp_path / "env")
     return report_from_outcome(outcome(name), CondaEnv(str(prefix), "env", False), environ, System(environ=environ),
                                cpu_ok)
 

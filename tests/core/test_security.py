@@ -22,7 +22,7 @@ import pytest
 
 import cudatrees
 import cudnn_archives as ca
-from conftest import REPO, make_env, run_cli
+from conftest import REPO, make_env, one_line_error, run_cli
 
 NOBODY = 65534
 TOP = "cudnn-linux-x86_64-9.10.2.21_cuda12-archive"
@@ -51,14 +51,14 @@ def as_user(fn, uid: int = NOBODY) -> None:
 
 
 def refused(proc, *needles):
+    """one_line_error with any failing code, no traceback on stdout either, and the line names each of `needles`."""
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, out
     assert "Traceback" not in out and "internal error" not in out, out
-    lines = [x for x in proc.stderr.splitlines() if x.strip()]
-    assert len(lines) == 1 and lines[0].startswith("cudaswitch: error: "), proc.stderr
+    line = one_line_error(proc, proc.returncode)
     for n in needles:
-        assert n.lower() in lines[0].lower(), lines[0]
-    return lines[0]
+        assert n.lower() in line.lower(), line
+    return line
 
 
 def console_script(base: Path) -> list:

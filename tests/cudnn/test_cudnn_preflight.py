@@ -3,8 +3,10 @@ system, a full disk."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,17 +18,23 @@ from cudnn_checks import WTOP, snap, refused
 
 
 
-def test_real_disk_full_on_a_tiny_filesystem(archives, tmp_path, linux_templates, clean_env):
-    """ENOSPC from the kernel, not injected: the toolkit sits on a 2 MiB tmpfs (needs root to mount)."""
+@contextlib.contextmanager
+def _tmpfs(path: Path, size: str):
+    """A real tmpfs of `size` mounted at `path` for the block (root only: skipped otherwise), unmounted after."""
     if os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root")
-    import subprocess
-
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)]).returncode != 0:
+    path.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)]).returncode != 0:
         pytest.skip("cannot mount a tmpfs here")
     try:
+        yield path
+    finally:
+        subprocess.run(["umount", str(path)])
+
+
+def test_real_disk_full_on_a_tiny_filesystem(archives, tmp_path, linux_templates, clean_env):
+    """ENOSPC from the kernel, not injected: the toolkit sits on a 2 MiB tmpfs (needs root to mount)."""
+    with _tmpfs(tmp_path / "small", "2m") as mnt:
         cudatrees.windows_toolkit(mnt, "12.4")
         env = dict(clean_env, CUDASWITCH_FS_ROOT=str(mnt), CUDASWITCH_OS="windows")
         big = ca.write_zip(tmp_path / f"{WTOP}.zip", [
@@ -35,8 +43,6 @@ def test_real_disk_full_on_a_tiny_filesystem(archives, tmp_path, linux_templates
         before = snap(mnt)
         refused(run_cli(["install-cudnn", str(big), "--cuda", "12.4"], env), "disk full", "nothing was changed")
         assert snap(mnt) == before
-    finally:
-        subprocess.run(["umount", str(mnt)])
 
 
 @pytest.mark.parametrize("os_", ["linux", "windows"])
@@ -126,15 +132,7 @@ def test_no_write_permission_cli_as_an_ordinary_user(archives, clean_env):
 
 def test_read_only_mount_cli(archives, clean_env, tmp_path):
     """A toolkit on a read-only file system (root included): refused up front, nothing staged."""
-    import subprocess
-
-    if os.geteuid() != 0:
-        pytest.skip("mounting needs root")
-    mnt = tmp_path / "ro"
-    mnt.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mnt)]).returncode != 0:
-        pytest.skip("cannot mount a tmpfs here")
-    try:
+    with _tmpfs(tmp_path / "ro", "8m") as mnt:
         cudatrees.windows_toolkit(mnt, "12.4")
         subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
         env = dict(clean_env, CUDASWITCH_FS_ROOT=str(mnt), CUDASWITCH_OS="windows")
@@ -142,5 +140,3 @@ def test_read_only_mount_cli(archives, clean_env, tmp_path):
         refused(run_cli(["install-cudnn", str(archives["win-9.10-archive"]), "--cuda", "12.4"], env),
                 "read-only file system", "--into-env", "nothing was changed")
         assert snap(mnt) == before
-    finally:
-        subprocess.run(["umount", str(mnt)])

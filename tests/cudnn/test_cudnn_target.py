@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import make_env, run_cli
 from cudnn_checks import WIN_BASE, sha256_of, snap, ok, refused
 
 
@@ -106,8 +106,7 @@ def test_layout_installs_into_right_folders_and_uninstalls_byte_identically(layo
 
 def test_into_env_linux_and_windows(tmp_path, archives, clean_env):
     for os_, layout in (("linux", "linux-9.10-archive"), ("windows", "win-9.20-cuda13")):
-        prefix = tmp_path / f"env-{os_}"
-        (prefix / "conda-meta").mkdir(parents=True)
+        prefix = make_env(tmp_path / f"env-{os_}")
         (prefix / "lib").mkdir()
         env = dict(clean_env, CUDASWITCH_OS=os_, CUDASWITCH_FS_ROOT=str(tmp_path / "empty-fs"))
         before = snap(prefix)
@@ -140,8 +139,7 @@ def test_target_is_the_single_toolkit_of_the_archives_cuda_major(archives, linux
 
 def test_target_is_the_toolkit_the_environment_uses(archives, linux_fs, tmp_path):
     fs, env = linux_fs
-    prefix = tmp_path / "envs" / "dl"
-    (prefix / "conda-meta").mkdir(parents=True)
+    prefix = make_env(tmp_path / "envs" / "dl")
     (prefix / "etc" / "cudaswitch").mkdir(parents=True)
     (prefix / "etc" / "cudaswitch" / "state.yaml").write_text(
         "selector: '11.8'\nversion: 11.8.89\nroot: /usr/local/cuda-11.8\ntime: '2026-01-01T00:00:00Z'\n"

@@ -73,27 +73,36 @@ def test_enospc_and_eacces_leave_the_toolkit_untouched(fault, words, archives, l
     assert snap(fs) == before
 
 
+def _install_until_staged(tarball, env, root, count, *extra, **popen):
+    """`install-cudnn TARBALL` in a real process (what it does on a signal from outside is the point), returned
+    still running once `count` files are staged under `root` (or when it ended first), with those files."""
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen([sys.executable, seams.ENTRY, "install-cudnn", str(tarball), *extra],
+                            env=dict(env, PYTHONPATH=str(REPO)), **popen)
+    deadline = time.time() + 600
+    staged = []
+    while time.time() < deadline and proc.poll() is None:
+        staged = list((root / ".cudaswitch" / "cudnn").glob("*/stage/*/*"))
+        if len(staged) >= count:
+            break
+        time.sleep(0.05)
+    return proc, staged
+
+
 @pytest.mark.slow
 def test_real_kill_mid_stream_of_the_real_tarball(real_tarball, linux_fs):
     """A real SIGKILL from outside, once two files are staged; the next command rolls it back."""
     import signal
     import subprocess
-    import sys
-    import time
 
     fs, env = linux_fs
     root = fs / "usr/local/cuda-12.9"
     before = snap(fs)
-    env = dict(env, PYTHONPATH=str(REPO))
-    proc = subprocess.Popen([sys.executable, seams.ENTRY, "install-cudnn", str(real_tarball), "-q"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 600
-    staged = []
-    while time.time() < deadline and proc.poll() is None:
-        staged = list((root / ".cudaswitch" / "cudnn").glob("*/stage/*/*"))
-        if len(staged) >= 2:
-            break
-        time.sleep(0.05)
+    proc, staged = _install_until_staged(real_tarball, env, root, 2, "-q", stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.DEVNULL)
     assert proc.poll() is None, "the install ended before it could be killed"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
@@ -110,20 +119,12 @@ def test_real_kill_mid_stream_of_the_real_tarball(real_tarball, linux_fs):
 def test_ctrl_c_while_unpacking_the_real_tarball_changes_nothing(real_tarball, linux_fs):
     import signal
     import subprocess
-    import sys
-    import time
 
     fs, env = linux_fs
     root = fs / "usr/local/cuda-12.9"
     before = snap(fs)
-    env = dict(env, PYTHONPATH=str(REPO))
-    proc = subprocess.Popen([sys.executable, seams.ENTRY, "install-cudnn", str(real_tarball)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 600
-    while time.time() < deadline and proc.poll() is None:
-        if len(list((root / ".cudaswitch" / "cudnn").glob("*/stage/*/*"))) >= 3:
-            break
-        time.sleep(0.05)
+    proc, _ = _install_until_staged(real_tarball, env, root, 3, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True)
     assert proc.poll() is None
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)

@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "fake_torch"))
 import cudatrees  # noqa: E402
 import envs as torch_envs  # noqa: E402
 import nvidia_wheels  # noqa: E402
-from conftest import IN_CI, make_env, run_cli  # noqa: E402
+from conftest import make_env, run_cli  # noqa: E402
 
 
 def _env(path: Path) -> Path:
@@ -29,14 +29,8 @@ def _site(prefix: Path) -> Path:
     return prefix / "lib" / "python3.11" / "site-packages"
 
 
-def _real_torch_files(prefix: Path) -> None:
-    """torch's dist-info and version.py, copied from the real CPU wheel install (nothing importable)."""
-    try:
-        venv = torch_envs.torch_venv()
-    except (torch_envs.EnvUnavailable, OSError) as exc:
-        if IN_CI:
-            pytest.fail(f"cannot create the torch test environment: {exc}")
-        pytest.skip(f"cannot create the torch test environment: {exc}")
+def _real_torch_files(prefix: Path, venv: Path) -> None:
+    """torch's dist-info and version.py, copied from the real CPU wheel install `venv` (nothing importable)."""
     src = torch_envs.site_packages(venv)
     info = next(src.glob("torch-*.dist-info"))
     shutil.copytree(info, _site(prefix) / info.name)
@@ -51,13 +45,13 @@ def _wheel_dist_info(prefix: Path, spec: str) -> None:
 
 
 @pytest.fixture
-def lab(tmp_path, clean_env):
+def lab(tmp_path, clean_env, torch_env):
     envs_dir = tmp_path / "envs"
     trees = tmp_path / "cuda"
     cudatrees.cuda_11_8(trees / "cuda-11.8")
     cudatrees.cuda_12_9(trees / "cuda-12.9")
     cpu = _env(envs_dir / "cpu")
-    _real_torch_files(cpu)
+    _real_torch_files(cpu, torch_env)
     pipcu = _env(envs_dir / "pipcu")
     _wheel_dist_info(pipcu, "nvidia-cudnn-cu12==9.10.2.21")
     _wheel_dist_info(pipcu, "nvidia-cuda-runtime-cu12==12.9.79")
@@ -128,16 +122,9 @@ def _record(env, prefix):
     return next(e for e in json.loads(run_cli(["envs", "--json"], env).stdout)["envs"] if e["prefix"] == str(prefix))
 
 
-def test_smoke_result_is_kept_and_shown(tmp_path, clean_env):
-    try:
-        torch_envs.torch_venv()
-    except (torch_envs.EnvUnavailable, OSError) as exc:
-        if IN_CI:
-            pytest.fail(f"cannot create the torch test environment: {exc}")
-        pytest.skip(f"cannot create the torch test environment: {exc}")
+def test_smoke_result_is_kept_and_shown(tmp_path, clean_env, torch_env):
     cudatrees.cuda_12_9(tmp_path / "cuda" / "cuda-12.9")
-    prefix = torch_envs.make_env(tmp_path / "envs", "t")
-    torch_envs.link_real_torch(prefix)
+    prefix = torch_envs.real_torch_env(tmp_path / "envs", "t")
     env = dict(clean_env, HOME=str(tmp_path / "home"), CONDA_ENVS_DIRS=str(tmp_path / "envs"),
                CUDASWITCH_SEARCH_PATH=str(tmp_path / "cuda"))
     r = run_cli(["use", "12.9", "-n", "t"], env, timeout=300)  # CPU torch, no --cpu-ok: the smoke test fails

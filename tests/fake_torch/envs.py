@@ -3,9 +3,9 @@
 * `torch_venv()`: a real virtual environment with the real CPU torch wheel (`pip install torch==2.13.0`), created
   once per machine under ~/.cache/cudaswitch-tests and reused (a lock file guards concurrent creation).
 * `make_env()`: a small venv (no pip) for one test; `link_real_torch()` makes the cached real torch importable from
-  it through a `.pth` file; `fake_import_failure()` puts a `torch` package there that fails at import with a real
-  error text; `fake_cuda()` patches the real torch after import (version.cuda, is_available, device queries, kernel
-  launches) for GPU situations this machine cannot produce.
+  it through a `.pth` file (`real_torch_env()` does both); `fake_import_failure()` puts a `torch` package there
+  that fails at import with a real error text; `fake_cuda()` patches the real torch after import (version.cuda,
+  is_available, device queries, kernel launches) for GPU situations this machine cannot produce.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import texts  # noqa: E402
+from conftest import make_env as conda_prefix  # noqa: E402  (make_env here is the venv)
 
 TORCH_VERSION = os.environ.get("CUDASWITCH_TEST_TORCH", "2.13.0")
 CACHE = Path(os.environ.get("CUDASWITCH_TEST_CACHE", Path.home() / ".cache" / "cudaswitch-tests"))
@@ -73,8 +74,7 @@ def torch_venv() -> Path:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
         if r.returncode != 0:
             raise EnvUnavailable(f"pip install torch=={TORCH_VERSION} failed: {r.stderr.strip()[-500:]}")
-        (prefix / "conda-meta").mkdir(exist_ok=True)
-        (prefix / "conda-meta" / "history").write_text("")
+        conda_prefix(prefix)
         done.write_text(TORCH_VERSION)
     return prefix
 
@@ -83,14 +83,20 @@ def make_env(base: Path, name: str = "env") -> Path:
     """A fresh venv without pip (fast), made to look like a conda env."""
     prefix = Path(base) / name
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(prefix)], check=True, capture_output=True)
-    (prefix / "conda-meta").mkdir()
-    (prefix / "conda-meta" / "history").write_text("")
-    return prefix
+    return conda_prefix(prefix)
 
 
 def link_real_torch(prefix: Path) -> None:
     """Make the cached real torch importable in `prefix` (appended to sys.path by a .pth file)."""
     (_site(prefix) / "zz_real_torch.pth").write_text(str(_site(torch_venv())) + "\n")
+
+
+def real_torch_env(base: Path, name: str = "env") -> Path:
+    """A fresh env (make_env) whose Python imports the cached real torch: for tests that write into the env (`use`
+    adds hooks), which the shared cache must not get."""
+    prefix = make_env(base, name)
+    link_real_torch(prefix)
+    return prefix
 
 
 # ---- failures at import --------------------------------------------------------------------------------------

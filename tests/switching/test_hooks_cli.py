@@ -4,13 +4,11 @@ wheels (conftest.real_trees), with bash sourcing what `use` wrote."""
 from __future__ import annotations
 
 import os
-import stat
 import subprocess
-import sys
 
 import pytest
 
-from conftest import REPO, require_tool, run_cli
+from conftest import cli_on_path, make_env, one_line_error, require_tool, run_cli
 from cudaswitch.switching.shells import quote_sh
 
 HOOK_FILES = sorted(f"etc/conda/{d}.d/cudaswitch.{e}" for d in ("activate", "deactivate")
@@ -19,9 +17,7 @@ HOOK_FILES = sorted(f"etc/conda/{d}.d/cudaswitch.{e}" for d in ("activate", "dea
 
 @pytest.fixture
 def env_prefix(tmp_path):
-    p = tmp_path / "envs" / "my env (x86)"
-    (p / "conda-meta").mkdir(parents=True)
-    return p
+    return make_env(tmp_path / "envs" / "my env (x86)")
 
 
 @pytest.fixture
@@ -33,16 +29,8 @@ def _tree(root):
     return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
 
 
-def _one_line_error(proc, code):
-    assert proc.returncode == code, proc.stdout + proc.stderr
-    assert "Traceback" not in proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("cudaswitch: error: "), proc.stderr
-    return lines[0]
-
-
 def test_use_outside_an_env_says_what_to_run(cli_env):
-    line = _one_line_error(run_cli(["use", "11.8"], cli_env), 2)
+    line = one_line_error(run_cli(["use", "11.8"], cli_env), 2)
     assert "cudaswitch use 11.8 -n NAME" in line
 
 
@@ -81,7 +69,7 @@ def test_user_hooks_are_never_touched(cli_env, env_prefix):
     assert sorted(os.listdir(act)) == ["zz-mine.sh"]
     # A file with cudaswitch's name that cudaswitch did not write is refused, not replaced.
     (act / "cudaswitch.sh").write_text("echo mine\n")
-    line = _one_line_error(run_cli(["use", "11.8", "-p", str(env_prefix)], cli_env), 1)
+    line = one_line_error(run_cli(["use", "11.8", "-p", str(env_prefix)], cli_env), 1)
     assert "was not written by cudaswitch" in line
     assert (act / "cudaswitch.sh").read_text() == "echo mine\n"
     assert not (env_prefix / "etc" / "cudaswitch" / "state.yaml").exists()
@@ -104,17 +92,16 @@ def test_pip_cuda_wheels_keep_ld_library_path_alone(cli_env, env_prefix, real_tr
 
 
 def test_refresh_without_a_choice_and_bad_selector_are_one_line_errors(cli_env, env_prefix):
-    assert "no cudaswitch choice to refresh" in _one_line_error(
+    assert "no cudaswitch choice to refresh" in one_line_error(
         run_cli(["use", "--refresh", "-p", str(env_prefix)], cli_env), 2)
-    assert "no CUDA toolkit matches '10.0'" in _one_line_error(run_cli(["use", "10.0", "-p", str(env_prefix)], cli_env), 2)
+    assert "no CUDA toolkit matches '10.0'" in one_line_error(run_cli(["use", "10.0", "-p", str(env_prefix)], cli_env), 2)
     assert not (env_prefix / "etc").exists()
 
 
 def test_base_needs_confirmation(cli_env, tmp_path):
-    base = tmp_path / "miniconda3"
-    (base / "conda-meta").mkdir(parents=True)
+    base = make_env(tmp_path / "miniconda3")
     env = dict(cli_env, _CONDA_ROOT=str(base), CONDA_PREFIX=str(base))
-    line = _one_line_error(run_cli(["use", "11.8"], env, stdin=subprocess.DEVNULL), 2)
+    line = one_line_error(run_cli(["use", "11.8"], env, stdin=subprocess.DEVNULL), 2)
     assert "base environment" in line and "--yes" in line
     assert not (base / "etc").exists()
     assert run_cli(["use", "11.8", "--yes", "--no-smoke"], env).returncode == 0
@@ -127,7 +114,7 @@ def test_run_passes_the_toolkit_and_the_exit_code(cli_env, real_trees):
     proc = run_cli(["run", "11.8", "--", "sh", "-c", 'echo "$CUDA_HOME|$CUDA_PATH|${PATH%%:*}"; exit 7'], env)
     assert proc.returncode == 7 and proc.stdout.strip() == f"{tk}|{tk}|{tk}/bin"
     proc = run_cli(["run", "11.8", "--", "no-such-program-xyz"], dict(cli_env, PATH="/usr/bin:/bin"))
-    assert _one_line_error(proc, 127).endswith("command not found: no-such-program-xyz")
+    assert one_line_error(proc, 127).endswith("command not found: no-such-program-xyz")
 
 
 def test_status_shows_the_active_envs_choice(cli_env, env_prefix):
@@ -145,19 +132,9 @@ def test_init_install_is_idempotent(cli_env, tmp_path):
         assert proc.returncode == 0 and proc.stdout.startswith(expected)
     text = rc.read_text()
     assert text.startswith("alias ll='ls -l'\n") and text.count(">>> cudaswitch init >>>") == 1
-    assert "cudaswitch init cmd" in _one_line_error(run_cli(["init", "cmd", "--install"], cli_env), 2)
+    assert "cudaswitch init cmd" in one_line_error(run_cli(["init", "cmd", "--install"], cli_env), 2)
     for shell in ("zsh", "fish", "tcsh", "powershell", "cmd"):
         assert run_cli(["init", shell], cli_env).stdout.strip()
-
-
-def _wrapper_on_path(tmp_path):
-    """A `cudaswitch` program that runs this checkout (what pip's entry point would do)."""
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    exe = bindir / "cudaswitch"
-    exe.write_text(f"#!/bin/sh\nPYTHONPATH={quote_sh(str(REPO))} exec {quote_sh(sys.executable)} -m cudaswitch \"$@\"\n")
-    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
-    return bindir
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
@@ -165,7 +142,7 @@ def test_init_function_applies_use_and_off_to_the_current_shell(shell, cli_env, 
     exe = require_tool(shell)
     fn = run_cli(["init", shell], cli_env).stdout
     tk = str(real_trees / "cuda-12.9")
-    path = f"{_wrapper_on_path(tmp_path)}:/usr/bin:/bin"
+    path = f"{cli_on_path(tmp_path)}:/usr/bin:/bin"
     show = 'echo "[$CUDA_HOME|$PATH]"'
     if shell == "fish":
         script = f"{fn}\ncudaswitch use 12.9 >/dev/null\n{show}\ncudaswitch off >/dev/null\n{show}\n"
@@ -187,7 +164,7 @@ def test_init_alias_applies_use_in_tcsh(cli_env, env_prefix, real_trees, tmp_pat
     script = tmp_path / "s.csh"  # a file, not -c: csh expands aliases per line
     script.write_text(f"source {quote_sh(str(tmp_path / 'init.csh'))}\ncudaswitch use 12.9 > /dev/null\n"
                       'echo "[$CUDA_HOME]"\n')
-    env = dict(cli_env, PATH=f"{_wrapper_on_path(tmp_path)}:/usr/bin:/bin", CONDA_PREFIX=str(env_prefix))
+    env = dict(cli_env, PATH=f"{cli_on_path(tmp_path)}:/usr/bin:/bin", CONDA_PREFIX=str(env_prefix))
     out = subprocess.run([exe, "-f", str(script)], env=env, capture_output=True, text=True)
     assert out.stdout.strip() == f"[{real_trees / 'cuda-12.9'}]", out.stderr
 
@@ -195,7 +172,7 @@ def test_init_alias_applies_use_in_tcsh(cli_env, env_prefix, real_trees, tmp_pat
 def test_broken_state_file_is_one_line_and_off_still_cleans_up(cli_env, env_prefix):
     assert run_cli(["use", "11.8", "-p", str(env_prefix)], cli_env).returncode == 0
     (env_prefix / "etc" / "cudaswitch" / "state.yaml").write_text(": [\n")
-    line = _one_line_error(run_cli(["use", "--refresh", "-p", str(env_prefix)], cli_env), 1)
+    line = one_line_error(run_cli(["use", "--refresh", "-p", str(env_prefix)], cli_env), 1)
     assert "unreadable state file" in line and "'cudaswitch off' removes it" in line
     proc = run_cli(["off", "-p", str(env_prefix)], cli_env)
     assert proc.returncode == 0 and "removed 10 hook files and the state file" in proc.stdout
@@ -211,7 +188,7 @@ def test_use_refuses_a_toolkit_path_conda_itself_would_break(cli_env, env_prefix
     where = tmp_path / f"cuda {odd}"
     cudatrees.cuda_12_9(where / "cuda-12.9")  # a real tree: discovery resolves symlinks
     before = _tree(env_prefix)
-    line = _one_line_error(run_cli(["use", "12.9", "-p", str(env_prefix), "--no-smoke"],
+    line = one_line_error(run_cli(["use", "12.9", "-p", str(env_prefix), "--no-smoke"],
                                    dict(cli_env, CUDASWITCH_SEARCH_PATH=str(where))), 1)
     assert "conda's own unescaped PATH export" in line and str(where) in line
     assert _tree(env_prefix) == before
@@ -226,8 +203,7 @@ def test_use_says_once_how_to_install_the_reconciler(cli_env, env_prefix):
     assert len(tips) == 1 and "conda#14762" in tips[0], out
     out = run_cli(["use", "12.9", "-p", str(env_prefix), "--no-smoke"], env).stdout
     assert "init bash --install" not in out, out  # once: not again for the same environment
-    other = env_prefix.parent / "other"
-    (other / "conda-meta").mkdir(parents=True)
+    other = make_env(env_prefix.parent / "other")
     out = run_cli(["use", "12.9", "-p", str(other), "--no-smoke"], dict(env, CUDASWITCH_RECONCILER="1")).stdout
     assert "init bash --install" not in out and "now uses CUDA 12.9" in out, out
 
@@ -248,7 +224,7 @@ def test_init_powershell_install_keeps_a_utf16_profile(cli_env, tmp_path):
     assert "Already in" in again.stdout and prof.read_bytes() == data
     bad = tmp_path / "bad.ps1"
     bad.write_bytes(b"\xff\xff\x00bad")
-    _one_line_error(run_cli(["init", "powershell", "--install", "--rc-file", str(bad)], cli_env), 1)
+    one_line_error(run_cli(["init", "powershell", "--install", "--rc-file", str(bad)], cli_env), 1)
 
 
 def test_powershell_profile_is_found_as_conda_finds_it(tmp_path):

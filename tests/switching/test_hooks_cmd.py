@@ -9,7 +9,6 @@ variable is in the environment; empty and unset are the same thing in cmd, HC10)
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -20,7 +19,7 @@ import conda_model
 import nvidia_wheels
 from cudaswitch.switching import hookfiles as hooks
 from cudaswitch.switching import shells
-from conftest import require_tool
+from conftest import make_env, require_tool
 from shell_driver import Toolkit, World, clean_environ, problems
 from test_hooks_transitions import SCENARIOS
 
@@ -161,7 +160,7 @@ def test_cmd_unsupported_path_only_warns(wine, tmp_path):
     from cudaswitch.switching import hookfiles as hooks
 
     root = z(tmp_path / "CUDA 环境")
-    os.makedirs(tmp_path / "env" / "conda-meta")
+    make_env(tmp_path / "env")
     hooks.write_hooks(str(tmp_path / "env"), Toolkit(root, windows=True).changes(), "12.1", windows=True)
     hook = z(tmp_path / "env" / "etc" / "conda" / "activate.d" / "cudaswitch.bat")
     script = tmp_path / "d.bat"
@@ -175,8 +174,7 @@ def test_cmd_unsupported_path_only_warns(wine, tmp_path):
 # ---- hardening: what the user's PATH or cmd settings may hold -------------------------------------------------
 
 def _hook_env(tmp_path, name, root):
-    prefix = tmp_path / name
-    os.makedirs(prefix / "conda-meta")
+    prefix = make_env(tmp_path / name)
     tk = Toolkit(root, windows=True)
     hooks.write_hooks(str(prefix), tk.changes(), "11.8", windows=True)
     d = z(prefix / "etc" / "conda")

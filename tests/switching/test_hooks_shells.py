@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import require_tool
+from conftest import make_env, require_tool
 from cudaswitch.switching import hookfiles as hooks
 from cudaswitch.switching.shells import quote_sh
 from shell_driver import SHELLS as REAL_SHELLS, Toolkit, clean_environ, hook_ext, source_cmd
@@ -26,8 +26,7 @@ DUMP = ("import os;print('__STATE__', repr({k: os.environ.get(k) for k in "
 def _env_with_hooks(tmp_path, root, ld=True, name="env"):
     tk = Toolkit(str(root), ld=ld)
     os.makedirs(tk.bin, exist_ok=True)
-    prefix = tmp_path / name
-    (prefix / "conda-meta").mkdir(parents=True)
+    prefix = make_env(tmp_path / name)
     hooks.write_hooks(str(prefix), tk.changes(), "11.8")
     return prefix, tk
 

@@ -4,9 +4,7 @@
 
 from __future__ import annotations
 
-from click.testing import CliRunner
-
-from cudaswitch.cli import main
+from conftest import run_cli
 from cudaswitch.switching import hookfiles, startup
 from cudaswitch.switching.shells import INIT_SHELLS, SHELLS
 
@@ -35,5 +33,5 @@ def test_each_record_is_one_hook_extension_and_its_init_names_are_unique():
 
 
 def test_init_offers_exactly_the_records_init_shells():
-    out = CliRunner().invoke(main, ["init", "--help"]).output
+    out = run_cli(["init", "--help"]).stdout
     assert "{" + "|".join(sorted(INIT_SHELLS)) + "}" in out, out

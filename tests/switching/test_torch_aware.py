@@ -14,8 +14,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent.parent / "fake_torch"))
 
 import cudatrees  # noqa: E402
-import torch_wheel_files as twf  # noqa: E402
-from conftest import run_cli  # noqa: E402
+from conftest import make_env, one_line_error, run_cli  # noqa: E402
 
 from cudaswitch.checks.torchenv import torch_installs  # noqa: E402
 from cudaswitch.core.system import System  # noqa: E402
@@ -37,16 +36,6 @@ def fs(tmp_path_factory, toolkit_13_0):
 def toolkits(fs, *keep):
     found = discover(System(os="linux", environ={"PATH": "/usr/bin"}, root=fs)).toolkits
     return [t for t in found if any(t.root.endswith(k) for k in keep)] if keep else found
-
-
-@pytest.fixture(scope="module")
-def cu130_env(tmp_path_factory):
-    return twf.cuda_torch_env(tmp_path_factory.mktemp("e") / "cu130")
-
-
-@pytest.fixture(scope="module")
-def cu132_env(tmp_path_factory):
-    return twf.cuda_torch_env(tmp_path_factory.mktemp("e") / "cu132", "torch==2.15.0")
 
 
 def test_torch_build_is_read_from_torch_files_without_importing(cu130_env):
@@ -82,17 +71,16 @@ def test_never_another_major_names_the_install_command(fs, cu130_env):
 
 
 def test_no_torch(fs, tmp_path):
-    (tmp_path / "conda-meta").mkdir()
+    make_env(tmp_path)
     p = pick(torch_installs(str(tmp_path)), toolkits(fs), "environment x")
     assert not p.ok and p.reason.startswith("no torch in environment x") and "cudaswitch recommend" in p.fix
 
 
 def test_cpu_build_says_so_through_the_cli(torch_env, clean_env):
     r = run_cli(["use", "auto", "-p", str(torch_env)], env=clean_env)
-    assert r.returncode == 1 and r.stdout == ""
-    lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and "torch 2.13.0+cpu" in lines[0] and "is a CPU build" in lines[0]
-    assert "cudaswitch recommend" in lines[0]
+    line = one_line_error(r, 1)
+    assert r.stdout == ""
+    assert "torch 2.13.0+cpu" in line and "is a CPU build" in line and "cudaswitch recommend" in line
     assert not (torch_env / "etc" / "conda" / "activate.d" / "cudaswitch.sh").exists()
 
 

@@ -9,21 +9,13 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent.parent / "fake_torch"))
 
 import envs  # noqa: E402
-from conftest import IN_CI, run_cli  # noqa: E402
+from conftest import run_cli  # noqa: E402
 
 
 @pytest.fixture
-def torch_env_copy(tmp_path):
+def torch_env_copy(torch_env, tmp_path):
     """A fresh env whose Python imports the cached real torch (`use` writes into it; the cache stays clean)."""
-    try:
-        envs.torch_venv()
-    except (envs.EnvUnavailable, OSError) as exc:
-        if IN_CI:
-            pytest.fail(f"cannot create the torch test environment: {exc}")
-        pytest.skip(f"cannot create the torch test environment: {exc}")
-    prefix = envs.make_env(tmp_path)
-    envs.link_real_torch(prefix)
-    return prefix
+    return envs.real_torch_env(tmp_path)
 
 
 def hooks_of(prefix):

@@ -96,7 +96,12 @@ class _OneLineErrors(click.Group):
         module, attr = spec.split(":")
         command = getattr(importlib.import_module(f"cudaswitch.cli.{module}"), attr)
         command.context_class = _Context
+        _give_help_option(command, ctx)
         return command
+
+    def get_help_option(self, ctx):
+        _give_help_option(self, ctx)
+        return super().get_help_option(ctx)
 
 
 def _click_message(exc: click.ClickException) -> str:
@@ -109,6 +114,25 @@ def _click_message(exc: click.ClickException) -> str:
     from cudaswitch.cli.click_errors import translate
 
     return translate(message)
+
+
+def _show_help(ctx, _param, value):
+    if value and not ctx.resilient_parsing:
+        click.echo(ctx.get_help(), color=ctx.color)
+        ctx.exit()
+
+
+def _give_help_option(command: click.Command, ctx) -> None:
+    """-h/--help, built as click builds it but with its text given: click asks gettext for "Show this message and
+    exit." on every run, which imports `locale` and searches the disk for click's catalogs (about 2 ms of every
+    command). click keeps the option it built in `_help_option`; where a click version has no such cache, nothing
+    is set and click builds its own. The Chinese help translates the text when it prints it (cli/help_text.py)."""
+    if getattr(command, "_help_option", False) is not None or not command.add_help_option:
+        return
+    names = command.get_help_option_names(ctx)
+    if names:
+        command._help_option = click.Option(names, is_flag=True, is_eager=True, expose_value=False,
+                                            callback=_show_help, help="Show this message and exit.")
 
 
 def _show_version(ctx, _param, value):

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, List, Optional, Tuple
+from typing import Iterable, List, NamedTuple, Optional, Tuple
 
 from cudaswitch.core.errors import UsageError
 from cudaswitch.core.i18n import M, N_
@@ -20,8 +19,9 @@ from cudaswitch.core.i18n import M, N_
 BUILD_DATE_MIN = 10_000_000
 
 
-@dataclass(frozen=True, order=True)
-class CudaVersion:
+# NamedTuples, not dataclasses: every command reads versions, and a frozen, ordered dataclass costs a millisecond of
+# start-up to build its methods; a NamedTuple is immutable and orders by its fields already.
+class CudaVersion(NamedTuple):
     major: int
     minor: int
     patch: Optional[int] = None
@@ -39,8 +39,7 @@ class CudaVersion:
         return all(mine[i] == p for i, p in enumerate(parts))
 
 
-@dataclass(frozen=True)
-class VersionReading:
+class VersionReading(NamedTuple):
     version: CudaVersion
     source: str  # "version.json", "version.txt", "dist-info", "conda-meta", "cuda.h", "nvcc"
     file: str
@@ -204,8 +203,7 @@ def version_from_name(name: str) -> Optional[Tuple[int, int]]:
 
 # ---- selectors -------------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Selector:
+class Selector(NamedTuple):
     text: str
     parts: Tuple[int, ...] = ()
     path: Optional[str] = None

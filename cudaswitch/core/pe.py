@@ -76,6 +76,8 @@ def read_version_info(path: Path) -> Optional[VersionInfo]:
         dirs_at = {0x10B: 96, 0x20B: 112}.get(magic)
         if dirs_at is None:
             raise PEError(M("unknown optional header magic {magic}", magic=hex(magic)))
+        if len(opt) < dirs_at:  # a header size field that a damaged file shrank below the fixed part
+            raise PEError(M("truncated at offset {offset}", offset=lfanew + 24 + len(opt)))
         n_dirs = struct.unpack_from("<I", opt, dirs_at - 4)[0]
         if n_dirs <= 2 or len(opt) < dirs_at + 3 * 8:
             return None

@@ -171,14 +171,26 @@ def off(name, prefix):
                         version=state.version)))
 
 
-def _init_names():
-    from cudaswitch.switching.shells import INIT_SHELLS
+class _InitShell(click.Choice):
+    """The shells `init` knows, read from the shell records when click first asks (a command is declared when
+    `cudaswitch --help` lists it, and the records are not worth loading for that)."""
 
-    return sorted(INIT_SHELLS)
+    def __init__(self):
+        super().__init__([])
+
+    @property
+    def choices(self):
+        from cudaswitch.switching.shells import INIT_SHELLS
+
+        return sorted(INIT_SHELLS)
+
+    @choices.setter
+    def choices(self, _value):
+        pass
 
 
 @click.command()
-@click.argument("shell", type=click.Choice(_init_names()))
+@click.argument("shell", type=_InitShell())
 @click.option("--install", is_flag=True, help="Add it to the shell's startup file (idempotent, between marker lines).")
 @click.option("--rc-file", type=click.Path(dir_okay=False), help="Startup file to use with --install.")
 @handle_errors

@@ -22,7 +22,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cudaswitch.switching import hookfiles as hooks  # noqa: E402
 from cudaswitch.switching.activation import Changes  # noqa: E402
-from cudaswitch.switching.shells import quote_sh  # noqa: E402
 
 BASH_TIMER = r"""
 _bench() {  # _bench FILE1 FILE2: microseconds for ROUNDS rounds of sourcing both files

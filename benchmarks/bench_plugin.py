@@ -54,7 +54,7 @@ def main():
         info = site / f"cudaswitch-{__version__}.dist-info"
         info.mkdir(parents=True)
         (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: cudaswitch\nVersion: {__version__}\n")
-        (info / "entry_points.txt").write_text("[conda]\ncudaswitch = cudaswitch.cli.conda_plugin\n")
+        (info / "entry_points.txt").write_text("[conda]\ncudaswitch = cudaswitch.conda_plugin\n")
         deps = tmp / "deps"
         deps.mkdir()
         for mod in (click, platformdirs):
@@ -96,7 +96,7 @@ def main():
             print(f"{label}: without plugin {ma * 1000:.0f} ms, with plugin {mb * 1000:.0f} ms "
                   f"(ratio {mb / ma:.3f}; interquartile spread without plugin {spread * 1000:.0f} ms), "
                   f"{args.runs} runs each")
-        probe = ("import time, conda.plugins.types\nt = time.perf_counter()\nimport cudaswitch.cli.conda_plugin\n"
+        probe = ("import time, conda.plugins.types\nt = time.perf_counter()\nimport cudaswitch.conda_plugin\n"
                  "print((time.perf_counter() - t) * 1000)")
         py = os.path.join(conda.root, "bin", "python")
         if os.path.exists(py):

@@ -83,7 +83,7 @@ def _circles(graph):
 def test_every_module_imports():
     skip = {"cudaswitch.__main__"}  # runs the CLI when imported
     if importlib.util.find_spec("conda") is None:
-        skip.add("cudaswitch.cli.conda_plugin")  # conda's plugin, loaded by conda's own Python
+        skip.add("cudaswitch.conda_plugin")  # conda's plugin, loaded by conda's own Python
     names = [n for n in _modules() if n not in skip]
     assert "cudaswitch.checks.driver" in names
     for name in names:

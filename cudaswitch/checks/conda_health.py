@@ -1,4 +1,4 @@
-"""What the conda plugin (cudaswitch/cli/conda_plugin.py) says, as plain records, testable without conda.
+"""What the conda plugin (cudaswitch/conda_plugin.py) says, as plain records, testable without conda.
 
 `health(prefix)`: the lines `conda doctor` prints for an environment: the toolkit it is switched to is missing,
 its hook files are missing or were written by another cudaswitch version, CUDA_HOME / CUDA_PATH / nvcc disagree,

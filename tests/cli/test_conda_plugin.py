@@ -33,8 +33,8 @@ def _plugin_dir(base: Path) -> Path:
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: cudaswitch\nVersion: {__version__}\n")
     # the same entry point pyproject.toml declares
     text = (REPO / "pyproject.toml").read_text()
-    assert '[project.entry-points.conda]\ncudaswitch = "cudaswitch.cli.conda_plugin"' in text
-    (info / "entry_points.txt").write_text("[conda]\ncudaswitch = cudaswitch.cli.conda_plugin\n")
+    assert '[project.entry-points.conda]\ncudaswitch = "cudaswitch.conda_plugin"' in text
+    (info / "entry_points.txt").write_text("[conda]\ncudaswitch = cudaswitch.conda_plugin\n")
     for mod in (click, platformdirs):
         (d / mod.__name__).symlink_to(Path(mod.__file__).parent)
     return d

@@ -21,11 +21,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "benchmarks"))
+from bench_list import timed  # noqa: E402
 
 
 def make_envs(base: Path, count: int = 50) -> Path:
@@ -67,13 +68,6 @@ def clean_venv(base: Path) -> list:
         src = Path(mod.__file__).parent.parent if mod is ruamel.yaml else Path(mod.__file__).parent
         (deps / src.name).symlink_to(src)
     return [str(venv / "bin" / "python")], str(deps)
-
-
-def timed(cmd, env):
-    t = time.perf_counter()
-    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   stdin=subprocess.DEVNULL)
-    return time.perf_counter() - t
 
 
 def main():

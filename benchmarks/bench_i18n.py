@@ -18,17 +18,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_list import REPO, make_toolkits  # noqa: E402
-
-
-def timed(cmd, env):
-    t = time.perf_counter()
-    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t
+from bench_list import REPO, make_toolkits, timed  # noqa: E402
 
 
 def main():
@@ -56,8 +49,8 @@ def main():
             full = [sys.executable, "-m", "cudaswitch", *cmd]
             a, b = [], []
             for _ in range(args.runs):
-                a.append(timed(full, en))
-                b.append(timed(full, zh))
+                a.append(timed(full, en, check=False))
+                b.append(timed(full, zh, check=False))
             ma, mb = statistics.median(a), statistics.median(b)
             print(f"{label:<32} en {ma * 1000:6.1f} ms   zh_CN {mb * 1000:6.1f} ms   ratio zh/en {mb / ma:.2f}"
                   f"   ({args.runs} runs)")
@@ -66,8 +59,8 @@ def main():
             old = dict(zh, PYTHONPATH=str(Path(args.baseline).resolve()))
             a, b = [], []
             for _ in range(args.runs):
-                a.append(timed(full, zh))
-                b.append(timed(full, old))
+                a.append(timed(full, zh, check=False))
+                b.append(timed(full, old, check=False))
             ma, mb = statistics.median(a), statistics.median(b)
             print(f"{'list --json, zh_CN, vs baseline':<32} this {ma * 1000:6.1f} ms   baseline {mb * 1000:6.1f} ms   "
                   f"ratio {ma / mb:.2f}   ({args.runs} runs)")

@@ -24,14 +24,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "benchmarks"))
 sys.path.insert(0, str(REPO))
-
-
-def timed(cmd, env):
-    t = time.perf_counter()
-    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   stdin=subprocess.DEVNULL)
-    return time.perf_counter() - t
+from bench_list import timed  # noqa: E402
 
 
 def main():

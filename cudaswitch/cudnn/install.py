@@ -54,8 +54,21 @@ def undo_command(target: Target) -> str:
         str(target.root), target.os == "windows")
 
 
+class _Staged:
+    """The archive and target of a plan or a result, both read from the staged `prep`."""
+    prep: Prepared
+
+    @property
+    def archive(self) -> Archive:
+        return self.prep.archive
+
+    @property
+    def target(self) -> Target:
+        return self.prep.target
+
+
 @dataclass
-class InstallResult:
+class InstallResult(_Staged):
     """What an install did. `installed` is False only when every file was already there (`already_installed`)."""
     installed: bool
     prep: Prepared
@@ -67,14 +80,6 @@ class InstallResult:
     @property
     def already_installed(self) -> bool:
         return not self.installed
-
-    @property
-    def archive(self) -> Archive:
-        return self.prep.archive
-
-    @property
-    def target(self) -> Target:
-        return self.prep.target
 
     @property
     def main_library(self) -> str:
@@ -97,20 +102,12 @@ class InstallResult:
 
 
 @dataclass
-class InstallPlan:
+class InstallPlan(_Staged):
     """The staged archive (or, for --dry-run, the scanned one) and the decisions still to take."""
     prep: Prepared
     why: str  # why this target was chosen
     system: System = field(repr=False)
     settled: bool = False  # committed, or dropped: nothing left for `planned` to drop
-
-    @property
-    def archive(self) -> Archive:
-        return self.prep.archive
-
-    @property
-    def target(self) -> Target:
-        return self.prep.target
 
     @property
     def already_installed(self) -> bool:

@@ -10,6 +10,16 @@ from cudaswitch.cli.common import _json_out, _record_smoke, _system, handle_erro
 from cudaswitch.cli.options import _env_options, _seconds, _version_arg
 
 
+def _report_out(report, lines, as_json: bool) -> None:
+    """smoke, doctor and recommend end alike: the record as JSON or its lines, and the report's exit code."""
+    if as_json:
+        _json_out(report.to_json())
+    else:
+        for line in lines(report):
+            click.echo(line)
+    sys.exit(report.exit_code)
+
+
 @click.command()
 @_env_options
 @click.option("--json", "as_json", is_flag=True, help="One JSON record with every field and the classification.")
@@ -28,12 +38,7 @@ def smoke(name, prefix, as_json, cpu_ok, timeout):
     env = resolve_env(system, name, prefix, command="smoke")
     report = run_smoke(env, system, timeout=timeout, cpu_ok=cpu_ok, progress=not as_json)
     _record_smoke(env, report)
-    if as_json:
-        _json_out(report.to_json())
-    else:
-        for line in smoke_lines(report):
-            click.echo(line)
-    sys.exit(report.exit_code)
+    _report_out(report, smoke_lines, as_json)
 
 
 @click.command()
@@ -48,12 +53,7 @@ def doctor(name, prefix, as_json):
 
     system = _system()
     report = run_doctor(system, doctor_env(system, name, prefix))
-    if as_json:
-        _json_out(report.to_json())
-    else:
-        for line in doctor_lines(report):
-            click.echo(line)
-    sys.exit(report.exit_code)
+    _report_out(report, doctor_lines, as_json)
 
 
 @click.command()
@@ -72,9 +72,4 @@ def recommend(name, prefix, torch_version, python_version, cuda_max, capability,
     from cudaswitch.checks.recommend import recommend_lines, run_recommend
 
     report = run_recommend(_system(), name, prefix, torch_version, python_version, cuda_max, capability)
-    if as_json:
-        _json_out(report.to_json())
-    else:
-        for line in recommend_lines(report):
-            click.echo(line)
-    sys.exit(report.exit_code)
+    _report_out(report, recommend_lines, as_json)

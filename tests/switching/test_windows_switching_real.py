@@ -1,7 +1,6 @@
 """Switching on a Windows env under CUDASWITCH_FS_ROOT with NVIDIA's real CUDA 12.9 files: -p given as a Windows
 path, and the generated cmd hooks run by wine's cmd with echo on."""
 
-import subprocess
 
 import pytest
 
@@ -40,9 +39,6 @@ def test_cmd_hooks_stay_silent_with_echo_on(win_env, tmp_path, loader):
         r'@set "_CUDASWITCH_ADDED_PATH=C:\cuda\bin"',
         f'@call "{wf.z(hooks / "deactivate.d" / "cudaswitch.bat")}"',
         "@echo PATH=[%PATH%]", ""]).encode())
-    out = tmp_path / "out.txt"
-    with open(out, "wb") as fh:
-        subprocess.run([wine, "cmd", "/d", "/c", wf.z(driver)], env=wenv, stdout=fh, stderr=subprocess.STDOUT,
-                       stdin=subprocess.DEVNULL, timeout=300, check=False)
-    lines = [x.strip() for x in out.read_bytes().decode("ascii", "replace").splitlines() if x.strip()]
+    text = wf.run_wine([wine, "cmd", "/d", "/c", wf.z(driver)], wenv).stdout
+    lines = [x.strip() for x in text.splitlines() if x.strip()]
     assert lines == [r"PATH=[C:\windows\system32;C:\windows]"], lines

@@ -400,7 +400,7 @@ def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], window
     elif not avail:
         cvd = rec.get("cuda_visible_devices")
         dmax = driver.cuda_max
-        verdict = knowledge.driver_runs(dmax, cuda, "windows" if windows else "linux")
+        verdict = knowledge.driver_runs(dmax, cuda, windows)
         m = RX_DRIVER_OLD.search(text)
         if _cvd_hides(cvd):
             findings.insert(0, finding("CUDA_VISIBLE_DEVICES_HIDDEN", ERROR,
@@ -411,7 +411,7 @@ def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], window
                 n = int(m.group(1))
                 reported = f"{n // 1000}.{(n % 1000) // 10}"
                 found = M("driver supports CUDA {cuda}", cuda=reported)
-            need = knowledge.min_driver(cuda, "windows" if windows else "linux")
+            need = knowledge.min_driver(cuda, windows)
             fix = M("update the NVIDIA driver to >= {driver} (CUDA {cuda}) [{src}], or install a torch build for your "
                     "driver's CUDA (`cudaswitch recommend`)", driver=need[0], cuda=cuda, src=need[1]) if need else None
             findings.insert(0, finding("DRIVER_TOO_OLD", ERROR, M("torch {version} needs CUDA {cuda}; {found}",
@@ -432,7 +432,7 @@ def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], window
                                                                                  cuda=cuda, dmax=dmax)))
     else:
         dmax = driver.cuda_max
-        verdict = knowledge.driver_runs(dmax, cuda, "windows" if windows else "linux")
+        verdict = knowledge.driver_runs(dmax, cuda, windows)
         if verdict.status == "minor-compat":
             findings.append(finding("DRIVER_MINOR_COMPAT", INFO, verdict.message))
         cap = t.get("capability")

@@ -225,7 +225,7 @@ def torch_findings(installs: Dict, driver: Driver, windows: bool) -> List[Findin
                           N_("use a Python in that range, or another torch (`cudaswitch recommend`)")))
     cuda = installs.get("cuda")
     if cuda and driver.cuda_max:
-        v = knowledge.driver_runs(driver.cuda_max, cuda, "windows" if windows else "linux")
+        v = knowledge.driver_runs(driver.cuda_max, cuda, windows)
         if v.status == "ok":
             out.append(_f("TORCH_DRIVER", INFO, M("torch {version} with this driver: fine ({verdict})", version=version,
                                                   verdict=v.message), "-"))
@@ -252,7 +252,7 @@ def driver_findings(driver: Driver, toolkits_in_use: List, system: System) -> Li
     for label, tk in toolkits_in_use:
         tv = knowledge.vtuple(tk.version)
         if tv and dmax and tv[:2] > dmax[:2]:
-            need = knowledge.min_driver(tk.version, "windows" if system.windows else "linux")
+            need = knowledge.min_driver(tk.version, system.windows)
             fix = (M("update the driver to >= {driver} for CUDA {cuda} [{src}]", driver=need[0], cuda=tk.cuda.short,
                      src=need[1]) if need else N_("update the driver"))
             sev = WARNING if tv[0] == dmax[0] else ERROR

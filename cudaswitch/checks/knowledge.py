@@ -78,24 +78,24 @@ def minor_compat() -> Dict[int, Dict[str, str]]:
     return {vtuple(r["cuda_major"])[0]: r for r in _read("cuda_minor_compat.csv")}
 
 
-def min_driver(cuda: str, os_name: str = "linux") -> Optional[Tuple[str, str]]:
+def min_driver(cuda: str, windows: bool = False) -> Optional[Tuple[str, str]]:
     """(driver, src) for the GA release of CUDA X.Y (the lowest driver any X.Y release needs), or None."""
     want = vtuple(cuda)
     if not want:
         return None
     rows = [r for r in driver_table() if r.cuda[:2] == want[:2]]
-    vals = [(r.windows_text if os_name == "windows" else r.linux_text, r.src) for r in rows]
+    vals = [(r.windows_text if windows else r.linux_text, r.src) for r in rows]
     vals = [(d, s) for d, s in vals if vtuple(d)]
     if not vals:
         return None
     return min(vals, key=lambda item: vtuple(item[0]))
 
 
-def major_min_driver(major: int, os_name: str = "linux") -> Optional[Tuple[str, str]]:
+def major_min_driver(major: int, windows: bool = False) -> Optional[Tuple[str, str]]:
     row = minor_compat().get(major)
     if not row:
         return None
-    value = row["windows_min_driver" if os_name == "windows" else "linux_min_driver"]
+    value = row["windows_min_driver" if windows else "linux_min_driver"]
     m = re.match(r"\s*(\d+(?:\.\d+)*)", value or "")
     return (m.group(1), row["src"]) if m else None
 
@@ -107,22 +107,22 @@ class Verdict:
     src: str = ""
 
 
-def driver_runs(driver_cuda_max: Optional[str], build_cuda: Optional[str], os_name: str = "linux") -> Verdict:
+def driver_runs(driver_cuda_max: Optional[str], build_cuda: Optional[str], windows: bool = False) -> Verdict:
     """Can a driver whose maximum CUDA is `driver_cuda_max` run code built for CUDA `build_cuda`?
     NVIDIA's minor-version compatibility (docs/design/checks.md section 3): newer driver fine; same major but older
     minor runs under minor-version compatibility (PTX JIT of newer code excluded); older major cannot run."""
     d, b = vtuple(driver_cuda_max), vtuple(build_cuda)
     if not d or not b:
         return Verdict("unknown", N_("driver or build CUDA version unknown"))
-    need = min_driver(build_cuda, os_name)
+    need = min_driver(build_cuda, windows)
     need_txt = M(" (CUDA {build} needs driver >= {driver} on {os})", build=vstr(b[:2]), driver=need[0],
-                 os=os_name.capitalize()) if need else ""
+                 os="Windows" if windows else "Linux") if need else ""
     src = need[1] if need else ""
     if d[:2] >= b[:2]:
         return Verdict("ok", M("driver supports up to CUDA {driver}; CUDA {build} builds run{need}", driver=vstr(d[:2]),
                                build=vstr(b[:2]), need=need_txt), src)
     if d[0] == b[0] and b[0] >= 11:
-        mm = major_min_driver(b[0], os_name)
+        mm = major_min_driver(b[0], windows)
         extra = M(" (needs a {major}.x driver >= {driver})", major=b[0], driver=mm[0]) if mm else ""
         return Verdict("minor-compat", M("driver supports CUDA {driver} < {build}: runs under CUDA minor-version "
                                          "compatibility{extra}, without JIT of newer PTX", driver=vstr(d[:2]),
@@ -373,7 +373,7 @@ def pip_line(w: TorchWheel, tag: str) -> Tuple[str, str]:
     return url, f"pip install {' '.join(pkgs)} -f {url}"
 
 
-def recommend(driver_cuda_max: Optional[str], python: str, os_name: str = "linux", capability: Optional[str] = None,
+def recommend(driver_cuda_max: Optional[str], python: str, windows: bool = False, capability: Optional[str] = None,
               torch: Optional[str] = None) -> Recommendation:
     """The newest torch/torchvision/torchaudio triplet whose wheels exist for this Python, whose CUDA build the driver
     runs (build CUDA <= the driver's maximum) and, where section 5.3 knows, that carries kernels for the GPU."""
@@ -433,7 +433,7 @@ def recommend(driver_cuda_max: Optional[str], python: str, os_name: str = "linux
             reasons.append(M("table row confidence: {confidence}", confidence=w.confidence))
         newer = next(((n, t) for n in torch_wheels() if n.version > w.version for t in n.tags
                       if tag_cuda(t)[0] == dmax[0] and tag_cuda(t) > dmax[:2]), None)
-        mm = major_min_driver(dmax[0], os_name)
+        mm = major_min_driver(dmax[0], windows)
         if newer and mm:
             reasons.append(M("note: newer builds such as torch {torch}+{tag} also run on a CUDA {major}.x driver >= "
                              "{driver} under minor-version compatibility (no PTX JIT) [{src}]; pass --cuda {cuda} to "

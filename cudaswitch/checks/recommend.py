@@ -57,7 +57,7 @@ def run_recommend(system: System, name: Optional[str] = None, prefix: Optional[s
             py_source = N_("this interpreter")
     driver = drivers.given(cuda_max) if cuda_max else drivers.query(system)
     capability = capability or driver.capability
-    rec = knowledge.recommend(driver.cuda_max, python_version, system.os, capability, torch_version)
+    rec = knowledge.recommend(driver.cuda_max, python_version, system.windows, capability, torch_version)
     return RecommendReport(rec, driver, python_version, py_source, system.os, capability, torch_version)
 
 

@@ -100,13 +100,13 @@ def _chain(torch: Dict, driver: Driver, toolkit: Optional[Dict], windows: bool) 
     cuda = torch.get("cuda")
     dmax = driver.cuda_max
     if cuda:
-        v = knowledge.driver_runs(dmax, cuda, "windows" if windows else "linux")
+        v = knowledge.driver_runs(dmax, cuda, windows)
         out.append({"check": N_("driver vs torch CUDA"), "status": v.status,
                     "detail": v.message if dmax else N_("no driver found"), "src": v.src})
     if toolkit:
         tv = toolkit.get("version")
         if dmax:
-            v = knowledge.driver_runs(dmax, tv, "windows" if windows else "linux")
+            v = knowledge.driver_runs(dmax, tv, windows)
             out.append({"check": N_("driver vs toolkit"), "status": v.status, "detail": v.message, "src": v.src})
         if cuda:
             same = knowledge.same_major(tv, cuda) is True

@@ -80,7 +80,7 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
     from cudaswitch.switching.startup import reconciler_missing
 
     # once: on the environment's first switch, not on every later `use` or `--refresh`
-    missing = reconciler_missing("powershell" if system.windows else os.environ.get("SHELL")) \
+    missing = reconciler_missing("powershell" if system.windows else system.environ.get("SHELL"), system.environ) \
         if done.first_switch else None
     if missing:
         click.echo(tr(M("Tip: a switch from this environment to one without cudaswitch hooks leaves its PATH entry "
@@ -96,7 +96,7 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
             M("{path}: already declares variables: {var}: \"{version}\"", path=saving[0], var=VARIABLE,
               version=short_version(tk))
         click.echo(tr(said))
-    if os.environ.get("CUDASWITCH_APPLIES") == "1":
+    if system.environ.get("CUDASWITCH_APPLIES") == "1":
         click.echo(_("Applied to this shell by the cudaswitch shell function."))
     else:
         click.echo(tr(M("Takes effect at the next activation. To apply it to this shell now: {command}",
@@ -150,7 +150,7 @@ def off(name, prefix):
 
     system = _system()
     env = resolve_env(system, name, prefix, command="off")
-    done = switch.off(env, os.environ)
+    done = switch.off(env, system.environ)
     removed, had_state, state = done.removed, done.had_state, done.state
     if not removed and not had_state:
         click.echo(tr(M("Environment {name} ({prefix}) was not switched by cudaswitch; nothing to remove.", name=env.name,
@@ -163,7 +163,7 @@ def off(name, prefix):
         said = M("Environment {name} ({prefix}) no longer switches CUDA: removed {count} hook files.", name=env.name,
                  prefix=env.prefix, count=len(removed))
     click.echo(tr(said))
-    if os.environ.get("CUDASWITCH_APPLIES") == "1":
+    if system.environ.get("CUDASWITCH_APPLIES") == "1":
         click.echo(_("Undone in this shell by the cudaswitch shell function."))
     elif done.still_set_here:
         click.echo(tr(M("This shell still has CUDA {version} set until it is closed; next time run 'conda deactivate' "
@@ -201,7 +201,7 @@ def init(shell, install, rc_file):
     if not install:
         click.echo(startup.init_text(shell, one_line=True), nl=False)
         return
-    path, changed = startup.install(shell, startup.init_text(shell), rc_file)
+    path, changed = startup.install(shell, startup.init_text(shell), rc_file, _system().environ)
     click.echo(tr(M("Added to {path}; open a new shell to use it.", path=path) if changed else
                   M("Already in {path}; open a new shell to use it.", path=path)))
 

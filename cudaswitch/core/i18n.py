@@ -123,12 +123,11 @@ def current_language() -> str:
     """The language of this process's human text, decided once from the environment (reads no catalog)."""
     global _language
     if _language is None:
-        import sys
+        from cudaswitch.core.host import os_flavour
 
         # not System.current(): the language must be known before, and whatever, that refuses a relocated root;
         # and core/system.py itself imports this module for its messages
-        flavour = os.environ.get("CUDASWITCH_OS") or ("windows" if sys.platform == "win32" else "linux")
-        _language = choose_language(dict(os.environ), flavour == "windows", windows_ui_language)
+        _language = choose_language(dict(os.environ), os_flavour(os.environ) == "windows", windows_ui_language)
     return _language
 
 

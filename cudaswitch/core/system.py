@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import os
 import os as _os  # the parameter `os` (the OS flavour) shadows the module in __init__
-import sys
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Callable, List, Mapping, Optional, Sequence, Tuple
+
+from cudaswitch.core.host import os_flavour
 
 if TYPE_CHECKING:
     import subprocess
@@ -85,7 +86,7 @@ class System:
                  registry: RegistryReader = read_windows_registry, run: Runner = run_subprocess,
                  python_paths: Optional[Sequence[str]] = None,
                  ui_language: Callable[[], Optional[str]] = _UNSET) -> None:
-        self.os = ("windows" if sys.platform == "win32" else "linux") if os is _UNSET else os
+        self.os = os_flavour({}) if os is _UNSET else os
         self.environ = dict(_os.environ) if environ is _UNSET else environ
         self.root = root
         self.registry = registry
@@ -108,10 +109,9 @@ class System:
     def current(cls) -> "System":
         env = dict(os.environ)
         root = env.get("CUDASWITCH_FS_ROOT") or None
-        flavour = env.get("CUDASWITCH_OS") or ("windows" if sys.platform == "win32" else "linux")
         if root:
             _check_relocation(root)
-        return cls(os=flavour, environ=env, root=Path(root) if root else None)
+        return cls(os=os_flavour(env), environ=env, root=Path(root) if root else None)
 
     def relocation_note(self) -> Optional[str]:
         """One line saying that "/" is not the real root, for every command's output; None when it is."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Dict, List, Tuple
@@ -66,7 +65,7 @@ def verify(prep: Prepared, system: System) -> dict:
                                     os=target.os.capitalize(), host=host)
         return result
     result["checked"] = "header and library"
-    env = dict(os.environ)
+    env = dict(system.environ)
     if target.os == "windows":
         bindir = target.local_dirs["bin"]
         args, env = windows_load_check(bindir / f"cudnn64_{major}.dll", bindir, env)

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Optional, Tuple
+from typing import Mapping, Optional, Tuple
 
 from cudaswitch.core.errors import CudaswitchError, UsageError
 from cudaswitch.core.i18n import M
@@ -57,10 +57,10 @@ def init_text(shell: str, one_line: bool = False) -> str:
     return text
 
 
-def reconciler_missing(shell_name: Optional[str]) -> Optional[str]:
+def reconciler_missing(shell_name: Optional[str], environ: Mapping[str, str]) -> Optional[str]:
     """The `cudaswitch init` name of the user's shell when it has a prompt-time reconciler that is not installed
     (`use` then says how to install it), else None."""
-    if os.environ.get("CUDASWITCH_RECONCILER") == "1":
+    if environ.get("CUDASWITCH_RECONCILER") == "1":
         return None
     found = init_shell(Path(shell_name or "").name.lower().removesuffix(".exe"))
     if found is None or not found[0].reconciler:
@@ -68,15 +68,15 @@ def reconciler_missing(shell_name: Optional[str]) -> Optional[str]:
     return found[1].name
 
 
-def rc_file(shell: str) -> Path:
+def rc_file(shell: str, environ: Mapping[str, str]) -> Path:
     start = INIT_SHELLS[shell][1]
     if start.profile:
-        return powershell_profile()
+        return powershell_profile(environ=environ)
     if start.under is None:
         raise UsageError(M("cmd.exe has no startup file: save the output of 'cudaswitch init {shell}' as cs.bat in a "
                            "folder on PATH instead", shell=shell))
     home = Path(os.path.expanduser("~"))
-    base = os.environ.get(start.base_var) if start.base_var else None
+    base = environ.get(start.base_var) if start.base_var else None
     return Path(base or home / start.base_default) / start.under
 
 
@@ -132,9 +132,9 @@ def _read_startup_file(target: Path) -> Tuple[str, str]:
                                 "yourself, or give another file with --rc-file", path=target)) from None
 
 
-def install(shell: str, text: str, path: Optional[str] = None) -> Tuple[Path, bool]:
+def install(shell: str, text: str, path: Optional[str], environ: Mapping[str, str]) -> Tuple[Path, bool]:
     """Put `text` between the marker lines in the startup file; (file, whether it changed)."""
-    target = Path(path) if path else rc_file(shell)
+    target = Path(path) if path else rc_file(shell, environ)
     old, encoding = _read_startup_file(target)
     block = f"{BEGIN}\n{text.rstrip()}\n{END}\n"
     if BEGIN in old and END in old:

@@ -36,7 +36,7 @@ def test_every_table_row_has_a_known_source():
 
 def test_driver_table_values():
     assert knowledge.min_driver("12.4") == ("550.54.14", "S40")
-    assert knowledge.min_driver("11.3", "windows") == ("465.89", "S40")
+    assert knowledge.min_driver("11.3", windows=True) == ("465.89", "S40")
     assert knowledge.major_min_driver(12) == ("525.60.13", "S43;S44")
     assert knowledge.driver_runs("12.2", "12.1").status == "ok"
     assert knowledge.driver_runs("12.0", "12.4").status == "minor-compat"

@@ -50,7 +50,7 @@ def test_h200_driver_record_feeds_recommend():
     rec = _parse((RECORDS / "h200_driver_only.out").read_text())
     d = rec["driver"]
     assert d["cuda_max"] == "13.0" and d["devices"][0]["capability"] == "9.0" and d["cuinit"] == 0
-    x = knowledge.recommend(d["cuda_max"], "3.12", "linux", d["devices"][0]["capability"])
+    x = knowledge.recommend(d["cuda_max"], "3.12", False, d["devices"][0]["capability"])
     # the newest release with a CUDA 13.0 build (2.15.0's only build is cu132, which this driver cannot run)
     assert (x.torch, x.tag) == ("2.14.1", "cu130")
     assert any("torch 2.15.0" in s and "cu132" in s for s in x.skipped)

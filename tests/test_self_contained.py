@@ -94,6 +94,10 @@ REPO_PATH = re.compile(r"(?<![\w/~.$-])((?:cudaswitch|tests|templates|hooks|docs
                        r"\.(?:py|md|sh|csv|json|yaml|fish|csh|ps1|bat|po|txt))(?:#([\w-]+))?")
 
 
+# A glob a README gives to run a group of tests, such as tests/switching/test_hooks*.py
+REPO_GLOB = re.compile(r"(?<![\w/~.$-])((?:tests|benchmarks)/[\w./*-]*\*[\w./*-]*\.py)")
+
+
 def _anchors(md: Path):
     text = md.read_text(encoding="utf-8")
     ids = set(re.findall(r'<a id="([\w-]+)"></a>', text))
@@ -125,6 +129,9 @@ def test_the_path_check_sees_a_citation_and_a_missing_file():
     assert REPO_PATH.findall("~/.local/share/cudaswitch/toolkits/x.json, $HOME/cudaswitch/a.py") == []
     assert "hl3" in _anchors(ROOT / "docs" / "design" / "activation.md")
     assert not (ROOT / "cudaswitch" / "cudnn_install.py").exists()  # a flat module of before the house
+    assert REPO_GLOB.findall("python -m pytest tests/test_hooks*.py tests/*/test_*_zh.py -q") == [
+        "tests/test_hooks*.py", "tests/*/test_*_zh.py"]
+    assert not any(ROOT.glob("tests/test_hooks*.py")) and any(ROOT.glob("tests/*/test_*_zh.py"))
 
 
 DOCS = ["README.md", "README.zh-CN.md", "DEVELOPERS.md", "templates/README.md", "hooks/README.md"]
@@ -142,4 +149,6 @@ def test_every_repository_file_the_documentation_and_tests_cite_exists():
             for path, _anchor in REPO_PATH.findall(line):
                 if not (ROOT / path).exists() and "/activation/conftest.py" not in path:  # virtualenv's, named as such
                     missing.append(f"{name}:{n}: {path}")
+            missing += [f"{name}:{n}: {pattern} (matches nothing)" for pattern in REPO_GLOB.findall(line)
+                        if not any(ROOT.glob(pattern))]
     assert not missing, "cited but not in the repository:\n" + "\n".join(missing)

@@ -11,7 +11,7 @@ import zipfile
 import pytest
 
 import nvidia_wheels as nw
-from conftest import make_env, one_line_error, require_tool, run_cli
+from conftest import cli_on_path, make_env, one_line_error, require_tool, run_cli
 
 from cudaswitch.core.errors import CudaswitchError
 from cudaswitch.core.system import System
@@ -145,6 +145,24 @@ def test_into_and_uninstall_remove_exactly_what_was_made(tmp_path, clean_env):
     # a toolkit cudaswitch did not make is never removed
     r = run_cli(["uninstall-toolkit", str(tmp_path)], env=env)
     assert f"no {MANIFEST}" in one_line_error(r, 2)
+
+
+def test_modes_follow_the_umask_of_a_shared_server(tmp_path, clean_env):
+    """With a lab server's umask 027 the toolkit is the group's to read and run and nobody else's, and no file is
+    writable beyond its owner: the umask is read once, before the wheels unpack side by side (read inside a thread it
+    is 0 for every other thread for a moment)."""
+    env = offline_env(clean_env, tmp_path / "data" / "toolkits")
+    env["PATH"] = f"{cli_on_path(tmp_path)}:{env['PATH']}"
+    dest = tmp_path / "cuda-13.0"
+    r = subprocess.run(["sh", "-c", 'umask 027; exec cudaswitch install-toolkit 13.0 -q --into "$1"', "sh", str(dest)],
+                       env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    modes = {p.relative_to(dest).as_posix(): (p.is_dir(), p.stat().st_mode & 0o7777)
+             for p in [dest, *dest.rglob("*")] if not p.is_symlink()}
+    assert {m for d, m in modes.values() if d} == {0o750}
+    assert {m for d, m in modes.values() if not d} == {0o640, 0o750}
+    assert modes["bin/nvcc"] == (False, 0o750) and modes["nvvm/bin/cicc"] == (False, 0o750)
+    assert modes["include/cuda_runtime.h"] == (False, 0o640) and modes["version.json"] == (False, 0o640)
 
 
 def test_pip_failure_is_one_line(tmp_path):

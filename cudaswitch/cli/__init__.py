@@ -126,8 +126,9 @@ def _give_help_option(command: click.Command, ctx) -> None:
     """-h/--help, built as click builds it but with its text given: click asks gettext for "Show this message and
     exit." on every run, which imports `locale` and searches the disk for click's catalogs (about 2 ms of every
     command). click keeps the option it built in `_help_option`; where a click version has no such cache, nothing
-    is set and click builds its own. The Chinese help translates the text when it prints it (cli/help_text.py)."""
-    if getattr(command, "_help_option", False) is not None or not command.add_help_option:
+    is set and click builds its own, as it also does when asked without a context (the catalog script lists the
+    commands so). The Chinese help translates the text when it prints it (cli/help_text.py)."""
+    if ctx is None or getattr(command, "_help_option", False) is not None or not command.add_help_option:
         return
     names = command.get_help_option_names(ctx)
     if names:

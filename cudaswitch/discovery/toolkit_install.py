@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence
 
 from cudaswitch.core.errors import CudaswitchError, UsageError
+from cudaswitch.core.fsutil import current_umask
 from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.system import System
 from cudaswitch.core.versions import numbers
@@ -207,11 +208,8 @@ def _tree_bytes(root: Path) -> int:
 def assemble(wheels: List[Path], root: Path, requested: str) -> InstallResult:
     """Build the toolkit from downloaded wheels into `root` (a fresh staging folder)."""
     files: List[str] = []
-    # Executables: runnable by everyone the umask allows. The umask can only be read by setting it, so it is read
-    # here, once, before any thread creates a file: read inside a thread it would be 0 for the others for a moment.
-    umask = os.umask(0)
-    os.umask(umask)
-    exec_mode = 0o777 & ~umask
+    # executables: runnable by everyone the umask allows (read once, before the threads start)
+    exec_mode = 0o777 & ~current_umask()
     # The wheels unpack side by side: inflating and hashing release the GIL, so on two cores the unpack takes about
     # 40% less time (benchmarks/bench_toolkit_install.py). Should two wheels ever hold the same file, they unpack one
     # after the other as before, so the later one still wins and no file is written by two threads at once.

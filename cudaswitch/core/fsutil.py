@@ -71,14 +71,14 @@ def _ids(path: str):
     return st.st_uid, st.st_gid
 
 
-def _nearest_existing(path: Path) -> Path:
+def nearest_existing(path: Path) -> Path:
     p = Path(os.path.abspath(path))
     while not p.exists() and p.parent != p:
         p = p.parent
     return p
 
 
-def _read_only_fs(path: Path) -> bool:
+def read_only_fs(path: Path) -> bool:
     try:
         return bool(os.statvfs(path).f_flag & getattr(os, "ST_RDONLY", 1))
     except (OSError, AttributeError):
@@ -92,10 +92,10 @@ def check_writable(path: Union[str, Path], advice: str) -> None:
     from cudaswitch.core.i18n import M
 
     path = Path(path)
-    existing = _nearest_existing(path)
+    existing = nearest_existing(path)
     # replacing a file needs its folder writable (the new file is renamed over it), not the file itself
     folder = existing if existing.is_dir() else existing.parent
-    if _read_only_fs(folder):
+    if read_only_fs(folder):
         raise CudaswitchError(M("cannot write to {folder}: it is on a read-only file system; {advice}; "
                                 "nothing was changed", folder=folder, advice=advice))
     if not os.access(folder, os.W_OK | os.X_OK):

@@ -9,21 +9,9 @@ from pathlib import Path
 from typing import Callable
 
 from cudaswitch.core.errors import CudaswitchError
+from cudaswitch.core.fsutil import nearest_existing, read_only_fs
 from cudaswitch.core.i18n import M
 from cudaswitch.cudnn.target import Target
-
-
-def _nearest_existing(p: Path) -> Path:
-    while not p.exists() and p != p.parent:
-        p = p.parent
-    return p
-
-
-def _read_only(p: Path) -> bool:
-    try:
-        return bool(os.statvfs(p).f_flag & getattr(os, "ST_RDONLY", 1))
-    except (OSError, AttributeError):
-        return False
 
 
 def check_writable(target: Target, access: Callable[[str, int], bool] = os.access) -> None:
@@ -31,10 +19,10 @@ def check_writable(target: Target, access: Callable[[str, int], bool] = os.acces
     before anything is staged (cudnn-preflight)."""
     places = [("", target.record_base)] + [(role, d) for role, d in target.local_dirs.items()]
     for role, d in places:
-        where = _nearest_existing(d)
+        where = nearest_existing(d)
         if not access(str(where), os.W_OK | os.X_OK):
             shown = target.display(where)
-            if _read_only(where):
+            if read_only_fs(where):
                 raise CudaswitchError(M("cannot write to {folder}: it is on a read-only file system; {advice}; "
                                         "nothing was changed", folder=shown,
                                         advice=M("remount it read-write, or install into a conda environment with "
@@ -50,8 +38,8 @@ def check_writable(target: Target, access: Callable[[str, int], bool] = os.acces
             raise CudaswitchError(M("cannot write to {folder} (permission denied): {advice}; nothing was changed",
                                     folder=shown, advice=advice))
     devs = set()
-    base = _nearest_existing(target.record_base)
-    for d in [base] + [_nearest_existing(x) for x in target.local_dirs.values()]:
+    base = nearest_existing(target.record_base)
+    for d in [base] + [nearest_existing(x) for x in target.local_dirs.values()]:
         devs.add(os.stat(d).st_dev)
     if len(devs) > 1:
         raise CudaswitchError(M("the folders of {target} are on different file systems; cudaswitch needs them on one "

@@ -251,25 +251,29 @@ def install(version: str, system: System, into: Optional[str] = None, runner: Pi
     # Staging beside the destination (same file system, so the final rename is atomic) but never inside a folder
     # discovery scans, so an interrupted install is invisible to `list`.
     stage_parent = dest.parent.parent / ".cudaswitch-staging" if not into else dest.parent
-    stage_parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=stage_parent))
-    try:
-        t0 = time.perf_counter()
-        wheels = download(reqs, stage / "wheels", runner, show_progress)
-        t1 = time.perf_counter()
-        result = assemble(wheels, stage / "root", f"{major}.{minor}")
-        t2 = time.perf_counter()
-        if (numbers(result.version) or ())[:2] != (major, minor):
-            raise CudaswitchError(M("pip delivered nvcc {version} for CUDA {major}.{minor}; nothing installed",
-                                    version=result.version, major=major, minor=minor))
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        os.rename(stage / "root", dest)
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
+    try:  # a disk that fills, a folder the user cannot write, a file where a folder should be: one line
+        stage_parent.mkdir(parents=True, exist_ok=True)
+        stage = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=stage_parent))
         try:
-            stage_parent.rmdir()
-        except OSError:
-            pass
+            t0 = time.perf_counter()
+            wheels = download(reqs, stage / "wheels", runner, show_progress)
+            t1 = time.perf_counter()
+            result = assemble(wheels, stage / "root", f"{major}.{minor}")
+            t2 = time.perf_counter()
+            if (numbers(result.version) or ())[:2] != (major, minor):
+                raise CudaswitchError(M("pip delivered nvcc {version} for CUDA {major}.{minor}; nothing installed",
+                                        version=result.version, major=major, minor=minor))
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(stage / "root", dest)
+        finally:
+            shutil.rmtree(stage, ignore_errors=True)
+            try:
+                stage_parent.rmdir()
+            except OSError:
+                pass
+    except OSError as exc:
+        raise CudaswitchError(M("cannot install CUDA {major}.{minor} into {dest}: {why}; nothing was installed",
+                                major=major, minor=minor, dest=dest, why=exc.strerror or exc)) from None
     if into:
         _write_registry(system, [r for r in _registered(system) if r != str(dest)] + [str(dest)])
     result.root = str(dest)

@@ -165,6 +165,32 @@ def test_modes_follow_the_umask_of_a_shared_server(tmp_path, clean_env):
     assert modes["include/cuda_runtime.h"] == (False, 0o640) and modes["version.json"] == (False, 0o640)
 
 
+def test_a_file_where_the_folder_should_be_is_one_line(tmp_path, clean_env):
+    env = offline_env(clean_env, tmp_path / "data" / "toolkits")
+    (tmp_path / "notes").write_text("mine")
+    r = run_cli(["install-toolkit", "13.0", "-q", "--into", str(tmp_path / "notes" / "cuda-13.0")], env=env)
+    line = one_line_error(r, 1)
+    assert f"cannot install CUDA 13.0 into {tmp_path / 'notes' / 'cuda-13.0'}: " in line
+    assert line.endswith("nothing was installed") and (tmp_path / "notes").read_text() == "mine"
+
+
+def test_a_disk_that_fills_while_unpacking_is_one_line_and_leaves_nothing(tmp_path, clean_env):
+    """300 MB holds the 195 MB of wheels pip downloads but not the 506 MB toolkit: the unpack runs out of space."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300m", "tmpfs", str(mnt)]).returncode != 0:
+        pytest.fail("cannot mount a tmpfs as root")
+    try:
+        env = offline_env(clean_env, tmp_path / "data" / "toolkits")
+        r = run_cli(["install-toolkit", "13.0", "-q", "--into", str(mnt / "cuda-13.0")], env=env, timeout=600)
+        line = one_line_error(r, 1)
+        assert "No space left on device" in line and line.endswith("nothing was installed")
+        assert list(mnt.iterdir()) == []  # the staging folder went with the error
+        assert str(mnt) not in run_cli(["list", "--json"], env=env).stdout  # nor registered
+    finally:
+        subprocess.run(["umount", str(mnt)])
+
+
 def test_pip_failure_is_one_line(tmp_path):
     def broken_pip(args, show):
         return subprocess.CompletedProcess(args, 1, "", "ERROR: Could not install: [Errno 28] No space left on device\n")

@@ -65,10 +65,11 @@ def check_paths(changes: Changes, windows: bool) -> None:
 
 # Characters conda's own PATH export does not protect, per shell cudaswitch writes hooks for: conda writes
 # `export PATH='...'` (sh), `setenv PATH "..."` (csh), `set -gx PATH "..." "..."` (fish) and `$Env:PATH = "..."`
-# (PowerShell) without escaping, so on `conda deactivate` such an entry is executed or mangled by conda itself.
+# (PowerShell) without escaping, so on `conda deactivate` such an entry is executed or mangled by conda itself. The
+# shell labels are shell names and syntax only, so a translated sentence carries them unchanged.
 _CONDA_EXPORT_BREAKS = {
-    False: (("'", "sh (export PATH='...')"), ('"', 'csh and fish (setenv PATH "...")'),
-            ("$", 'csh and fish (setenv PATH "...")'), ("`", 'csh (setenv PATH "...")'),
+    False: (("'", "sh (export PATH='...')"), ('"', 'csh (setenv PATH "..."), fish (set -gx PATH "...")'),
+            ("$", 'csh (setenv PATH "..."), fish (set -gx PATH "...")'), ("`", 'csh (setenv PATH "...")'),
             ("\\", 'fish (set -gx PATH "...")')),
     True: (('"', 'PowerShell ($Env:PATH = "...")'), ("\u201c", "PowerShell"), ("\u201d", "PowerShell"),
            ("\u201e", "PowerShell"), ("$", 'PowerShell ($Env:PATH = "...")'), ("`", 'PowerShell ($Env:PATH = "...")')),

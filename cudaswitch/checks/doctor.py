@@ -332,6 +332,9 @@ def run_doctor(system: System, env=None) -> DoctorReport:
     findings += windows_findings(system, env.prefix if env is not None else None)
     findings += cudnn_findings(found.toolkits)
     findings += cudnn_windows_findings(system, found.cudnn_installs, found.toolkits)
+    from cudaswitch.checks.modules import module_findings
+
+    findings += module_findings(system, found.toolkits, selected)
     torch = {}
     if env is not None:
         findings += hook_findings(env.prefix)

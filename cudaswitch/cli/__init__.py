@@ -30,6 +30,7 @@ _COMMANDS = {
     "uninstall-cudnn": "cudnn:uninstall_cudnn",
     "install-toolkit": "toolkits:install_toolkit",
     "uninstall-toolkit": "toolkits:uninstall_toolkit",
+    "modulefile": "modules:modulefile",
 }
 
 

@@ -108,10 +108,18 @@ def status(as_json):
     from cudaswitch.discovery.shellstate import env_report
 
     report = env_report(system)
+    from cudaswitch.checks.modules import loaded_cuda, module_findings
+
+    modules = loaded_cuda(system, found.toolkits)
+    selected = next((t for t in found.toolkits if report and report["state"] and t.root == report["state"]["root"]),
+                    None)
+    module_warnings = [M("{cause}; {fix}", cause=f.cause, fix=f.fix)
+                       for f in module_findings(system, found.toolkits, selected)]
     if as_json:
         from cudaswitch.cudnn.windows import dll_on_path
 
-        _json_out({"shell": state.to_json(), "env": report, "warnings": found.warnings,
+        _json_out({"shell": state.to_json(), "env": report, "warnings": found.warnings + module_warnings,
+                   "modules": [m._asdict() for m in modules],
                    "cudnn_installs": [c.to_json() for c in found.cudnn_installs],
                    "cudnn_dll_on_path": dll_on_path(system) if system.windows else None})
         return
@@ -150,7 +158,12 @@ def status(as_json):
 
             click.echo("  " + _("not applied to this shell yet: {hint}").format(
                 hint=tr(apply_now_hint(report["name"], report["prefix"], system.windows, system))))
-    for w in state.warnings + (_no_nvcc_note(active, system, system.environ.get("PATH")) if active else []):
+    for m in modules:
+        click.echo(_("Module loaded: {name} ({toolkit})").format(name=m.name, toolkit=_(
+            "CUDA {version} at {root}").format(version=m.version, root=m.root) if m.version else m.root or _(
+            "its toolkit folder cannot be read from {path}").format(path=m.path)))
+    for w in state.warnings + (_no_nvcc_note(active, system, system.environ.get("PATH")) if active else []) + \
+            module_warnings:
         click.echo(warning_line(w))
     for entry in (report or {}).get("leftover_path", []):
         click.echo(warning_line(M(

@@ -41,6 +41,7 @@ class Toolkit:
     include_dir: Optional[str] = None
     cudnn: Optional[str] = None
     aliases: List[str] = field(default_factory=list)
+    modules: List[str] = field(default_factory=list)  # module names that load it (cuda/12.4): selectors too
     flags: List[str] = field(default_factory=list)
     warnings: List[str] = field(default_factory=list)
     cuda: CudaVersion = field(default=CudaVersion(0, 0), repr=False, compare=False)
@@ -58,6 +59,7 @@ class Discovery:
     warnings: List[str]  # problems that did not stop discovery: each names the file and what to do
     config_errors: List[str] = field(default_factory=list)
     cudnn_installs: List = field(default_factory=list)  # cudnn_windows.CudnnInstall: NVIDIA's exe installer
+    modules: List = field(default_factory=list)  # modules.ModuleFile: every CUDA modulefile read, resolved or not
 
 
 @dataclass
@@ -67,6 +69,7 @@ class _Candidate:
     kind: str = TOOLKIT
     quiet: bool = False  # children of a search folder: not being a toolkit is no news
     site: Optional[str] = None  # pip wheels: the site-packages folder holding the dist-infos
+    module: Optional[str] = None  # the module name (cuda/12.4) whose modulefile names this folder
 
 
 # ---- where to look -----------------------------------------------------------------------------------------------
@@ -507,6 +510,8 @@ def discover(system: Optional[System] = None) -> Discovery:
     cands += _search_path_candidates(system, discovery_roots(system), "install-toolkit")
     cands += _windows_candidates(system) if system.windows else _linux_candidates(system)
     cands += _pip_candidates(system)
+    module_files = _module_files(system, warnings)
+    cands += [_Candidate(mf.root, f"module {mf.name}", module=mf.name) for mf in module_files if mf.root]
     by_real: Dict[str, Toolkit] = {}
     failed: Dict[str, List[str]] = {}
     for cand in cands:
@@ -544,12 +549,25 @@ def discover(system: Optional[System] = None) -> Discovery:
         from cudaswitch.cudnn.windows import find_installed
 
         cudnn_installs = find_installed(system)
-    return Discovery(toolkits, _unique(warnings), config_errors, cudnn_installs)
+    return Discovery(toolkits, _unique(warnings), config_errors, cudnn_installs, module_files)
+
+
+def _module_files(system: System, warnings: List[str]) -> list:
+    """The CUDA modulefiles of this shell's module system, read as text, never run (discovery/modules.py)."""
+    if not system.environ.get("MODULEPATH"):
+        return []  # no module system initialised in this shell: not even a stat of its caches
+    from cudaswitch.discovery.modules import cuda_modules, unresolved_warning
+
+    found = cuda_modules(system)
+    warnings.extend(unresolved_warning(mf) for mf in found if mf.root is None)
+    return found
 
 
 def _merge(tk: Toolkit, cand: _Candidate, real: str) -> None:
     if cand.source not in tk.sources:
         tk.sources.append(cand.source)
+    if cand.module and cand.module not in tk.modules:
+        tk.modules.append(cand.module)
     path = cand.path.rstrip("\\/") or cand.path
     if path != real and path not in tk.aliases and not path.lower() == real.lower():
         tk.aliases.append(path)
@@ -565,6 +583,12 @@ def _unique(items: List[str]) -> List[str]:
 def select(found: Discovery, selector: str, system: Optional[System] = None) -> Toolkit:
     """The one toolkit a selector names; a UsageError listing what is installed otherwise."""
     system = system or System.current()
+    # a module name (cuda/12.4) is looked up before the selector is read as a folder: module names are relative
+    # and the user typed what `module avail` shows
+    by_module = [t for t in found.toolkits if selector.strip() in t.modules]
+    if len(by_module) == 1:
+        return by_module[0]
+    _refuse_unknown_module(found, selector.strip(), system)
     sel = versions.parse_selector(selector)
     installed = versions.describe([f"{t.version} ({t.root})" for t in found.toolkits])
     if sel.path is not None:
@@ -597,6 +621,22 @@ def select(found: Discovery, selector: str, system: Optional[System] = None) -> 
         raise UsageError(M("{selector!r} is ambiguous: it matches {names}; give a longer version or the folder",
                            selector=selector, names=names))
     return hits[0]
+
+
+def _refuse_unknown_module(found: Discovery, selector: str, system: System) -> None:
+    """`cuda/12.4` that is no folder here: say what the module system offers instead of "no such folder"."""
+    from cudaswitch.discovery.modules import is_cuda_module
+
+    if "/" not in selector or selector.startswith(("/", ".", "~")) or not is_cuda_module(selector) or \
+            system.local(os.path.expanduser(selector)).exists():
+        return
+    for mf in found.modules:
+        if mf.name == selector and mf.root is None:
+            raise UsageError(M("module {name} ({path}) cannot be read without running it ({why}); give its toolkit "
+                               "folder instead", name=mf.name, path=mf.path, why=mf.why))
+    names = versions.describe(sorted(mf.name for mf in found.modules if mf.root))
+    raise UsageError(M("no CUDA module {selector!r} on MODULEPATH; CUDA modules cudaswitch can read: {names}",
+                       selector=selector, names=names))
 
 
 def _nvcc_component(system: System, tk: Toolkit) -> Optional[CudaVersion]:

@@ -1,0 +1,458 @@
+"""CUDA toolkits that Lmod and Environment Modules provide: found by reading modulefiles as text (never by running
+them), selected by module name, warned about when loaded beside a switch, and exported as modulefiles that the
+real module systems load and unload.
+
+The modulefiles below are written the way sites write them; each names the public example it is modelled on. Their
+folders point at toolkit trees built from NVIDIA's real wheels (tests/cudatrees.py), so the version cudaswitch
+reports is read from real files, and every static reading is checked against what the real module system sets
+when it loads the same file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import modulesystems
+from conftest import make_env, one_line_error, require_tool, run_cli
+
+# Spack's generated Lmod modulefile (modelled on ucdavis/spack-ucdavis, modulefiles/hpccf/franklin/Core/cuda/
+# 11.7.1.lua): absolute strings everywhere, a `/./bin` on PATH, the ':' separator given, CUDA_HOME set.
+SPACK_LUA = """-- -*- lua -*-
+-- Module file created by spack (https://github.com/spack/spack) on 2023-06-05 16:40:44.165068
+--
+-- cuda@{version}%gcc@11.3.0~allow-unsupported-compilers~dev build_system=generic arch=linux-ubuntu22.04-x86_64_v3
+--
+
+whatis([[Name : cuda]])
+whatis([[Version : {version}]])
+help([[CUDA is a parallel computing platform and programming model invented by
+NVIDIA. setenv("CUDA_HOME", "/not/this/one") inside help text is only text.]])
+
+prepend_path("LD_LIBRARY_PATH", "{root}/lib64", ":")
+prepend_path("CPATH", "{root}/include", ":")
+prepend_path("PATH", "{root}/./bin", ":")
+prepend_path("CMAKE_PREFIX_PATH", "{root}/./", ":")
+setenv("CUDA_HOME", "{root}")
+"""
+
+# EasyBuild's generated Lmod modulefile (modelled on vuw-research-computing/raapoi-tools,
+# eb_modulefiles/all/Compiler/GCC/8.3.0/CUDA/10.1.243.lua): `local root`, pathJoin, [==[ ]==] long strings,
+# conflict(), EBROOTCUDA, and a conditional load of another module.
+EASYBUILD_LUA = """help([==[
+
+Description
+===========
+CUDA (formerly Compute Unified Device Architecture) is a parallel
+ computing platform and programming model created by NVIDIA.
+]==])
+
+whatis([==[Description: CUDA]==])
+whatis([==[Homepage: https://developer.nvidia.com/cuda-toolkit]==])
+
+local root = "{root}"
+
+conflict("CUDA")
+
+if not ( isloaded("GCCcore/12.2.0") ) then
+    load("GCCcore/12.2.0")
+end
+
+prepend_path("CMAKE_PREFIX_PATH", root)
+prepend_path("CPATH", pathJoin(root, "include"))
+prepend_path("LD_LIBRARY_PATH", pathJoin(root, "lib64"))
+prepend_path("PATH", pathJoin(root, "bin"))
+setenv("EBROOTCUDA", root)
+setenv("EBVERSIONCUDA", "{version}")
+setenv("CUDA_HOME", root)
+setenv("CUDA_ROOT", root)
+setenv("CUDA_PATH", root)
+-- Built with EasyBuild version 4.7.1
+"""
+
+# A hand-written site module (the common template of cluster documentation: the version taken from the file's
+# own name, a family so that two CUDA modules never stack).
+SITE_LUA = """help([[
+This module provides the environment for NVIDIA CUDA {version}.
+]])
+whatis("Name: CUDA")
+whatis("Version: " .. myModuleVersion())
+family("cuda")
+local version = myModuleVersion()
+local base    = pathJoin("{parent}", "cuda-" .. version)
+setenv("CUDA_HOME", base)
+setenv("CUDA_VERSION", version)
+prepend_path("PATH",            pathJoin(base, "bin"))
+prepend_path("LD_LIBRARY_PATH", pathJoin(base, "lib64"))
+"""
+
+# EasyBuild's Tcl modulefile (the same generator's Tcl form: ModulesHelp proc, braces, $root), as Environment
+# Modules sites keep them.
+EASYBUILD_TCL = """#%Module
+
+proc ModulesHelp {{ }} {{
+    puts stderr {{   CUDA (formerly Compute Unified Device Architecture) is a parallel
+  computing platform and programming model created by NVIDIA. - Homepage: https://developer.nvidia.com/cuda-toolkit
+}}
+}}
+
+module-whatis {{Description: CUDA}}
+
+set root {root}
+
+conflict CUDA
+
+prepend-path	CPATH		$root/include
+prepend-path	LD_LIBRARY_PATH		$root/lib64
+prepend-path	PATH		$root/bin
+setenv	EBROOTCUDA		"$root"
+setenv	EBVERSIONCUDA		"{version}"
+setenv	CUDA_HOME		"$root"
+"""
+
+# A hand-written Tcl module (Environment Modules' documentation style: the version from the module's own name,
+# `set` with [file join]). `[module-info version]` is not that: it resolves a symbolic version given to it.
+SITE_TCL = """#%Module1.0
+##
+## cuda modulefile
+##
+proc ModulesHelp {{ }} {{
+        puts stderr "\\tAdds NVIDIA CUDA [module-info name] to your environment"
+}}
+module-whatis   "NVIDIA CUDA Toolkit"
+conflict        cuda
+set             version         [file tail [module-info name]]
+set             topdir          [file join {parent} cuda-$version]
+setenv          CUDA_HOME       $topdir
+prepend-path    PATH            $topdir/bin
+prepend-path    LD_LIBRARY_PATH $topdir/lib64
+"""
+
+# Two that cannot be read without running them: the folder comes from the environment at load time.
+GETENV_LUA = """local base = pathJoin(os.getenv("SOFTROOT"), "cuda-12.1")
+setenv("CUDA_HOME", base)
+prepend_path("PATH", pathJoin(base, "bin"))
+"""
+ENV_TCL = """#%Module1.0
+set root $::env(SOFTROOT)/cuda-12.1
+setenv CUDA_HOME $root
+prepend-path PATH $root/bin
+"""
+
+
+@pytest.fixture(scope="module")
+def trees(tmp_path_factory):
+    """/opt-style folder with cuda-11.8 and cuda-12.9 built from NVIDIA's real wheels (versions 11.8.89, 12.9.1)."""
+    import cudatrees
+
+    base = tmp_path_factory.mktemp("apps")
+    cudatrees.cuda_11_8(base / "cuda-11.8")
+    cudatrees.cuda_12_9(base / "cuda-12.9")
+    return base
+
+
+def _modulepath(tmp_path: Path, trees: Path) -> Path:
+    """A MODULEPATH folder as a site lays it out: cuda/ with Lua and Tcl files, a README, a .version, a default
+    link, and other software's modules beside it."""
+    mp = tmp_path / "modulefiles"
+    (mp / "cuda").mkdir(parents=True)
+    (mp / "CUDA").mkdir()
+    (mp / "gcc").mkdir()
+    (mp / "cudnn").mkdir()
+    (mp / "cuda" / "12.9.lua").write_text(SPACK_LUA.format(root=trees / "cuda-12.9", version="12.9.1"))
+    (mp / "cuda" / "11.8").write_text(SITE_TCL.format(parent=trees))
+    (mp / "cuda" / "12.1.lua").write_text(GETENV_LUA)
+    (mp / "cuda" / "README").write_text("Modules for CUDA. Ask the admins for new versions.\n")
+    (mp / "cuda" / ".version").write_text('#%Module\nset ModulesVersion "12.9"\n')
+    os.symlink("12.9.lua", mp / "cuda" / "default")
+    (mp / "CUDA" / "11.8.0.lua").write_text(EASYBUILD_LUA.format(root=trees / "cuda-11.8", version="11.8.0"))
+    (mp / "gcc" / "12.2.lua").write_text('prepend_path("PATH", "/opt/gcc/12.2/bin")\n')
+    (mp / "cudnn" / "9.1.lua").write_text('setenv("CUDNN_HOME", "/opt/cudnn/9.1")\n')
+    _gcccore(mp)
+    return mp
+
+
+def _env(clean_env, mp, **extra):
+    env = {k: v for k, v in clean_env.items() if k not in ("LOADEDMODULES", "_LMFILES_", "MODULEPATH", "LMOD_CMD")}
+    env.update(MODULEPATH=str(mp), PATH="/usr/bin:/bin", HOME=str(mp.parent / "home"), **extra)
+    (mp.parent / "home").mkdir(exist_ok=True)
+    return env
+
+
+# ---- the static reading agrees with the real module system -------------------------------------------------------
+
+READINGS = {
+    "spack-lua": ("lmod", "cuda/12.9.lua", SPACK_LUA, "cuda-12.9"),
+    "easybuild-lua": ("lmod", "CUDA/11.8.0.lua", EASYBUILD_LUA, "cuda-11.8"),
+    "site-lua": ("lmod", "cuda/11.8.lua", SITE_LUA, "cuda-11.8"),
+    "easybuild-tcl-under-lmod": ("lmod", "cuda/11.8", EASYBUILD_TCL, "cuda-11.8"),
+    "site-tcl-under-lmod": ("lmod", "cuda/12.9", SITE_TCL, "cuda-12.9"),
+    "easybuild-tcl": ("envmodules", "cuda/11.8", EASYBUILD_TCL, "cuda-11.8"),
+    "site-tcl": ("envmodules", "cuda/12.9", SITE_TCL, "cuda-12.9"),
+}
+
+
+def _gcccore(mp: Path) -> None:
+    """The compiler module EasyBuild's CUDA module loads (a site has it; Lmod refuses the load without it)."""
+    (mp / "GCCcore").mkdir(parents=True, exist_ok=True)
+    (mp / "GCCcore" / "12.2.0.lua").write_text('prepend_path("PATH", "/opt/gcc/12.2.0/bin")\n')
+
+
+@pytest.mark.parametrize("system,file,text,folder", READINGS.values(), ids=READINGS.keys())
+def test_reading_a_modulefile_finds_the_folder_the_real_module_system_sets(system, file, text, folder, trees,
+                                                                           tmp_path, clean_env):
+    """cudaswitch reads the toolkit folder from the modulefile's text; the real module system, loading the same
+    file, sets CUDA_HOME to that folder and puts its bin first on PATH."""
+    from cudaswitch.core.system import System
+    from cudaswitch.discovery.modules import read_modulefile
+
+    mp = tmp_path / "mf"
+    path = mp / file
+    path.parent.mkdir(parents=True)
+    version = re.sub(r"\.lua$", "", file.split("/", 1)[1])
+    path.write_text(text.format(root=trees / folder, parent=trees, version=version))
+    _gcccore(mp)
+    name = re.sub(r"\.lua$", "", file)
+    mf = read_modulefile(System(os="linux", environ={}), name, str(path))
+    assert mf is not None and mf.why is None
+    assert os.path.normpath(mf.root) == str(trees / folder)
+    before, after = modulesystems.run(system, [f"load {name}"], _env(clean_env, mp))
+    assert after["CUDA_HOME"] == str(trees / folder)
+    assert os.path.normpath(after["PATH"].split(":")[0]) == str(trees / folder / "bin")
+
+
+@pytest.mark.parametrize("text,file,why", [
+    (GETENV_LUA, "12.1.lua", "os.getenv(...)"),
+    (ENV_TCL, "12.1", "$::env(SOFTROOT)"),
+    ('if (mode() == "load") then\n  setenv("CUDA_HOME", "/opt/cuda-12.1")\nend\n', "12.1.lua", "inside a condition"),
+    ("#%Module1.0\nif {[is-loaded gcc]} {\n  setenv CUDA_HOME /opt/cuda-12.1\n}\n", "12.1", "inside a condition"),
+    ('setenv("CUDA_VERSION", "12.1")\n', "12.1.lua", "neither CUDA_HOME"),
+])
+def test_a_modulefile_that_depends_on_its_load_is_not_guessed(text, file, why, tmp_path):
+    from cudaswitch.core.system import System
+    from cudaswitch.discovery.modules import read_modulefile
+
+    (tmp_path / file).write_text(text)
+    mf = read_modulefile(System(os="linux", environ={}), "cuda/12.1", str(tmp_path / file))
+    assert mf.root is None and why in mf.why, mf
+
+
+def test_files_that_are_not_modulefiles_are_left_out(tmp_path):
+    """A Tcl modulefile must start with #%Module (both systems refuse one without); a FIFO is never opened."""
+    from cudaswitch.core.system import System
+    from cudaswitch.discovery.modules import read_modulefile
+
+    (tmp_path / "README").write_text("set root /opt/cuda-12.1\nsetenv CUDA_HOME $root\n")
+    os.mkfifo(tmp_path / "12.4")
+    system = System(os="linux", environ={})
+    assert read_modulefile(system, "cuda/README", str(tmp_path / "README")) is None
+    assert read_modulefile(system, "cuda/12.4", str(tmp_path / "12.4")) is None
+
+
+# ---- list, which, use ---------------------------------------------------------------------------------------------
+
+def test_list_shows_module_toolkits_with_exact_versions_and_runs_nothing(trees, tmp_path, clean_env):
+    """On a machine whose only CUDA comes from modulefiles, `list` finds each toolkit with the version its own
+    files give, names the module as its source, warns about the one it cannot read, and starts no process
+    (strace: the one execve is Python itself)."""
+    strace = require_tool("strace")
+    import seams
+
+    mp = _modulepath(tmp_path, trees)
+    env = _env(clean_env, mp)
+    env["PYTHONPATH"] = str(Path(seams.ENTRY).resolve().parent.parent)
+    log = tmp_path / "trace"
+    r = subprocess.run([strace, "-f", "-e", "trace=execve,clone,clone3,fork,vfork", "-o", str(log), sys.executable,
+                        seams.ENTRY, "list", "--json"], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    calls = [ln for ln in log.read_text().splitlines() if re.search(r"\b(execve|clone3?|v?fork)\(", ln)
+             and "CLONE_THREAD" not in ln and "resumed>" not in ln]
+    assert len(calls) == 1 and "execve(" in calls[0], calls
+    rec = json.loads(r.stdout)
+    mine = {t["root"]: t for t in rec["toolkits"] if t["root"].startswith(str(trees))}
+    assert {(t["version"], tuple(sorted(t["modules"]))) for t in mine.values()} == {
+        ("12.9.1", ("cuda/12.9",)), ("11.8.89", ("CUDA/11.8.0", "cuda/11.8"))}
+    assert "module cuda/12.9" in mine[str(trees / "cuda-12.9")]["sources"]
+    unread = [w for w in rec["warnings"] if "cuda/12.1" in w]
+    assert len(unread) == 1 and "os.getenv(...)" in unread[0] and "never runs modulefiles" in unread[0]
+    assert not any("README" in w or "gcc" in w or "cudnn" in w for w in rec["warnings"]), rec["warnings"]
+
+    human = run_cli(["list"], env)
+    assert re.search(r"12\.9\.1 .*module cuda/12\.9", human.stdout), human.stdout
+    assert "warning: module cuda/12.1" in human.stderr
+
+
+def test_without_modulepath_no_module_is_looked_for(trees, tmp_path, clean_env):
+    mp = _modulepath(tmp_path, trees)
+    env = _env(clean_env, mp)
+    del env["MODULEPATH"]
+    rec = json.loads(run_cli(["list", "--json"], env).stdout)
+    assert not [t for t in rec["toolkits"] if t["root"].startswith(str(trees))]
+
+
+def test_lmod_spider_cache_leads_to_modules_off_modulepath(trees, tmp_path, clean_env):
+    """A hierarchy's deeper levels are not on MODULEPATH until their parent is loaded; Lmod's spider cache (written
+    here by Lmod's own `spider` program) lists them, and cudaswitch reads it as text."""
+    if not modulesystems.LMOD.is_file():
+        modulesystems.command("lmod")
+    deep = tmp_path / "Compiler" / "gcc12"
+    (deep / "cuda").mkdir(parents=True)
+    (deep / "cuda" / "12.9.lua").write_text(SPACK_LUA.format(root=trees / "cuda-12.9", version="12.9.1"))
+    spider = modulesystems.LMOD.parent / "spider"
+    home = tmp_path / "home"
+    cache = home / ".lmod.d" / ".cache"
+    cache.mkdir(parents=True)
+    out = subprocess.run([str(spider), "-o", "spiderT", str(deep)], capture_output=True, text=True, timeout=120,
+                         env=dict(clean_env, HOME=str(home)))
+    assert out.returncode == 0 and 'fn = "' in out.stdout, out.stderr
+    (cache / "spiderT.lua").write_text(out.stdout)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    env = dict(_env(clean_env, empty), HOME=str(home), LMOD_RC=str(tmp_path / "no-lmodrc.lua"))
+    rec = json.loads(run_cli(["list", "--json"], env).stdout)
+    (tk,) = [t for t in rec["toolkits"] if t["root"] == str(trees / "cuda-12.9")]
+    assert tk["modules"] == ["cuda/12.9"] and tk["version"] == "12.9.1"
+
+
+def test_which_and_run_take_a_module_name(trees, tmp_path, clean_env):
+    mp = _modulepath(tmp_path, trees)
+    env = _env(clean_env, mp)
+    assert run_cli(["which", "cuda/12.9"], env).stdout.strip() == str(trees / "cuda-12.9")
+    assert run_cli(["which", "CUDA/11.8.0", "--lib"], env).stdout.strip().startswith(str(trees / "cuda-11.8"))
+    r = run_cli(["run", "cuda/12.9", "--", "sh", "-c", 'echo "$CUDA_HOME"; command -v nvcc'], env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [str(trees / "cuda-12.9"), str(trees / "cuda-12.9" / "bin" / "nvcc")]
+
+
+def test_module_names_that_give_no_toolkit_say_why_in_one_line(trees, tmp_path, clean_env):
+    mp = _modulepath(tmp_path, trees)
+    env = _env(clean_env, mp)
+    line = one_line_error(run_cli(["which", "cuda/12.1"], env), 2)
+    assert "cannot be read without running it" in line and "os.getenv" in line
+    line = one_line_error(run_cli(["use", "cuda/10.0", "-p", str(make_env(tmp_path / "e")), "--no-smoke"], env), 2)
+    assert "no CUDA module 'cuda/10.0' on MODULEPATH" in line and "cuda/12.9" in line
+
+
+def test_use_with_a_module_name_switches_and_the_real_shell_gets_it(trees, tmp_path, clean_env):
+    """`use cuda/12.9` resolves the module once; the hooks it writes are plain shell, and a real bash running them
+    gets the module's toolkit with no module system involved."""
+    mp = _modulepath(tmp_path, trees)
+    prefix = make_env(tmp_path / "env")
+    env = _env(clean_env, mp)
+    r = run_cli(["use", "cuda/12.9", "-p", str(prefix), "--no-smoke"], env)
+    assert r.returncode == 0, r.stderr
+    hooks = sorted((prefix / "etc" / "conda" / "activate.d").glob("*.sh"))
+    assert hooks and "module" not in hooks[0].read_text()
+    script = f'. "{hooks[0]}"; echo "$CUDA_HOME"; command -v nvcc'
+    out = subprocess.run(["bash", "--norc", "--noprofile", "-c", script], capture_output=True, text=True,
+                         env={"PATH": "/usr/bin:/bin", "CONDA_PREFIX": str(prefix), "HOME": str(tmp_path)})
+    assert out.stdout.splitlines() == [str(trees / "cuda-12.9"), str(trees / "cuda-12.9" / "bin" / "nvcc")], out
+
+
+# ---- a module loaded beside a switch ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("system", ["lmod", "envmodules"])
+def test_doctor_and_status_name_a_cuda_module_loaded_beside_the_switch(system, trees, tmp_path, clean_env):
+    """The environment is switched to 12.9 and activated; then the user loads cuda/11.8 with the real module
+    system. doctor and status say that the module is loaded and which toolkit nvcc, CUDA_HOME and
+    LD_LIBRARY_PATH now give."""
+    mp = _modulepath(tmp_path, trees)
+    prefix = make_env(tmp_path / "env")
+    env = _env(clean_env, mp)
+    assert run_cli(["use", "12.9", "-p", str(prefix), "--no-smoke"], env).returncode == 0
+    tk = trees / "cuda-12.9"
+    activated = dict(env, CONDA_PREFIX=str(prefix), CUDA_HOME=str(tk), CUDA_PATH=str(tk),
+                     PATH=f"{tk}/bin:/usr/bin:/bin", LD_LIBRARY_PATH=f"{tk}/lib64")
+    shell = modulesystems.run(system, ["load cuda/11.8"], activated)[-1]
+    assert "cuda/11.8" in shell["LOADEDMODULES"]
+    doc = json.loads(run_cli(["doctor", "-p", str(prefix), "--json"], shell).stdout)
+    (f,) = [f for f in doc["findings"] if f["code"] == "CUDA_MODULE_LOADED"]
+    assert f["severity"] == "warning"
+    old = trees / "cuda-11.8"
+    assert f"nvcc on PATH is {tk / 'bin' / 'nvcc'}" not in f["cause"]  # 11.8 has no nvcc: PATH's nvcc stays 12.9
+    assert f"CUDA_HOME is CUDA 11.8.89 ({old})" in f["cause"]
+    assert f"LD_LIBRARY_PATH's first toolkit is CUDA 11.8.89 ({old})" in f["cause"]
+    assert "module unload cuda/11.8" in f["fix"]
+    st = run_cli(["status"], shell)
+    assert f"Module loaded: cuda/11.8 (CUDA 11.8.89 at {old})" in st.stdout
+    assert "CUDA_HOME is CUDA 11.8.89" in st.stdout + st.stderr
+
+    unloaded = modulesystems.run(system, ["load cuda/11.8", "unload cuda/11.8"], activated)[-1]
+    doc = json.loads(run_cli(["doctor", "-p", str(prefix), "--json"], unloaded).stdout)
+    assert not [f for f in doc["findings"] if f["code"] == "CUDA_MODULE_LOADED"]
+
+
+# ---- export ---------------------------------------------------------------------------------------------------
+
+NVIDIA_INSTALLER_STATE = {  # what NVIDIA's installer tells users to put in ~/.bashrc, for another toolkit
+    "PATH": "/usr/local/cuda-13.0/bin:/usr/local/bin:/usr/bin:/bin",
+    "LD_LIBRARY_PATH": "/usr/local/cuda-13.0/lib64",
+    "CUDA_HOME": "/usr/local/cuda-13.0",
+}
+
+
+@pytest.mark.parametrize("system,syntax", [("lmod", "lmod"), ("envmodules", "tcl")])
+def test_an_exported_modulefile_loads_and_unloads_exactly_under_the_real_module_system(system, syntax, trees,
+                                                                                       tmp_path, clean_env):
+    """`cudaswitch modulefile 12.9 --SYNTAX DIR` writes what a site admin keeps; the real module system loads it
+    (CUDA_HOME, CUDA_PATH, nvcc and the libraries are 12.9's) and unloads it back to the shell it started from,
+    entry for entry, from the state NVIDIA's installer leaves; cudaswitch reads the file back as the same
+    toolkit."""
+    out = tmp_path / "site-modules"
+    out.mkdir()
+    env = _env(clean_env, out, CUDASWITCH_SEARCH_PATH=str(trees))
+    r = run_cli(["modulefile", "12.9", f"--{syntax}", str(out)], env)
+    assert r.returncode == 0, r.stderr
+    written = out / "cuda" / ("12.9.lua" if syntax == "lmod" else "12.9")
+    assert f"Wrote {written}" in r.stdout
+    start = dict(env, **NVIDIA_INSTALLER_STATE)
+    start.pop("CUDA_PATH", None)
+    extra = {"LMOD_DUPLICATE_PATHS": "yes"} if system == "lmod" else {}
+    before, loaded, after = modulesystems.run(system, ["load cuda/12.9", "unload cuda/12.9"], start, extra)
+    tk = trees / "cuda-12.9"
+    assert loaded["CUDA_HOME"] == loaded["CUDA_PATH"] == str(tk)
+    assert loaded["PATH"].split(":")[0] == str(tk / "bin")
+    assert loaded["LD_LIBRARY_PATH"].split(":")[0] == str(tk / "lib64")
+    for var in ("PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH"):
+        assert after.get(var) == before.get(var), var
+    rec = json.loads(run_cli(["list", "--json"], dict(env, CUDASWITCH_SEARCH_PATH="")).stdout)
+    (again,) = [t for t in rec["toolkits"] if t["root"] == str(tk)]
+    assert again["modules"] == ["cuda/12.9"] and again["version"] == "12.9.1"
+
+
+def test_export_keeps_what_is_there_and_refuses_what_it_should(trees, tmp_path, clean_env):
+    out = tmp_path / "mods"
+    out.mkdir()
+    env = _env(clean_env, out, CUDASWITCH_SEARCH_PATH=str(trees))
+    assert run_cli(["modulefile", "12.9", "--tcl", str(out)], env).returncode == 0
+    again = run_cli(["modulefile", "12.9", "--tcl", str(out)], env)
+    assert again.returncode == 0 and "nothing was changed" in again.stdout
+    (out / "cuda" / "12.9").write_text("#%Module1.0\n# the admin's own edits\n")
+    line = one_line_error(run_cli(["modulefile", "12.9", "--tcl", str(out)], env), 1)
+    assert "exists and differs" in line and "--force" in line
+    assert (out / "cuda" / "12.9").read_text().endswith("own edits\n")
+    line = one_line_error(run_cli(["modulefile", "12.9", "--lmod", str(out)], env), 1)
+    assert "other syntax" in line and not (out / "cuda" / "12.9.lua").exists()
+    assert run_cli(["modulefile", "12.9", "--tcl", "--force", str(out)], env).returncode == 0
+    assert "pushenv CUDA_HOME" in (out / "cuda" / "12.9").read_text()
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (out / "cuda" / "12.9").stat().st_mode & 0o777 == 0o666 & ~umask  # a file of the admin's, not 0600
+    line = one_line_error(run_cli(["modulefile", "12.9", str(tmp_path / "nowhere")], env), 2)
+    assert "no such folder" in line
+    line = one_line_error(run_cli(["modulefile", "12.9", "--name", "../x", str(out)], env), 2)
+    assert "NAME/VERSION" in line
+
+
+def test_export_without_a_folder_prints_the_modulefile(trees, tmp_path, clean_env):
+    env = _env(clean_env, tmp_path, CUDASWITCH_SEARCH_PATH=str(trees), LMOD_CMD=str(modulesystems.LMOD))
+    r = run_cli(["modulefile", "12.9"], env)
+    assert r.stdout.startswith("-- CUDA Toolkit 12.9.1") and 'family("cuda")' in r.stdout  # Lmod: Lua by default
+    del env["LMOD_CMD"]
+    assert run_cli(["modulefile", "12.9"], env).stdout.startswith("#%Module1.0")  # elsewhere: Tcl, read by both

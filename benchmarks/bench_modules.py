@@ -35,7 +35,8 @@ def make_tree(base: Path, roots):
         if int(version.split(".")[1]) % 2 == 0:
             (mp / "cuda" / f"{version}.lua").write_text(
                 f'family("cuda")\nlocal base = "{root}"\nsetenv("CUDA_HOME", base)\n'
-                f'prepend_path("PATH", pathJoin(base, "bin"))\nprepend_path("LD_LIBRARY_PATH", pathJoin(base, "lib64"))\n')
+                f'prepend_path("PATH", pathJoin(base, "bin"))\n'
+                f'prepend_path("LD_LIBRARY_PATH", pathJoin(base, "lib64"))\n')
         else:
             (mp / "cuda" / version).write_text(
                 f"#%Module1.0\nconflict cuda\nset root {root}\nsetenv CUDA_HOME $root\nprepend-path PATH $root/bin\n"

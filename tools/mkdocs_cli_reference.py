@@ -38,9 +38,9 @@ def reference(language: str) -> str:
 
     from cudaswitch.cli import main
 
-    parts = ["## `cudaswitch`", "", "```text", help_text([], language), "```", ""]
+    parts = ["### `cudaswitch`", "", "```text", help_text([], language), "```", ""]
     for name in main.list_commands(click.Context(main, info_name="cudaswitch")):
-        parts += [f"## `cudaswitch {name}`", "", "```text", help_text([name], language), "```", ""]
+        parts += [f"### `cudaswitch {name}`", "", "```text", help_text([name], language), "```", ""]
     return "\n".join(parts)
 
 

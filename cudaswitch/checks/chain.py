@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-from cudaswitch.checks.diagnosis import ERROR, WARNING, Finding
+from cudaswitch.checks.diagnosis import ERROR, WARNING, Finding, message
 from cudaswitch.core.i18n import M, N_
 
 OK, BROKEN, DOUBT, ABSENT = "ok", "broken", "warning", "absent"
@@ -98,7 +98,7 @@ def _driver_link(driver) -> Link:
 def _toolkit_link(toolkit: Optional[Dict], why: str) -> Link:
     if not toolkit:
         return Link(TOOLKIT, None, N_("none selected or on PATH"))
-    return Link(TOOLKIT, toolkit.get("version"), M("{root} ({why})", root=toolkit.get("root"), why=why))
+    return Link(TOOLKIT, toolkit.get("version"), M("{root} ({why})", root=toolkit.get("root"), why=message(why)))
 
 
 def _cudnn_link(torch: Dict, toolkit: Optional[Dict]) -> Link:
@@ -120,7 +120,7 @@ def from_doctor(report) -> Chain:
     """doctor reads files only: torch as its dist-info, conda record or torch/version.py says."""
     t = report.torch or {}
     toolkit = report.selected_toolkit or report.active_toolkit
-    why = N_("the environment's choice") if report.selected_toolkit else N_("the shell's toolkit")
+    why = N_("the environment's choice") if report.selected_toolkit else N_("this shell's toolkit")
     where = (t.get("version_py") or next((d.get("path") for d in t.get("dist_infos") or []), None)
              or next((c.get("file") for c in t.get("conda") or []), None))
     env = report.env or {}

@@ -95,9 +95,9 @@ def _driver_link(driver) -> Link:
     return Link(DRIVER, None, driver.error or driver.source or N_("not asked"))
 
 
-def _toolkit_link(toolkit: Optional[Dict], why: str) -> Link:
+def _toolkit_link(toolkit: Optional[Dict], why: str, none: str) -> Link:
     if not toolkit:
-        return Link(TOOLKIT, None, N_("none selected or on PATH"))
+        return Link(TOOLKIT, None, none)
     return Link(TOOLKIT, toolkit.get("version"), M("{root} ({why})", root=toolkit.get("root"), why=message(why)))
 
 
@@ -126,7 +126,7 @@ def from_doctor(report) -> Chain:
     env = report.env or {}
     links = {
         DRIVER: _driver_link(report.driver),
-        TOOLKIT: _toolkit_link(toolkit, why),
+        TOOLKIT: _toolkit_link(toolkit, why, N_("none selected or on PATH")),
         CUDNN: _cudnn_link(t, toolkit),
         TORCH: Link(TORCH, _torch_version(t.get("build_version") or t.get("version"), t.get("cuda")),
                     where or (N_("no environment given") if report.env is None else N_("not installed"))),
@@ -143,7 +143,7 @@ def from_smoke(report) -> Chain:
     t, py = report.torch or {}, report.python or {}
     links = {
         DRIVER: _driver_link(report.driver),
-        TOOLKIT: _toolkit_link(report.toolkit, N_("the environment's choice")),
+        TOOLKIT: _toolkit_link(report.toolkit, N_("the environment's choice"), N_("the environment selects none")),
         CUDNN: (Link(CUDNN, knowledge.cudnn_number(t["cudnn"]), "torch.backends.cudnn") if t.get("cudnn")
                 else _cudnn_link({}, report.toolkit)),
         TORCH: Link(TORCH, _torch_version(t.get("version"), t.get("cuda")),

@@ -134,7 +134,7 @@ def test_the_path_check_sees_a_citation_and_a_missing_file():
     assert not any(ROOT.glob("tests/test_hooks*.py")) and any(ROOT.glob("tests/*/test_*_zh.py"))
 
 
-DOCS = ["README.md", "README.zh-CN.md", "DEVELOPERS.md", "templates/README.md", "hooks/README.md"]
+DOCS = ["README.md", "README.zh-CN.md", "CONTRIBUTING.md", "templates/README.md", "hooks/README.md"]
 
 
 def test_every_repository_file_the_documentation_and_tests_cite_exists():

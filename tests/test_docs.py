@@ -48,13 +48,14 @@ def _blocks():
 
 def _demo(folder: Path) -> dict:
     """A Linux `/` (CUDASWITCH_FS_ROOT) with NVIDIA's CUDA 11.8 runtime and a CUDA 12.9 toolkit under /usr/local,
-    built from NVIDIA's wheels, no driver, no nvcc on PATH; an empty conda environment at /tmp/demo/envs/torch."""
+    built from NVIDIA's wheels, no nvcc on PATH; an empty conda environment at /tmp/demo/envs/torch. A transcript that
+    runs a driver check says `CONDA_OVERRIDE_CUDA=` itself (no driver, on every machine)."""
     root = folder / "root"
     cudatrees.cuda_11_8(root / "usr" / "local" / "cuda-11.8")
     cudatrees.cuda_12_9(root / "usr" / "local" / "cuda-12.9")
     make_env(folder / "envs" / "torch")
     return {"PATH": "/usr/bin:/bin", "HOME": str(folder), "LANG": "C.UTF-8", "CUDASWITCH_FS_ROOT": str(root),
-            "CUDASWITCH_CONFIG": str(folder / "no-config.yaml"), "CONDA_OVERRIDE_CUDA": ""}
+            "CUDASWITCH_CONFIG": str(folder / "no-config.yaml")}
 
 
 SCENARIOS = {"demo": _demo}

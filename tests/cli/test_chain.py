@@ -122,3 +122,20 @@ def test_smoke_ends_with_the_chain_and_marks_torch_when_its_dll_fails(clean_env,
     assert "DLL_INIT_FAILED" in block[block.index(torch) + 1]
     r = run_cli(["smoke", "-p", str(env), "--json"], env=clean_env)
     assert "chain:" not in r.stdout and json.loads(r.stdout)["code"] == "DLL_INIT_FAILED"
+
+
+class _Terminal:
+    encoding = "utf-8"
+
+    def isatty(self):
+        return True
+
+
+@pytest.mark.parametrize("environ,windows,colour", [
+    ({}, False, True), ({"NO_COLOR": "1"}, False, False), ({"NO_COLOR": ""}, False, True), ({"TERM": "dumb"}, False, False),
+    ({}, True, False),  # an old Windows console prints ANSI escapes as text
+    ({"WT_SESSION": "1b2c"}, True, True), ({"TERM_PROGRAM": "vscode"}, True, True)])
+def test_colours_only_where_the_terminal_reads_them(environ, windows, colour):
+    from cudaswitch.cli.chainview import use_colour
+
+    assert use_colour(_Terminal(), environ, windows=windows) is colour

@@ -1,7 +1,7 @@
 """Benchmark: `cudaswitch smoke --cpu-ok` against `python -c "import torch"` in the same environment, one run each.
 
 The smoke test starts one Python (the env's own) that imports torch and runs a 2048x2048 matmul, a Conv2d forward and
-an autocast step; the target is a ratio <= 1.5 (README.md, "Benchmark" under the smoke test, records the figure).
+an autocast step; the target is a ratio <= 1.5 (docs/guide/performance.md records the figure).
 
     python benchmarks/bench_smoke.py [--prefix ENV]   # default: the test suite's cached torch environment
 """

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SCOPE = ["cudaswitch", "templates", "hooks", "tests", "benchmarks", "README.md", "README.zh-CN.md"]
+SCOPE = ["cudaswitch", "templates", "hooks", "tests", "benchmarks", "tools", "README.md", "README.zh-CN.md",
+         "CONTRIBUTING.md", "mkdocs.yml", "docs/index.md", "docs/index.zh.md", "docs/guide"]
 SELF = Path(__file__).resolve()
 
 # Material outside the repository, and the rule tags that were defined only there.
@@ -134,13 +135,15 @@ def test_the_path_check_sees_a_citation_and_a_missing_file():
     assert not any(ROOT.glob("tests/test_hooks*.py")) and any(ROOT.glob("tests/*/test_*_zh.py"))
 
 
-DOCS = ["README.md", "README.zh-CN.md", "DEVELOPERS.md", "templates/README.md", "hooks/README.md"]
+DOCS = ["README.md", "README.zh-CN.md", "CONTRIBUTING.md", "templates/README.md", "hooks/README.md", "docs/index.md",
+        "docs/index.zh.md"]
 
 
 def test_every_repository_file_the_documentation_and_tests_cite_exists():
-    """The READMEs, the design notes and the tests name test files and modules by path; after a file moves (the house
-    of issue 10 moved most of them) every such path must still lead somewhere."""
-    docs = [ROOT / d for d in DOCS] + sorted((ROOT / "docs" / "design").glob("*.md"))
+    """The READMEs, the guide, CONTRIBUTING.md, the design notes and the tests name test files and modules by path;
+    after a file moves every such path must still lead somewhere."""
+    docs = [ROOT / d for d in DOCS] + sorted((ROOT / "docs" / "design").glob("*.md")) + sorted(
+        (ROOT / "docs" / "guide").glob("*.md"))
     texts = [(str(p.relative_to(ROOT)), p.read_text(encoding="utf-8")) for p in docs if p.is_file()]
     texts += [(name, text) for name, text in _files() if name.startswith(("tests/", "benchmarks/"))]
     missing = []

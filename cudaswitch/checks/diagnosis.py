@@ -3,7 +3,7 @@
 The catalogue covers the torch install failures users commonly report (the c10.dll / WinError 1114 causes, the
 error message -> likely cause -> first fix pairs, the reasons torch.cuda.is_available() is False) and failures no
 existing tool classifies (WinError 1114, LD_LIBRARY_PATH shadowing pip's CUDA libraries, the NumPy 2 ABI break).
-Matching is on the real error texts; the third field of each entry is data (the README's catalogue table shows
+Matching is on the real error texts; the third field of each entry is data (the guide's troubleshooting page shows
 it): where the symptom and the fix are documented, or `-`. Classification order, severities and where the texts come from:
 docs/design/checks.md section 4. The texts the tests feed in are in tests/fake_torch/texts.py.
 """

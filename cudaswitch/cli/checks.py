@@ -10,13 +10,22 @@ from cudaswitch.cli.common import _json_out, _record_smoke, _system, handle_erro
 from cudaswitch.cli.options import _env_options, _seconds, _version_arg
 
 
-def _report_out(report, lines, as_json: bool) -> None:
-    """smoke, doctor and recommend end alike: the record as JSON or its lines, and the report's exit code."""
+def _report_out(report, lines, as_json: bool, chain_first=None, chain_last=None, environ=None) -> None:
+    """smoke, doctor and recommend end alike: the record as JSON or its lines, and the report's exit code. The chain
+    (driver -> ... -> Python) is drawn before (doctor) or after (smoke) the lines, never into the JSON."""
     if as_json:
         _json_out(report.to_json())
     else:
+        from cudaswitch.cli.chainview import echo_chain
+
+        if chain_first:
+            echo_chain(chain_first(report), environ or {})
+            click.echo("")
         for line in lines(report):
             click.echo(line)
+        if chain_last:
+            click.echo("")
+            echo_chain(chain_last(report), environ or {})
     sys.exit(report.exit_code)
 
 
@@ -38,7 +47,9 @@ def smoke(name, prefix, as_json, cpu_ok, timeout):
     env = resolve_env(system, name, prefix, command="smoke")
     report = run_smoke(env, system, timeout=timeout, cpu_ok=cpu_ok, progress=not as_json)
     _record_smoke(env, report)
-    _report_out(report, smoke_lines, as_json)
+    from cudaswitch.checks.chain import from_smoke
+
+    _report_out(report, smoke_lines, as_json, chain_last=from_smoke, environ=system.environ)
 
 
 @click.command()
@@ -53,7 +64,9 @@ def doctor(name, prefix, as_json):
 
     system = _system()
     report = run_doctor(system, doctor_env(system, name, prefix))
-    _report_out(report, doctor_lines, as_json)
+    from cudaswitch.checks.chain import from_doctor
+
+    _report_out(report, doctor_lines, as_json, chain_first=from_doctor, environ=system.environ)
 
 
 @click.command()

@@ -11,7 +11,7 @@ from cudaswitch.core.i18n import M, _
 
 
 @click.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (schema in the README).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (schema in the user guide).")
 @handle_errors
 def list_cmd(as_json):
     """Every installed CUDA toolkit with its exact version."""
@@ -174,7 +174,7 @@ def status(as_json):
 
 
 @click.command()
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (schema in the README).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (schema in the user guide).")
 @handle_errors
 def envs(as_json):
     """Every conda environment: the toolkit cudaswitch switches it to, torch and its CUDA/cuDNN, pip CUDA wheels,

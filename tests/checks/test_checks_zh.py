@@ -163,7 +163,8 @@ def test_doctor_reads_in_chinese_and_its_json_does_not_change(fsroot, clean_env,
     zh = run_cli(args, env=_env(base, **ZH))
     assert zh.returncode == 1, zh.stderr
     out = zh.stdout
-    assert out.startswith("显卡驱动: 最高支持 CUDA 12.4 [CONDA_OVERRIDE_CUDA]\n")
+    assert out.startswith("依赖链：显卡驱动 → CUDA 工具包 → cuDNN → PyTorch → Python\n")  # the chain first
+    assert "\n显卡驱动: 最高支持 CUDA 12.4 [CONDA_OVERRIDE_CUDA]\n" in out
     assert f"虚拟环境: 实验室 ({prefix})" in out
     assert "错误     CUDA_PATH_MISSING: CUDA_PATH=/usr/local/cuda-12.1 不存在" in out
     assert "解决: 把 CUDA_PATH 指向一个已安装的工具包（见 `cudaswitch list`），或删除这个环境变量" in out

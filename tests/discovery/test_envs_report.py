@@ -82,7 +82,7 @@ def test_envs_json_has_every_env_and_its_facts(lab):
     assert data["schema"] == 1
     from cudaswitch.discovery.envs_report import ENVS_SCHEMA_KEYS
 
-    assert all(tuple(e) == ENVS_SCHEMA_KEYS for e in data["envs"])  # the keys the README documents, in order
+    assert all(tuple(e) == ENVS_SCHEMA_KEYS for e in data["envs"])  # the keys the guide documents (docs/guide/conda.md), in order
     # run as root, conda (and so cudaswitch) also lists other users' recorded environments: look at ours
     by = {e["name"]: e for e in data["envs"] if e["prefix"].startswith(str(envs_dir))}
     assert sorted(by) == ["cpu", "old", "pipcu", "plain"]  # not-an-env has no conda-meta/history

@@ -19,7 +19,7 @@ from cudaswitch.core.errors import UsageError
 PROJECT = """\
 # Environment for training.  Create with:
 #   conda env create -f environment.yml
-name: detector   # keep in sync with README
+name: detector   # keep in sync with docs/guide/conda.md
 
 channels:
   - pytorch

@@ -1,0 +1,227 @@
+"""The user documentation stays true: the README's and the guide's marked output blocks are what the commands print
+now, every page exists in English and Chinese with the same sections and is in the navigation, every link leads to a
+file of this repository, the command reference covers every command, and no user page carries an issue number.
+
+A block marked real output is a transcript right after the line `<!-- output: SCENARIO -->`: `$ command` lines, each
+followed by what it prints (stdout, then stderr) and, when it is not 0, `(exit N)`. The test builds the scenario
+(below), runs each command through the real CLI and compares line for line; `/tmp/demo` in the text stands for the
+scenario's folder.
+"""
+
+import re
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+import cudatrees
+from conftest import REPO, make_env, run_cli
+
+DOCS = REPO / "docs"
+GUIDE = DOCS / "guide"
+PLACEHOLDER = "/tmp/demo"
+MARKER = re.compile(r"^<!-- output: ([\w-]+) -->$")
+
+
+def _user_pages():
+    return [REPO / "README.md", REPO / "README.zh-CN.md", DOCS / "index.md", DOCS / "index.zh.md",
+            *sorted(GUIDE.glob("*.md"))]
+
+
+def _blocks():
+    """(file, line, scenario, transcript lines) of every marked block."""
+    out = []
+    for page in _user_pages():
+        lines = page.read_text(encoding="utf-8").splitlines()
+        for i, line in enumerate(lines):
+            m = MARKER.match(line)
+            if not m:
+                continue
+            assert i + 1 < len(lines) and lines[i + 1].startswith("```"), f"{page.name}:{i + 1}: marker without a block"
+            end = next(j for j in range(i + 2, len(lines)) if lines[j].startswith("```"))
+            out.append((page.relative_to(REPO).as_posix(), i + 1, m.group(1), lines[i + 2:end]))
+    return out
+
+
+# ---- scenarios -------------------------------------------------------------------------------------------------
+
+def _demo(folder: Path) -> dict:
+    """A Linux `/` (CUDASWITCH_FS_ROOT) with NVIDIA's CUDA 11.8 runtime and a CUDA 12.9 toolkit under /usr/local,
+    built from NVIDIA's wheels, no nvcc on PATH; an empty conda environment at /tmp/demo/envs/torch. A transcript that
+    runs a driver check says `CONDA_OVERRIDE_CUDA=` itself (no driver, on every machine)."""
+    root = folder / "root"
+    cudatrees.cuda_11_8(root / "usr" / "local" / "cuda-11.8")
+    cudatrees.cuda_12_9(root / "usr" / "local" / "cuda-12.9")
+    make_env(folder / "envs" / "torch")
+    return {"PATH": "/usr/bin:/bin", "HOME": str(folder), "LANG": "C.UTF-8", "CUDASWITCH_FS_ROOT": str(root),
+            "CUDASWITCH_CONFIG": str(folder / "no-config.yaml")}
+
+
+SCENARIOS = {"demo": _demo}
+
+
+def _transcript(lines):
+    """[(command line, expected output lines, expected exit status)]"""
+    steps = []
+    for line in lines:
+        if line.startswith("$ "):
+            steps.append([line[2:], [], 0])
+        else:
+            assert steps, f"output before any command: {line!r}"
+            m = re.fullmatch(r"\(exit (\d+)\)", line)
+            if m:
+                steps[-1][2] = int(m.group(1))
+            else:
+                steps[-1][1].append(line)
+    return steps
+
+
+def _run(command: str, env: dict, folder: Path):
+    words = shlex.split(command.replace(PLACEHOLDER, str(folder)))
+    env = dict(env)
+    while words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=.*", words[0]):
+        name, value = words.pop(0).split("=", 1)
+        env[name] = value
+    assert words[:1] == ["cudaswitch"], f"not a cudaswitch command: {command}"
+    r = run_cli(words[1:], env=env)
+    relocated = str(Path(env["CUDASWITCH_FS_ROOT"]))
+    err = [ln for ln in r.stderr.splitlines() if relocated not in ln]  # the note every command prints under FS_ROOT
+    printed = [ln.replace(str(folder), PLACEHOLDER).rstrip() for ln in r.stdout.splitlines() + err]
+    return printed, r.returncode
+
+
+BLOCKS = _blocks()
+
+
+@pytest.mark.parametrize("page,line,scenario,text", BLOCKS, ids=[f"{p}:{n}" for p, n, _, _ in BLOCKS])
+def test_a_marked_output_block_is_what_the_commands_print_now(page, line, scenario, text, tmp_path):
+    assert scenario in SCENARIOS, f"{page}:{line}: unknown scenario {scenario!r} (known: {sorted(SCENARIOS)})"
+    folder = tmp_path / "demo"
+    folder.mkdir()
+    env = SCENARIOS[scenario](folder)
+    for command, expected, status in _transcript(text):
+        printed, code = _run(command, env, folder)
+        assert [e.rstrip() for e in expected] == printed, f"{page}:{line}: `{command}` prints now:\n" + "\n".join(printed)
+        assert code == status, f"{page}:{line}: `{command}` exits {code}, the page says {status}"
+
+
+def test_both_readmes_carry_real_output_the_suite_checks():
+    pages = {p for p, _, _, _ in BLOCKS}
+    assert {"README.md", "README.zh-CN.md"} <= pages, pages
+    assert sum(len(_transcript(t)) for _, _, _, t in BLOCKS) >= 6
+
+
+def test_the_transcript_check_sees_a_changed_line(tmp_path):
+    """What the marked blocks rely on: a line the command no longer prints is a difference."""
+    folder = tmp_path / "demo"
+    folder.mkdir()
+    env = _demo(folder)
+    printed, code = _run("cudaswitch which cu118", env, folder)
+    assert (printed, code) == (["/usr/local/cuda-11.8"], 0)
+    printed, code = _run(f"LANG=zh_CN.UTF-8 cudaswitch which 10.2 -p {PLACEHOLDER}/envs", env, folder)
+    assert code == 2 and printed != ["/usr/local/cuda-11.8"]
+
+
+# ---- English and Chinese pages -----------------------------------------------------------------------------------
+
+def _sections(path: Path):
+    out, fenced = [], False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and line.startswith("## "):
+            out.append(line)
+    return out
+
+
+def _english_pages():
+    return [p for p in [DOCS / "index.md", *sorted(GUIDE.glob("*.md"))] if not p.name.endswith(".zh.md")]
+
+
+def test_every_page_has_its_chinese_page_with_as_many_sections():
+    english = _english_pages()
+    assert len(english) >= 15, english
+    for page in english:
+        chinese = page.with_name(page.stem + ".zh.md")
+        assert chinese.is_file(), f"{page.relative_to(REPO)} has no {chinese.name}"
+        assert len(_sections(chinese)) == len(_sections(page)), (
+            f"{page.name}: {len(_sections(page))} sections, {chinese.name}: {len(_sections(chinese))}")
+    orphans = [p.name for p in GUIDE.glob("*.zh.md") if not p.with_name(p.name[:-len(".zh.md")] + ".md").is_file()]
+    assert not orphans, f"Chinese pages without an English one: {orphans}"
+
+
+def _nav_pages(nav):
+    for item in nav:
+        for value in (item.values() if isinstance(item, dict) else [item]):
+            if isinstance(value, list):
+                yield from _nav_pages(value)
+            else:
+                yield value
+
+
+def test_every_page_is_in_the_navigation_and_every_navigation_entry_exists():
+    from ruamel.yaml import YAML
+
+    config = YAML(typ="safe").load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
+    listed = set(_nav_pages(config["nav"]))
+    pages = {p.relative_to(DOCS).as_posix() for p in _english_pages()}
+    assert pages - listed == set(), f"pages missing from mkdocs.yml's nav: {sorted(pages - listed)}"
+    assert listed - pages == set(), f"nav entries without a page: {sorted(listed - pages)}"
+    assert {"guide/troubleshooting.md", "guide/verification.md", "guide/reach.md", "guide/clusters.md"} <= listed
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def test_every_link_of_the_user_docs_leads_to_a_file_of_the_repository():
+    bad = []
+    for page in _user_pages() + [REPO / "CONTRIBUTING.md"]:
+        for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            for target in LINK.findall(line):
+                if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                    continue
+                path = (page.parent / target.split("#", 1)[0]).resolve()
+                if not path.exists() or REPO.resolve() not in path.parents:
+                    bad.append(f"{page.relative_to(REPO)}:{n}: {target}")
+    assert not bad, "links that lead nowhere in this repository:\n" + "\n".join(bad)
+
+
+def test_no_user_page_names_an_issue_of_this_project():
+    rx = re.compile(r"\bissues? #?\d+|\bissue #\d+", re.I)
+    hits = [f"{p.relative_to(REPO)}:{n}: {line.strip()}" for p in _user_pages()
+            for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if rx.search(line)]
+    assert not hits, "\n".join(hits)
+
+
+def test_the_readmes_stay_a_front_door():
+    for name in ("README.md", "README.zh-CN.md"):
+        text = (REPO / name).read_text(encoding="utf-8")
+        assert len(text.splitlines()) <= 300, name
+        first_screen = "\n".join(text.splitlines()[:60])
+        assert "cudaswitch use" in first_screen and "bash .ci/run" in first_screen, name
+
+
+def test_ci_runs_the_readme_test_command_and_builds_the_guide_strictly():
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert "bash .ci/run" in (REPO / "README.md").read_text(encoding="utf-8")
+    assert "python3 -m pytest -q" in ci and "mkdocs build --strict" in ci
+
+
+def test_the_command_reference_shows_every_command_in_both_languages():
+    sys.path.insert(0, str(REPO / "tools"))
+    try:
+        import mkdocs_cli_reference as ref
+    finally:
+        sys.path.remove(str(REPO / "tools"))
+    import click
+
+    from cudaswitch.cli import main
+
+    names = main.list_commands(click.Context(main, info_name="cudaswitch"))
+    english, chinese = ref.reference("en"), ref.reference("zh_CN")
+    for name in names:
+        assert f"### `cudaswitch {name}`" in english and f"### `cudaswitch {name}`" in chinese, name
+    assert "Usage: cudaswitch use" in english and "用法：cudaswitch use" in chinese
+    for page in ("reference.md", "reference.zh.md"):
+        assert ref.MARKER in (GUIDE / page).read_text(encoding="utf-8"), page

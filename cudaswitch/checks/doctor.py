@@ -334,7 +334,10 @@ def run_doctor(system: System, env=None) -> DoctorReport:
     findings += cudnn_windows_findings(system, found.cudnn_installs, found.toolkits)
     torch = {}
     if env is not None:
+        from cudaswitch.checks.reach import reach_findings
+
         findings += hook_findings(env.prefix)
+        findings += reach_findings(env, st, system)
         torch = torch_installs(env.prefix)
         findings += torch_findings(torch, driver, system.windows)
         from cudaswitch.checks.build import build_findings

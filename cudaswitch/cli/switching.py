@@ -81,6 +81,7 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
     click.echo(tr(M("Hooks for sh/bash/zsh, fish, csh, cmd.exe and PowerShell: {count} files named cudaswitch.* in "
                     "{folder}", count=len(done.written), folder=folder)))
     _python_hook_lines(done)
+    _conda_cuda_lines(done)
     from cudaswitch.switching.startup import reconciler_missing
 
     # once: on the environment's first switch, not on every later `use` or `--refresh`
@@ -119,6 +120,19 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
     if report.exit_code:
         click.echo(_("The switch is kept. Fix the cause above, then run 'cudaswitch smoke' to check again."))
     sys.exit(report.exit_code)
+
+
+def _conda_cuda_lines(done):
+    from cudaswitch.switching.condaforge import provides_lines
+
+    cc = done.conda_cuda
+    if cc is None or not cc.packages:
+        return
+    click.echo("  " + _("conda-forge CUDA packages in this environment:"))
+    for line in provides_lines(cc):
+        click.echo("    " + tr(line))
+    if done.forced:
+        _warn([M("switched with --force: {why}", why=done.forced)])
 
 
 def _python_hook_lines(done):

@@ -50,6 +50,8 @@ class SwitchResult:
     python_files: List[Path] = field(default_factory=list)  # the Python startup file (pythonhook.py), if written
     python_note: Optional[str] = None  # why it was not written, or None
     python_removed: List[Path] = field(default_factory=list)  # an earlier Python version's copy, taken out
+    conda_cuda: object = None  # condaforge.CondaCuda: conda-forge's CUDA packages in the environment
+    forced: Optional[str] = None  # the mix --force let through (condaforge.conflict), or None
 
 
 @dataclass
@@ -120,8 +122,12 @@ def check_switchable(tk) -> None:
 
 def use(env, tk, choice: Choice, system) -> SwitchResult:
     """Switch the environment to `tk`: every shell's hooks, the Python startup file, then the state file."""
-    from cudaswitch.switching import pythonhook
+    from cudaswitch.switching import condaforge, pythonhook
 
+    conda_cuda = condaforge.read(env.prefix, system.windows)
+    forced = condaforge.conflict(conda_cuda, tk)
+    if forced and not choice.force:
+        raise CudaswitchError(condaforge.refusal(conda_cuda, tk))
     ld, note = ld_choice(env.prefix, choice.ld_flag)
     changes = changes_for(tk, system, ld_library_path=ld)
     want = pythonhook.wanted(choice.python_hook, env.is_base, choice.old)
@@ -141,7 +147,7 @@ def use(env, tk, choice: Choice, system) -> SwitchResult:
     unexpressible = {sh.name: why for sh in SHELLS.values() if sh.cannot_express
                      for why in [sh.cannot_express(changes)] if why}
     return SwitchResult(tk, changes, [p for p in written if p not in py_files], ld, note, unexpressible,
-                        choice.old is None, py_files, py_note, removed)
+                        choice.old is None, py_files, py_note, removed, conda_cuda, forced)
 
 
 def run_environ(tk, ld_flag: Optional[bool], system) -> Dict[str, str]:

@@ -75,6 +75,54 @@ def conda_forge_findings(env, state, system) -> List[Finding]:
                     [tr(t) for t in takes])]
 
 
+def kernel_findings(env, state, system, dirs=None) -> List[Finding]:
+    """The Jupyter kernelspecs (user and system data folders: `dirs`, default kernelspecs.data_dirs) that start
+    this environment, whether they get the switch, and kernel.json `env` entries that set CUDA."""
+    from cudaswitch.discovery import kernelspecs
+    from cudaswitch.discovery.condaenvs import conda_root
+    from cudaswitch.switching import pythonhook
+
+    if dirs is None:
+        dirs = kernelspecs.data_dirs(system.environ, system.windows, [conda_root(system), env.prefix])
+    specs = kernelspecs.for_env(dirs, env.prefix, env.name)
+    if not specs:
+        return []
+    listed = ", ".join(f"{s.name} ({s.path})" for s in specs)
+    out: List[Finding] = []
+    hooked = pythonhook.status(env.prefix, system.windows).in_place
+    if state is not None and not hooked:
+        out.append(Finding("KERNEL_WITHOUT_SWITCH", WARNING,
+                           M("Jupyter kernels start this environment's Python without activation, and it has no "
+                             "Python startup file, so they do not get CUDA {version}: {kernels}",
+                             version=state.version, kernels=listed),
+                           M("run `cudaswitch use --refresh --python-hook -p {prefix}`", prefix=env.prefix),
+                           [s.path for s in specs]))
+    else:
+        out.append(Finding("JUPYTER_KERNELS", INFO,
+                           M("Jupyter kernels that start this environment: {kernels}", kernels=listed) if not hooked
+                           else M("Jupyter kernels that start this environment (they get the switch through the "
+                                  "Python startup file): {kernels}", kernels=listed),
+                           "-", [s.path for s in specs]))
+    for s in specs:
+        cuda = s.cuda_env()
+        if not cuda:
+            continue
+        values = ", ".join(f"{k}={v}" for k, v in cuda.items())
+        literal = [k for k, v in cuda.items() if "${" in v or "$" in v]
+        cause = M("kernel {name} ({path}) sets {values} in its env: that wins over the environment's switch (the "
+                  "startup file leaves a CUDA_HOME it finds alone) and goes stale after the next 'cudaswitch use'",
+                  name=s.name, path=s.path, values=values)
+        if literal:
+            cause = M("{cause}; jupyter_client leaves ${{VAR}} literally in place when the Jupyter server's "
+                      "environment lacks VAR, so {names} can be the text itself", cause=cause,
+                      names=", ".join(literal))
+        out.append(Finding("KERNELSPEC_SETS_CUDA", WARNING, cause,
+                           M("remove {names} from the env entry of {path}; the Python startup file gives the kernel "
+                             "the environment's CUDA", names=", ".join(cuda), path=s.path), [s.path]))
+    return out
+
+
 def reach_findings(env, state, system) -> List[Finding]:
     """Everything above, for `doctor -n/-p`."""
-    return python_hook_findings(env, state, system.windows) + conda_forge_findings(env, state, system)
+    return (python_hook_findings(env, state, system.windows) + conda_forge_findings(env, state, system)
+            + kernel_findings(env, state, system))

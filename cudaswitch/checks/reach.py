@@ -5,6 +5,7 @@ switch through which mechanism."""
 
 from __future__ import annotations
 
+import os
 from typing import List
 
 from cudaswitch.checks.diagnosis import INFO, WARNING, Finding
@@ -122,7 +123,29 @@ def kernel_findings(env, state, system, dirs=None) -> List[Finding]:
     return out
 
 
+def later_script_findings(env, state, system) -> List[Finding]:
+    """CUDA_SET_AFTER_SWITCH: a script of the user's that runs after cudaswitch's hook sets CUDA_HOME/CUDA_PATH, so
+    the activated shell keeps its value rather than the switch's."""
+    from cudaswitch.checks.activation_order import later_setters
+    from cudaswitch.switching import condaforge
+
+    if state is None:
+        return []
+    skip = condaforge.read(env.prefix, system.windows).flag_scripts
+    out = []
+    for ext in (("bat", "ps1") if system.windows else ("sh",)):
+        for s in later_setters(env.prefix, ext, skip):
+            out.append(Finding("CUDA_SET_AFTER_SWITCH", WARNING,
+                               M("{script} runs after cudaswitch's hook (conda runs activate.d in code-point order) "
+                                 "and sets {names}: the activated environment gets its value, not CUDA {version}",
+                                 script=s.script, names=", ".join(s.variables), version=state.version),
+                               M("remove {names} from {script}, or rename it to sort before cudaswitch.{ext} (such "
+                                 "as 00-{name})", names=", ".join(s.variables), script=s.script, ext=ext,
+                                 name=os.path.basename(s.script)), [s.script]))
+    return out
+
+
 def reach_findings(env, state, system) -> List[Finding]:
     """Everything above, for `doctor -n/-p`."""
     return (python_hook_findings(env, state, system.windows) + conda_forge_findings(env, state, system)
-            + kernel_findings(env, state, system))
+            + kernel_findings(env, state, system) + later_script_findings(env, state, system))

@@ -319,7 +319,7 @@ def status_line(hook: Optional[dict], wanted_flag: Optional[bool]):
     if not hook:
         return N_("Python startup file: none")
     if hook["in_place"]:
-        return M("Python startup file: in place ({path}), sets CUDA {root}", path=hook["site_packages"] + "/" + PTH,
+        return M("Python startup file: in place ({path}), CUDA_HOME={root}", path=hook["site_packages"] + "/" + PTH,
                  root=hook["root"] or "?")
     if wanted_flag is False:
         return N_("Python startup file: not written (--no-python-hook): a Python of this environment started without "

@@ -183,3 +183,52 @@ def test_record_files_are_read_through_the_no_follow_reader(tmp_path):
     shutil.rmtree(prefix / "conda-meta")
     (prefix / "conda-meta").symlink_to(other / "conda-meta")
     assert condaforge.read(str(prefix)).packages == []
+
+
+def _user_scripts(prefix):
+    act = prefix / "etc" / "conda" / "activate.d"
+    act.mkdir(parents=True, exist_ok=True)
+    (act / "00-early.sh").write_text("export CUDA_HOME=/opt/early\n")
+    (act / "env_vars.sh").write_text("export CUDA_HOME=/opt/mine\n")
+    return act
+
+
+def test_a_user_script_after_ours_wins_and_doctor_names_it(cli_env, tmp_path, real_trees):
+    """Under rattler's activator: 00-early.sh runs before cudaswitch.sh (overridden), env_vars.sh after (it wins)."""
+    prefix = make_env(tmp_path / "u")
+    act = _user_scripts(prefix)
+    assert run_cli(["use", "12.9", "-p", prefix, "--no-smoke"], cli_env).returncode == 0
+    shell = _shown(_rattler_shell(prefix, tmp_path, clean_environ(PATH="/usr/bin:/bin")).stdout)
+    assert shell["CUDA_HOME"] == "/opt/mine" and shell["CUDA_PATH"] == str(real_trees / "cuda-12.9")
+    doc = run_cli(["doctor", "-p", prefix, "--json"], cli_env)
+    later = [f for f in json.loads(doc.stdout)["findings"] if f["code"] == "CUDA_SET_AFTER_SWITCH"]
+    assert [f["details"] for f in later] == [[str(act / "env_vars.sh")]]
+    assert "sets CUDA_HOME" in later[0]["cause"] and "00-env_vars.sh" in later[0]["fix"]
+
+
+def test_user_scripts_and_config_vars_through_real_conda(real_conda, cli_env, tmp_path, real_trees):
+    """A real conda exports `conda env config vars` before any activate.d script: the switch overrides a CUDA_HOME
+    set there, and a script sorting after cudaswitch.sh overrides the switch."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (tmp_path / "condarc").write_text(f"envs_dirs: [{tmp_path / 'envs'}]\npkgs_dirs: [{tmp_path / 'pkgs'}]\n"
+                                      "auto_activate_base: false\nchangeps1: false\nnotify_outdated_conda: false\n")
+    env = clean_environ(HOME=str(home), CONDARC=str(tmp_path / "condarc"), CONDA_SOLVER="classic",
+                        CONDA_NUMBER_CHANNEL_NOTICES="0", PATH="/usr/bin:/bin")
+    prefix = real_conda.create(tmp_path / "envs" / "u", env=env)
+    real_conda.run(["env", "config", "vars", "set", "CUDA_HOME=/opt/cfg", "-p", str(prefix)], env=env)
+    assert run_cli(["use", "12.9", "-p", prefix, "--no-smoke"], cli_env).returncode == 0
+    hook = real_conda.run(["shell.bash", "hook"], env=env).stdout
+
+    def activated():
+        script = tmp_path / "a.sh"
+        script.write_text(f"{hook}\nconda activate {shlex.quote(str(prefix))}\n{SHOW}\n")
+        return _shown(subprocess.run(["bash", "--noprofile", "--norc", str(script)], env=env, capture_output=True,
+                                     text=True, timeout=300, stdin=subprocess.DEVNULL).stdout)
+
+    assert activated()["CUDA_HOME"] == str(real_trees / "cuda-12.9")
+    _user_scripts(prefix)
+    assert activated()["CUDA_HOME"] == "/opt/mine"
+    doc = run_cli(["doctor", "-p", prefix, "--json"], cli_env)
+    assert [f["details"][0].rsplit("/", 1)[-1] for f in json.loads(doc.stdout)["findings"]
+            if f["code"] == "CUDA_SET_AFTER_SWITCH"] == ["env_vars.sh"]

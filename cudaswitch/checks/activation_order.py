@@ -1,0 +1,53 @@
+"""Which activation script of an environment sets CUDA_HOME/CUDA_PATH after cudaswitch's hook, and so wins.
+
+conda runs the `etc/conda/activate.d` scripts of the shell's extension sorted by path, by code point
+(conda/activate.py `_get_activate_scripts`), after it exported the environment's `conda env config vars`; so a
+user's `env_vars.sh` (`e` after `c`) or `~local.sh` runs after `cudaswitch.sh` and its CUDA_HOME is the one the
+shell keeps, while `00-cuda.sh` or a config var is overridden by the switch. conda-forge's own CUDA scripts are
+condaforge.py's to explain. Kept apart from the reader of activate.d that `status` uses, so the two can be made one.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import List
+
+OURS = "cudaswitch"
+
+
+@dataclass
+class LaterSetter:
+    script: str  # the file's path
+    variables: List[str]  # CUDA_HOME, CUDA_PATH, ...
+
+
+def later_setters(prefix: str, ext: str = "sh", skip: List[str] = ()) -> List[LaterSetter]:
+    """The scripts of `ext` that run after cudaswitch's and set a CUDA variable, in the order conda runs them;
+    `skip`: files to leave out (relative to the prefix, as conda-meta records name them)."""
+    from cudaswitch.checks.doctor import RX_SETS_CUDA
+    from cudaswitch.core import trust
+    from cudaswitch.core.errors import CudaswitchError
+
+    folder = Path(prefix, "etc", "conda", "activate.d")
+    try:
+        fd = trust.open_dir(Path(prefix), ["etc", "conda", "activate.d"])
+    except (OSError, CudaswitchError):
+        return []
+    skipped = {os.path.basename(s) for s in skip}
+    out = []
+    try:
+        ours = f"{OURS}.{ext}"
+        for name in sorted(n for n in os.listdir(fd) if n.endswith("." + ext)):
+            if name <= ours or name in skipped:
+                continue
+            raw = trust.read_regular(fd, name, 1 << 20)
+            if raw is None:
+                continue
+            hits = sorted({m.group(1).upper() for m in RX_SETS_CUDA.finditer(raw.decode("utf-8", "replace"))})
+            if hits:
+                out.append(LaterSetter(str(folder / name), hits))
+    finally:
+        os.close(fd)
+    return out

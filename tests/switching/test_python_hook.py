@@ -269,3 +269,18 @@ def test_windows_module_adds_dll_directories_and_switches_away_from_the_installe
     added.clear()
     mine = run({"CUDA_PATH": r"D:\my-cuda", "CUDA_PATH_V13_0": old, "PATH": r"C:\Windows"})
     assert mine["CUDA_PATH"] == r"D:\my-cuda" and "CUDA_HOME" not in mine and added == []
+
+
+def test_ld_library_path_reaches_children_not_the_process_itself(cli_env, py_env, real_trees):
+    """What the design says the in-process change cannot do: the loader read LD_LIBRARY_PATH when the process
+    started, so the toolkit's real libcudart.so.12 is not found by a dlopen in the same Python; a child finds it."""
+    assert run_cli(["use", "12.9", "-p", py_env, "--no-smoke"], cli_env).returncode == 0
+    code = ("import ctypes, subprocess, sys\n"
+            "try:\n    ctypes.CDLL('libcudart.so.12'); print('in-process: loaded')\n"
+            "except OSError:\n    print('in-process: not found')\n"
+            "sys.stdout.flush()\n"
+            "subprocess.run([sys.executable, '-c', \"import ctypes; ctypes.CDLL('libcudart.so.12'); "
+            "print('child: loaded')\"])\n")
+    r = subprocess.run([str(py_env / "bin" / "python"), "-c", code], env=bare(), capture_output=True, text=True,
+                       timeout=60)
+    assert r.stdout.splitlines() == ["in-process: not found", "child: loaded"], r.stdout + r.stderr

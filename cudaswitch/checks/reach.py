@@ -28,7 +28,7 @@ def python_hook_findings(env, state, windows: bool) -> List[Finding]:
                               "to {chosen}", live=st.live, root=st.root, chosen=state.root), refresh, [st.live])]
         return [Finding("PYTHON_HOOK", INFO, M("a Python of this environment started without activation (Jupyter "
                                                "kernel, IDE runner, bare python) gets CUDA {root} from {path}",
-                                               root=st.root or state.root, path=f"{st.live}/{pythonhook.PTH}"),
+                                               root=st.root or state.root, path=st.live + "/" + pythonhook.PTH),
                         "-", [st.live])]
     if not wanted or st.live is None:
         return []
@@ -114,8 +114,8 @@ def kernel_findings(env, state, system, dirs=None) -> List[Finding]:
                   "startup file leaves a CUDA_HOME it finds alone) and goes stale after the next 'cudaswitch use'",
                   name=s.name, path=s.path, values=values)
         if literal:
-            cause = M("{cause}; jupyter_client leaves ${{VAR}} literally in place when the Jupyter server's "
-                      "environment lacks VAR, so {names} can be the text itself", cause=cause,
+            cause = M("{cause}; jupyter_client leaves ${{VAR}} literally in place when the Jupyter server was started "
+                      "without VAR, so {names} can be the text itself", cause=cause,
                       names=", ".join(literal))
         out.append(Finding("KERNELSPEC_SETS_CUDA", WARNING, cause,
                            M("remove {names} from the env entry of {path}; the Python startup file gives the kernel "

@@ -10,11 +10,15 @@ condaforge.py's to explain. Kept apart from the reader of activate.d that `statu
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import List
 
 OURS = "cudaswitch"
+# a line of sh, fish, csh, PowerShell or cmd that sets one of the CUDA location variables
+RX_SETS_CUDA = re.compile(r"""(?:export\s+|set\s+(?:-gx\s+)?|setenv\s+|\$env:|SetEnvironmentVariable\(\s*["']|^\s*)"""
+                          r"""(CUDA_HOME|CUDA_PATH|CUDA_ROOT|CUDA_TOOLKIT_ROOT_DIR)\b\s*[=\s]""", re.M | re.I)
 
 
 @dataclass
@@ -26,7 +30,6 @@ class LaterSetter:
 def later_setters(prefix: str, ext: str = "sh", skip: List[str] = ()) -> List[LaterSetter]:
     """The scripts of `ext` that run after cudaswitch's and set a CUDA variable, in the order conda runs them;
     `skip`: files to leave out (relative to the prefix, as conda-meta records name them)."""
-    from cudaswitch.checks.doctor import RX_SETS_CUDA
     from cudaswitch.core import trust
     from cudaswitch.core.errors import CudaswitchError
 

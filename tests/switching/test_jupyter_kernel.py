@@ -12,7 +12,6 @@ prefix would need a package index for the prefix's own pip, and the kernel would
 from __future__ import annotations
 
 import json
-import os
 import sys
 import sysconfig
 from pathlib import Path
@@ -23,18 +22,10 @@ from conftest import run_cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fake_torch"))
 import envs  # noqa: E402
+from startup_probe import SHOW as CODE, outside  # noqa: E402
 
 jupyter_client = pytest.importorskip("jupyter_client")
 pytest.importorskip("ipykernel")
-
-SYSTEM_CUDA_BIN = "/usr/local/cuda-13.0/bin"
-CODE = ("import json, os, shutil, subprocess, sys\n"
-        "nvcc = shutil.which('nvcc')\n"
-        "out = subprocess.run([nvcc, '--version'], capture_output=True, text=True).stdout if nvcc else ''\n"
-        "print(json.dumps({'exe': sys.executable, 'CUDA_HOME': os.environ.get('CUDA_HOME'), 'nvcc': nvcc,\n"
-        "  'ptxas': shutil.which('ptxas'), 'release': [l for l in out.splitlines() if 'release' in l],\n"
-        "  'cudaswitch': any(m.split('.')[0] == 'cudaswitch' for m in sys.modules)}))\n")
-
 
 @pytest.fixture
 def cli_env(clean_env, real_trees):
@@ -61,11 +52,7 @@ def _spec(data_dir: Path, name: str, python: Path, env=None) -> Path:
 
 def _server_env(tmp_path):
     """The environment of a Jupyter server running elsewhere: no conda environment active, the system CUDA first."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("CUDA", "CONDA", "_CONDA", "_CUDASWITCH", "_CE_", "LD_LIBRARY", "PYTHON", "JUPYTER"))}
-    env["PATH"] = os.pathsep.join([SYSTEM_CUDA_BIN, "/usr/bin", "/bin"])
-    env["JUPYTER_RUNTIME_DIR"] = str(tmp_path / "runtime")
-    return env
+    return outside({"JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")})
 
 
 def _run_in_kernel(data_dir: Path, name: str, server_env: dict) -> dict:
@@ -102,7 +89,7 @@ def test_a_kernel_started_elsewhere_gets_the_switch(cli_env, kernel_env, real_tr
     assert got["CUDA_HOME"] == str(tk)
     assert got["nvcc"] == str(tk / "bin" / "nvcc") and got["ptxas"] == str(tk / "bin" / "ptxas")
     assert got["release"] == ["Cuda compilation tools, release 12.9, V12.9.86"]
-    assert got["cudaswitch"] is False
+    assert got["cudaswitch_imported"] is False
     # doctor, given the same user data folder, lists the kernel as one that gets the switch
     doc = run_cli(["doctor", "-p", kernel_env, "--json"], dict(cli_env, JUPYTER_DATA_DIR=str(data)))
     found = {f["code"]: f for f in json.loads(doc.stdout)["findings"]}

@@ -12,7 +12,6 @@ when present, is first on PATH, as on a lab server whose .bashrc puts it there."
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -25,17 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fake_torch"))
 import envs  # noqa: E402
 
 from cudaswitch.switching import pythonhook  # noqa: E402
-
-SYSTEM_CUDA_BIN = "/usr/local/cuda-13.0/bin"  # the machine's own toolkit, first on PATH (missing: still a folder name)
-
-SHOW = ("import json, os, shutil, subprocess, sys\n"
-        "nvcc = shutil.which('nvcc')\n"
-        "release = subprocess.run([nvcc, '--version'], capture_output=True, text=True).stdout if nvcc else ''\n"
-        "print(json.dumps({'CUDA_HOME': os.environ.get('CUDA_HOME'), 'CUDA_PATH': os.environ.get('CUDA_PATH'),\n"
-        "  'PATH': os.environ.get('PATH'), 'LD_LIBRARY_PATH': os.environ.get('LD_LIBRARY_PATH'), 'nvcc': nvcc,\n"
-        "  'ptxas': shutil.which('ptxas'), 'release': [l for l in release.splitlines() if 'release' in l],\n"
-        "  'cudaswitch_imported': any(m.split('.')[0] == 'cudaswitch' for m in sys.modules)}))\n")
-
+from startup_probe import SHOW, SYSTEM_CUDA_BIN, outside as bare  # noqa: E402
 
 @pytest.fixture
 def cli_env(clean_env, real_trees):
@@ -45,15 +34,6 @@ def cli_env(clean_env, real_trees):
 @pytest.fixture
 def py_env(tmp_path):
     return envs.python_prefix(tmp_path / "envs", "work")
-
-
-def bare(extra=None):
-    """The environment of a process where no conda environment is active: a login PATH with the system toolkit."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("CUDA", "CONDA", "_CONDA", "_CUDASWITCH", "_CE_", "LD_LIBRARY", "PYTHON"))}
-    env["PATH"] = os.pathsep.join([SYSTEM_CUDA_BIN, "/usr/bin", "/bin"])
-    env.update(extra or {})
-    return env
 
 
 def show(python, *flags, env=None, cwd=None):

@@ -30,27 +30,20 @@ class LaterSetter:
 def later_setters(prefix: str, ext: str = "sh", skip: List[str] = ()) -> List[LaterSetter]:
     """The scripts of `ext` that run after cudaswitch's and set a CUDA variable, in the order conda runs them;
     `skip`: files to leave out (relative to the prefix, as conda-meta records name them)."""
-    from cudaswitch.core import trust
-    from cudaswitch.core.errors import CudaswitchError
+    from cudaswitch.core import readin
 
     folder = Path(prefix, "etc", "conda", "activate.d")
-    try:
-        fd = trust.open_dir(Path(prefix), ["etc", "conda", "activate.d"])
-    except (OSError, CudaswitchError):
-        return []
+    parts = ["etc", "conda", "activate.d"]
     skipped = {os.path.basename(s) for s in skip}
+    ours = f"{OURS}.{ext}"
     out = []
-    try:
-        ours = f"{OURS}.{ext}"
-        for name in sorted(n for n in os.listdir(fd) if n.endswith("." + ext)):
-            if name <= ours or name in skipped:
-                continue
-            raw = trust.read_regular(fd, name, 1 << 20)
-            if raw is None:
-                continue
-            hits = sorted({m.group(1).upper() for m in RX_SETS_CUDA.finditer(raw.decode("utf-8", "replace"))})
-            if hits:
-                out.append(LaterSetter(str(folder / name), hits))
-    finally:
-        os.close(fd)
+    for name in readin.names(Path(prefix), parts):  # sorted by code point, as conda sorts them
+        if not name.endswith("." + ext) or name <= ours or name in skipped:
+            continue
+        raw = readin.read(Path(prefix), parts, name)
+        if raw is None:
+            continue
+        hits = sorted({m.group(1).upper() for m in RX_SETS_CUDA.finditer(raw.decode("utf-8", "replace"))})
+        if hits:
+            out.append(LaterSetter(str(folder / name), hits))
     return out

@@ -70,27 +70,15 @@ def data_dirs(environ, windows: bool, conda_roots: List[str] = ()) -> List[str]:
 
 def read_all(dirs: List[str]) -> List[Kernelspec]:
     """Every readable kernelspec under <dir>/kernels; the first folder with a name wins, as in jupyter_client."""
-    from cudaswitch.core import trust
-    from cudaswitch.core.errors import CudaswitchError
+    from cudaswitch.core import readin
 
     found: Dict[str, Kernelspec] = {}
     for d in dirs:
         kernels = Path(d, "kernels")
-        try:
-            names = sorted(os.listdir(kernels))
-        except OSError:
-            continue
-        for name in names:
+        for name in readin.names(kernels, []):
             if name.lower() in found:
                 continue
-            try:
-                fd = trust.open_dir(kernels, [name])
-            except (OSError, CudaswitchError):
-                continue
-            try:
-                raw = trust.read_regular(fd, "kernel.json", 1 << 20)
-            finally:
-                os.close(fd)
+            raw = readin.read(kernels, [name], "kernel.json")
             try:
                 spec = json.loads(raw.decode("utf-8")) if raw else None
             except (UnicodeDecodeError, ValueError):

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Optional
 
-from cudaswitch.core.errors import CudaswitchError
 from cudaswitch.core.i18n import M, N_
 
 COMPILER, WRAPPER, HEADERS, RUNTIME, VERSION = "compiler", "wrapper", "headers", "runtime", "version"
@@ -100,37 +99,26 @@ class CondaCuda:
 def read(prefix: str, windows: bool = False) -> CondaCuda:
     """The CUDA packages conda's records say are installed. A record that cannot be read or parsed is skipped: the
     environment is conda's, and a broken record is conda's to report."""
-    from cudaswitch.core import trust
+    from cudaswitch.core import readin
 
     packages: List[Package] = []
-    try:
-        fd = trust.open_dir(Path(prefix), ["conda-meta"])
-    except (OSError, CudaswitchError):  # missing, a link, not a folder: no records to read
-        fd = None
-    if fd is not None:
+    for fname in readin.names(Path(prefix), ["conda-meta"]):
+        if not (fname.endswith(".json") and _INTEREST.match(fname)) or kind(fname[:-5].rsplit("-", 2)[0]) is None:
+            continue
+        raw = readin.read(Path(prefix), ["conda-meta"], fname, 4 << 20)
         try:
-            names = sorted(n for n in os.listdir(fd) if n.endswith(".json") and _INTEREST.match(n))
-            for fname in names:
-                guess = fname[:-5].rsplit("-", 2)[0]
-                if kind(guess) is None:
-                    continue
-                raw = trust.read_regular(fd, fname, 4 << 20)
-                try:
-                    rec = json.loads(raw.decode("utf-8")) if raw else None
-                except (UnicodeDecodeError, ValueError):
-                    rec = None
-                if not isinstance(rec, dict):
-                    continue
-                name, version = rec.get("name", guess), rec.get("version", "")
-                k = kind(name) if isinstance(name, str) else None
-                if k is None or not isinstance(version, str):
-                    continue
-                files = rec.get("files") if isinstance(rec.get("files"), list) else []
-                scripts = [f for f in files if isinstance(f, str)
-                           and f.replace("\\", "/").startswith("etc/conda/activate.d/")]
-                packages.append(Package(name, version, k, scripts))
-        finally:
-            os.close(fd)
+            rec = json.loads(raw.decode("utf-8")) if raw else None
+        except (UnicodeDecodeError, ValueError):
+            rec = None
+        if not isinstance(rec, dict):
+            continue
+        name, version = rec.get("name"), rec.get("version", "")
+        k = kind(name) if isinstance(name, str) else None
+        if k is None or not isinstance(version, str):
+            continue
+        files = rec.get("files") if isinstance(rec.get("files"), list) else []
+        scripts = [f for f in files if isinstance(f, str) and f.replace("\\", "/").startswith("etc/conda/activate.d/")]
+        packages.append(Package(name, version, k, scripts))
     exe = os.path.join(prefix, "Library", "bin", "nvcc.exe") if windows else os.path.join(prefix, "bin", "nvcc")
     return CondaCuda(prefix, packages, exe if packages and os.path.exists(exe) else None)
 

@@ -167,71 +167,126 @@ def render_pth() -> bytes:
 
 
 # ---- files -----------------------------------------------------------------------------------------------------
+# On POSIX every operation goes through a descriptor of the site-packages folder opened without following a link
+# below the prefix (core/trust.py); on Windows, which has neither, through paths, as hookfiles.py does.
 
-def _open(prefix: str, place: Place) -> Optional[int]:
-    try:
-        return trust.open_dir(Path(prefix), place.parts)
-    except FileNotFoundError:
-        return None
-
-
-def _ours(fd: int, name: str) -> Optional[bool]:
+def _ours(prefix: str, place: Place, name: str) -> Optional[bool]:
     """True: our file is there; False: a file of that name that is not ours (or not a regular file); None: none."""
-    if trust.regular_stat(fd, name) is None:
+    from cudaswitch.core import readin
+
+    path = Path(prefix, *place.parts, name)
+    if not os.path.lexists(path):
         return None
-    head = trust.read_regular(fd, name, 300)
+    head = readin.read(Path(prefix), place.parts, name, 300)
     return head is not None and MARKER.encode() in head
 
 
 def check_place(prefix: str, place: Place) -> None:
-    """Raise now what write() would raise later: a link on the way, or a file of our name that is not ours."""
+    """Raise now what write() would raise later: a link on the way, a folder the user cannot write, or a file of
+    our name that is not ours."""
+    from cudaswitch.core.fsutil import check_writable
+
     where = Path(prefix, *place.parts)
-    try:
-        fd = _open(prefix, place)
-    except CudaswitchError as exc:
-        raise CudaswitchError(M("{why} (the Python startup file goes into {where}; --no-python-hook leaves it out)",
-                                why=exc.args[0] if exc.args else exc, where=where)) from None
-    if fd is None:
-        return
-    try:
-        for name in NAMES:
-            if _ours(fd, name) is False:
-                raise CudaswitchError(M("{path} exists and was not written by cudaswitch; move it away and run this "
-                                        "again, or leave the Python startup file out with --no-python-hook",
-                                        path=where / name))
-    finally:
-        os.close(fd)
+    if trust.POSIX:
+        try:
+            os.close(trust.open_dir(Path(prefix), place.parts))
+        except FileNotFoundError:
+            return
+        except CudaswitchError as exc:
+            raise CudaswitchError(M("{why} (the Python startup file goes into {where}; --no-python-hook leaves it "
+                                    "out)", why=exc.args[0] if exc.args else exc, where=where)) from None
+    check_writable(where, M("switch an environment you own (-n/-p), or leave the Python startup file out with "
+                            "--no-python-hook"))
+    for name in NAMES:
+        if _ours(prefix, place, name) is False:
+            raise CudaswitchError(M("{path} exists and was not written by cudaswitch; move it away and run this "
+                                    "again, or leave the Python startup file out with --no-python-hook",
+                                    path=where / name))
 
 
 def write(prefix: str, place: Place, module: bytes) -> List[Path]:
-    """Both files, each atomically (trust.write_at keeps a replaced file's mode and owner); the module first."""
+    """Both files, each atomically, a replaced file keeping its mode and owner; the module first."""
     check_place(prefix, place)
-    fd = _open(prefix, place)
-    if fd is None:
-        raise CudaswitchError(M("{where} is gone; nothing was written there", where=Path(prefix, *place.parts)))
+    where = Path(prefix, *place.parts)
+    if not trust.POSIX:
+        from cudaswitch.core.fsutil import atomic_write
+
+        atomic_write(where / SOURCE, module)
+        _drop_bytecode(where)
+        atomic_write(where / PTH, render_pth())
+        return [where / n for n in NAMES]
+    try:
+        fd = trust.open_dir(Path(prefix), place.parts)
+    except FileNotFoundError:
+        raise CudaswitchError(M("{where} is gone; nothing was written there", where=where)) from None
     try:
         trust.write_at(fd, SOURCE, module)
-        _drop_bytecode(fd)  # a .pyc of an earlier choice is checked by mtime, but a same-second rewrite is not
+        _drop_bytecode(where, fd)  # a .pyc of an earlier choice is checked by mtime, but a same-second rewrite is not
         trust.write_at(fd, PTH, render_pth())
     finally:
         os.close(fd)
-    return [Path(prefix, *place.parts, n) for n in NAMES]
+    return [where / n for n in NAMES]
 
 
-def _drop_bytecode(fd: int) -> List[str]:
-    try:
-        cache = os.open("__pycache__", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_NOFOLLOW, dir_fd=fd)
-    except OSError:
-        return []
+def _drop_bytecode(where: Path, fd: Optional[int] = None) -> List[str]:
+    """Our module's .pyc files in __pycache__ (removed with the module, so `off` leaves nothing)."""
+    from cudaswitch.core import readin
+
     removed = []
+    stale = [n for n in readin.names(where, ["__pycache__"]) if n.startswith(MODULE + ".") and n.endswith(".pyc")]
+    if not stale:
+        return removed
+    if fd is None or not trust.POSIX:
+        for n in stale:
+            try:
+                Path(where, "__pycache__", n).unlink()
+                removed.append(n)
+            except OSError:
+                pass
+        return removed
+    cache = trust.open_dir(where, ["__pycache__"])
     try:
-        for name in os.listdir(cache):
-            if name.startswith(MODULE + ".") and name.endswith(".pyc"):
-                st = trust.regular_stat(cache, name)
-                if st is not None and stat.S_ISREG(st.st_mode) and trust.unlink_at(cache, name):
-                    removed.append(name)
+        for n in stale:
+            st = trust.regular_stat(cache, n)
+            if st is not None and stat.S_ISREG(st.st_mode) and trust.unlink_at(cache, n):
+                removed.append(n)
     finally:
         os.close(cache)
+    return removed
+
+
+def _remove_here(prefix: str, place: Place) -> List[Path]:
+    where = Path(prefix, *place.parts)
+    removed = []
+    if not trust.POSIX:
+        for name in reversed(NAMES):  # the .pth first
+            if _ours(prefix, place, name):
+                try:
+                    (where / name).unlink()
+                    removed.append(where / name)
+                except OSError:
+                    pass
+        if _drop_bytecode(where):
+            try:
+                (where / "__pycache__").rmdir()
+            except OSError:
+                pass
+        return removed
+    try:
+        fd = trust.open_dir(Path(prefix), place.parts)
+    except (OSError, CudaswitchError):
+        return []  # missing, or a link on the way: nothing cudaswitch wrote is behind it
+    try:
+        for name in reversed(NAMES):
+            if _ours(prefix, place, name) and trust.unlink_at(fd, name):
+                removed.append(where / name)
+        if _drop_bytecode(where, fd):
+            try:
+                os.rmdir("__pycache__", dir_fd=fd)  # Python made it for our module; only when nothing else is in it
+            except OSError:
+                pass
+    finally:
+        os.close(fd)
     return removed
 
 
@@ -239,25 +294,8 @@ def remove(prefix: str, keep: Optional[Place] = None) -> List[Path]:
     """Our files (found by name and mark) in every site-packages folder but `keep`, with their bytecode."""
     removed = []
     for place in candidate_places(prefix):
-        if keep is not None and place.parts == keep.parts:
-            continue
-        try:
-            fd = _open(prefix, place)
-        except CudaswitchError:
-            continue  # a link on the way: nothing cudaswitch wrote is behind it
-        if fd is None:
-            continue
-        try:
-            for name in reversed(NAMES):  # the .pth first
-                if _ours(fd, name) and trust.unlink_at(fd, name):
-                    removed.append(Path(prefix, *place.parts, name))
-            if _drop_bytecode(fd):
-                try:
-                    os.rmdir("__pycache__", dir_fd=fd)  # Python made it for our module; only when nothing else is in it
-                except OSError:
-                    pass
-        finally:
-            os.close(fd)
+        if keep is None or place.parts != keep.parts:
+            removed += _remove_here(prefix, place)
     return removed
 
 
@@ -267,29 +305,22 @@ _ROOT_LINE = re.compile(rb"^ROOT = (.+)$", re.M)
 def status(prefix: str, windows: bool) -> HookStatus:
     import ast
 
+    from cudaswitch.core import readin
+
     live = live_place(prefix, windows)
     stale, in_place, root = [], False, None
     for place in candidate_places(prefix):
-        try:
-            fd = _open(prefix, place)
-        except CudaswitchError:
-            continue
-        if fd is None:
-            continue
-        try:
-            present = [n for n in NAMES if _ours(fd, n)]
-            if live is not None and place.parts == live.parts:
-                in_place = len(present) == len(NAMES)
-                m = _ROOT_LINE.search(trust.read_regular(fd, SOURCE, 4096) or b"") if in_place else None
-                if m:
-                    try:
-                        root = ast.literal_eval(m.group(1).decode("utf-8"))
-                    except (ValueError, SyntaxError, UnicodeDecodeError):
-                        root = None
-            elif present:
-                stale.append(place.rel)
-        finally:
-            os.close(fd)
+        present = [n for n in NAMES if _ours(prefix, place, n)]
+        if live is not None and place.parts == live.parts:
+            in_place = len(present) == len(NAMES)
+            m = _ROOT_LINE.search(readin.read(Path(prefix), place.parts, SOURCE, 4096) or b"") if in_place else None
+            if m:
+                try:
+                    root = ast.literal_eval(m.group(1).decode("utf-8"))
+                except (ValueError, SyntaxError, UnicodeDecodeError):
+                    root = None
+        elif present:
+            stale.append(place.rel)
     return HookStatus(live.rel if live else None, in_place, stale, root)
 
 

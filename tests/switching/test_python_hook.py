@@ -264,3 +264,17 @@ def test_ld_library_path_reaches_children_not_the_process_itself(cli_env, py_env
     r = subprocess.run([str(py_env / "bin" / "python"), "-c", code], env=bare(), capture_output=True, text=True,
                        timeout=60)
     assert r.stdout.splitlines() == ["in-process: not found", "child: loaded"], r.stdout + r.stderr
+
+
+def test_the_path_based_branch_windows_takes(cli_env, py_env, real_trees, monkeypatch):
+    """Windows has no O_NOFOLLOW and cannot open a folder as a descriptor: there the files are written, found and
+    removed through paths (trust.POSIX false). The same use/off, through that branch, on this machine."""
+    from cudaswitch.core import trust
+
+    before = _tree(py_env)
+    monkeypatch.setattr(trust, "POSIX", False)
+    assert run_cli(["use", "12.9", "-p", py_env, "--no-smoke"], cli_env).returncode == 0
+    assert show(py_env / "bin" / "python")["CUDA_HOME"] == str(real_trees / "cuda-12.9")
+    assert pythonhook.status(str(py_env), windows=False).in_place
+    assert run_cli(["off", "-p", py_env], cli_env).returncode == 0
+    assert _tree(py_env) == before

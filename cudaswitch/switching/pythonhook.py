@@ -326,7 +326,8 @@ def status(prefix: str, windows: bool) -> HookStatus:
 
 def wanted(flag: Optional[bool], is_base: bool, old=None) -> bool:
     """On unless asked otherwise, except in base, whose Python is conda's own (every `conda` command runs it): there
-    only with --python-hook. --refresh keeps the recorded choice."""
+    only with --python-hook. A recorded choice (a flag given to an earlier `use`) is kept until a flag
+    changes it."""
     if flag is not None:
         return flag
     recorded = getattr(old, "python_hook", None) if old is not None else None

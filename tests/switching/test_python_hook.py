@@ -278,3 +278,11 @@ def test_the_path_based_branch_windows_takes(cli_env, py_env, real_trees, monkey
     assert pythonhook.status(str(py_env), windows=False).in_place
     assert run_cli(["off", "-p", py_env], cli_env).returncode == 0
     assert _tree(py_env) == before
+
+
+def test_a_flag_is_remembered_by_later_switches(cli_env, py_env):
+    assert run_cli(["use", "12.9", "-p", py_env, "--no-smoke", "--no-python-hook"], cli_env).returncode == 0
+    assert run_cli(["use", "11.8", "-p", py_env, "--no-smoke"], cli_env).returncode == 0
+    assert not list(site(py_env).glob("_cudaswitch_cuda*"))
+    assert run_cli(["use", "11.8", "-p", py_env, "--no-smoke", "--python-hook"], cli_env).returncode == 0
+    assert (site(py_env) / "_cudaswitch_cuda.pth").is_file()

@@ -286,3 +286,15 @@ def test_a_flag_is_remembered_by_later_switches(cli_env, py_env):
     assert not list(site(py_env).glob("_cudaswitch_cuda*"))
     assert run_cli(["use", "11.8", "-p", py_env, "--no-smoke", "--python-hook"], cli_env).returncode == 0
     assert (site(py_env) / "_cudaswitch_cuda.pth").is_file()
+
+
+def test_the_bytecode_cache_is_written_at_use_time(cli_env, py_env):
+    """An environment its users cannot write never gets a .pyc from Python itself (here: PYTHONDONTWRITEBYTECODE):
+    `use` writes it when its interpreter is the environment's Python version (python_prefix copied this one), and the
+    environment's interpreter loads it instead of compiling the module."""
+    assert run_cli(["use", "12.9", "-p", py_env, "--no-smoke"], cli_env).returncode == 0
+    pyc = site(py_env) / "__pycache__" / f"_cudaswitch_cuda.{sys.implementation.cache_tag}.pyc"
+    assert pyc.is_file()
+    r = subprocess.run([str(py_env / "bin" / "python"), "-v", "-c", "pass"], env=bare({"PYTHONDONTWRITEBYTECODE": "1"}),
+                       capture_output=True, text=True, timeout=60)
+    assert f"# code object from '{pyc}'" in r.stderr, r.stderr[-2000:]

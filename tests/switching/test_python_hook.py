@@ -298,3 +298,20 @@ def test_the_bytecode_cache_is_written_at_use_time(cli_env, py_env):
     r = subprocess.run([str(py_env / "bin" / "python"), "-v", "-c", "pass"], env=bare({"PYTHONDONTWRITEBYTECODE": "1"}),
                        capture_output=True, text=True, timeout=60)
     assert f"# code object from '{pyc}'" in r.stderr, r.stderr[-2000:]
+
+
+def test_the_module_never_raises():
+    """An os.environ that refuses every change (a sandboxed interpreter, an embedded one): the module swallows it and
+    the interpreter starts as without it."""
+    src = pythonhook.render_module("/env", "/opt/cuda", "12.9.1", ["/opt/cuda/bin"], [], windows=False).decode()
+
+    class Refusing(dict):
+        def __setitem__(self, key, value):
+            raise OSError("environment is read-only")
+
+    class FakeOs:
+        environ = Refusing(PATH="/usr/bin")
+
+    ns = {"_os": FakeOs}
+    exec(compile(src.replace("import os as _os\n", ""), "_cudaswitch_cuda.py", "exec"), ns)
+    assert ns["APPLIED"] is False and dict(FakeOs.environ) == {"PATH": "/usr/bin"}

@@ -60,6 +60,7 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
         saving = plan_save(save, tk)  # a file that is not an environment file stops here, before any change
     switch.check_switchable(tk)
     if dry_run:
+        switch.check_coexistence(env, tk, choice, system)  # a switch that would be refused says so
         click.echo(tr(M("Would make environment {name} ({prefix}) use CUDA {version} ({root}); nothing written.",
                         name=env.name, prefix=env.prefix, version=tk.version, root=tk.root)))
         return

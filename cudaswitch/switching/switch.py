@@ -120,14 +120,23 @@ def check_switchable(tk) -> None:
         raise UsageError(M("CUDA {version} at {root} has no bin folder to put on PATH", version=tk.version, root=tk.root))
 
 
-def use(env, tk, choice: Choice, system) -> SwitchResult:
-    """Switch the environment to `tk`: every shell's hooks, the Python startup file, then the state file."""
-    from cudaswitch.switching import condaforge, pythonhook
+def check_coexistence(env, tk, choice: Choice, system):
+    """(conda-forge's CUDA packages in the environment, the mix --force lets through or None); refuses the mix
+    without --force (condaforge.py)."""
+    from cudaswitch.switching import condaforge
 
     conda_cuda = condaforge.read(env.prefix, system.windows)
     forced = condaforge.conflict(conda_cuda, tk)
     if forced and not choice.force:
         raise CudaswitchError(condaforge.refusal(conda_cuda, tk))
+    return conda_cuda, forced
+
+
+def use(env, tk, choice: Choice, system) -> SwitchResult:
+    """Switch the environment to `tk`: every shell's hooks, the Python startup file, then the state file."""
+    from cudaswitch.switching import pythonhook
+
+    conda_cuda, forced = check_coexistence(env, tk, choice, system)
     ld, note = ld_choice(env.prefix, choice.ld_flag)
     changes = changes_for(tk, system, ld_library_path=ld)
     want = pythonhook.wanted(choice.python_hook, env.is_base, choice.old)

@@ -232,3 +232,11 @@ def test_user_scripts_and_config_vars_through_real_conda(real_conda, cli_env, tm
     doc = run_cli(["doctor", "-p", prefix, "--json"], cli_env)
     assert [f["details"][0].rsplit("/", 1)[-1] for f in json.loads(doc.stdout)["findings"]
             if f["code"] == "CUDA_SET_AFTER_SWITCH"] == ["env_vars.sh"]
+
+
+def test_dry_run_says_it_would_be_refused(cli_env, tmp_path):
+    prefix = cf.cuda_nvcc_13(make_env(tmp_path / "cf"))
+    line = one_line_error(run_cli(["use", "12.9", "-p", prefix, "--dry-run"], cli_env), 1)
+    assert "cuda-nvcc 13.0.88" in line and "--force" in line
+    r = run_cli(["use", "12.9", "-p", prefix, "--dry-run", "--force"], cli_env)
+    assert r.returncode == 0 and "nothing written" in r.stdout

@@ -180,8 +180,6 @@ def windows_findings(system: System, prefix: Optional[str]) -> List[Finding]:
 
 # ---- the environment's hooks and torch install -----------------------------------------------------------------
 
-
-
 def hook_findings(prefix: str) -> List[Finding]:
     folder = Path(prefix) / "etc" / "conda" / "activate.d"
     try:

@@ -107,10 +107,13 @@ def python_prefix(base: Path, name: str = "env") -> Path:
             os.symlink(entry, prefix / "lib" / ver / entry.name)
     for lib in Path(sys.base_prefix, "lib").glob("libpython*"):
         os.symlink(lib, prefix / "lib" / lib.name)
-    probe = subprocess.run([str(prefix / "bin" / "python"), "-c", "import sys; print(sys.prefix)"],
+    site = prefix / "lib" / ver / "site-packages"
+    probe = subprocess.run([str(prefix / "bin" / "python"), "-c", "import sys; print(sys.prefix); print(sys.path)"],
                            capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
-    if probe.stdout.strip() != str(prefix):
-        raise EnvUnavailable(f"{real} copied into {prefix}/bin does not take that prefix as its own: "
+    lines = probe.stdout.splitlines()
+    if lines[:1] != [str(prefix)] or str(site) not in "".join(lines[1:]):
+        # a distribution's patched site.py (Debian: dist-packages) lays out a prefix otherwise than conda's python
+        raise EnvUnavailable(f"{real} copied into {prefix}/bin does not read {site} as conda's python does: "
                              f"{probe.stdout.strip() or probe.stderr.strip()}")
     return conda_prefix(prefix)
 

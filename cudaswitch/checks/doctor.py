@@ -9,12 +9,12 @@ section 2). Severities: docs/design/checks.md section 5.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional
 
 from cudaswitch.checks import driver as drivers
+from cudaswitch.checks.activation_order import RX_SETS_CUDA
 from cudaswitch.checks import knowledge
 from cudaswitch.checks.diagnosis import ERROR, INFO, WARNING, Finding, install_findings, message, severity_label
 from cudaswitch.checks.driver import Driver
@@ -180,10 +180,6 @@ def windows_findings(system: System, prefix: Optional[str]) -> List[Finding]:
 
 # ---- the environment's hooks and torch install -----------------------------------------------------------------
 
-RX_SETS_CUDA = re.compile(r"""(?:export\s+|set\s+(?:-gx\s+)?|setenv\s+|\$env:|SetEnvironmentVariable\(\s*["']|^\s*)"""
-                          r"""(CUDA_HOME|CUDA_PATH|CUDA_ROOT|CUDA_TOOLKIT_ROOT_DIR)\b\s*[=\s]""", re.M | re.I)
-
-
 def hook_findings(prefix: str) -> List[Finding]:
     folder = Path(prefix) / "etc" / "conda" / "activate.d"
     try:
@@ -337,7 +333,10 @@ def run_doctor(system: System, env=None) -> DoctorReport:
     findings += module_findings(system, found.toolkits, selected)
     torch = {}
     if env is not None:
+        from cudaswitch.checks.reach import reach_findings
+
         findings += hook_findings(env.prefix)
+        findings += reach_findings(env, st, system)
         torch = torch_installs(env.prefix)
         findings += torch_findings(torch, driver, system.windows)
         from cudaswitch.checks.build import build_findings

@@ -147,6 +147,10 @@ def status(as_json):
             name=report["name"], prefix=report["prefix"], state=_(
                 "cudaswitch selects CUDA {version} ({root}), chosen with '{selector}' at {time}").format(**st)
             if st else _("not switched by cudaswitch")))
+        if st:
+            from cudaswitch.switching.pythonhook import status_line
+
+            click.echo("  " + tr(status_line(report["python_hook"], st.get("python_hook"))))
         gone = st and not system.local(st["root"]).is_dir()
         if gone:
             click.echo(warning_line(M(

@@ -46,3 +46,16 @@ def _sha256_arg(ctx, param, value):
     if value is not None and not re.fullmatch(r"[0-9a-fA-F]{64}", value.strip()):
         raise click.BadParameter(f"{value!r} is not a SHA-256 (64 hex digits)")
     return value
+
+
+def _python_hook_option(fn):
+    return click.option("--python-hook/--no-python-hook", "python_hook", default=None,
+                        help="Write the Python startup file that gives a Python of the environment started without "
+                             "activation (Jupyter kernels, IDE runners, bare python) the switch (default: yes, "
+                             "except in base).")(fn)
+
+
+def _force_option(fn):
+    return click.option("--force", is_flag=True,
+                        help="Switch even where conda-forge CUDA compiler packages in the environment would be "
+                             "shadowed by the toolkit's nvcc.")(fn)

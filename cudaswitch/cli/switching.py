@@ -8,7 +8,7 @@ import sys
 import click
 
 from cudaswitch.cli.common import _discover, _fail, _json_out, _no_nvcc_note, _record_smoke, _system, _warn, handle_errors
-from cudaswitch.cli.options import _env_options, _seconds
+from cudaswitch.cli.options import _env_options, _force_option, _python_hook_option, _seconds
 from cudaswitch.core.errors import CudaswitchError
 from cudaswitch.core.i18n import M, N_, _, tr
 
@@ -28,9 +28,11 @@ from cudaswitch.core.i18n import M, N_, _, tr
               help="Also declare the toolkit in FILE's 'variables:' (default ./environment.yml).")
 @click.option("--dry-run", is_flag=True, help="Say which toolkit it would use and why; write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="With 'auto': the choice and its reasons as JSON (implies --dry-run).")
+@_python_hook_option
+@_force_option
 @handle_errors
 def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout, save, dry_run=False,
-        as_json=False):
+        as_json=False, python_hook=None, force=False):
     """Make a conda environment use the CUDA toolkit SELECTOR names, in every shell, from its next activation."""
     from cudaswitch.switching import switch
     from cudaswitch.discovery.environment import resolve_env
@@ -39,6 +41,7 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
     system = _system()
     env = resolve_env(system, name, prefix, command=f"use {selector or 'SELECTOR'}")
     choice = switch.choose(env, selector, refresh, ld_flag)
+    choice.python_hook, choice.force = python_hook, force
     if choice.selector == "auto":
         choice.selector = _use_auto(env, system, dry_run or as_json, as_json)
     if env.is_base and not yes and not dry_run:
@@ -57,6 +60,7 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
         saving = plan_save(save, tk)  # a file that is not an environment file stops here, before any change
     switch.check_switchable(tk)
     if dry_run:
+        switch.check_coexistence(env, tk, choice, system)  # a switch that would be refused says so
         click.echo(tr(M("Would make environment {name} ({prefix}) use CUDA {version} ({root}); nothing written.",
                         name=env.name, prefix=env.prefix, version=tk.version, root=tk.root)))
         return
@@ -77,6 +81,8 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
     folder = os.path.join(env.prefix, "etc", "conda") + os.sep + "{activate,deactivate}.d"
     click.echo(tr(M("Hooks for sh/bash/zsh, fish, csh, cmd.exe and PowerShell: {count} files named cudaswitch.* in "
                     "{folder}", count=len(done.written), folder=folder)))
+    _python_hook_lines(done)
+    _conda_cuda_lines(done)
     from cudaswitch.switching.startup import reconciler_missing
 
     # once: on the environment's first switch, not on every later `use` or `--refresh`
@@ -115,6 +121,29 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
     if report.exit_code:
         click.echo(_("The switch is kept. Fix the cause above, then run 'cudaswitch smoke' to check again."))
     sys.exit(report.exit_code)
+
+
+def _conda_cuda_lines(done):
+    from cudaswitch.switching.condaforge import provides_lines
+
+    cc = done.conda_cuda
+    if cc is None or not cc.packages:
+        return
+    click.echo("  " + _("conda-forge CUDA packages in this environment:"))
+    for line in provides_lines(cc):
+        click.echo("    " + tr(line))
+    if done.forced:
+        _warn([M("switched with --force: {why}", why=done.forced)])
+
+
+def _python_hook_lines(done):
+    if done.python_files:
+        click.echo(tr(M("Python startup file: {path} (a Python of this environment started without activation, such "
+                        "as a Jupyter kernel, gets the switch too)", path=done.python_files[-1])))
+    elif done.python_note:
+        click.echo("  " + tr(done.python_note))
+    for path in done.python_removed:
+        click.echo("  " + tr(M("removed {path}, an earlier Python startup file", path=path)))
 
 
 def _use_auto(env, system, dry_run, as_json):

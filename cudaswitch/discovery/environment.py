@@ -119,6 +119,7 @@ class SwitchState:
     smoke_status: Optional[str] = None  # the last smoke test with this choice (`cudaswitch envs` shows it)
     smoke_code: Optional[str] = None
     smoke_time: Optional[str] = None
+    python_hook: Optional[bool] = None  # the Python startup file (switching/pythonhook.py) was asked for; None: not recorded
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -195,10 +196,14 @@ def _check_state(env: CondaEnv, state: SwitchState) -> None:
     the state file lies in the environment, where its owner (or anyone, in a shared one) can edit it."""
     from cudaswitch.switching.hookfiles import HOOK_DIRS, all_hook_paths
 
+    from cudaswitch.switching.pythonhook import is_hook_file
+
     texts = (state.selector, state.version, state.root, state.time, state.cudaswitch_version)
     known_files = {str(p.relative_to(env.prefix)) for p in all_hook_paths(env.prefix)}
     ok = (all(isinstance(t, str) for t in texts) and isinstance(state.ld_library_path, bool)
-          and isinstance(state.files, list) and all(isinstance(f, str) and f in known_files for f in state.files)
+          and state.python_hook in (None, True, False)
+          and isinstance(state.files, list)
+          and all(isinstance(f, str) and (f in known_files or is_hook_file(f)) for f in state.files)
           and isinstance(state.created_dirs, list)
           and all(isinstance(d, str) and d in HOOK_DIRS for d in state.created_dirs))
     if not ok:

@@ -114,5 +114,8 @@ def env_report(system) -> Optional[dict]:
     on_path = system.split_list(system.environ.get("PATH"))
     leftover = [e for e in system.split_list(system.environ.get("_CUDASWITCH_ADDED_PATH"))
                 if e in on_path and not ours(e)]
+    from cudaswitch.switching.pythonhook import status as python_hook
+
     return {"name": env.name, "prefix": env.prefix, "state": state.to_json() if state else None,
-            "leftover_path": leftover}
+            "leftover_path": leftover,
+            "python_hook": python_hook(env.prefix, system.windows).to_json() if state else None}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional
 
@@ -32,6 +32,8 @@ class Choice:
     ld_flag: Optional[bool]
     old: object  # SwitchState or None
     refresh: bool
+    python_hook: Optional[bool] = None  # --python-hook/--no-python-hook; None: pythonhook.wanted decides
+    force: bool = False  # --force: put the toolkit's nvcc over a conda-forge CUDA compiler in the environment
 
 
 @dataclass
@@ -45,6 +47,11 @@ class SwitchResult:
     ld_note: Optional[str]  # why LD_LIBRARY_PATH was left alone, or None
     unexpressible: Dict[str, str]  # shell name -> why its hook only warns
     first_switch: bool  # no earlier choice: the reconciler tip is shown once
+    python_files: List[Path] = field(default_factory=list)  # the Python startup file (pythonhook.py), if written
+    python_note: Optional[str] = None  # why it was not written, or None
+    python_removed: List[Path] = field(default_factory=list)  # an earlier Python version's copy, taken out
+    conda_cuda: object = None  # condaforge.CondaCuda: conda-forge's CUDA packages in the environment
+    forced: Optional[str] = None  # the mix --force let through (condaforge.conflict), or None
 
 
 @dataclass
@@ -113,14 +120,43 @@ def check_switchable(tk) -> None:
         raise UsageError(M("CUDA {version} at {root} has no bin folder to put on PATH", version=tk.version, root=tk.root))
 
 
+def check_coexistence(env, tk, choice: Choice, system):
+    """(conda-forge's CUDA packages in the environment, the mix --force lets through or None); refuses the mix
+    without --force (condaforge.py)."""
+    from cudaswitch.switching import condaforge
+
+    conda_cuda = condaforge.read(env.prefix, system.windows)
+    forced = condaforge.conflict(conda_cuda, tk)
+    if forced and not choice.force:
+        raise CudaswitchError(condaforge.refusal(conda_cuda, tk))
+    return conda_cuda, forced
+
+
 def use(env, tk, choice: Choice, system) -> SwitchResult:
-    """Switch the environment to `tk`: every shell's hooks, then the state file."""
+    """Switch the environment to `tk`: every shell's hooks, the Python startup file, then the state file."""
+    from cudaswitch.switching import pythonhook
+
+    conda_cuda, forced = check_coexistence(env, tk, choice, system)
     ld, note = ld_choice(env.prefix, choice.ld_flag)
     changes = changes_for(tk, system, ld_library_path=ld)
-    written = write_switch(env, changes, tk, choice.recorded, choice.old, system.windows)
+    want = pythonhook.wanted(choice.python_hook, env.is_base, choice.old)
+    place = pythonhook.live_place(env.prefix, system.windows) if want else None
+    if place is not None:
+        pythonhook.check_place(env.prefix, place)  # refused before any hook is written
+    written = write_switch(env, changes, tk, choice.recorded, choice.old, system.windows,
+                           python=(want, place))
+    py_files = [p for p in written if p.name in pythonhook.NAMES]
+    py_note = None if py_files else (
+        N_("no Python startup file: this environment has no Python") if want else
+        N_("no Python startup file: a Python of this environment started without activation does not get the switch "
+           "(the default in base; --python-hook writes it)") if env.is_base and choice.python_hook is None else
+        N_("no Python startup file (--no-python-hook): a Python of this environment started without activation does "
+           "not get the switch"))
+    removed = pythonhook.remove(env.prefix, keep=place)  # an older Python version's copy, or all when not wanted
     unexpressible = {sh.name: why for sh in SHELLS.values() if sh.cannot_express
                      for why in [sh.cannot_express(changes)] if why}
-    return SwitchResult(tk, changes, written, ld, note, unexpressible, choice.old is None)
+    return SwitchResult(tk, changes, [p for p in written if p not in py_files], ld, note, unexpressible,
+                        choice.old is None, py_files, py_note, removed, conda_cuda, forced)
 
 
 def run_environ(tk, ld_flag: Optional[bool], system) -> Dict[str, str]:
@@ -164,9 +200,11 @@ def ld_choice(prefix: Optional[str], flag: Optional[bool]):
     return True, None
 
 
-def write_switch(env, changes: Changes, toolkit, selector: str, old=None, windows: bool = False) -> List[Path]:
-    """Every shell's hooks, then the state file recording the choice and what was written. `old` is the previous
-    state (its record of created folders is kept, so `off` still removes them)."""
+def write_switch(env, changes: Changes, toolkit, selector: str, old=None, windows: bool = False,
+                 python=(False, None)) -> List[Path]:
+    """Every shell's hooks, the Python startup file where `python` = (wanted, place) names one, then the state file
+    recording the choice and what was written. `old` is the previous state (its record of created folders is kept,
+    so `off` still removes them)."""
     from cudaswitch.discovery.environment import SwitchState, check_state_place, write_state
 
     problem = hookfiles.conda_export_problem(changes, windows)
@@ -176,11 +214,18 @@ def write_switch(env, changes: Changes, toolkit, selector: str, old=None, window
     created = hookfiles.dirs_to_create(env.prefix) if old is None else list(old.created_dirs)
     check_state_place(env)  # a link in place of etc/cudaswitch is refused before any hook is written
     written = hookfiles.write_hooks(env.prefix, changes, toolkit.version, windows=windows)
+    want, place = python
+    if place is not None:
+        from cudaswitch.switching import pythonhook
+
+        module = pythonhook.render_module(env.prefix, toolkit.root, toolkit.version, changes.prepend.get("PATH", []),
+                                          changes.prepend.get("LD_LIBRARY_PATH", []), windows)
+        written += pythonhook.write(env.prefix, place, module)
     write_state(env, SwitchState(
         selector=selector, version=toolkit.version, root=toolkit.root,
         time=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         cudaswitch_version=__version__, ld_library_path=bool(changes.prepend.get("LD_LIBRARY_PATH")),
-        files=[str(p.relative_to(env.prefix)) for p in written], created_dirs=created))
+        files=[str(p.relative_to(env.prefix)) for p in written], created_dirs=created, python_hook=want))
     return written
 
 
@@ -202,7 +247,10 @@ def unswitch(env):
     except CudaswitchError:
         state = None  # a broken state file goes all the same; the hooks are found by name and marker
     had_state = clear_state(env)
-    return hookfiles.remove_hooks(env.prefix, state.created_dirs if state else []), had_state, state
+    from cudaswitch.switching import pythonhook
+
+    removed = pythonhook.remove(env.prefix) + hookfiles.remove_hooks(env.prefix, state.created_dirs if state else [])
+    return removed, had_state, state
 
 
 def apply_now_hint(name: str, prefix: str, windows: bool = False, system=None) -> str:

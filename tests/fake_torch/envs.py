@@ -86,6 +86,38 @@ def make_env(base: Path, name: str = "env") -> Path:
     return conda_prefix(prefix)
 
 
+def python_prefix(base: Path, name: str = "env") -> Path:
+    """A conda-style prefix holding this interpreter as conda's python package lays it out (no pyvenv.cfg): the
+    executable copied into bin/pythonX.Y (it finds its prefix from where it lies), the standard library linked into
+    lib/pythonX.Y, an empty lib/pythonX.Y/site-packages, and the shared libpython linked into lib. A venv made from
+    its Python with --system-site-packages reads that site-packages, as one made from a conda environment's does."""
+    import sysconfig
+
+    prefix = Path(base) / name
+    ver = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    real = Path(getattr(sys, "_base_executable", sys.executable)).resolve()
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "lib" / ver / "site-packages").mkdir(parents=True)
+    shutil.copy2(real, prefix / "bin" / ver)
+    os.symlink(ver, prefix / "bin" / "python")
+    os.symlink(ver, prefix / "bin" / "python3")
+    for entry in stdlib.iterdir():
+        if entry.name != "site-packages":
+            os.symlink(entry, prefix / "lib" / ver / entry.name)
+    for lib in Path(sys.base_prefix, "lib").glob("libpython*"):
+        os.symlink(lib, prefix / "lib" / lib.name)
+    site = prefix / "lib" / ver / "site-packages"
+    probe = subprocess.run([str(prefix / "bin" / "python"), "-c", "import sys; print(sys.prefix); print(sys.path)"],
+                           capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+    lines = probe.stdout.splitlines()
+    if lines[:1] != [str(prefix)] or str(site) not in "".join(lines[1:]):
+        # a distribution's patched site.py (Debian: dist-packages) lays out a prefix otherwise than conda's python
+        raise EnvUnavailable(f"{real} copied into {prefix}/bin does not read {site} as conda's python does: "
+                             f"{probe.stdout.strip() or probe.stderr.strip()}")
+    return conda_prefix(prefix)
+
+
 def link_real_torch(prefix: Path) -> None:
     """Make the cached real torch importable in `prefix` (appended to sys.path by a .pth file)."""
     (_site(prefix) / "zz_real_torch.pth").write_text(str(_site(torch_venv())) + "\n")

@@ -115,7 +115,7 @@ def status(as_json):
                    "cudnn_installs": [c.to_json() for c in found.cudnn_installs],
                    "cudnn_dll_on_path": dll_on_path(system) if system.windows else None})
         return
-    from cudaswitch.cli.output import table, warning_line
+    from cudaswitch.cli.output import finding_line, table, warning_line
     from cudaswitch.core.i18n import tr
 
     rows = []
@@ -141,7 +141,7 @@ def status(as_json):
             if st else _("not switched by cudaswitch")))
         gone = st and not system.local(st["root"]).is_dir()
         if gone:
-            click.echo(warning_line(M(
+            click.echo(finding_line("TOOLKIT_MISSING", M(
                 "CUDA {version} at {root}, which this environment uses, is gone (TOOLKIT_MISSING); 'cudaswitch "
                 "list' shows what is installed, 'cudaswitch use SELECTOR' switches to one of them",
                 version=st["version"], root=st["root"])))

@@ -246,8 +246,8 @@ def test_conda_doctor_and_the_note_after_an_update_read_in_chinese(tmp_path, cle
     r = real_conda.run(["doctor", "-p", str(p), "cudaswitch"], env=env, check=False)
     out = r.stdout
     assert "❌ CUDA (cudaswitch):" in out
-    assert ("TORCH_CUDA_MAJOR: torch 2.8.0+cu118 是为 CUDA 11.8 编译的，但该虚拟环境使用 CUDA 12.9.1：用 nvcc 编译的"
-            "扩展与 torch 不匹配") in out, out
+    assert ("错误     TORCH_TOOLKIT_MAJOR_MISMATCH: torch 2.8.0+cu118 是为 CUDA 11.8 编译的，但该虚拟环境使用 CUDA "
+            "12.9.1：torch.utils.cpp_extension 拒绝用另一个 CUDA 主版本编译扩展") in out, out
     assert f"解决: cudaswitch use 11.8 -p {p}" in out
     shutil.rmtree(sp / "torch")
     shutil.rmtree(sp / "torch-2.8.0+cu118.dist-info")
@@ -256,9 +256,10 @@ def test_conda_doctor_and_the_note_after_an_update_read_in_chinese(tmp_path, cle
     shutil.copytree(info, sp / info.name)
     r = real_conda.run(["update", "--all", "-p", str(p), "--offline", "--yes"], env=env)
     lines = [line for line in r.stderr.splitlines() if line.startswith("cudaswitch")]
-    assert lines == [f"cudaswitch: 现在装上了 pip 的 CUDA wheel 包（nvidia-cuda-runtime-cu12），而激活脚本把 CUDA 12.9.1 "
-                     f"的 lib 文件夹放在 LD_LIBRARY_PATH 最前面，这会让 torch 出错：请运行 'cudaswitch use --refresh "
-                     f"--no-ld-library-path -p {p}'"], r.stderr
+    assert lines == [f"cudaswitch: 警告 LD_LIBRARY_PATH_OVER_WHEELS：装有 pip 的 CUDA wheel 包（nvidia-cuda-runtime-cu12），"
+                     f"而激活脚本把 CUDA 12.9.1 的 lib 文件夹放在 LD_LIBRARY_PATH 最前面：torch 会加载该工具包的 CUDA 库而"
+                     f"不是 wheel 包里的，工具包的库较旧时 torch 就会出错（'undefined symbol __nvJitLink...'）；解决："
+                     f"cudaswitch use --refresh --no-ld-library-path -p {p}"], r.stderr
 
 
 def test_conda_health_records_stay_english(tmp_path):

@@ -41,12 +41,21 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
     choice = switch.choose(env, selector, refresh, ld_flag)
     if choice.selector == "auto":
         choice.selector = _use_auto(env, system, dry_run or as_json, as_json)
-    if env.is_base and not yes and not dry_run:
+    if (env.is_base or env.base_unknown) and not yes and not dry_run:
+        if env.base_unknown:  # its files neither show nor rule out a base: asked as if it were one
+            question = M("{prefix} may be a base environment (it has {files}, but conda is not installed in it); "
+                         "switch it to CUDA {selector}?", prefix=env.prefix, files=", ".join(env.base_seen),
+                         selector=choice.selector)
+            refusal = M("cannot tell whether {prefix} is a base environment (it has {files}, but conda is not "
+                        "installed in it); add --yes to switch it anyway", prefix=env.prefix,
+                        files=", ".join(env.base_seen) or M("no readable conda-meta folder"))
+        else:
+            question = M("Switch the base environment ({prefix}) to CUDA {selector}?", prefix=env.prefix,
+                         selector=choice.selector)
+            refusal = N_("that is the base environment, which every shell starts in; add --yes to switch it anyway")
         if not sys.stdin.isatty():
-            raise UsageError(N_("that is the base environment, which every shell starts in; add --yes to switch it "
-                                 "anyway"))
-        click.confirm(tr(M("Switch the base environment ({prefix}) to CUDA {selector}?", prefix=env.prefix,
-                             selector=choice.selector)), abort=True)
+            raise UsageError(refusal)
+        click.confirm(tr(question), abort=True)
     tk = switch.resolve_toolkit(_discover(system), choice, env, system)
     if choice.declared:
         click.echo(tr(M("Using CUDA {selector}: {declared}.", selector=choice.selector, declared=choice.declared)))
@@ -102,6 +111,7 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
         click.echo(tr(M("Takes effect at the next activation. To apply it to this shell now: {command}",
                         command=switch.apply_now_hint(env.name, env.prefix, system.windows, system))))
     if no_smoke:
+        _switch_facts(env, tk, done.ld_library_path, system)
         return
     from cudaswitch.checks.smoke import run_smoke, smoke_lines
 
@@ -115,6 +125,22 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
     if report.exit_code:
         click.echo(_("The switch is kept. Fix the cause above, then run 'cudaswitch smoke' to check again."))
     sys.exit(report.exit_code)
+
+
+def _switch_facts(env, tk, ld_library_path, system):
+    """Without the smoke test (which reports them too): what checks/switched.py finds about the new switch, with
+    the severities every command gives them; an error ends `use` with exit 1, the switch kept."""
+    from cudaswitch.checks.diagnosis import severity_label
+    from cudaswitch.checks.severities import fails
+    from cudaswitch.checks.switched import switch_findings
+
+    found = switch_findings(env.prefix, tk.version, tk.root, ld_library_path, system)
+    for f in found:
+        click.echo(f"{severity_label(f.severity)} {f.code}: {tr(f.cause)}")
+        click.echo(f"{'':<8} " + _("fix: {fix}").format(fix=tr(f.fix)))
+    if any(fails(f.severity) for f in found):
+        click.echo(_("The switch is kept. Fix the cause above, then run 'cudaswitch smoke' to check again."))
+        sys.exit(1)
 
 
 def _use_auto(env, system, dry_run, as_json):

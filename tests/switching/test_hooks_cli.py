@@ -108,6 +108,55 @@ def test_base_needs_confirmation(cli_env, tmp_path):
     assert (base / "etc" / "conda" / "activate.d" / "cudaswitch.sh").exists()
 
 
+def _miniconda(prefix):
+    """The files a Miniconda install leaves in its base: conda-meta/history, conda's own package record,
+    condabin/conda, envs/."""
+    base = make_env(prefix, history="==> 2026-01-01 00:00:00 <==\n", packages=["conda-26.7.1-py311h06a4308_0"])
+    (base / "envs").mkdir()
+    (base / "condabin").mkdir()
+    (base / "condabin" / "conda").write_text("#!/bin/sh\n")
+    return base
+
+
+@pytest.mark.parametrize("how", ["-p", "active"])
+def test_base_is_known_by_its_files_without_conda_exe(cli_env, tmp_path, how):
+    """conda's variables unset (a shell conda's hook never ran in, a script): the base is still refused."""
+    base = _miniconda(tmp_path / "miniconda3")
+    env = {k: v for k, v in cli_env.items() if k not in ("CONDA_EXE", "_CONDA_ROOT", "CONDA_PREFIX_1")}
+    args = ["use", "12.9", "--no-smoke", "-p", str(base)] if how == "-p" else ["use", "12.9", "--no-smoke"]
+    if how == "active":
+        env.update(CONDA_PREFIX=str(base), CONDA_DEFAULT_ENV="base")
+    line = one_line_error(run_cli(args, env, stdin=subprocess.DEVNULL), 2)
+    assert "base environment" in line and "--yes" in line
+    assert not (base / "etc").exists()
+    r = run_cli([*args, "--yes"], env)
+    assert r.returncode == 0 and f"Environment base ({base}) now uses CUDA 12.9.1" in r.stdout
+
+
+def test_a_prefix_that_may_be_a_base_is_refused_and_an_ordinary_env_is_not(cli_env, tmp_path):
+    """envs/ and condabin/ without conda itself (a half-removed install, another tool's root): it cannot tell, so
+    it asks; an environment conda created has none of those and is switched at once."""
+    unsure = make_env(tmp_path / "root", history="")
+    (unsure / "envs").mkdir()
+    line = one_line_error(run_cli(["use", "12.9", "--no-smoke", "-p", str(unsure)], cli_env,
+                                  stdin=subprocess.DEVNULL), 2)
+    assert f"cannot tell whether {unsure} is a base environment (it has conda-meta/history, envs/" in line
+    assert "--yes" in line and not (unsure / "etc").exists()
+    plain = make_env(tmp_path / "plain", history="")
+    assert run_cli(["use", "12.9", "--no-smoke", "-p", str(plain)], cli_env, stdin=subprocess.DEVNULL).returncode == 0
+
+
+def test_the_real_conda_base_is_recognised_by_its_files(real_conda, tmp_path):
+    """The real conda's root (conda installed with pip into it: no condabin/, no envs/) and an environment the real
+    conda created."""
+    from cudaswitch.discovery.condaenvs import base_by_files
+
+    verdict = base_by_files(str(real_conda.root))
+    assert verdict.is_base is True, verdict
+    env = real_conda.create(tmp_path / "made")
+    assert base_by_files(str(env)).is_base is False
+
+
 def test_run_passes_the_toolkit_and_the_exit_code(cli_env, real_trees):
     tk = str(real_trees / "cuda-11.8")
     env = dict(cli_env, PATH=f"/opt/x:{os.environ['PATH']}", CUDA_HOME="/old")

@@ -207,6 +207,31 @@ def test_init_function_applies_use_and_off_to_the_current_shell(shell, cli_env, 
     assert lines[1] == f"[|{path}]" and len(lines) == 2, out.stdout
 
 
+def test_the_shell_function_says_applied_only_for_the_active_environment(cli_env, env_prefix, real_trees, tmp_path):
+    """`use -p OTHER` / `off -p OTHER` from the shell function change nothing in this shell, and say so; the active
+    environment's are applied, and say that. What the real bash has after each is the proof."""
+    exe = require_tool("bash")
+    other = make_env(tmp_path / "other", history="")
+    fn = run_cli(["init", "bash"], cli_env).stdout
+    path = f"{cli_on_path(tmp_path)}:/usr/bin:/bin"
+    show = 'echo "[CUDA_HOME=$CUDA_HOME]"'
+    script = (f"{fn}\ncudaswitch use 12.9 -p {quote_sh(str(other))} --no-smoke\n{show}\n"
+              f"cudaswitch off -p {quote_sh(str(other))}\n{show}\n"
+              f"cudaswitch use 12.9 --no-smoke\n{show}\ncudaswitch off\n{show}\n")
+    out = subprocess.run([exe, "-c", script], env=dict(cli_env, PATH=path, CONDA_PREFIX=str(env_prefix)),
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    blocks = out.stdout.split("[CUDA_HOME=")
+    tk = str(real_trees / "cuda-12.9")
+    other_use, other_off, own_use, own_off = blocks[:4]
+    assert "Applied to this shell" not in other_use and "Takes effect at the next activation" in other_use
+    assert f"conda activate {other}" in other_use, other_use
+    assert blocks[1].startswith("]") and "Undone in this shell" not in other_off
+    assert "Applied to this shell by the cudaswitch shell function." in own_use
+    assert blocks[3].startswith(f"{tk}]") and "Undone in this shell by the cudaswitch shell function." in own_off
+    assert blocks[4].startswith("]")
+
+
 def test_init_alias_applies_use_in_tcsh(cli_env, env_prefix, real_trees, tmp_path):
     exe = require_tool("tcsh")
     (tmp_path / "init.csh").write_text(run_cli(["init", "tcsh"], cli_env).stdout)

@@ -40,7 +40,7 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
     env = resolve_env(system, name, prefix, command=f"use {selector or 'SELECTOR'}")
     choice = switch.choose(env, selector, refresh, ld_flag)
     if choice.selector == "auto":
-        choice.selector = _use_auto(env, system, dry_run or as_json, as_json)
+        choice.selector = _use_auto(env, system, dry_run or as_json, as_json, choice.old)
     if (env.is_base or env.base_unknown) and not yes and not dry_run:
         if env.base_unknown:  # its files neither show nor rule out a base: asked as if it were one
             question = M("{prefix} may be a base environment (it has {files}, but conda is not installed in it); "
@@ -153,12 +153,13 @@ def _switch_facts(env, tk, ld_library_path, system):
         sys.exit(1)
 
 
-def _use_auto(env, system, dry_run, as_json):
-    """`use auto`: print the choice (torch_aware.pick); the selector to switch to, or exit when there is none."""
+def _use_auto(env, system, dry_run, as_json, old=None):
+    """`use auto`: print the choice (torch_aware.pick); the selector to switch to, or exit when there is none.
+    `old`: the environment's present choice (its toolkit wins a tie)."""
     from cudaswitch.switching.torch_aware import pick_for_env
 
     auto = pick_for_env(env.prefix, M("environment {name} ({prefix})", name=env.name, prefix=env.prefix),
-                        _discover(system).toolkits)
+                        _discover(system).toolkits, old.root if old is not None else None)
     if as_json:
         _json_out({"auto": auto.to_json()})
         sys.exit(0 if auto.ok else 1)
@@ -167,6 +168,8 @@ def _use_auto(env, system, dry_run, as_json):
     click.echo(tr(M("auto: {reason}.", reason=auto.reason)))
     for line in auto.notes:
         click.echo("  " + tr(M("note: {line}", line=line)))
+    for line in auto.considered:
+        click.echo("  " + tr(M("considered: {line}", line=line)))
     if auto.fix:
         click.echo("  " + tr(M("for an exact match: {fix}", fix=auto.fix)))
     if dry_run:

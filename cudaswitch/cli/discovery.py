@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -146,10 +147,21 @@ def status(as_json):
                 "list' shows what is installed, 'cudaswitch use SELECTOR' switches to one of them",
                 version=st["version"], root=st["root"])))
         elif st and system.environ.get("CUDA_HOME") != st["root"]:
+            from cudaswitch.discovery.activation_scripts import last_setter, shell_extension
             from cudaswitch.switching.switch import apply_now_hint
 
-            click.echo("  " + _("not applied to this shell yet: {hint}").format(
-                hint=tr(apply_now_hint(report["name"], report["prefix"], system.windows, system))))
+            # another activation script that runs after cudaswitch's sets it: activating again changes nothing
+            last = last_setter(report["prefix"], "CUDA_HOME", shell_extension(system.environ, system.windows))
+            if last is not None and last.kind == "script" and not os.path.basename(last.source).startswith(
+                    "cudaswitch."):
+                click.echo("  " + tr(M("not applied to this shell: {script} sets CUDA_HOME ({value}) and runs after "
+                                       "cudaswitch's hook (conda runs the activate.d scripts in name order), so the "
+                                       "last word is its own and activating again changes nothing; edit or remove "
+                                       "that script ('conda list' names the package of one you did not write)",
+                                       script=last.source, value=last.value)))
+            else:
+                click.echo("  " + _("not applied to this shell yet: {hint}").format(
+                    hint=tr(apply_now_hint(report["name"], report["prefix"], system.windows, system))))
     for w in state.warnings + (_no_nvcc_note(active, system, system.environ.get("PATH")) if active else []):
         click.echo(warning_line(w))
     for entry in (report or {}).get("leftover_path", []):

@@ -232,6 +232,77 @@ def test_the_shell_function_says_applied_only_for_the_active_environment(cli_env
     assert blocks[4].startswith("]")
 
 
+def _activated_status(bash, env_prefix, env, activate):
+    """`cudaswitch status` in a real bash after `activate` (a shell snippet) ran there."""
+    script = f"{activate}\necho \"[CUDA_HOME=$CUDA_HOME]\"\ncudaswitch status\n"
+    out = subprocess.run([bash, "-c", script], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def _user_script(env_prefix):
+    script = env_prefix / "etc" / "conda" / "activate.d" / "env_vars.sh"
+    script.write_text("#!/bin/sh\n# my own settings\nexport CUDA_HOME=/opt/my-cuda\nexport MY_DATA=/data\n")
+    return script
+
+
+def test_status_names_the_script_that_set_cuda_home_after_cudaswitch(cli_env, env_prefix, real_trees, tmp_path):
+    """A user's env_vars.sh in activate.d sorts after cudaswitch.sh, so conda runs it last and its CUDA_HOME wins:
+    status names it instead of suggesting an activation that changes nothing. The activation is conda's order,
+    done by a real bash (LC_ALL=C globs sort by byte, as conda's sorted() does)."""
+    bash = require_tool("bash")
+    assert run_cli(["use", "12.9", "--no-smoke", "-p", str(env_prefix)], cli_env).returncode == 0
+    script = _user_script(env_prefix)
+    env = dict(cli_env, PATH=f"{cli_on_path(tmp_path)}:/usr/bin:/bin", CONDA_PREFIX=str(env_prefix), LC_ALL="C",
+               SHELL=bash)
+    activate = f"for f in {quote_sh(str(env_prefix))}/etc/conda/activate.d/*.sh; do . \"$f\"; done"
+    out = _activated_status(bash, env_prefix, env, activate)
+    assert "[CUDA_HOME=/opt/my-cuda]" in out
+    assert (f"  not applied to this shell: {script} sets CUDA_HOME (/opt/my-cuda) and runs after cudaswitch's hook "
+            f"(conda runs the activate.d scripts in name order)") in out, out
+    assert "conda activate" not in out
+    zh = _activated_status(bash, env_prefix, dict(env, CUDASWITCH_LANG="zh_CN"), activate)
+    assert f"  未在当前 shell 中生效：{script} 设置了 CUDA_HOME（/opt/my-cuda），而且在 cudaswitch 的激活脚本之后运行" in zh, zh
+    # the same environment without that script: the usual hint, which is then true
+    script.unlink()
+    out = _activated_status(bash, env_prefix, dict(env, CUDA_HOME="/elsewhere"), "true")
+    assert "not applied to this shell yet: conda activate" in out, out
+
+
+def test_status_names_the_script_under_the_real_conda(cli_env, env_prefix, real_conda, tmp_path):
+    bash = require_tool("bash")
+    assert run_cli(["use", "12.9", "--no-smoke", "-p", str(env_prefix)], cli_env).returncode == 0
+    script = _user_script(env_prefix)
+    env = dict(cli_env, PATH=f"{cli_on_path(tmp_path)}:/usr/bin:/bin", SHELL=bash, HOME=str(tmp_path))
+    hook = real_conda.hook("bash", env=env)
+    (tmp_path / "hook.sh").write_text(hook)
+    out = _activated_status(bash, env_prefix, env, f". {quote_sh(str(tmp_path / 'hook.sh'))}\n"
+                                                   f"conda activate {quote_sh(str(env_prefix))}")
+    assert "[CUDA_HOME=/opt/my-cuda]" in out, out
+    assert f"  not applied to this shell: {script} sets CUDA_HOME (/opt/my-cuda)" in out, out
+
+
+def test_the_activation_reader_follows_condas_order(tmp_path):
+    """env_vars.d and conda-meta/state first (the state's wins), then activate.d by code point: '~' after
+    letters, upper case before lower case."""
+    from cudaswitch.discovery.activation_scripts import last_setter, setters
+
+    p = make_env(tmp_path / "e", history="")
+    (p / "etc" / "conda" / "env_vars.d").mkdir(parents=True)
+    (p / "etc" / "conda" / "env_vars.d" / "cuda-nvcc.json").write_text('{"CUDA_HOME": "/pkg"}')
+    (p / "conda-meta" / "state").write_text('{"env_vars": {"CUDA_HOME": "/state", "OTHER": "x"}}')
+    ad = p / "etc" / "conda" / "activate.d"
+    ad.mkdir()
+    (ad / "~cuda-nvcc_activate.sh").write_text('export CUDA_HOME="${CONDA_PREFIX}/targets/x86_64-linux"\n')
+    (ad / "Zed.sh").write_text("if [ -d /x ]; then CUDA_HOME=/zed; export CUDA_HOME; fi\n")
+    (ad / "a.fish").write_text("set -gx CUDA_HOME /fish\n")
+    (ad / "b.sh").write_text("OLD_CUDA_HOME=/no\n# CUDA_HOME=/comment is not run either\n")
+    found = [(s.value, os.path.basename(s.source)) for s in setters(str(p), ["CUDA_HOME"], ".sh")]
+    assert found == [("/state", "state"), ("/zed", "Zed.sh"),
+                     ("${CONDA_PREFIX}/targets/x86_64-linux", "~cuda-nvcc_activate.sh")]
+    assert last_setter(str(p), "CUDA_HOME", ".fish").value == "/fish"
+
+
 def test_init_alias_applies_use_in_tcsh(cli_env, env_prefix, real_trees, tmp_path):
     exe = require_tool("tcsh")
     (tmp_path / "init.csh").write_text(run_cli(["init", "tcsh"], cli_env).stdout)

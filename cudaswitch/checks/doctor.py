@@ -122,11 +122,18 @@ def ldconf_findings(system: System, toolkits, selected_root: Optional[str]) -> L
             tk = owner_of(toolkits, d, system)
             owners.append(f"{d} (CUDA {tk.version})" if tk else d)
         tks = {owner_of(toolkits, d, system).root for d in cuda_dirs if owner_of(toolkits, d, system)}
+        # ld.so searches LD_LIBRARY_PATH before /etc/ld.so.cache (LD_DEBUG=libs shows the order;
+        # tests/checks/test_doctor.py checks it with the real loader): the cache decides only where the variable
+        # does not name the library, and for a library a program loads without an RPATH when it is unset
         if selected_root and tks and selected_root not in tks:
-            cause = M("/etc/ld.so.conf.d/{name} pins {folders} for every process; this is not the toolkit the "
-                      "environment uses, and the loader cache wins over hooks", name=name, folders=', '.join(owners))
+            cause = M("/etc/ld.so.conf.d/{name} puts {folders} in the loader cache, which is not the toolkit the "
+                      "environment uses; the hooks' LD_LIBRARY_PATH is searched before the cache, so it wins where "
+                      "it is set, but the cache wins in processes that do not get it (started outside the activated "
+                      "shell: services, cron, an IDE) and, when LD_LIBRARY_PATH is unset, for every library a "
+                      "program loads without an RPATH", name=name, folders=', '.join(owners))
         else:
-            cause = M("/etc/ld.so.conf.d/{name} pins {folders} for every process", name=name,
+            cause = M("/etc/ld.so.conf.d/{name} puts {folders} in the loader cache: a program gets these libraries "
+                      "unless LD_LIBRARY_PATH or its own RPATH names another copy", name=name,
                       folders=', '.join(owners))
         out.append(_f("LDCONF_PINS_CUDA", WARNING, cause,
                       M("if libraries clash (e.g. 'Multiple libcudart libraries found'), disable "

@@ -167,7 +167,8 @@ def test_doctor_reads_in_chinese_and_its_json_does_not_change(fsroot, clean_env,
     assert f"虚拟环境: 实验室 ({prefix})" in out
     assert "错误     CUDA_PATH_MISSING: CUDA_PATH=/usr/local/cuda-12.1 不存在" in out
     assert "解决: 把 CUDA_PATH 指向一个已安装的工具包（见 `cudaswitch list`），或删除这个环境变量" in out
-    assert "LDCONF_PINS_CUDA: /etc/ld.so.conf.d/988_cuda-12.conf 为所有进程固定了" in out
+    assert "LDCONF_PINS_CUDA: /etc/ld.so.conf.d/988_cuda-12.conf 把 /usr/local/cuda-12.9/targets/x86_64-linux/lib" in out
+    assert "放进了动态链接器缓存：除非 LD_LIBRARY_PATH 或程序自己的 RPATH 指向另一份" in out
     assert "停用 /etc/ld.so.conf.d/988_cuda-12.conf 并运行 `sudo ldconfig`" in out
     assert ("DRIVER_BELOW_TOOLKIT: 显卡驱动支持 CUDA 12.4，但 shell 当前的工具包是 CUDA 12.9.1（/usr/local/cuda-12.9）："
             "用它编译的程序只能在次版本兼容模式下运行") in out

@@ -53,7 +53,6 @@ SEVERITIES: Dict[str, object] = {
     # torch, as installed and as it runs
     "TORCH_NOT_INSTALLED": INFO,
     "PYTHON_MISSING": INFO,
-    "PYTHON_UNREADABLE": INFO,
     "PYTHON_FOREIGN": INFO,
     "PYTHON_32BIT": ERROR,
     # torch imported and computed, so a Python the tables do not list for the release is a fact, not a failure

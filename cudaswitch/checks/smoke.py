@@ -149,6 +149,40 @@ def _foreign_python(env) -> Optional[Finding]:
                                              user=trust.user_name(trust.euid()), fix=fix), fix)
 
 
+def _python_unreadable(python: str, prefix: str) -> Optional[Finding]:
+    """A Python that is there but not for this user (a link into a folder only its owner may enter): said so, not
+    "does not exist", with the folder that keeps the user out."""
+    from pathlib import Path
+
+    from cudaswitch.core import trust
+
+    try:
+        os.stat(python)
+        return None
+    except PermissionError:
+        pass
+    except OSError:
+        return None
+    target, blocked = python, None
+    for _ in range(40):  # the links to follow, as the kernel does (it gives up at 40)
+        parent = os.path.dirname(target)
+        while parent and parent != os.path.dirname(parent) and not os.access(parent, os.X_OK):
+            blocked, parent = parent, os.path.dirname(parent)
+        if blocked or not os.path.islink(target):
+            break
+        try:
+            target = os.path.join(os.path.dirname(target), os.readlink(target))
+        except OSError:
+            break
+    user = trust.user_name(trust.euid()) if trust.euid() is not None else M("this user")
+    fix = M("run it as a user who may read it: {hint} cudaswitch smoke -p {prefix}",
+            hint=trust.owner_hint(Path(blocked)) if blocked else M("as the environment's owner"), prefix=prefix)
+    cause = (M("{python} cannot be read by you: {folder} does not let {user} in", python=python, user=user,
+               folder=blocked) if blocked else
+             M("{python} cannot be read by you ({user})", python=python, user=user))
+    return finding("PYTHON_MISSING", INFO, cause, fix)
+
+
 def run_smoke(env, system: Optional[System] = None, timeout: Optional[float] = DEFAULT_TIMEOUT, cpu_ok: bool = False,
               toolkit=None, ld_library_path: Optional[bool] = None, progress: bool = False) -> SmokeReport:
     """Run the smoke test for a CondaEnv. `toolkit` defaults to the one the env's state file names."""
@@ -170,8 +204,8 @@ def run_smoke(env, system: Optional[System] = None, timeout: Optional[float] = D
     env_json = env.to_json()
     python = env.python
     if not os.path.isfile(python):
-        f = finding("PYTHON_MISSING", INFO, M("{python} does not exist", python=python),
-                    f"conda install -p {env.prefix} python")
+        f = _python_unreadable(python, env.prefix) or finding(
+            "PYTHON_MISSING", INFO, M("{python} does not exist", python=python), f"conda install -p {env.prefix} python")
         return _report("skip", [f] + pre, env_json, {}, {}, drivers.quick(system), tk_json, {}, None, cpu_ok, t0, {})
     foreign = _foreign_python(env)
     if foreign:

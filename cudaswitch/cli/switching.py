@@ -105,7 +105,7 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
             M("{path}: already declares variables: {var}: \"{version}\"", path=saving[0], var=VARIABLE,
               version=short_version(tk))
         click.echo(tr(said))
-    if _function_applies(env, system):
+    if switch.shell_function_applies(env, system.environ):
         click.echo(_("Applied to this shell by the cudaswitch shell function."))
     else:
         click.echo(tr(M("Takes effect at the next activation. To apply it to this shell now: {command}",
@@ -125,16 +125,6 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
     if report.exit_code:
         click.echo(_("The switch is kept. Fix the cause above, then run 'cudaswitch smoke' to check again."))
     sys.exit(report.exit_code)
-
-
-def _function_applies(env, system) -> bool:
-    """The shell function (`cudaswitch init`) re-runs the hooks of the environment this shell has active, and only
-    those: a `use`/`off` of another environment (-n/-p) changes nothing in this shell."""
-    if system.environ.get("CUDASWITCH_APPLIES") != "1":
-        return False
-    active = system.environ.get("CONDA_PREFIX")
-    norm = lambda p: os.path.normcase(os.path.realpath(p)).rstrip("\\/")  # noqa: E731
-    return bool(active) and norm(active) == norm(env.prefix)
 
 
 def _switch_facts(env, tk, ld_library_path, system):
@@ -202,7 +192,7 @@ def off(name, prefix):
         said = M("Environment {name} ({prefix}) no longer switches CUDA: removed {count} hook files.", name=env.name,
                  prefix=env.prefix, count=len(removed))
     click.echo(tr(said))
-    if _function_applies(env, system):
+    if switch.shell_function_applies(env, system.environ):
         click.echo(_("Undone in this shell by the cudaswitch shell function."))
     elif done.still_set_here:
         click.echo(tr(M("This shell still has CUDA {version} set until it is closed; next time run 'conda deactivate' "

@@ -158,10 +158,10 @@ def _use_auto(env, system, dry_run, as_json, old=None):
     click.echo(tr(M("auto: {reason}.", reason=auto.reason)))
     for line in auto.notes:
         click.echo("  " + tr(M("note: {line}", line=line)))
-    for line in auto.considered:
-        click.echo("  " + tr(M("considered: {line}", line=line)))
     if auto.fix:
         click.echo("  " + tr(M("for an exact match: {fix}", fix=auto.fix)))
+    for line in auto.considered:
+        click.echo("  " + tr(M("considered: {line}", line=line)))
     if dry_run:
         click.echo(tr(M("Would make environment {name} ({prefix}) use CUDA {version} ({root}); nothing written.",
                         name=env.name, prefix=env.prefix, version=auto.toolkit["version"],

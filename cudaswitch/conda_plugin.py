@@ -35,23 +35,9 @@ def cuda_command(argv) -> int:
 def health_check(prefix: str, verbose: bool) -> None:
     from conda.base.constants import OK_MARK, X_MARK
 
-    from cudaswitch.checks.conda_health import health
-    from cudaswitch.core.i18n import _, tr
+    from cudaswitch.checks.conda_health import health, health_lines
 
-    checks = health(prefix)
-    bad = [c for c in checks if not c.ok]
-    if not bad:
-        print(f"{OK_MARK} " + _("CUDA (cudaswitch): {checks}.").format(checks="; ".join(tr(c.message) for c in checks))
-              + "\n")
-        return
-    print(f"{X_MARK} " + _("CUDA (cudaswitch):"))
-    for c in bad:
-        print(f"  {c.code}: {tr(c.message)}" + ("\n    " + _("fix: {fix}").format(fix=tr(c.fix)) if c.fix else ""))
-    if verbose:
-        for c in checks:
-            if c.ok:
-                print("  " + _("ok: {message}").format(message=tr(c.message)))
-    print()
+    print("\n".join(health_lines(health(prefix), OK_MARK, X_MARK, verbose)))
 
 
 def post_command(command: str) -> None:

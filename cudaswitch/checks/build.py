@@ -131,7 +131,8 @@ def build_findings(installs: Dict, toolkits, system: System, env_prefix: Optiona
     tv = knowledge.vtuple(cuda)
     if tk is not None:
         if tk.cuda.major != tv[0]:
-            out.append(finding("BUILD_TOOLKIT_MAJOR", ERROR, M("torch {torch} was built with CUDA {cuda}, but the "
+            if selected is None:  # the environment's own choice: TORCH_TOOLKIT_MAJOR_MISMATCH (checks/switched.py)
+                out.append(finding("BUILD_TOOLKIT_MAJOR", ERROR, M("torch {torch} was built with CUDA {cuda}, but the "
                                                                "toolkit a build uses ({how}) is CUDA {version} ({root}): "
                                                                "cpp_extension stops with 'The detected CUDA version "
                                                                "mismatches the version that was used to compile "

@@ -18,10 +18,10 @@ from typing import Dict, List, Optional
 
 from cudaswitch.checks.driver import Driver
 from cudaswitch.checks.runner import ProbeOutcome
+from cudaswitch.checks.severities import ERROR, INFO, WARNING, severity as table_severity
 from cudaswitch.discovery.environment import site_packages
 from cudaswitch.core.i18n import M, N_, _, columns
 
-ERROR, WARNING, INFO = "error", "warning", "info"
 # what a person reads in the severity column; --json keeps the codes above
 _SEVERITY_WORDS = {ERROR: N_("error"), WARNING: N_("warning"), INFO: N_("info")}
 
@@ -30,6 +30,11 @@ def severity_label(severity: str, width: int = 8) -> str:
     """The severity column of the text output, padded by terminal columns: "error   ", or "错误    " in Chinese."""
     word = _(_SEVERITY_WORDS.get(severity, severity))
     return word + " " * max(1, width - columns(word))
+
+
+def severity_word(severity: str) -> str:
+    """The severity as a word another message carries: "warning", or "警告" in Chinese."""
+    return message(_SEVERITY_WORDS.get(severity, severity))
 
 
 def message(text: str) -> str:
@@ -151,10 +156,13 @@ CATALOGUE: Dict[str, tuple] = {
 }
 
 
-def finding(code: str, severity: str, cause: Optional[str] = None, fix: Optional[str] = None,
-            details: Optional[List[str]] = None) -> Finding:
+def finding(code: str, severity: Optional[str] = None, cause: Optional[str] = None, fix: Optional[str] = None,
+            details: Optional[List[str]] = None, when: Optional[str] = None) -> Finding:
+    """A catalogued finding; its severity is the table's (checks/severities.py) for the form `when`, whatever the
+    caller passed (that only serves a code the table does not have yet)."""
     base_cause, base_fix, _ = CATALOGUE[code]
-    return Finding(code, severity, cause or base_cause, fix or base_fix, list(details or []))
+    return Finding(code, table_severity(code, when, severity), cause or base_cause, fix or base_fix,
+                   list(details or []))
 
 
 # ---- the real texts ------------------------------------------------------------------------------------------
@@ -392,11 +400,10 @@ def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], window
 
     # --- build / device
     if cuda is None and not t.get("hip"):
-        sev = WARNING if cpu_ok else ERROR
-        findings.insert(0, finding("CPU_ONLY_BUILD", sev, M("torch {version} is a CPU-only build (torch.version.cuda "
+        findings.insert(0, finding("CPU_ONLY_BUILD", None, M("torch {version} is a CPU-only build (torch.version.cuda "
                                                             "is None): no GPU test (--cpu-ok)", version=version)
                                    if cpu_ok else M("torch {version} is a CPU-only build (torch.version.cuda is None)",
-                                                    version=version)))
+                                                    version=version), when="cpu_ok" if cpu_ok else None))
     elif not avail:
         cvd = rec.get("cuda_visible_devices")
         dmax = driver.cuda_max
@@ -421,15 +428,14 @@ def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], window
                                        M("CUDA_VISIBLE_DEVICES={value} selects no usable GPU (the driver supports "
                                          "CUDA {cuda}, torch sees no device)", value=repr(cvd), cuda=dmax)))
         elif not dmax:
-            sev = WARNING if cpu_ok else ERROR
-            findings.insert(0, finding("NO_GPU", sev, M("torch {version} has CUDA {cuda} but no NVIDIA driver was "
-                                                        "found ({why})", version=version, cuda=cuda,
-                                                        why=message(driver.error) or M("no GPU"))))
+            findings.insert(0, finding("NO_GPU", None, M("torch {version} has CUDA {cuda} but no NVIDIA driver was "
+                                                         "found ({why})", version=version, cuda=cuda,
+                                                         why=message(driver.error) or M("no GPU")),
+                                       when="cpu_ok" if cpu_ok else None))
         else:
-            findings.insert(0, finding("NO_GPU", WARNING if cpu_ok else ERROR, M("torch {version} (CUDA {cuda}) sees "
-                                                                                 "no GPU although the driver supports "
-                                                                                 "CUDA {dmax}", version=version,
-                                                                                 cuda=cuda, dmax=dmax)))
+            findings.insert(0, finding("NO_GPU", None, M("torch {version} (CUDA {cuda}) sees no GPU although the "
+                                                         "driver supports CUDA {dmax}", version=version, cuda=cuda,
+                                                         dmax=dmax), when="cpu_ok" if cpu_ok else None))
     else:
         dmax = driver.cuda_max
         verdict = knowledge.driver_runs(dmax, cuda, windows)
@@ -470,7 +476,7 @@ def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], window
     # --- toolkit major vs torch CUDA major (CUDA extension builds)
     if toolkit and cuda:
         if knowledge.same_major(toolkit.get("version"), cuda) is False:
-            findings.append(finding("TORCH_TOOLKIT_MAJOR_MISMATCH", WARNING,
+            findings.append(finding("TORCH_TOOLKIT_MAJOR_MISMATCH", ERROR,
                                     M("torch is built with CUDA {cuda} but the selected toolkit is CUDA {version} "
                                       "({root}): torch.utils.cpp_extension refuses major mismatches", cuda=cuda,
                                       version=toolkit.get('version'), root=toolkit.get('root'))))

@@ -18,6 +18,7 @@ from cudaswitch.checks.activation_order import RX_SETS_CUDA
 from cudaswitch.checks import knowledge
 from cudaswitch.checks.diagnosis import ERROR, INFO, WARNING, Finding, install_findings, message, severity_label
 from cudaswitch.checks.driver import Driver
+from cudaswitch.checks.severities import severity as table_severity
 from cudaswitch.checks.torchenv import torch_installs
 from cudaswitch.core.errors import UsageError
 from cudaswitch.core.i18n import M, N_, _, tr
@@ -47,8 +48,10 @@ class DoctorReport:
                 "selected_toolkit": self.selected_toolkit, "torch": self.torch}
 
 
-def _f(code: str, severity: str, cause: str, fix: str, details: Optional[List[str]] = None) -> Finding:
-    return Finding(code, severity, cause, fix, list(details or []))
+def _f(code: str, severity: Optional[str], cause: str, fix: str, details: Optional[List[str]] = None,
+       when: Optional[str] = None) -> Finding:
+    """A doctor finding; its severity is the table's (checks/severities.py), as on every other surface."""
+    return Finding(code, table_severity(code, when, severity), cause, fix, list(details or []))
 
 
 # ---- shell -----------------------------------------------------------------------------------------------------
@@ -119,11 +122,18 @@ def ldconf_findings(system: System, toolkits, selected_root: Optional[str]) -> L
             tk = owner_of(toolkits, d, system)
             owners.append(f"{d} (CUDA {tk.version})" if tk else d)
         tks = {owner_of(toolkits, d, system).root for d in cuda_dirs if owner_of(toolkits, d, system)}
+        # ld.so searches LD_LIBRARY_PATH before /etc/ld.so.cache (LD_DEBUG=libs shows the order;
+        # tests/checks/test_doctor.py checks it with the real loader): the cache decides only where the variable
+        # does not name the library, and for a library a program loads without an RPATH when it is unset
         if selected_root and tks and selected_root not in tks:
-            cause = M("/etc/ld.so.conf.d/{name} pins {folders} for every process; this is not the toolkit the "
-                      "environment uses, and the loader cache wins over hooks", name=name, folders=', '.join(owners))
+            cause = M("/etc/ld.so.conf.d/{name} puts {folders} in the loader cache, which is not the toolkit the "
+                      "environment uses; the hooks' LD_LIBRARY_PATH is searched before the cache, so it wins where "
+                      "it is set, but the cache wins in processes that do not get it (started outside the activated "
+                      "shell: services, cron, an IDE) and, when LD_LIBRARY_PATH is unset, for every library a "
+                      "program loads without an RPATH", name=name, folders=', '.join(owners))
         else:
-            cause = M("/etc/ld.so.conf.d/{name} pins {folders} for every process", name=name,
+            cause = M("/etc/ld.so.conf.d/{name} puts {folders} in the loader cache: a program gets these libraries "
+                      "unless LD_LIBRARY_PATH or its own RPATH names another copy", name=name,
                       folders=', '.join(owners))
         out.append(_f("LDCONF_PINS_CUDA", WARNING, cause,
                       M("if libraries clash (e.g. 'Multiple libcudart libraries found'), disable "
@@ -216,7 +226,7 @@ def torch_findings(installs: Dict, driver: Driver, windows: bool) -> List[Findin
         if beyond:
             out.append(_f("TABLES_BEHIND", INFO, beyond, N_("update cudaswitch, or run tools/update_tables.py")))
         if ok and not ok[0]:
-            out.append(_f("PYTHON_UNSUPPORTED", ERROR, M("Python {python} has no wheel for torch {torch} ({range}) "
+            out.append(_f("PYTHON_UNSUPPORTED", WARNING, M("Python {python} has no wheel for torch {torch} ({range}) "
                                                          "[{src}]", python=py, torch=base, range=ok[1], src=ok[2]),
                           N_("use a Python in that range, or another torch (`cudaswitch recommend`)")))
     cuda = installs.get("cuda")
@@ -251,15 +261,15 @@ def driver_findings(driver: Driver, toolkits_in_use: List, system: System) -> Li
             need = knowledge.min_driver(tk.version, system.windows)
             fix = (M("update the driver to >= {driver} for CUDA {cuda} [{src}]", driver=need[0], cuda=tk.cuda.short,
                      src=need[1]) if need else N_("update the driver"))
-            sev = WARNING if tv[0] == dmax[0] else ERROR
-            if sev == WARNING:
+            same_major = tv[0] == dmax[0]
+            if same_major:
                 cause = M("the driver supports CUDA {dmax} but {label} is CUDA {version} ({root}): programs built with "
                           "it run only under minor-version compatibility", dmax=driver.cuda_max, label=message(label),
                           version=tk.version, root=tk.root)
             else:
                 cause = M("the driver supports CUDA {dmax} but {label} is CUDA {version} ({root})",
                           dmax=driver.cuda_max, label=message(label), version=tk.version, root=tk.root)
-            out.append(_f("DRIVER_BELOW_TOOLKIT", sev, cause, fix))
+            out.append(_f("DRIVER_BELOW_TOOLKIT", None, cause, fix, when="same_major" if same_major else None))
     return out
 
 
@@ -313,14 +323,10 @@ def run_doctor(system: System, env=None) -> DoctorReport:
             if selected and selected is not active:
                 in_use.append((M("the toolkit {name} uses", name=env.name), selected))
     findings: List[Finding] = []
-    if env is not None and st and selected is None and not system.local(st.root).is_dir():
-        from cudaswitch.checks.diagnosis import finding
+    if env is not None and st:
+        from cudaswitch.checks.switched import switch_findings
 
-        findings.append(finding("TOOLKIT_MISSING", WARNING, M("the environment was switched to CUDA {version} at "
-                                                              "{root}, which is no longer there", version=st.version,
-                                                              root=st.root),
-                                M("run `cudaswitch use X.Y -p {prefix}` with an installed toolkit ('cudaswitch list' "
-                                  "shows them)", prefix=env.prefix)))
+        findings += switch_findings(env.prefix, st.version, st.root, bool(st.ld_library_path), system)
     findings += shell_findings(state, system)
     findings += ldconf_findings(system, found.toolkits, selected.root if selected else None)
     findings += driver_findings(driver, in_use, system)

@@ -20,6 +20,7 @@ from cudaswitch.checks.diagnosis import (ERROR, INFO, WARNING, Finding, ProbeOut
                                          install_findings, message, severity_label)
 from cudaswitch.checks.driver import Driver
 from cudaswitch.checks.runner import run_probe
+from cudaswitch.checks.severities import fails
 from cudaswitch.checks.torchenv import torch_installs
 from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.system import System
@@ -148,6 +149,40 @@ def _foreign_python(env) -> Optional[Finding]:
                                              user=trust.user_name(trust.euid()), fix=fix), fix)
 
 
+def _python_unreadable(python: str, prefix: str) -> Optional[Finding]:
+    """A Python that is there but not for this user (a link into a folder only its owner may enter): said so, not
+    "does not exist", with the folder that keeps the user out."""
+    from pathlib import Path
+
+    from cudaswitch.core import trust
+
+    try:
+        os.stat(python)
+        return None
+    except PermissionError:
+        pass
+    except OSError:
+        return None
+    target, blocked = python, None
+    for _ in range(40):  # the links to follow, as the kernel does (it gives up at 40)
+        parent = os.path.dirname(target)
+        while parent and parent != os.path.dirname(parent) and not os.access(parent, os.X_OK):
+            blocked, parent = parent, os.path.dirname(parent)
+        if blocked or not os.path.islink(target):
+            break
+        try:
+            target = os.path.join(os.path.dirname(target), os.readlink(target))
+        except OSError:
+            break
+    user = trust.user_name(trust.euid()) if trust.euid() is not None else M("this user")
+    fix = M("run it as a user who may read it: {hint} cudaswitch smoke -p {prefix}",
+            hint=trust.owner_hint(Path(blocked)) if blocked else M("as the environment's owner"), prefix=prefix)
+    cause = (M("{python} cannot be read by you: {folder} does not let {user} in", python=python, user=user,
+               folder=blocked) if blocked else
+             M("{python} cannot be read by you ({user})", python=python, user=user))
+    return finding("PYTHON_MISSING", INFO, cause, fix)
+
+
 def run_smoke(env, system: Optional[System] = None, timeout: Optional[float] = DEFAULT_TIMEOUT, cpu_ok: bool = False,
               toolkit=None, ld_library_path: Optional[bool] = None, progress: bool = False) -> SmokeReport:
     """Run the smoke test for a CondaEnv. `toolkit` defaults to the one the env's state file names."""
@@ -157,18 +192,20 @@ def run_smoke(env, system: Optional[System] = None, timeout: Optional[float] = D
     if toolkit is None:
         toolkit, state = selected_toolkit(env, system)
     lib = bool(state.ld_library_path) if (ld_library_path is None and state is not None) else bool(ld_library_path)
-    pre: List[Finding] = []
-    if state is not None and toolkit is None:
-        pre.append(finding("TOOLKIT_MISSING", WARNING, M("the environment was switched to CUDA {version} at {root}, "
-                                                         "which is no longer there", version=state.version,
-                                                         root=state.root),
-                           M("run `cudaswitch use X.Y -p {prefix}` with an installed toolkit", prefix=env.prefix)))
+    from cudaswitch.checks.switched import switch_findings
+
+    if toolkit is not None:
+        pre = switch_findings(env.prefix, toolkit.version, toolkit.root, lib, system)
+    elif state is not None:
+        pre = switch_findings(env.prefix, state.version, state.root, lib, system)
+    else:
+        pre = []
     tk_json = toolkit.to_json() if toolkit is not None else None
     env_json = env.to_json()
     python = env.python
     if not os.path.isfile(python):
-        f = finding("PYTHON_MISSING", INFO, M("{python} does not exist", python=python),
-                    f"conda install -p {env.prefix} python")
+        f = _python_unreadable(python, env.prefix) or finding(
+            "PYTHON_MISSING", INFO, M("{python} does not exist", python=python), f"conda install -p {env.prefix} python")
         return _report("skip", [f] + pre, env_json, {}, {}, drivers.quick(system), tk_json, {}, None, cpu_ok, t0, {})
     foreign = _foreign_python(env)
     if foreign:
@@ -191,7 +228,8 @@ def report_from_outcome(outcome: ProbeOutcome, env, environ: Dict[str, str], sys
     for f in install_findings(installs):
         if not any(x.code == f.code for x in findings):
             findings.append(f)
-    findings += list(pre or [])
+    # the switch's own facts (checks/switched.py), unless the probe found the same with what torch itself said
+    findings += [f for f in pre or [] if not any(x.code == f.code for x in findings)]
     order = {ERROR: 0, WARNING: 1, INFO: 2}
     findings.sort(key=lambda f: order.get(f.severity, 3))
     # two installs of torch are the likely cause of a DLL or import failure (WinError 1114 included): name that first
@@ -218,8 +256,10 @@ def report_from_outcome(outcome: ProbeOutcome, env, environ: Dict[str, str], sys
 
 def _report(status, findings, env_json, python, torch, driver, tk_json, steps, device, cpu_ok, t0, probe_meta,
             windows: bool = False) -> SmokeReport:
-    primary = next((f for f in findings if f.severity == ERROR), None)
-    if status == "skip":
+    primary = next((f for f in findings if fails(f.severity)), None)
+    if primary is not None:
+        status = "fail"  # a test skipped does not hide an error found without it (checks/severities.py)
+    elif status == "skip":
         primary = findings[0]
     if primary is not None:
         code, cause, fix = primary.code, primary.cause, primary.fix

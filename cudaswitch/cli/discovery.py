@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -123,7 +124,7 @@ def status(as_json):
                    "cudnn_installs": [c.to_json() for c in found.cudnn_installs],
                    "cudnn_dll_on_path": dll_on_path(system) if system.windows else None})
         return
-    from cudaswitch.cli.output import table, warning_line
+    from cudaswitch.cli.output import finding_line, table, warning_line
     from cudaswitch.core.i18n import tr
 
     rows = []
@@ -153,15 +154,26 @@ def status(as_json):
             click.echo("  " + tr(status_line(report["python_hook"], st.get("python_hook"))))
         gone = st and not system.local(st["root"]).is_dir()
         if gone:
-            click.echo(warning_line(M(
+            click.echo(finding_line("TOOLKIT_MISSING", M(
                 "CUDA {version} at {root}, which this environment uses, is gone (TOOLKIT_MISSING); 'cudaswitch "
                 "list' shows what is installed, 'cudaswitch use SELECTOR' switches to one of them",
                 version=st["version"], root=st["root"])))
         elif st and system.environ.get("CUDA_HOME") != st["root"]:
+            from cudaswitch.discovery.activation_scripts import last_setter, shell_extension
             from cudaswitch.switching.switch import apply_now_hint
 
-            click.echo("  " + _("not applied to this shell yet: {hint}").format(
-                hint=tr(apply_now_hint(report["name"], report["prefix"], system.windows, system))))
+            # another activation script that runs after cudaswitch's sets it: activating again changes nothing
+            last = last_setter(report["prefix"], "CUDA_HOME", shell_extension(system.environ, system.windows))
+            if last is not None and last.kind == "script" and not os.path.basename(last.source).startswith(
+                    "cudaswitch."):
+                click.echo("  " + tr(M("not applied to this shell: {script} sets CUDA_HOME ({value}) and runs after "
+                                       "cudaswitch's hook (conda runs the activate.d scripts in name order), so the "
+                                       "last word is its own and activating again changes nothing; edit or remove "
+                                       "that script ('conda list' names the package of one you did not write)",
+                                       script=last.source, value=last.value)))
+            else:
+                click.echo("  " + _("not applied to this shell yet: {hint}").format(
+                    hint=tr(apply_now_hint(report["name"], report["prefix"], system.windows, system))))
     for m in modules:
         click.echo(_("Module loaded: {name} ({toolkit})").format(name=m.name, toolkit=_(
             "CUDA {version} at {root}").format(version=m.version, root=m.root) if m.version else m.root or _(

@@ -68,3 +68,13 @@ def error_line(message: str) -> str:
 
 def warning_line(message: str) -> str:
     return _("warning: {message}").format(message=tr(message))
+
+
+def finding_line(code: str, message: str) -> str:
+    """A finding outside the check commands' listings (`status`), under the severity the table gives its code."""
+    from cudaswitch.checks.severities import WARNING, severity
+
+    sev = severity(code)
+    if sev == WARNING:
+        return warning_line(message)
+    return (_("error: {message}") if sev == "error" else _("info: {message}")).format(message=tr(message))

@@ -43,13 +43,22 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
     choice = switch.choose(env, selector, refresh, ld_flag)
     choice.python_hook, choice.force = python_hook, force
     if choice.selector == "auto":
-        choice.selector = _use_auto(env, system, dry_run or as_json, as_json)
-    if env.is_base and not yes and not dry_run:
+        choice.selector = _use_auto(env, system, dry_run or as_json, as_json, choice.old)
+    if (env.is_base or env.base_unknown) and not yes and not dry_run:
+        if env.base_unknown:  # its files neither show nor rule out a base: asked as if it were one
+            question = M("{prefix} may be a base environment (it has {files}, but conda is not installed in it); "
+                         "switch it to CUDA {selector}?", prefix=env.prefix, files=", ".join(env.base_seen),
+                         selector=choice.selector)
+            refusal = M("cannot tell whether {prefix} is a base environment (it has {files}, but conda is not "
+                        "installed in it); add --yes to switch it anyway", prefix=env.prefix,
+                        files=", ".join(env.base_seen) or M("no readable conda-meta folder"))
+        else:
+            question = M("Switch the base environment ({prefix}) to CUDA {selector}?", prefix=env.prefix,
+                         selector=choice.selector)
+            refusal = N_("that is the base environment, which every shell starts in; add --yes to switch it anyway")
         if not sys.stdin.isatty():
-            raise UsageError(N_("that is the base environment, which every shell starts in; add --yes to switch it "
-                                 "anyway"))
-        click.confirm(tr(M("Switch the base environment ({prefix}) to CUDA {selector}?", prefix=env.prefix,
-                             selector=choice.selector)), abort=True)
+            raise UsageError(refusal)
+        click.confirm(tr(question), abort=True)
     tk = switch.resolve_toolkit(_discover(system), choice, env, system)
     if choice.declared:
         click.echo(tr(M("Using CUDA {selector}: {declared}.", selector=choice.selector, declared=choice.declared)))
@@ -102,12 +111,13 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
             M("{path}: already declares variables: {var}: \"{version}\"", path=saving[0], var=VARIABLE,
               version=short_version(tk))
         click.echo(tr(said))
-    if system.environ.get("CUDASWITCH_APPLIES") == "1":
+    if switch.shell_function_applies(env, system.environ):
         click.echo(_("Applied to this shell by the cudaswitch shell function."))
     else:
         click.echo(tr(M("Takes effect at the next activation. To apply it to this shell now: {command}",
                         command=switch.apply_now_hint(env.name, env.prefix, system.windows, system))))
     if no_smoke:
+        _switch_facts(env, tk, done.ld_library_path, system)
         return
     from cudaswitch.checks.smoke import run_smoke, smoke_lines
 
@@ -146,12 +156,29 @@ def _python_hook_lines(done):
         click.echo("  " + tr(M("removed {path}, an earlier Python startup file", path=path)))
 
 
-def _use_auto(env, system, dry_run, as_json):
-    """`use auto`: print the choice (torch_aware.pick); the selector to switch to, or exit when there is none."""
+def _switch_facts(env, tk, ld_library_path, system):
+    """Without the smoke test (which reports them too): what checks/switched.py finds about the new switch, with
+    the severities every command gives them; an error ends `use` with exit 1, the switch kept."""
+    from cudaswitch.checks.diagnosis import severity_label
+    from cudaswitch.checks.severities import fails
+    from cudaswitch.checks.switched import switch_findings
+
+    found = switch_findings(env.prefix, tk.version, tk.root, ld_library_path, system)
+    for f in found:
+        click.echo(f"{severity_label(f.severity)} {f.code}: {tr(f.cause)}")
+        click.echo(f"{'':<8} " + _("fix: {fix}").format(fix=tr(f.fix)))
+    if any(fails(f.severity) for f in found):
+        click.echo(_("The switch is kept. Fix the cause above, then run 'cudaswitch smoke' to check again."))
+        sys.exit(1)
+
+
+def _use_auto(env, system, dry_run, as_json, old=None):
+    """`use auto`: print the choice (torch_aware.pick); the selector to switch to, or exit when there is none.
+    `old`: the environment's present choice (its toolkit wins a tie)."""
     from cudaswitch.switching.torch_aware import pick_for_env
 
     auto = pick_for_env(env.prefix, M("environment {name} ({prefix})", name=env.name, prefix=env.prefix),
-                        _discover(system).toolkits)
+                        _discover(system).toolkits, old.root if old is not None else None)
     if as_json:
         _json_out({"auto": auto.to_json()})
         sys.exit(0 if auto.ok else 1)
@@ -162,6 +189,8 @@ def _use_auto(env, system, dry_run, as_json):
         click.echo("  " + tr(M("note: {line}", line=line)))
     if auto.fix:
         click.echo("  " + tr(M("for an exact match: {fix}", fix=auto.fix)))
+    for line in auto.considered:
+        click.echo("  " + tr(M("considered: {line}", line=line)))
     if dry_run:
         click.echo(tr(M("Would make environment {name} ({prefix}) use CUDA {version} ({root}); nothing written.",
                         name=env.name, prefix=env.prefix, version=auto.toolkit["version"],
@@ -192,7 +221,7 @@ def off(name, prefix):
         said = M("Environment {name} ({prefix}) no longer switches CUDA: removed {count} hook files.", name=env.name,
                  prefix=env.prefix, count=len(removed))
     click.echo(tr(said))
-    if system.environ.get("CUDASWITCH_APPLIES") == "1":
+    if switch.shell_function_applies(env, system.environ):
         click.echo(_("Undone in this shell by the cudaswitch shell function."))
     elif done.still_set_here:
         click.echo(tr(M("This shell still has CUDA {version} set until it is closed; next time run 'conda deactivate' "

@@ -71,6 +71,45 @@ def conda_root(system: System) -> Optional[str]:
     return None
 
 
+@dataclass
+class BaseVerdict:
+    """Whether a prefix is a base (root) environment, from its own files: True, False, or None when they do not
+    tell; `seen` names what was found, for the question `use` asks."""
+
+    is_base: Optional[bool]
+    seen: List[str]
+
+
+def base_by_files(prefix: str) -> BaseVerdict:
+    """A base environment is one conda is installed in: `conda-meta/history` (every environment has it) plus conda
+    itself (its package record `conda-meta/conda-<version>-<build>.json`, the `conda` package in site-packages, or
+    the `conda` program in bin/, condabin/ or Scripts/). `condabin/` and `envs/` are only found in a base, but not in
+    every one (a pip-installed conda has neither), so either of them without conda itself leaves it open, as does a
+    folder that cannot be listed. Reads folder listings only, no file's contents."""
+    j = os.path.join
+    try:
+        meta = os.listdir(j(prefix, "conda-meta"))
+    except OSError:
+        return BaseVerdict(None, [])
+    seen: List[str] = []
+    for rel in ("condabin", "envs"):
+        if os.path.isdir(j(prefix, rel)):
+            seen.append(rel + "/")
+    record = next((n for n in sorted(meta) if re.match(r"conda-\d[^-]*-[^-]+\.json$", n)), None)
+    conda = [f"conda-meta/{record}"] if record else []
+    for rel in ("bin/conda", "condabin/conda", "Scripts/conda.exe", "condabin/conda.bat"):
+        if os.path.isfile(j(prefix, *rel.split("/"))):
+            conda.append(rel)
+    for sp in [*Path(prefix).glob("lib/python3*/site-packages"), Path(prefix, "Lib", "site-packages")]:
+        if (sp / "conda" / "__init__.py").is_file():
+            conda.append(str((sp / "conda").relative_to(prefix)).replace(os.sep, "/") + "/")
+    if "history" not in meta:
+        return BaseVerdict(None if seen or conda else False, seen + conda)
+    if conda:
+        return BaseVerdict(True, ["conda-meta/history"] + seen + conda)
+    return BaseVerdict(None if seen else False, ["conda-meta/history"] + seen)
+
+
 def search_path(system: System) -> Tuple[str, ...]:
     return (_WINDOWS_SYSTEM if system.windows else _POSIX_SYSTEM) + _USER
 

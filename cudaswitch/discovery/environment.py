@@ -11,7 +11,7 @@ from typing import List, Optional
 from cudaswitch.core.errors import CudaswitchError, UsageError
 from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.system import System
-from cudaswitch.discovery.condaenvs import conda_root
+from cudaswitch.discovery.condaenvs import base_by_files, conda_root
 
 STATE_FILE = ("etc", "cudaswitch", "state.yaml")
 
@@ -22,6 +22,8 @@ class CondaEnv:
     name: str
     is_base: bool
     windows: bool = False
+    base_unknown: bool = False  # its files neither show nor rule out a base environment (condaenvs.base_by_files)
+    base_seen: List[str] = field(default_factory=list)  # the files that made it a base, or left it open
 
     @property
     def python(self) -> str:
@@ -32,7 +34,8 @@ class CondaEnv:
         return Path(self.prefix).joinpath(*STATE_FILE)
 
     def to_json(self) -> dict:
-        return {**asdict(self), "python": self.python}
+        rec = {k: v for k, v in asdict(self).items() if k not in ("base_unknown", "base_seen")}
+        return {**rec, "python": self.python}
 
 
 def envs_dirs(system: System) -> List[str]:
@@ -58,9 +61,14 @@ def _is_env(prefix: str) -> bool:
 def _make(prefix: str, system: System) -> CondaEnv:
     prefix = os.path.abspath(prefix)
     root = conda_root(system)
-    is_base = bool(root) and os.path.normcase(os.path.abspath(root)) == os.path.normcase(prefix)
+    # the shell's variables are only a hint (CONDA_EXE is unset in a shell conda's hook never ran in): the prefix's
+    # own files decide too
+    by_files = base_by_files(prefix)
+    is_base = (bool(root) and os.path.normcase(os.path.abspath(root)) == os.path.normcase(prefix)) or \
+        by_files.is_base is True
     name = "base" if is_base else os.path.basename(prefix.rstrip("\\/"))
-    return CondaEnv(prefix=prefix, name=name, is_base=is_base, windows=system.windows)
+    return CondaEnv(prefix=prefix, name=name, is_base=is_base, windows=system.windows,
+                    base_unknown=not is_base and by_files.is_base is None, base_seen=by_files.seen)
 
 
 def resolve_env(system: System, name: Optional[str] = None, prefix: Optional[str] = None,

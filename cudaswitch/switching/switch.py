@@ -176,6 +176,16 @@ def off(env, environ) -> OffResult:
     return OffResult(removed, had_state, state, still)
 
 
+def shell_function_applies(env, environ) -> bool:
+    """Whether the shell function (`cudaswitch init`) that runs this command applies its result to its shell: it
+    re-runs the hooks of the environment that shell has active, and only those, so a `use`/`off` of another
+    environment (-n/-p) changes nothing there."""
+    if environ.get("CUDASWITCH_APPLIES") != "1" or not environ.get("CONDA_PREFIX"):
+        return False
+    norm = lambda p: os.path.normcase(os.path.realpath(p)).rstrip("\\/")  # noqa: E731
+    return norm(environ["CONDA_PREFIX"]) == norm(env.prefix)
+
+
 def pip_cuda_wheels(prefix: str) -> List[str]:
     """The pip `nvidia-*` CUDA wheels installed in an environment (torch from pip brings them). Prepending a
     system toolkit's lib64 to LD_LIBRARY_PATH there breaks torch (`undefined symbol __nvJitLink...`,

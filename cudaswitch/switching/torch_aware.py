@@ -41,8 +41,9 @@ def install_command(cuda: str) -> str:
     return f"cudaswitch install-toolkit {cuda}"
 
 
-def pick(installs: Dict, toolkits: List, env_label: str) -> AutoPick:
-    """`installs`: torchenv.torch_installs(prefix); `toolkits`: discover().toolkits."""
+def pick(installs: Dict, toolkits: List, env_label: str, current_root: Optional[str] = None) -> AutoPick:
+    """`installs`: torchenv.torch_installs(prefix); `toolkits`: discover().toolkits; `current_root`: the toolkit
+    the environment is switched to now, which wins a tie."""
     version = installs.get("build_version") or installs.get("version")
     cuda = installs.get("cuda")
     base = dict(torch=version, torch_cuda=cuda, cudnn=installs.get("cudnn"))
@@ -60,38 +61,65 @@ def pick(installs: Dict, toolkits: List, env_label: str) -> AutoPick:
     usable = []
     for tk in toolkits:
         if not tk.nvcc:
-            considered.append(f"{_label(tk)}: no nvcc, cannot build extensions")
+            considered.append(M("{toolkit}: no nvcc, cannot build extensions", toolkit=_label(tk)))
         elif tk.cuda.major != want[0]:
-            considered.append(f"{_label(tk)}: CUDA major {tk.cuda.major} != torch's {want[0]} "
-                              f"(cpp_extension refuses it)")
+            considered.append(M("{toolkit}: CUDA major {major} != torch's {want} (cpp_extension refuses it)",
+                                toolkit=_label(tk), major=tk.cuda.major, want=want[0]))
         else:
             usable.append(tk)
     exact = [t for t in usable if (t.cuda.major, t.cuda.minor) == want[:2]]
-    key = lambda t: (t.cuda.minor, t.cuda.patch or 0)  # noqa: E731
     short = knowledge.vstr(want[:2])
+    if not usable:
+        have = ", ".join(t.version for t in toolkits) or M("none")
+        return AutoPick(False, M("torch {version} was built with CUDA {short} and no installed toolkit with nvcc "
+                                 "has CUDA {major}.x (installed: {have})", version=version, short=short,
+                                 major=want[0], have=have), install_command(short), considered=considered, **base)
+    tk, tie = _best(exact or usable, current_root)
+    for t in usable:
+        if t is tk:
+            considered.append(M("{toolkit}: chosen", toolkit=_label(t)))
+        elif t in exact or not exact:
+            considered.append(M("{toolkit}: same version, not chosen: {rule}", toolkit=_label(t), rule=tie)
+                              if key(t) == key(tk) else
+                              M("{toolkit}: older than {pick}", toolkit=_label(t), pick=tk.version))
+        else:
+            considered.append(M("{toolkit}: CUDA {minor}, not torch's {short}; an exact match is installed",
+                                toolkit=_label(t), minor=knowledge.vstr((t.cuda.major, t.cuda.minor)), short=short))
+    notes = [M("tie: {count} toolkits are CUDA {version}; {rule}", count=sum(key(t) == key(tk) for t in usable),
+               version=tk.version, rule=tie)] if tie else []
     if exact:
-        tk = max(exact, key=key)
-        considered += [f"{_label(t)}: same major, other minor" for t in usable if t not in exact]
         return AutoPick(True, M("torch {version} was built with CUDA {short}; CUDA {toolkit} matches it",
                                 version=version, short=short, toolkit=tk.version),
-                        toolkit=tk.to_json(), considered=considered, **base)
-    if usable:
-        tk = max(usable, key=key)
-        considered += [f"{_label(t)}: older minor than {tk.version}" for t in usable if t is not tk]
-        note = M("torch was built with CUDA {short}, this toolkit is {toolkit}: torch.utils.cpp_extension warns "
-                 "about the minor version difference; builds normally work", short=short,
-                 toolkit=str(tk.cuda.major) + "." + str(tk.cuda.minor))
-        return AutoPick(True, M("torch {version} was built with CUDA {short}; no {short} toolkit is installed, CUDA "
-                                "{toolkit} is the newest of the same major", version=version, short=short,
-                                toolkit=tk.version), install_command(short),
-                        tk.to_json(), notes=[note], considered=considered, **base)
-    have = ", ".join(t.version for t in toolkits) or M("none")
-    return AutoPick(False, M("torch {version} was built with CUDA {short} and no installed toolkit with nvcc has "
-                             "CUDA {major}.x (installed: {have})", version=version, short=short, major=want[0],
-                             have=have), install_command(short), considered=considered, **base)
+                        toolkit=tk.to_json(), notes=notes, considered=considered, **base)
+    notes.append(M("torch was built with CUDA {short}, this toolkit is {toolkit}: torch.utils.cpp_extension warns "
+                   "about the minor version difference; builds normally work", short=short,
+                   toolkit=str(tk.cuda.major) + "." + str(tk.cuda.minor)))
+    return AutoPick(True, M("torch {version} was built with CUDA {short}; no {short} toolkit is installed, CUDA "
+                            "{toolkit} is the newest of the same major", version=version, short=short,
+                            toolkit=tk.version), install_command(short),
+                    tk.to_json(), notes=notes, considered=considered, **base)
 
 
-def pick_for_env(prefix: str, env_label: str, toolkits: List) -> AutoPick:
+def key(tk):
+    """The rank inside one CUDA major: the newest minor, then the newest patch."""
+    return tk.cuda.minor, tk.cuda.patch or 0
+
+
+def _best(candidates: List, current_root: Optional[str]):
+    """(the pick, the rule that broke a tie or None). Equal versions: the one the environment already uses, else
+    the first in discovery's order (by folder, as `cudaswitch list` shows them)."""
+    top = max(key(t) for t in candidates)
+    tied = [t for t in candidates if key(t) == top]
+    if len(tied) == 1:
+        return tied[0], None
+    mine = next((t for t in tied if current_root and current_root in (t.root, *t.aliases)), None)
+    if mine is not None:
+        return mine, M("{root} is chosen because the environment already uses it", root=mine.root)
+    return tied[0], M("{root} is chosen because its folder comes first in the order 'cudaswitch list' shows",
+                      root=tied[0].root)
+
+
+def pick_for_env(prefix: str, env_label: str, toolkits: List, current_root: Optional[str] = None) -> AutoPick:
     from cudaswitch.checks.torchenv import torch_installs
 
-    return pick(torch_installs(prefix), toolkits, env_label)
+    return pick(torch_installs(prefix), toolkits, env_label, current_root)

@@ -168,7 +168,8 @@ def test_doctor_reads_in_chinese_and_its_json_does_not_change(fsroot, clean_env,
     assert f"虚拟环境: 实验室 ({prefix})" in out
     assert "错误     CUDA_PATH_MISSING: CUDA_PATH=/usr/local/cuda-12.1 不存在" in out
     assert "解决: 把 CUDA_PATH 指向一个已安装的工具包（见 `cudaswitch list`），或删除这个环境变量" in out
-    assert "LDCONF_PINS_CUDA: /etc/ld.so.conf.d/988_cuda-12.conf 为所有进程固定了" in out
+    assert "LDCONF_PINS_CUDA: /etc/ld.so.conf.d/988_cuda-12.conf 把 /usr/local/cuda-12.9/targets/x86_64-linux/lib" in out
+    assert "放进了动态链接器缓存：除非 LD_LIBRARY_PATH 或程序自己的 RPATH 指向另一份" in out
     assert "停用 /etc/ld.so.conf.d/988_cuda-12.conf 并运行 `sudo ldconfig`" in out
     assert ("DRIVER_BELOW_TOOLKIT: 显卡驱动支持 CUDA 12.4，但 shell 当前的工具包是 CUDA 12.9.1（/usr/local/cuda-12.9）："
             "用它编译的程序只能在次版本兼容模式下运行") in out
@@ -247,8 +248,8 @@ def test_conda_doctor_and_the_note_after_an_update_read_in_chinese(tmp_path, cle
     r = real_conda.run(["doctor", "-p", str(p), "cudaswitch"], env=env, check=False)
     out = r.stdout
     assert "❌ CUDA (cudaswitch):" in out
-    assert ("TORCH_CUDA_MAJOR: torch 2.8.0+cu118 是为 CUDA 11.8 编译的，但该虚拟环境使用 CUDA 12.9.1：用 nvcc 编译的"
-            "扩展与 torch 不匹配") in out, out
+    assert ("错误     TORCH_TOOLKIT_MAJOR_MISMATCH: torch 2.8.0+cu118 是为 CUDA 11.8 编译的，但该虚拟环境使用 CUDA "
+            "12.9.1：torch.utils.cpp_extension 拒绝用另一个 CUDA 主版本编译扩展") in out, out
     assert f"解决: cudaswitch use 11.8 -p {p}" in out
     shutil.rmtree(sp / "torch")
     shutil.rmtree(sp / "torch-2.8.0+cu118.dist-info")
@@ -257,9 +258,10 @@ def test_conda_doctor_and_the_note_after_an_update_read_in_chinese(tmp_path, cle
     shutil.copytree(info, sp / info.name)
     r = real_conda.run(["update", "--all", "-p", str(p), "--offline", "--yes"], env=env)
     lines = [line for line in r.stderr.splitlines() if line.startswith("cudaswitch")]
-    assert lines == [f"cudaswitch: 现在装上了 pip 的 CUDA wheel 包（nvidia-cuda-runtime-cu12），而激活脚本把 CUDA 12.9.1 "
-                     f"的 lib 文件夹放在 LD_LIBRARY_PATH 最前面，这会让 torch 出错：请运行 'cudaswitch use --refresh "
-                     f"--no-ld-library-path -p {p}'"], r.stderr
+    assert lines == [f"cudaswitch: 警告 LD_LIBRARY_PATH_OVER_WHEELS：装有 pip 的 CUDA wheel 包（nvidia-cuda-runtime-cu12），"
+                     f"而激活脚本把 CUDA 12.9.1 的 lib 文件夹放在 LD_LIBRARY_PATH 最前面：torch 会加载该工具包的 CUDA 库而"
+                     f"不是 wheel 包里的，工具包的库较旧时 torch 就会出错（'undefined symbol __nvJitLink...'）；解决："
+                     f"cudaswitch use --refresh --no-ld-library-path -p {p}"], r.stderr
 
 
 def test_conda_health_records_stay_english(tmp_path):

@@ -83,6 +83,43 @@ def test_ld_so_conf_d_pinning(tmp_path, clean_env):
     assert "988_cuda-12.conf" in f["cause"] and "CUDA 12.9.1" in f["cause"]
     assert "ldconfig" in f["fix"]
     assert [c for c in codes_of(rec) if c == "LDCONF_PINS_CUDA"] == ["LDCONF_PINS_CUDA"]  # libc.conf not reported
+    assert "unless LD_LIBRARY_PATH or its own RPATH names another copy" in f["cause"]
+
+
+def test_ld_so_conf_d_pinning_another_toolkit_says_when_the_cache_wins(tmp_path, clean_env, real_trees):
+    """The message claims LD_LIBRARY_PATH is searched before the loader cache, and the cache is searched when the
+    variable does not name the library: the real loader's LD_DEBUG=libs trace must show exactly that."""
+    import subprocess
+
+    from cudaswitch.discovery.environment import CondaEnv, SwitchState, write_state
+
+    root = tmp_path / "root"
+    cudatrees.cuda_12_9(root / "usr" / "local" / "cuda-12.9")
+    cudatrees.cuda_11_8(root / "usr" / "local" / "cuda-11.8")
+    conf = root / "etc" / "ld.so.conf.d"
+    conf.mkdir(parents=True)
+    (conf / "988_cuda-12.conf").write_text("/usr/local/cuda-12.9/targets/x86_64-linux/lib\n")
+    prefix = make_env(tmp_path / "envs" / "e")
+    write_state(CondaEnv(str(prefix), "e", False), SwitchState("11.8", "11.8.89", "/usr/local/cuda-11.8", "now", "0.1.0"))
+    r, rec, codes = run_doctor_cli(clean_env, root, "-p", str(prefix))
+    cause = codes["LDCONF_PINS_CUDA"]["cause"]
+    assert "the loader cache wins over hooks" not in cause
+    assert ("the hooks' LD_LIBRARY_PATH is searched before the cache, so it wins where it is set, but the cache wins "
+            "in processes that do not get it") in cause, cause
+    assert "when LD_LIBRARY_PATH is unset, for every library a program loads without an RPATH" in cause
+    # the real loader: a library on LD_LIBRARY_PATH is taken from there before the cache is looked at ...
+    lib = real_trees / "cuda-12.9" / "targets" / "x86_64-linux" / "lib"
+    load = [sys.executable, "-c", "import ctypes; ctypes.CDLL('libcudart.so.12')"]
+    trace = subprocess.run(load, env=dict(clean_env, LD_DEBUG="libs", LD_LIBRARY_PATH=str(lib)),
+                           capture_output=True, text=True).stderr
+    block = trace[trace.index("find library=libcudart.so.12"):].split("find library=")[1]  # its lookup alone
+    assert "(LD_LIBRARY_PATH)" in block and f"trying file={lib}/libcudart.so.12" in block
+    assert "search cache=/etc/ld.so.cache" not in block
+    # ... and without the variable (the process did not get the hooks' environment) the cache is searched
+    env = {k: v for k, v in clean_env.items() if k != "LD_LIBRARY_PATH"}
+    trace = subprocess.run(load, env=dict(env, LD_DEBUG="libs"), capture_output=True, text=True).stderr
+    block = trace[trace.index("find library=libcudart.so.12"):]
+    assert "search cache=/etc/ld.so.cache" in block.split("find library=")[1]
 
 
 def test_driver_below_the_toolkit_in_use(fsroot, clean_env):

@@ -125,7 +125,7 @@ def test_status_of_a_switched_environment_in_chinese(env, tmp_path):
     assert any(x.startswith("  尚未在当前 shell 中生效：") for x in r.stdout.splitlines()), r.stdout
     shutil.rmtree(root)
     r = run_cli(["status"], env=_zh(env))
-    assert (f"警告: 这个虚拟环境使用的 CUDA 12.9.1（{root}）已经不在了（TOOLKIT_MISSING）；'cudaswitch list' 列出已安装的"
+    assert (f"错误: 这个虚拟环境使用的 CUDA 12.9.1（{root}）已经不在了（TOOLKIT_MISSING）；'cudaswitch list' 列出已安装的"
             f"工具包，'cudaswitch use SELECTOR' 可切换到其中一个") in r.stdout.splitlines(), r.stdout
     assert "is gone" not in r.stdout and "Environment " not in r.stdout
 

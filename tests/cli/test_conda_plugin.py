@@ -107,10 +107,10 @@ def test_conda_doctor_reports_cuda_state(tmp_path, conda_env, real_conda, real_t
     finally:
         shutil.move(str(tmp_path / "moved"), str(real_trees / "cuda-11.8"))
     assert "❌ CUDA (cudaswitch):" in out
-    assert "TOOLKIT_MISSING: switched to CUDA 11.8.89" in out
-    assert ("HOOKS_STALE: hook files out of date: etc/conda/activate.d/cudaswitch.sh was written by "
+    assert "error    TOOLKIT_MISSING: the environment was switched to CUDA 11.8.89" in out
+    assert ("warning  HOOKS_STALE: hook files out of date: etc/conda/activate.d/cudaswitch.sh was written by "
             "cudaswitch 0.0.9") in out
-    assert "TORCH_CUDA_MAJOR: torch 2.8.0+cu129 was built for CUDA 12.9" in out
+    assert "error    TORCH_TOOLKIT_MAJOR_MISMATCH: torch 2.8.0+cu129 was built for CUDA 12.9" in out
     assert f"fix: cudaswitch use --refresh -p {p}" in out
 
 
@@ -134,9 +134,11 @@ def test_after_conda_update_one_line_only_when_relevant(tmp_path, conda_env, rea
     shutil.copytree(info, p / "lib" / "python3.11" / "site-packages" / info.name)
     r = real_conda.run(update, env=conda_env)
     lines = [line for line in r.stderr.splitlines() if "cudaswitch" in line]
-    assert lines == [f"cudaswitch: pip CUDA wheels are now installed (nvidia-cuda-runtime-cu12) while the hooks put "
-                     f"CUDA 12.9.1's lib folder first on LD_LIBRARY_PATH, which breaks torch: run "
-                     f"'cudaswitch use --refresh --no-ld-library-path -p {p}'"]
+    assert lines == [f"cudaswitch: warning LD_LIBRARY_PATH_OVER_WHEELS: pip CUDA wheels are installed "
+                     f"(nvidia-cuda-runtime-cu12) and the hooks put CUDA 12.9.1's lib folder first on LD_LIBRARY_PATH: "
+                     f"torch then loads the toolkit's CUDA libraries instead of its wheels', which breaks it when they "
+                     f"are older ('undefined symbol __nvJitLink...'); fix: cudaswitch use --refresh "
+                     f"--no-ld-library-path -p {p}"]
     assert "cudaswitch" not in r.stdout  # stdout stays conda's (and --json stays JSON)
     assert run_cli(["use", "--refresh", "--no-ld-library-path", "-p", str(p), "--no-smoke"], conda_env).returncode == 0
     r = real_conda.run(update, env=conda_env)
@@ -151,4 +153,4 @@ def test_checks_without_conda(tmp_path):
     p = _prefix(tmp_path)
     assert after_change(str(p)) is None and after_change(None) is None
     checks = health(str(p), System(environ={"PATH": ""}))
-    assert [c.code for c in checks] == ["NOT_SWITCHED"] and checks[0].ok
+    assert [c.code for c in checks] == ["NOT_SWITCHED"] and checks[0].ok and checks[0].severity == "info"

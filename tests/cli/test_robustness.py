@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -157,6 +158,32 @@ def test_an_unreadable_folder_on_path_is_skipped(cli_env, shared, real_trees, tm
     archive.write_bytes(b"not an archive")
     proc = _cli_as_someone_else(["install-cudnn", str(archive), "--cuda", "12.9", "--dry-run"], cli_env)
     assert "not a .zip, .tar.xz or .tar.gz archive" in one_line_error(proc, 1)
+
+
+def test_smoke_of_a_python_linked_into_a_folder_you_cannot_enter_says_so(cli_env, shared):
+    """The environment's bin/python is a link into another user's 0700 folder: it is there, only not for you."""
+    private = os.path.join(shared, "theirs")
+    os.makedirs(os.path.join(private, "bin"))
+    real = os.path.join(private, "bin", "python3.11")
+    shutil.copy2(sys.executable, real)
+    os.chmod(private, 0o700)
+    _give_away(private)
+    env = _env(shared)
+    os.makedirs(os.path.join(env, "bin"))
+    os.symlink(real, os.path.join(env, "bin", "python"))
+    proc = _cli_as_someone_else(["smoke", "--json", "-p", env], cli_env)
+    rec = json.loads(proc.stdout)
+    f = rec["findings"][0]
+    assert proc.returncode == 0 and rec["status"] == "skip" and f["severity"] == "info", proc.stdout
+    assert f["cause"] == f"{env}/bin/python cannot be read by you: {private} does not let root (uid 0) in", f
+    assert "does not exist" not in proc.stdout
+    assert f["fix"] == f"run it as a user who may read it: sudo -u nobody cudaswitch smoke -p {env}"
+    zh = _cli_as_someone_else(["smoke", "-p", env], dict(cli_env, CUDASWITCH_LANG="zh_CN"))
+    assert f"{env}/bin/python 你读不到：{private} 不允许 root (uid 0) 进入" in zh.stdout, zh.stdout
+    # and for a Python that truly is not there, the old words stay true
+    os.unlink(os.path.join(env, "bin", "python"))
+    proc = _cli_as_someone_else(["smoke", "--json", "-p", env], cli_env)
+    assert json.loads(proc.stdout)["findings"][0]["cause"] == f"{env}/bin/python does not exist"
 
 
 # ---- prompts ---------------------------------------------------------------------------------------------------

@@ -108,6 +108,55 @@ def test_base_needs_confirmation(cli_env, tmp_path):
     assert (base / "etc" / "conda" / "activate.d" / "cudaswitch.sh").exists()
 
 
+def _miniconda(prefix):
+    """The files a Miniconda install leaves in its base: conda-meta/history, conda's own package record,
+    condabin/conda, envs/."""
+    base = make_env(prefix, history="==> 2026-01-01 00:00:00 <==\n", packages=["conda-26.7.1-py311h06a4308_0"])
+    (base / "envs").mkdir()
+    (base / "condabin").mkdir()
+    (base / "condabin" / "conda").write_text("#!/bin/sh\n")
+    return base
+
+
+@pytest.mark.parametrize("how", ["-p", "active"])
+def test_base_is_known_by_its_files_without_conda_exe(cli_env, tmp_path, how):
+    """conda's variables unset (a shell conda's hook never ran in, a script): the base is still refused."""
+    base = _miniconda(tmp_path / "miniconda3")
+    env = {k: v for k, v in cli_env.items() if k not in ("CONDA_EXE", "_CONDA_ROOT", "CONDA_PREFIX_1")}
+    args = ["use", "12.9", "--no-smoke", "-p", str(base)] if how == "-p" else ["use", "12.9", "--no-smoke"]
+    if how == "active":
+        env.update(CONDA_PREFIX=str(base), CONDA_DEFAULT_ENV="base")
+    line = one_line_error(run_cli(args, env, stdin=subprocess.DEVNULL), 2)
+    assert "base environment" in line and "--yes" in line
+    assert not (base / "etc").exists()
+    r = run_cli([*args, "--yes"], env)
+    assert r.returncode == 0 and f"Environment base ({base}) now uses CUDA 12.9.1" in r.stdout
+
+
+def test_a_prefix_that_may_be_a_base_is_refused_and_an_ordinary_env_is_not(cli_env, tmp_path):
+    """envs/ and condabin/ without conda itself (a half-removed install, another tool's root): it cannot tell, so
+    it asks; an environment conda created has none of those and is switched at once."""
+    unsure = make_env(tmp_path / "root", history="")
+    (unsure / "envs").mkdir()
+    line = one_line_error(run_cli(["use", "12.9", "--no-smoke", "-p", str(unsure)], cli_env,
+                                  stdin=subprocess.DEVNULL), 2)
+    assert f"cannot tell whether {unsure} is a base environment (it has conda-meta/history, envs/" in line
+    assert "--yes" in line and not (unsure / "etc").exists()
+    plain = make_env(tmp_path / "plain", history="")
+    assert run_cli(["use", "12.9", "--no-smoke", "-p", str(plain)], cli_env, stdin=subprocess.DEVNULL).returncode == 0
+
+
+def test_the_real_conda_base_is_recognised_by_its_files(real_conda, tmp_path):
+    """The real conda's root (conda installed with pip into it: no condabin/, no envs/) and an environment the real
+    conda created."""
+    from cudaswitch.discovery.condaenvs import base_by_files
+
+    verdict = base_by_files(str(real_conda.root))
+    assert verdict.is_base is True, verdict
+    env = real_conda.create(tmp_path / "made")
+    assert base_by_files(str(env)).is_base is False
+
+
 def test_run_passes_the_toolkit_and_the_exit_code(cli_env, real_trees):
     tk = str(real_trees / "cuda-11.8")
     env = dict(cli_env, PATH=f"/opt/x:{os.environ['PATH']}", CUDA_HOME="/old")
@@ -156,6 +205,102 @@ def test_init_function_applies_use_and_off_to_the_current_shell(shell, cli_env, 
     lines = out.stdout.splitlines()
     assert lines[0] == f"[{tk}|{tk}/bin:{path}]"
     assert lines[1] == f"[|{path}]" and len(lines) == 2, out.stdout
+
+
+def test_the_shell_function_says_applied_only_for_the_active_environment(cli_env, env_prefix, real_trees, tmp_path):
+    """`use -p OTHER` / `off -p OTHER` from the shell function change nothing in this shell, and say so; the active
+    environment's are applied, and say that. What the real bash has after each is the proof."""
+    exe = require_tool("bash")
+    other = make_env(tmp_path / "other", history="")
+    fn = run_cli(["init", "bash"], cli_env).stdout
+    path = f"{cli_on_path(tmp_path)}:/usr/bin:/bin"
+    show = 'echo "[CUDA_HOME=$CUDA_HOME]"'
+    script = (f"{fn}\ncudaswitch use 12.9 -p {quote_sh(str(other))} --no-smoke\n{show}\n"
+              f"cudaswitch off -p {quote_sh(str(other))}\n{show}\n"
+              f"cudaswitch use 12.9 --no-smoke\n{show}\ncudaswitch off\n{show}\n")
+    out = subprocess.run([exe, "-c", script], env=dict(cli_env, PATH=path, CONDA_PREFIX=str(env_prefix)),
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    blocks = out.stdout.split("[CUDA_HOME=")
+    tk = str(real_trees / "cuda-12.9")
+    other_use, other_off, own_use, own_off = blocks[:4]
+    assert "Applied to this shell" not in other_use and "Takes effect at the next activation" in other_use
+    assert f"conda activate {other}" in other_use, other_use
+    assert blocks[1].startswith("]") and "Undone in this shell" not in other_off
+    assert "Applied to this shell by the cudaswitch shell function." in own_use
+    assert blocks[3].startswith(f"{tk}]") and "Undone in this shell by the cudaswitch shell function." in own_off
+    assert blocks[4].startswith("]")
+
+
+def _activated_status(bash, env_prefix, env, activate):
+    """`cudaswitch status` in a real bash after `activate` (a shell snippet) ran there."""
+    script = f"{activate}\necho \"[CUDA_HOME=$CUDA_HOME]\"\ncudaswitch status\n"
+    out = subprocess.run([bash, "-c", script], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def _user_script(env_prefix):
+    script = env_prefix / "etc" / "conda" / "activate.d" / "env_vars.sh"
+    script.write_text("#!/bin/sh\n# my own settings\nexport CUDA_HOME=/opt/my-cuda\nexport MY_DATA=/data\n")
+    return script
+
+
+def test_status_names_the_script_that_set_cuda_home_after_cudaswitch(cli_env, env_prefix, real_trees, tmp_path):
+    """A user's env_vars.sh in activate.d sorts after cudaswitch.sh, so conda runs it last and its CUDA_HOME wins:
+    status names it instead of suggesting an activation that changes nothing. The activation is conda's order,
+    done by a real bash (LC_ALL=C globs sort by byte, as conda's sorted() does)."""
+    bash = require_tool("bash")
+    assert run_cli(["use", "12.9", "--no-smoke", "-p", str(env_prefix)], cli_env).returncode == 0
+    script = _user_script(env_prefix)
+    env = dict(cli_env, PATH=f"{cli_on_path(tmp_path)}:/usr/bin:/bin", CONDA_PREFIX=str(env_prefix), LC_ALL="C",
+               SHELL=bash)
+    activate = f"for f in {quote_sh(str(env_prefix))}/etc/conda/activate.d/*.sh; do . \"$f\"; done"
+    out = _activated_status(bash, env_prefix, env, activate)
+    assert "[CUDA_HOME=/opt/my-cuda]" in out
+    assert (f"  not applied to this shell: {script} sets CUDA_HOME (/opt/my-cuda) and runs after cudaswitch's hook "
+            f"(conda runs the activate.d scripts in name order)") in out, out
+    assert "conda activate" not in out
+    zh = _activated_status(bash, env_prefix, dict(env, CUDASWITCH_LANG="zh_CN"), activate)
+    assert f"  未在当前 shell 中生效：{script} 设置了 CUDA_HOME（/opt/my-cuda），而且在 cudaswitch 的激活脚本之后运行" in zh, zh
+    # the same environment without that script: the usual hint, which is then true
+    script.unlink()
+    out = _activated_status(bash, env_prefix, dict(env, CUDA_HOME="/elsewhere"), "true")
+    assert "not applied to this shell yet: conda activate" in out, out
+
+
+def test_status_names_the_script_under_the_real_conda(cli_env, env_prefix, real_conda, tmp_path):
+    bash = require_tool("bash")
+    assert run_cli(["use", "12.9", "--no-smoke", "-p", str(env_prefix)], cli_env).returncode == 0
+    script = _user_script(env_prefix)
+    env = dict(cli_env, PATH=f"{cli_on_path(tmp_path)}:/usr/bin:/bin", SHELL=bash, HOME=str(tmp_path))
+    hook = real_conda.hook("bash", env=env)
+    (tmp_path / "hook.sh").write_text(hook)
+    out = _activated_status(bash, env_prefix, env, f". {quote_sh(str(tmp_path / 'hook.sh'))}\n"
+                                                   f"conda activate {quote_sh(str(env_prefix))}")
+    assert "[CUDA_HOME=/opt/my-cuda]" in out, out
+    assert f"  not applied to this shell: {script} sets CUDA_HOME (/opt/my-cuda)" in out, out
+
+
+def test_the_activation_reader_follows_condas_order(tmp_path):
+    """env_vars.d and conda-meta/state first (the state's wins), then activate.d by code point: '~' after
+    letters, upper case before lower case."""
+    from cudaswitch.discovery.activation_scripts import last_setter, setters
+
+    p = make_env(tmp_path / "e", history="")
+    (p / "etc" / "conda" / "env_vars.d").mkdir(parents=True)
+    (p / "etc" / "conda" / "env_vars.d" / "cuda-nvcc.json").write_text('{"CUDA_HOME": "/pkg"}')
+    (p / "conda-meta" / "state").write_text('{"env_vars": {"CUDA_HOME": "/state", "OTHER": "x"}}')
+    ad = p / "etc" / "conda" / "activate.d"
+    ad.mkdir()
+    (ad / "~cuda-nvcc_activate.sh").write_text('export CUDA_HOME="${CONDA_PREFIX}/targets/x86_64-linux"\n')
+    (ad / "Zed.sh").write_text("if [ -d /x ]; then CUDA_HOME=/zed; export CUDA_HOME; fi\n")
+    (ad / "a.fish").write_text("set -gx CUDA_HOME /fish\n")
+    (ad / "b.sh").write_text("OLD_CUDA_HOME=/no\n# CUDA_HOME=/comment is not run either\n")
+    found = [(s.value, os.path.basename(s.source)) for s in setters(str(p), ["CUDA_HOME"], ".sh")]
+    assert found == [("/state", "state"), ("/zed", "Zed.sh"),
+                     ("${CONDA_PREFIX}/targets/x86_64-linux", "~cuda-nvcc_activate.sh")]
+    assert last_setter(str(p), "CUDA_HOME", ".fish").value == "/fish"
 
 
 def test_init_alias_applies_use_in_tcsh(cli_env, env_prefix, real_trees, tmp_path):

@@ -118,3 +118,74 @@ def test_cli_no_matching_major_exits_1_with_the_command(fs, tmp_path, cu130_env,
     assert r.returncode == 1
     assert r.stderr.strip().endswith("; cudaswitch install-toolkit 13.0")
     assert "Traceback" not in r.stderr
+
+
+def _cu121_env(prefix: Path) -> Path:
+    """torch 2.5.1+cu121 from download.pytorch.org, by the two files `use auto` reads: torch/version.py as torch's
+    build writes it, and the dist-info folder its wheel unpacks to (that index names the build in the folder)."""
+    site = prefix / "lib" / "python3.11" / "site-packages"
+    (site / "torch").mkdir(parents=True)
+    make_env(prefix)
+    (site / "torch" / "version.py").write_text(
+        "from typing import Optional\n\n__all__ = ['__version__', 'debug', 'cuda', 'git_version', 'hip']\n"
+        "__version__ = '2.5.1+cu121'\ndebug = False\ncuda: Optional[str] = '12.1'\n"
+        "git_version = 'a8d6afb511a69687bbb2b7e88a3cf67917e1697e'\nhip: Optional[str] = None\n")
+    info = site / "torch-2.5.1+cu121.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 2.5.1+cu121\n")
+    (info / "INSTALLER").write_text("pip\n")
+    return prefix
+
+
+@pytest.fixture(scope="module")
+def fs12(tmp_path_factory):
+    """/usr/local/cuda-12.1 and cuda-12.9: one CUDA major, two minors. The 12.1 tree is the 12.9 wheel files with
+    12.1.1's version.json (the test cache has no 12.1 wheel; discovery takes the version from version.json)."""
+    root = tmp_path_factory.mktemp("fs12")
+    local = root / "usr" / "local"
+    cudatrees.cuda_12_9(local / "cuda-12.1", {"cuda": {"name": "CUDA SDK", "version": "12.1.1"},
+                                              "cuda_nvcc": {"name": "CUDA NVCC", "version": "12.1.105"}})
+    cudatrees.cuda_12_9(local / "cuda-12.9")
+    return root
+
+
+def test_the_exact_minor_wins_over_a_newer_one_of_the_same_major(fs12, tmp_path, clean_env):
+    env = dict(clean_env, CUDASWITCH_FS_ROOT=str(fs12), CUDASWITCH_OS="linux", PATH="/usr/bin:/bin")
+    r = run_cli(["use", "auto", "--json", "-p", str(_cu121_env(tmp_path / "cu121"))], env=env)
+    auto = json.loads(r.stdout)["auto"]
+    assert auto["ok"] and auto["toolkit"]["version"] == "12.1.1", auto
+    assert auto["considered"] == ["12.1.1 (/usr/local/cuda-12.1): chosen",
+                                  "12.9.1 (/usr/local/cuda-12.9): CUDA 12.9, not torch's 12.1; an exact match is "
+                                  "installed"]
+
+
+def test_a_tie_is_shown_with_the_rule_that_broke_it(fs, tmp_path, cu130_env, clean_env, toolkit_13_0):
+    """Two CUDA 13.0.88 (/usr/local's and /opt's): the human output and --json name both, the pick and why; a
+    toolkit the environment already uses wins the tie."""
+    twin = tmp_path / "fs2"
+    cudatrees._copytree(fs, twin)
+    cudatrees._copytree(toolkit_13_0, twin / "opt" / "cuda-13.0")
+    env = dict(clean_env, CUDASWITCH_FS_ROOT=str(twin), CUDASWITCH_OS="linux", PATH="/usr/bin:/bin")
+    r = run_cli(["use", "auto", "--dry-run", "-p", str(cu130_env)], env=env)
+    assert r.returncode == 0, r.stderr
+    rule = "/opt/cuda-13.0 is chosen because its folder comes first in the order 'cudaswitch list' shows"
+    assert f"  note: tie: 2 toolkits are CUDA 13.0.88; {rule}" in r.stdout, r.stdout
+    assert "  considered: 13.0.88 (/opt/cuda-13.0): chosen" in r.stdout
+    assert f"  considered: 13.0.88 (/usr/local/cuda-13.0): same version, not chosen: {rule}" in r.stdout
+    assert "  considered: 12.9.1 (/usr/local/cuda-12.9): CUDA major 12 != torch's 13" in r.stdout
+    assert "use CUDA 13.0.88 (/opt/cuda-13.0); nothing written" in r.stdout
+    zh = run_cli(["use", "auto", "--dry-run", "-p", str(cu130_env)], env=dict(env, CUDASWITCH_LANG="zh_CN"))
+    assert ("  注意：并列：2 个工具包都是 CUDA 13.0.88；选中 /opt/cuda-13.0，因为在 'cudaswitch list' 的排列顺序里它的"
+            "文件夹排在最前") in zh.stdout, zh.stdout
+    assert "  已考虑：13.0.88 (/usr/local/cuda-13.0)：版本相同，未选中：选中 /opt/cuda-13.0，" in zh.stdout
+    # the environment already uses the other one: it stays
+    assert run_cli(["use", "/usr/local/cuda-13.0", "--no-smoke", "-p", str(cu130_env)], env).returncode == 0
+    try:
+        r = run_cli(["use", "auto", "--json", "-p", str(cu130_env)], env=env)
+        auto = json.loads(r.stdout)["auto"]
+        assert auto["toolkit"]["root"] == "/usr/local/cuda-13.0"
+        assert ("tie: 2 toolkits are CUDA 13.0.88; /usr/local/cuda-13.0 is chosen because the environment already "
+                "uses it") in auto["notes"]
+        assert len(auto["considered"]) == 4 and "13.0.88 (/usr/local/cuda-13.0): chosen" in auto["considered"]
+    finally:
+        run_cli(["off", "-p", str(cu130_env)], env)

@@ -18,6 +18,7 @@ from typing import Dict, List, Optional
 
 from cudaswitch.checks.driver import Driver
 from cudaswitch.checks.runner import ProbeOutcome
+from cudaswitch.checks.windll import ILLEGAL_INSTRUCTION, exit_status
 from cudaswitch.discovery.environment import site_packages
 from cudaswitch.core.i18n import M, N_, _, columns
 
@@ -108,6 +109,10 @@ CATALOGUE: Dict[str, tuple] = {
                       "stage, that stage is the problem"), "-"),
     "PROBE_CRASHED": (N_("the Python process died without a result"), N_("run `python -c \"import torch\"` in the "
                       "environment to see the crash"), "-"),
+    "CUDNN_DLL_MISSING": (N_("cuDNN could not locate a DLL it loads at run time (zlibwapi.dll, or its own "
+                           "cudnn_*64_8.dll sub-libraries) and ended the process (0xC0000409)"),
+                           N_("put zlibwapi.dll, or the folder holding every cudnn_*64_8.dll, on the loader path"),
+                           "NVIDIA cuDNN 8.x installation guide (zlib) [S58]; docs/design/windows-cudnn.md"),
     "IMPORT_FAILED": (N_("import torch failed"), N_("read the error; reinstall torch if the files are damaged"), "-"),
     "CUDNN_FAILED": (N_("the cuDNN convolution failed"), N_("remove other cuDNN copies from PATH/LD_LIBRARY_PATH so torch "
                      "loads its own"), "-"),
@@ -175,7 +180,13 @@ RX_NO_KERNEL = re.compile(r"no kernel image is available for execution on the de
 RX_NOT_COMPATIBLE = re.compile(r"with CUDA capability (sm_\d+) is not compatible with the current PyTorch "
                                r"installation")
 RX_NO_TORCH = re.compile(r"No module named '?torch'?(?:$|\s|\n)")
+# cuDNN 8's own text (the format string "Could not locate %s. Please make sure it is in your library path!" in the
+# real cudnn64_8.dll) before the process is ended with 0xC0000409 (docs/design/windows-cudnn.md section 1)
+RX_CUDNN_LOCATE = re.compile(r"Could not locate (\S{1,260}?\.dll)\. Please make sure it is in your library path")
 RX_CUDNN = re.compile(r"CUDNN_STATUS_\w+|cuDNN error|Could not load library libcudnn|cudnn\w*64_\d\.dll")
+
+# a process killed by SIGILL: -4 from subprocess, 132 from a shell; 0xC000001D on Windows
+SIGILL_CODES = (-4, 132, ILLEGAL_INSTRUCTION)
 
 OPENMP_NAMES = re.compile(r"^(libiomp5|libgomp|libomp|vcomp|libiomp5md)[\w.-]*\.(so[\d.]*|dll|dylib)$", re.I)
 
@@ -259,7 +270,7 @@ def _cvd_hides(value: Optional[str]) -> bool:
 
 
 def classify_import_failure(text: str, outcome: ProbeOutcome, prefix: str, environ: Dict[str, str],
-                            windows: bool) -> List[Finding]:
+                            windows: bool, system=None) -> List[Finding]:
     rec = outcome.record or {}
     py = rec.get("python") or {}
     out: List[Finding] = []
@@ -312,6 +323,11 @@ def classify_import_failure(text: str, outcome: ProbeOutcome, prefix: str, envir
             out.append(finding("NO_AVX2", ERROR, M("WinError 1114: {dll} failed to initialise, and this CPU lacks AVX2, "
                                                    "which torch's wheels need", dll=dll_text)))
             return out
+        if system is not None and windows:
+            read = runtime_finding(system, prefix, dll_text)
+            if read is not None:
+                out.append(read)
+                return out
         copies = rec.get("msvcp140") or []
         on_windows = py.get("platform") == "win32"
         if len(copies) > 1:
@@ -324,10 +340,15 @@ def classify_import_failure(text: str, outcome: ProbeOutcome, prefix: str, envir
         out.append(finding("DLL_INIT_FAILED", ERROR, cause, details=details))
         return out
     if RX_WIN126.search(text):
+        walked = missing_dll_finding(system, prefix, dll_name, environ) if system is not None and windows and \
+            dll_name else None
+        if walked is not None:
+            out.append(walked)
+            return out
         out.append(finding("DLL_NOT_FOUND", ERROR, M("WinError 126: {dll} or one of its dependencies is missing",
                                                      dll=dll_name or M("a DLL"))))
         return out
-    if outcome.returncode in (-4, 132) or "Illegal instruction" in text:
+    if outcome.returncode in SIGILL_CODES or "Illegal instruction" in text:
         avx = rec.get("cpu_avx2")
         if avx is None:  # the probe died before reporting: same machine, ask here
             from cudaswitch.checks.probe import cpu_has_avx2
@@ -352,9 +373,126 @@ def classify_import_failure(text: str, outcome: ProbeOutcome, prefix: str, envir
     return out
 
 
+# ---- Windows DLL failures, read from the DLLs (cudaswitch/checks/windll.py; docs/design/checks.md section 6) ------
+
+REDIST_URL = "https://aka.ms/vs/17/release/vc_redist.x64.exe"
+_VC_NAMES = re.compile(r"^(msvcp140[\w]*|vcruntime140[\w]*|concrt140|vcomp140|vccorlib140)\.dll$", re.I)
+
+
+def _shown_prefix(system, prefix: str) -> str:
+    return system.display(Path(prefix))
+
+
+def runtime_finding(system, prefix: str, dll_text) -> Optional[Finding]:
+    """WinError 1114: the VC++ runtime copies in load order with their versions, the one older than torch needs,
+    and the fix that reaches that copy (the environment's package, or the redistributable for System32)."""
+    from cudaswitch.checks import windll
+    from cudaswitch.checks.torchenv import torch_installs
+
+    shown = _shown_prefix(system, prefix)
+    copies = windll.runtime_copies(system, windll.env_folders(system, shown), windll.system32(system))
+    if not copies:
+        return None
+    details = [f"{c.path} {windll.version_text(c.version)}" + (" (loaded first)" if c.first else "") for c in copies]
+    torch_version = torch_installs(prefix).get("version")
+    old = windll.too_old(copies, torch_version)
+    if not old:
+        first = next(c for c in copies if c.first)
+        return finding("DLL_INIT_FAILED", ERROR, M("WinError 1114: {dll} failed to initialise; the VC++ runtime the "
+                                                   "loader takes first ({copy}, version {version}) is not older than "
+                                                   "torch {torch} needs", dll=dll_text, copy=first.path,
+                                                   version=windll.version_text(first.version),
+                                                   torch=torch_version or "?"), details=details)
+    c, row = old[0]
+    cause = M("WinError 1114: {dll} failed to initialise: the {name} the loader takes first is {copy}, version "
+              "{version}; torch {torch} needs {minimum} or newer [{src}]", dll=dll_text, name=c.name,
+              copy=c.path, version=windll.version_text(c.version), torch=torch_version, minimum=row["min_version"],
+              src=row["src"])
+    details.append(row["why"])
+    if c.in_env:
+        package = windll.owning_package(system, shown, c.path)
+        if package:
+            fix = M("update the environment's own copy, which is loaded before System32's (the VC++ redistributable "
+                    "does not replace it): conda install -p \"{prefix}\" -c conda-forge \"{package}>={minimum}\"",
+                    prefix=shown, package=package, minimum=row["min_version"])
+        else:
+            fix = M("{copy} belongs to no conda package of the environment (a pip wheel or a copied file) and is loaded "
+                    "before System32's: remove it, or replace it with version {minimum} or newer (conda install -p "
+                    "\"{prefix}\" -c conda-forge \"vc14_runtime>={minimum}\")", copy=c.path, prefix=shown,
+                    minimum=row["min_version"])
+    else:
+        fix = M("install the current Microsoft Visual C++ 2015-2022 Redistributable (x64), which replaces System32's "
+                "copy: {url}", url=REDIST_URL)
+    return finding("DLL_INIT_FAILED", ERROR, cause, fix, details=details)
+
+
+def missing_dll_finding(system, prefix: str, dll: str, environ: Dict[str, str]) -> Optional[Finding]:
+    """WinError 126: the import tables walked from the DLL torch names through the files the loader finds; the
+    first import no folder holds is the DLL that is missing."""
+    from cudaswitch.checks import windll
+
+    if not system.local(dll).is_file():
+        return finding("DLL_NOT_FOUND", ERROR, M("WinError 126: {dll} itself is missing", dll=dll),
+                       N_("reinstall torch with the tool that installed it (the files are incomplete)"))
+    folders = windll.search_folders(system, _shown_prefix(system, prefix), environ.get("PATH"))
+    missing = windll.missing_imports(system, dll, folders)
+    if not missing:
+        return None
+    m = missing[0]
+    cause = M("WinError 126: {name}, which {importer} imports, is in none of the folders the loader searches (for "
+              "{dll})", name=m.name, importer=system.pure(m.needed_by).name, dll=dll)
+    if _VC_NAMES.match(m.name):
+        fix = M("install the Microsoft Visual C++ 2015-2022 Redistributable (x64), which puts {name} into System32: "
+                "{url}", name=m.name, url=REDIST_URL)
+    else:
+        fix = M("put the folder that holds {name} on PATH, or reinstall the package that ships it", name=m.name)
+    details = [" -> ".join(m.chain + [m.name])] + [f"{x.name} (imported by {x.needed_by})" for x in missing[1:]] + \
+        ["searched: " + "; ".join(folders)]
+    return finding("DLL_NOT_FOUND", ERROR, cause, fix, details=details)
+
+
+def cudnn_locate_finding(name: str, outcome: ProbeOutcome, prefix: str, environ: Dict[str, str],
+                         system=None) -> Finding:
+    """cuDNN 8 printed "Could not locate NAME" and ended the process (0xC0000409): zlibwapi.dll for cuDNN 8.3-8.9,
+    or one of its own sub-libraries, which it loads by bare name from PATH."""
+    from cudaswitch.cudnn.windows import needs_zlibwapi
+
+    loaded = None
+    if system is not None and system.windows:
+        from cudaswitch.checks import windll
+
+        loaded = windll.loaded_cudnn(system, _shown_prefix(system, prefix), environ.get("PATH"))
+    code = exit_status(outcome.returncode)
+    stage = outcome.last_stage or "start"
+    folder = str(system.pure(loaded[0]).parent) if loaded else None
+    version = loaded[1] if loaded else None
+    if name.lower() == "zlibwapi.dll":
+        if loaded and version and needs_zlibwapi(version):
+            cause = M("cuDNN {version} ({dll}) needs zlibwapi.dll, which NVIDIA does not ship with cuDNN 8.3-8.9, and "
+                      "none is on the loader path: the process ended (exit {code}) at stage {stage}",
+                      version=version, dll=loaded[0], code=code, stage=stage)
+        else:
+            cause = M("cuDNN could not locate zlibwapi.dll, which cuDNN 8.3-8.9 loads and NVIDIA does not ship: the "
+                      "process ended (exit {code}) at stage {stage}", code=code, stage=stage)
+        fix = M("put zlibwapi.dll (zlib's 64-bit DLL, as NVIDIA's cuDNN 8 installation guide says) into {folder}, "
+                "or remove that cuDNN from PATH so torch uses the copy in its own wheel", folder=folder) if folder \
+            else N_("put zlibwapi.dll (zlib's 64-bit DLL, as NVIDIA's cuDNN 8 installation guide says) into the "
+                    "folder that holds cudnn64_8.dll")
+    else:
+        where = M("{dll}, cuDNN {version}", dll=loaded[0], version=version or "?") if loaded else "cudnn64_8.dll"
+        cause = M("cuDNN ({where}) could not locate its sub-library {name}: cuDNN loads it by bare name from PATH; the "
+                  "process ended (exit {code}) at stage {stage}", where=where, name=name, code=code, stage=stage)
+        fix = M("put the folder that holds {name} and the other cudnn_*64_8.dll on PATH (all of cuDNN's DLLs belong "
+                "in one folder: {folder})", name=name, folder=folder) if folder else \
+            M("put the folder that holds {name} and the other cudnn_*64_8.dll on PATH (all of cuDNN's DLLs belong in "
+              "one folder)", name=name)
+    return finding("CUDNN_DLL_MISSING", ERROR, cause, fix, details=[loaded[0]] if loaded else [])
+
+
 def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], windows: bool, cpu_ok: bool,
-             driver: Driver, toolkit: Optional[Dict] = None) -> List[Finding]:
-    """Every finding for one probe run, most important first."""
+             driver: Driver, toolkit: Optional[Dict] = None, system=None) -> List[Finding]:
+    """Every finding for one probe run, most important first. `system` (the file-system root) lets a Windows DLL
+    failure be read from the DLLs themselves (cudaswitch/checks/windll.py)."""
     from cudaswitch.checks import knowledge
 
     rec = outcome.record
@@ -363,18 +501,22 @@ def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], window
         return [finding("PROBE_TIMEOUT", ERROR, M("the probe did not finish in time (last stage: {stage})",
                                                   stage=outcome.last_stage or "start"))]
     if rec is None:
-        if RX_OMP15.search(text) or RX_WIN1114.search(text) or RX_UNDEF.search(text) or outcome.returncode in (-4, 132):
-            return classify_import_failure(text, outcome, prefix, environ, windows)
+        if RX_OMP15.search(text) or RX_WIN1114.search(text) or RX_UNDEF.search(text) or outcome.returncode in SIGILL_CODES:
+            return classify_import_failure(text, outcome, prefix, environ, windows, system)
+        m = RX_CUDNN_LOCATE.search(text)
+        if m:
+            return [cudnn_locate_finding(m.group(1), outcome, prefix, environ, system)]
         tail = [ln for ln in (outcome.stderr or "").splitlines() if ln and not ln.startswith("cudaswitch-probe:")]
         stage = outcome.last_stage or "start"
+        code = exit_status(outcome.returncode)
         return [finding("PROBE_CRASHED", ERROR, M("the probe died (exit {code}) at stage {stage}: {last}",
-                                                  code=outcome.returncode, stage=stage, last=tail[-1]) if tail else
-                        M("the probe died (exit {code}) at stage {stage}", code=outcome.returncode, stage=stage))]
+                                                  code=code, stage=stage, last=tail[-1]) if tail else
+                        M("the probe died (exit {code}) at stage {stage}", code=code, stage=stage))]
     findings: List[Finding] = []
     py = rec.get("python") or {}
     imp = rec.get("import") or {}
     if not imp.get("ok"):
-        return classify_import_failure(text, outcome, prefix, environ, windows)
+        return classify_import_failure(text, outcome, prefix, environ, windows, system)
     t = rec.get("torch") or {}
     version = t.get("version") or ""
     cuda = t.get("cuda")

@@ -1,0 +1,212 @@
+"""Windows failures diagnosed from the real files (cudaswitch/checks/windll.py, diagnosis.py): Microsoft's own
+msvcp140.dll / vcruntime140*.dll from the msvc-runtime wheels (14.34 and 14.44), NVIDIA's real cudnn64_8.dll, and
+the error texts Windows and cuDNN print. What cannot run here is the Windows process itself: its outcome is a
+recorded probe result with the real texts, and the environment is a C: drive laid out as conda and pip leave it."""
+
+import re
+import shutil
+
+import pytest
+
+import nvidia_wheels as nw
+import winfiles as wf
+from conftest import make_env
+from cudaswitch.checks import smoke
+from cudaswitch.checks.diagnosis import classify
+from cudaswitch.checks.driver import Driver
+from cudaswitch.checks.runner import ProbeOutcome
+from cudaswitch.discovery.environment import resolve_env
+
+PREFIX = r"C:\envs\pt"
+TORCH_LIB = PREFIX + r"\Lib\site-packages\torch\lib"
+
+
+def _drive(tmp_path, torch="2.9.1"):
+    drive = tmp_path / "drive"
+    prefix = make_env(drive / "C" / "envs" / "pt")
+    site = prefix / "Lib" / "site-packages"
+    dist = site / f"torch-{torch}.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "INSTALLER").write_text("pip\n")
+    (site / "torch" / "lib").mkdir(parents=True)
+    (drive / "C" / "Windows" / "System32").mkdir(parents=True)
+    return drive, prefix
+
+
+def _put(src, dest_dir, *names):
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    for n in names:
+        shutil.copyfile(src / n, dest_dir / n)
+
+
+def _vc14_record(prefix, *files):
+    (prefix / "conda-meta" / "vc14_runtime-14.34.31931-h5fd82a7_0.json").write_text(
+        '{"name": "vc14_runtime", "version": "14.34.31931", "files": [%s]}' % ", ".join(f'"{f}"' for f in files))
+
+
+def _failed_import(message):
+    return {"python": {"version": "3.11.9", "bits": 64, "platform": "win32"}, "cpu_avx2": True,
+            "import": {"ok": False, "error": {"type": "OSError", "message": message}}, "warnings": [], "steps": {},
+            "torch": {}}
+
+
+def _smoke(drive, outcome, path=""):
+    system = wf.win_system(drive, path=path)
+    env = resolve_env(system, prefix=PREFIX)
+    environ = {"PATH": path, "CONDA_OVERRIDE_CUDA": "12.9"}
+    return smoke.report_from_outcome(outcome, env, environ, system)
+
+
+def _first(report):
+    return report.findings[0]
+
+
+WIN1114 = ('[WinError 1114] 动态链接库(DLL)初始化例程失败。 Error loading "' + TORCH_LIB + r'\c10.dll" or one of its '
+           'dependencies.')
+
+
+def _outcome_1114():
+    return ProbeOutcome(_failed_import(WIN1114), 1, "", "", False, "import_torch")
+
+
+# ---- WinError 1114: the VC++ runtime the loader takes first, and its version --------------------------------------
+
+def test_1114_names_the_environments_old_msvcp140_and_the_conda_package_that_updates_it(tmp_path):
+    """torch 2.9 with the env's own msvcp140.dll 14.34 (conda's vc14_runtime) and a current System32: the env's copy
+    is loaded first, so the redistributable cannot help; the fix updates the package that owns the copy."""
+    drive, prefix = _drive(tmp_path)
+    _put(nw.msvc_runtime(nw.MSVC_RUNTIME_OLD), prefix, "msvcp140.dll")
+    _vc14_record(prefix, "msvcp140.dll")
+    _put(nw.msvc_runtime(nw.MSVC_RUNTIME_NEW) / "Scripts", drive / "C" / "Windows" / "System32", "msvcp140.dll",
+         "vcruntime140.dll", "vcruntime140_1.dll")
+    f = _first(_smoke(drive, _outcome_1114()))
+    assert f.code == "DLL_INIT_FAILED"
+    assert PREFIX + r"\msvcp140.dll, version 14.34.31931.0" in f.cause and "torch 2.9.1 needs 14.40" in f.cause
+    assert 'conda install -p "C:\\envs\\pt" -c conda-forge "vc14_runtime>=14.40"' in f.fix
+    assert "does not replace it" in f.fix
+    # every copy in load order with its version, System32's after the environment's
+    assert f.details[0] == PREFIX + r"\msvcp140.dll 14.34.31931.0 (loaded first)"
+    assert r"C:\Windows\System32\msvcp140.dll 14.44.35211.0" in f.details
+
+
+def test_1114_with_an_old_system32_runtime_gives_the_redistributable(tmp_path):
+    drive, _prefix = _drive(tmp_path)
+    _put(nw.msvc_runtime(nw.MSVC_RUNTIME_OLD) / "Scripts", drive / "C" / "Windows" / "System32", "msvcp140.dll",
+         "vcruntime140.dll", "vcruntime140_1.dll")
+    f = _first(_smoke(drive, _outcome_1114()))
+    assert f.code == "DLL_INIT_FAILED"
+    assert r"C:\Windows\System32\msvcp140.dll, version 14.34.31931.0" in f.cause and "14.40" in f.cause
+    assert "Visual C++ 2015-2022 Redistributable" in f.fix and "https://aka.ms/vs/17/release/vc_redist.x64.exe" in f.fix
+
+
+def test_1114_with_a_new_enough_first_copy_blames_no_runtime(tmp_path):
+    """The env's 14.44 is loaded before System32's 14.34: the old System32 copy is not the cause."""
+    drive, prefix = _drive(tmp_path)
+    _put(nw.msvc_runtime(nw.MSVC_RUNTIME_NEW), prefix, "msvcp140.dll")
+    _put(nw.msvc_runtime(nw.MSVC_RUNTIME_OLD) / "Scripts", drive / "C" / "Windows" / "System32", "msvcp140.dll")
+    f = _first(_smoke(drive, _outcome_1114()))
+    assert f.code == "DLL_INIT_FAILED" and "is not older than torch 2.9.1 needs" in f.cause
+    assert PREFIX + r"\msvcp140.dll, version 14.44.35211.0" in f.cause
+
+
+def test_1114_before_torch_2_9_has_no_minimum_to_blame(tmp_path):
+    drive, prefix = _drive(tmp_path, torch="2.8.0")
+    _put(nw.msvc_runtime(nw.MSVC_RUNTIME_OLD), prefix, "msvcp140.dll")
+    f = _first(_smoke(drive, _outcome_1114()))
+    assert f.code == "DLL_INIT_FAILED" and "14.40" not in f.cause and "is not older than torch 2.8.0" in f.cause
+
+
+# ---- WinError 126: the DLL that is really missing ------------------------------------------------------------
+
+WIN126 = ('[WinError 126] The specified module could not be found. Error loading "' + TORCH_LIB + r'\msvcp140.dll" '
+          'or one of its dependencies.')
+
+
+def test_126_walks_the_import_tables_to_the_missing_vcruntime(tmp_path):
+    """Microsoft's msvcp140.dll without its vcruntime140.dll anywhere the loader looks (a Windows without the VC++
+    runtime): the import table names VCRUNTIME140.dll; API sets and known DLLs (KERNEL32, ole32) are the system's."""
+    drive, prefix = _drive(tmp_path)
+    _put(nw.msvc_runtime(nw.MSVC_RUNTIME_NEW), prefix / "Lib" / "site-packages" / "torch" / "lib", "msvcp140.dll")
+    outcome = ProbeOutcome(_failed_import(WIN126), 1, "", "", False, "import_torch")
+    f = _first(_smoke(drive, outcome))
+    assert f.code == "DLL_NOT_FOUND"
+    assert f.cause.startswith("WinError 126: VCRUNTIME140.dll, which msvcp140.dll imports")
+    assert "Redistributable" in f.fix and "VCRUNTIME140.dll" in f.fix
+    assert f.details[0] == TORCH_LIB + r"\msvcp140.dll -> VCRUNTIME140.dll"
+    assert "VCRUNTIME140_1.dll (imported by" in f.details[1]
+    assert not any("KERNEL32" in d or "api-ms-win" in d for d in f.details[:-1])
+
+    # vcruntime140.dll found on PATH: the one still missing is vcruntime140_1.dll
+    bin_dir = drive / "C" / "tools"
+    _put(nw.msvc_runtime(nw.MSVC_RUNTIME_NEW) / "Scripts", bin_dir, "vcruntime140.dll")
+    f = _first(_smoke(drive, outcome, path=r"C:\tools"))
+    assert f.cause.startswith("WinError 126: VCRUNTIME140_1.dll, which msvcp140.dll imports")
+
+    # the whole runtime in System32: nothing in the chain is missing, so nothing is named
+    _put(nw.msvc_runtime(nw.MSVC_RUNTIME_NEW) / "Scripts", drive / "C" / "Windows" / "System32", "vcruntime140.dll",
+         "vcruntime140_1.dll")
+    f = _first(_smoke(drive, outcome))
+    assert f.code == "DLL_NOT_FOUND" and "msvcp140.dll or one of its dependencies is missing" in f.cause
+
+
+# ---- cuDNN's "Could not locate ..." and Windows exit codes ---------------------------------------------------
+
+def _cudnn_text(name):
+    """cuDNN 8's own message, from the format string inside NVIDIA's real cudnn64_8.dll."""
+    data = (nw.win_cudnn_8(nw.WIN_CUDNN_8_CU12) / "bin" / "cudnn64_8.dll").read_bytes()
+    fmt = re.search(rb"Could not locate %s\. Please make sure it is in your library path!", data).group(0)
+    return fmt.decode().replace("%s", name)
+
+
+STACK_BUFFER_OVERRUN = 3221226505  # what subprocess reports on Windows for 0xC0000409
+
+
+def test_zlibwapi_missing_is_named_with_the_cudnn_that_needs_it(tmp_path):
+    drive, prefix = _drive(tmp_path)
+    _put(nw.win_cudnn_8(nw.WIN_CUDNN_8_CU12) / "bin", prefix / "Library" / "bin", "cudnn64_8.dll")
+    stderr = "cudaswitch-probe: stage conv2d\n" + _cudnn_text("zlibwapi.dll") + "\n"
+    f = _first(_smoke(drive, ProbeOutcome(None, STACK_BUFFER_OVERRUN, "", stderr, False, "conv2d")))
+    assert f.code == "CUDNN_DLL_MISSING"
+    assert "cuDNN 8.9.7 (" + PREFIX + r"\Library\bin\cudnn64_8.dll) needs zlibwapi.dll" in f.cause
+    assert "exit 3221226505 = 0xC0000409 STATUS_STACK_BUFFER_OVERRUN) at stage conv2d" in f.cause
+    assert "put zlibwapi.dll" in f.fix and PREFIX + r"\Library\bin" in f.fix
+
+
+def test_cudnn_sublibrary_missing_from_the_real_loader_run(tmp_path):
+    """NVIDIA's real cudnn64_8.dll alone in a folder, loaded under wine by the mingw loader: its own output names
+    cudnn_ops_infer64_8.dll; the diagnosis names that DLL and the folder its siblings belong in."""
+    drive, prefix = _drive(tmp_path)
+    bin_dir = prefix / "Library" / "bin"
+    _put(nw.win_cudnn_8(nw.WIN_CUDNN_8_CU12) / "bin", bin_dir, "cudnn64_8.dll")
+    r = wf.run_loader(wf.wine_loader(), bin_dir / "cudnn64_8.dll", bin_dir, winepath="")
+    assert r.returncode != 0
+    outcome = ProbeOutcome(None, r.returncode, "", r.stdout + r.stderr, False, "conv2d")
+    f = _first(_smoke(drive, outcome))
+    assert f.code == "CUDNN_DLL_MISSING" and "could not locate its sub-library cudnn_ops_infer64_8.dll" in f.cause
+    assert PREFIX + r"\Library\bin\cudnn64_8.dll, cuDNN 8.9.7" in f.cause
+    assert "on PATH" in f.fix and PREFIX + r"\Library\bin" in f.fix
+
+
+@pytest.mark.parametrize("code,shown", [
+    (STACK_BUFFER_OVERRUN, "exit 3221226505 = 0xC0000409 STATUS_STACK_BUFFER_OVERRUN)"),
+    (-1073740791, "exit -1073740791 = 0xC0000409 STATUS_STACK_BUFFER_OVERRUN)"),  # the same, read as signed
+    (3221225477, "exit 3221225477 = 0xC0000005 STATUS_ACCESS_VIOLATION)"),
+    (-11, "(exit -11) at"), (1, "(exit 1) at"),
+])
+def test_windows_exit_codes_are_printed_in_hex(code, shown):
+    outcome = ProbeOutcome(None, code, "", "cudaswitch-probe: stage import_torch\n", False, "import_torch")
+    (f,) = classify(outcome, "/x", {}, True, False, Driver(None))
+    assert f.code == "PROBE_CRASHED" and shown in f.cause
+
+
+def test_windows_illegal_instruction_status_is_sigill():
+    outcome = ProbeOutcome(None, 0xC000001D, "", "cudaswitch-probe: stage import_torch\n", False, "import_torch")
+    assert classify(outcome, "/x", {}, True, False, Driver(None))[0].code in ("NO_AVX2", "ILLEGAL_INSTRUCTION")
+
+
+def test_the_zlibwapi_rule_is_install_cudnns():
+    """One rule for install-cudnn's warning and the diagnosis: cuDNN 8.3 to 8.9 on Windows load zlibwapi.dll."""
+    from cudaswitch.cudnn.windows import needs_zlibwapi
+
+    assert [needs_zlibwapi(v) for v in ("8.2.1.32", "8.3.2.44", "8.9.7.29", "9.10.2.21", "7.6.5")] == \
+        [False, True, True, False, False]

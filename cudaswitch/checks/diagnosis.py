@@ -85,6 +85,10 @@ CATALOGUE: Dict[str, tuple] = {
                         N_("install the VC++ 2015-2022 x64 redistributable; import torch before PyQt/PySide; "
                         "reinstall torch with one tool only"),
                         "pytorch/pytorch#169429, #166628, #126507"),
+    "VCRUNTIME_TOO_OLD": (N_("the VC++ runtime DLL the loader takes first is older than the environment's torch "
+                           "needs (WinError 1114 on c10.dll)"),
+                          N_("update the copy that is loaded first: the environment's vc14_runtime package, or the "
+                          "VC++ 2015-2022 redistributable for System32's"), "pytorch/pytorch#169429 [S122][S123]"),
     "DLL_NOT_FOUND": (N_("WinError 126: a DLL torch needs is missing"), N_("install the VC++ 2015-2022 x64 "
                       "redistributable, then reinstall torch"), "torch/__init__.py _load_dll_libraries error text"),
     "NUMPY_ABI": (N_("NumPy 2.x with a module compiled for NumPy 1.x (_ARRAY_API not found)"),
@@ -409,21 +413,49 @@ def runtime_finding(system, prefix: str, dll_text) -> Optional[Finding]:
               copy=c.path, version=windll.version_text(c.version), torch=torch_version, minimum=row["min_version"],
               src=row["src"])
     details.append(row["why"])
+    return finding("DLL_INIT_FAILED", ERROR, cause, _runtime_fix(system, shown, c, row), details=details)
+
+
+def _runtime_fix(system, shown: str, c, row: Dict[str, str]) -> str:
+    """The fix that reaches the copy `c` the loader takes: the environment's conda package, or the redistributable
+    for System32's."""
+    from cudaswitch.checks import windll
+
     if c.in_env:
         package = windll.owning_package(system, shown, c.path)
         if package:
-            fix = M("update the environment's own copy, which is loaded before System32's (the VC++ redistributable "
-                    "does not replace it): conda install -p \"{prefix}\" -c conda-forge \"{package}>={minimum}\"",
-                    prefix=shown, package=package, minimum=row["min_version"])
-        else:
-            fix = M("{copy} belongs to no conda package of the environment (a pip wheel or a copied file) and is loaded "
-                    "before System32's: remove it, or replace it with version {minimum} or newer (conda install -p "
-                    "\"{prefix}\" -c conda-forge \"vc14_runtime>={minimum}\")", copy=c.path, prefix=shown,
-                    minimum=row["min_version"])
-    else:
-        fix = M("install the current Microsoft Visual C++ 2015-2022 Redistributable (x64), which replaces System32's "
-                "copy: {url}", url=REDIST_URL)
-    return finding("DLL_INIT_FAILED", ERROR, cause, fix, details=details)
+            return M("update the environment's own copy, which is loaded before System32's (the VC++ redistributable "
+                     "does not replace it): conda install -p \"{prefix}\" -c conda-forge \"{package}>={minimum}\"",
+                     prefix=shown, package=package, minimum=row["min_version"])
+        return M("{copy} belongs to no conda package of the environment (a pip wheel or a copied file) and is loaded "
+                 "before System32's: remove it, or replace it with version {minimum} or newer (conda install -p "
+                 "\"{prefix}\" -c conda-forge \"vc14_runtime>={minimum}\")", copy=c.path, prefix=shown,
+                 minimum=row["min_version"])
+    return M("install the current Microsoft Visual C++ 2015-2022 Redistributable (x64), which replaces System32's "
+             "copy: {url}", url=REDIST_URL)
+
+
+def vc_runtime_findings(system, prefix: str, installs: Dict) -> List[Finding]:
+    """doctor, without importing torch: the VC++ runtime copy the loader takes first is older than the
+    environment's torch needs (VCRUNTIME_MISSING only sees whether System32 has one)."""
+    from cudaswitch.checks import windll
+
+    if not system.windows or not installs.get("version"):
+        return []
+    shown = _shown_prefix(system, prefix)
+    copies = windll.runtime_copies(system, windll.env_folders(system, shown), windll.system32(system))
+    out = []
+    for c, row in windll.too_old(copies, installs["version"]):
+        out.append(finding("VCRUNTIME_TOO_OLD", ERROR, M("{copy} is version {version}, and it is the {name} the "
+                                                         "loader takes first; torch {torch} needs {minimum} or newer: "
+                                                         "import torch fails with WinError 1114 [{src}]", copy=c.path,
+                                                         version=windll.version_text(c.version), name=c.name,
+                                                         torch=installs["version"], minimum=row["min_version"],
+                                                         src=row["src"]),
+                           _runtime_fix(system, shown, c, row),
+                           details=[f"{x.path} {windll.version_text(x.version)}" for x in copies] + [row["why"]]))
+    return out
+
 
 
 def missing_dll_finding(system, prefix: str, dll: str, environ: Dict[str, str]) -> Optional[Finding]:

@@ -337,6 +337,9 @@ def run_doctor(system: System, env=None) -> DoctorReport:
         findings += hook_findings(env.prefix)
         torch = torch_installs(env.prefix)
         findings += torch_findings(torch, driver, system.windows)
+        from cudaswitch.checks.diagnosis import vc_runtime_findings
+
+        findings += vc_runtime_findings(system, env.prefix, torch)
         from cudaswitch.checks.build import build_findings
 
         findings += build_findings(torch, found.toolkits, system, env.prefix, selected)

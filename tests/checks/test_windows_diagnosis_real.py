@@ -210,3 +210,25 @@ def test_the_zlibwapi_rule_is_install_cudnns():
 
     assert [needs_zlibwapi(v) for v in ("8.2.1.32", "8.3.2.44", "8.9.7.29", "9.10.2.21", "7.6.5")] == \
         [False, True, True, False, False]
+
+
+def test_doctor_reports_the_loaded_runtime_older_than_torch_needs(tmp_path, clean_env):
+    """doctor (no torch import): System32 holds the whole VC++ runtime, so VCRUNTIME_MISSING is silent, but the
+    environment's own msvcp140.dll 14.34, loaded first, is older than torch 2.9 needs."""
+    import json
+
+    drive, prefix = _drive(tmp_path)
+    _put(nw.msvc_runtime(nw.MSVC_RUNTIME_OLD), prefix, "msvcp140.dll")
+    _vc14_record(prefix, "msvcp140.dll")
+    _put(nw.msvc_runtime(nw.MSVC_RUNTIME_NEW) / "Scripts", drive / "C" / "Windows" / "System32", "msvcp140.dll",
+         "vcruntime140.dll", "vcruntime140_1.dll")
+    r = wf.win_cli(["doctor", "-p", PREFIX, "--json"], drive, "", clean_env)
+    codes = {f["code"]: f for f in json.loads(r.stdout)["findings"]}
+    assert "VCRUNTIME_MISSING" not in codes and r.returncode == 1
+    f = codes["VCRUNTIME_TOO_OLD"]
+    assert f["cause"].startswith(PREFIX + r"\msvcp140.dll is version 14.34.31931.0")
+    assert "torch 2.9.1 needs 14.40" in f["cause"] and '"vc14_runtime>=14.40"' in f["fix"]
+    # once the environment's copy is current, nothing is reported
+    _put(nw.msvc_runtime(nw.MSVC_RUNTIME_NEW), prefix, "msvcp140.dll")
+    r = wf.win_cli(["doctor", "-p", PREFIX, "--json"], drive, "", clean_env)
+    assert "VCRUNTIME_TOO_OLD" not in {f["code"] for f in json.loads(r.stdout)["findings"]}

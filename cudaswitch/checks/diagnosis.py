@@ -547,8 +547,10 @@ def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], window
     findings: List[Finding] = []
     py = rec.get("python") or {}
     imp = rec.get("import") or {}
+    twice = torch_twice(rec)
     if not imp.get("ok"):
-        return classify_import_failure(text, outcome, prefix, environ, windows, system)
+        # a second torch (the user site's, above all) is the likely cause of the import failure: looked at first
+        return ([twice] if twice else []) + classify_import_failure(text, outcome, prefix, environ, windows, system)
     t = rec.get("torch") or {}
     version = t.get("version") or ""
     cuda = t.get("cuda")
@@ -649,12 +651,36 @@ def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], window
                                       "({root}): torch.utils.cpp_extension refuses major mismatches", cuda=cuda,
                                       version=toolkit.get('version'), root=toolkit.get('root'))))
     # --- install layout
-    folders = rec.get("torch_folders") or []
-    if len(folders) > 1:
-        findings.append(finding("TORCH_MIXED_INSTALL", ERROR, M("two torch packages on sys.path: {folders} (the "
-                                                                "first one is imported)", folders='; '.join(folders)),
-                                details=folders))
+    if twice:
+        findings.append(twice)
     return findings
+
+
+def _under(path: str, folder: Optional[str]) -> bool:
+    if not folder:
+        return False
+    a, b = os.path.normcase(path.replace("\\", "/")), os.path.normcase(folder.replace("\\", "/")).rstrip("/")
+    return a == b or a.startswith(b + "/")
+
+
+def torch_twice(rec: Dict) -> Optional[Finding]:
+    """Two torch packages on the probe's sys.path; the one in the user site-packages (`pip install --user`) is
+    imported before the environment's and named as such."""
+    folders = rec.get("torch_folders") or []
+    if len(folders) < 2:
+        return None
+    user = rec.get("user_site")
+    if _under(folders[0], user):
+        python = (rec.get("python") or {}).get("executable") or "python"
+        return finding("TORCH_MIXED_INSTALL", ERROR,
+                       M("torch is installed twice: {first} is in the user site-packages (pip install --user) and is "
+                         "imported instead of the environment's {second}", first=folders[0], second=folders[1]),
+                       M("remove the user-site copy: \"{python}\" -m pip uninstall torch torchvision torchaudio "
+                         "(pip removes the copy found first on sys.path, the user site's; `pip show torch` then names "
+                         "{second}), or set PYTHONNOUSERSITE=1 for this environment", python=python,
+                         second=folders[1]), details=folders)
+    return finding("TORCH_MIXED_INSTALL", ERROR, M("two torch packages on sys.path: {folders} (the first one is "
+                                                   "imported)", folders='; '.join(folders)), details=folders)
 
 
 NUMPY_WARNING = re.compile(r"Failed to initialize NumPy: _ARRAY_API not found|compiled using NumPy 1\.x cannot be run")

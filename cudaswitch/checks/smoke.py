@@ -206,7 +206,8 @@ def report_from_outcome(outcome: ProbeOutcome, env, environ: Dict[str, str], sys
     probe_meta = {"returncode": outcome.returncode, "timed_out": outcome.timed_out, "last_stage": outcome.last_stage,
                   "stderr_tail": [ln for ln in outcome.stderr.splitlines() if not ln.startswith("cudaswitch-probe:")][-8:],
                   "environ": rec.get("environ") or {}, "torch_folders": rec.get("torch_folders") or [],
-                  "cpu_avx2": rec.get("cpu_avx2"), "msvcp140": rec.get("msvcp140") or []}
+                  "cpu_avx2": rec.get("cpu_avx2"), "msvcp140": rec.get("msvcp140") or [],
+                  "user_site": rec.get("user_site")}
     if findings and findings[0].code == "TORCH_NOT_INSTALLED":
         status = "skip"
     elif any(f.severity == ERROR for f in findings):

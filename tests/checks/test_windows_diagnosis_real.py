@@ -232,3 +232,55 @@ def test_doctor_reports_the_loaded_runtime_older_than_torch_needs(tmp_path, clea
     _put(nw.msvc_runtime(nw.MSVC_RUNTIME_NEW), prefix, "msvcp140.dll")
     r = wf.win_cli(["doctor", "-p", PREFIX, "--json"], drive, "", clean_env)
     assert "VCRUNTIME_TOO_OLD" not in {f["code"] for f in json.loads(r.stdout)["findings"]}
+
+
+# ---- torch installed twice: the user site-packages before the environment's ---------------------------------
+
+USER_SITE = r"C:\Users\u\AppData\Roaming\Python\Python311\site-packages"
+
+
+def test_a_user_site_torch_is_named_before_the_dll_failure_it_causes(tmp_path):
+    """The seed author's case: `pip install --user` left a torch in %APPDATA%\\Python\\Python311\\site-packages,
+    which a conda Python puts on sys.path before the environment's own; that copy fails with WinError 1114. The
+    probe's record lists both folders and the user site: the double install is named first, the user site's copy
+    as the one imported, and the fix removes that copy, not msvcp140."""
+    drive, prefix = _drive(tmp_path)
+    _put(nw.msvc_runtime(nw.MSVC_RUNTIME_OLD), prefix, "msvcp140.dll")  # an old runtime is there too: not blamed first
+    rec = _failed_import(WIN1114)
+    rec["python"]["executable"] = PREFIX + r"\python.exe"
+    rec["user_site"] = USER_SITE
+    rec["torch_folders"] = [USER_SITE + r"\torch", PREFIX + r"\Lib\site-packages\torch"]
+    report = _smoke(drive, ProbeOutcome(rec, 1, "", "", False, "import_torch"))
+    assert [f.code for f in report.findings][:2] == ["TORCH_MIXED_INSTALL", "DLL_INIT_FAILED"]
+    f = report.findings[0]
+    assert USER_SITE + r"\torch is in the user site-packages (pip install --user)" in f.cause
+    assert "likely cause of DLL_INIT_FAILED" in f.cause
+    assert '"C:\\envs\\pt\\python.exe" -m pip uninstall torch torchvision torchaudio' in f.fix
+    assert "PYTHONNOUSERSITE=1" in f.fix and "msvcp140" not in f.fix
+
+
+def test_the_real_probe_records_the_user_site_and_both_torch_folders(tmp_path, clean_env):
+    """The real probe in a real Python with the user site enabled (PYTHONUSERBASE): it records the user
+    site-packages and every torch folder on sys.path, and a second torch is named before the import failure of the
+    first (a venv puts its own site-packages before the user site, so here the environment's copy is the failing
+    one)."""
+    import json
+    import sys
+
+    sys.path.insert(0, str(wf.HERE / "fake_torch"))
+    import envs
+    from conftest import run_cli
+
+    env = envs.make_env(tmp_path)
+    envs.fake_import_failure(env, "win1114")
+    cfg = env / "pyvenv.cfg"  # a venv enables the user site only with the system site-packages
+    cfg.write_text(cfg.read_text().replace("include-system-site-packages = false", "include-system-site-packages = true"))
+    user_base = tmp_path / "userbase"
+    user_site = user_base / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    (user_site / "torch").mkdir(parents=True)
+    (user_site / "torch" / "__init__.py").write_text("")
+    r = run_cli(["smoke", "-p", str(env), "--json"], env=dict(clean_env, PYTHONUSERBASE=str(user_base)))
+    rec = json.loads(r.stdout)
+    assert rec["probe"]["user_site"] == str(user_site) and rec["probe"]["torch_folders"][1] == str(user_site / "torch")
+    assert r.returncode == 1 and [f["code"] for f in rec["findings"]][:2] == ["TORCH_MIXED_INSTALL", "DLL_INIT_FAILED"]
+    assert "likely cause of DLL_INIT_FAILED" in rec["cause"]

@@ -284,3 +284,26 @@ def test_the_real_probe_records_the_user_site_and_both_torch_folders(tmp_path, c
     assert rec["probe"]["user_site"] == str(user_site) and rec["probe"]["torch_folders"][1] == str(user_site / "torch")
     assert r.returncode == 1 and [f["code"] for f in rec["findings"]][:2] == ["TORCH_MIXED_INSTALL", "DLL_INIT_FAILED"]
     assert "likely cause of DLL_INIT_FAILED" in rec["cause"]
+
+
+# ---- several toolkits on PATH after a correct switch ---------------------------------------------------------
+
+def test_several_toolkits_on_path_after_a_correct_switch_say_where_they_live(tmp_path, clean_env):
+    """NVIDIA's installers for 11.8 and 13.0 left their folders in the system Path; the environment is switched to
+    12.9 (its folders first, CUDA_PATH and CUDA_HOME on it). Nothing is wrong: the finding says so, where the other
+    entries live and how to remove them safely, never that cudaswitch keeps exactly one."""
+    drive = wf.real_drive(tmp_path / "drive")
+    tk = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA"
+    path = ";".join([tk + r"\v12.9\bin", tk + r"\v12.9\libnvvp", tk + r"\v13.0\bin", tk + r"\v11.8\bin",
+                     tk + r"\v11.8\libnvvp", r"C:\Windows\System32"])
+    env = dict(clean_env, CUDA_PATH=tk + r"\v12.9", CUDA_HOME=tk + r"\v12.9")
+    f = wf.doctor_codes(drive, path, env)["MULTIPLE_CUDA_ON_PATH"]
+    assert "the first, CUDA 12.9.79, is the one CUDA_HOME/CUDA_PATH name, so it wins" in f["cause"]
+    assert f["fix"].startswith("nothing to do: cudaswitch works with the others present")
+    assert "System Properties > Environment Variables" in f["fix"] and "administrator" in f["fix"]
+    assert "reopen every terminal" in f["fix"] and "never run `setx PATH ...`, which cuts PATH to 1024" in f["fix"]
+    assert "exactly one" not in f["fix"]
+    # the shell's first toolkit is not the one CUDA_PATH names: that is the case to act on
+    f = wf.doctor_codes(drive, path, dict(env, CUDA_PATH=tk + r"\v11.8", CUDA_HOME=tk + r"\v11.8"))[
+        "MULTIPLE_CUDA_ON_PATH"]
+    assert f["cause"].endswith("the first wins") and "`cudaswitch use X.Y` puts its folders first" in f["fix"]

@@ -68,8 +68,10 @@ CATALOGUE: Dict[str, tuple] = {
     "CPU_ONLY_BUILD": (N_("torch is a CPU-only build (torch.version.cuda is None)"),
                        N_("reinstall torch from a CUDA index: `cudaswitch recommend` prints the line"),
                        "torch.version.cuda is None in CPU builds; pytorch.org Get Started (CUDA wheel indexes)"),
-    "NO_GPU": (N_("torch has CUDA but no GPU/driver is usable"), N_("install the NVIDIA driver, or pass --cpu-ok"),
-               "-"),
+    "NO_GPU": (N_("torch has CUDA but no GPU/driver is usable"),
+               N_("no driver: install the NVIDIA driver; a driver but no GPU seen (cuInit: CUDA_ERROR_NO_DEVICE): "
+                  "switch the laptop's GPU mode to hybrid/discrete or enable the GPU; or pass --cpu-ok"),
+               "NVIDIA CUDA Driver API, cuInit / CUDA_ERROR_NO_DEVICE"),
     "DRIVER_TOO_OLD": (N_("the NVIDIA driver is older than torch's CUDA build needs"),
                        N_("update the driver, or install a torch build for the driver's CUDA (`cudaswitch recommend`)"),
                        "c10/cuda/CUDAFunctions.cpp warning text; NVIDIA CUDA Toolkit Release Notes, Table 3 "
@@ -596,16 +598,8 @@ def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], window
             findings.insert(0, finding("CUDA_VISIBLE_DEVICES_HIDDEN", ERROR,
                                        M("CUDA_VISIBLE_DEVICES={value} selects no usable GPU (the driver supports "
                                          "CUDA {cuda}, torch sees no device)", value=repr(cvd), cuda=dmax)))
-        elif not dmax:
-            sev = WARNING if cpu_ok else ERROR
-            findings.insert(0, finding("NO_GPU", sev, M("torch {version} has CUDA {cuda} but no NVIDIA driver was "
-                                                        "found ({why})", version=version, cuda=cuda,
-                                                        why=message(driver.error) or M("no GPU"))))
         else:
-            findings.insert(0, finding("NO_GPU", WARNING if cpu_ok else ERROR, M("torch {version} (CUDA {cuda}) sees "
-                                                                                 "no GPU although the driver supports "
-                                                                                 "CUDA {dmax}", version=version,
-                                                                                 cuda=cuda, dmax=dmax)))
+            findings.insert(0, no_gpu_finding(driver, version, cuda, windows, cpu_ok))
     else:
         dmax = driver.cuda_max
         verdict = knowledge.driver_runs(dmax, cuda, windows)
@@ -681,6 +675,54 @@ def torch_twice(rec: Dict) -> Optional[Finding]:
                          second=folders[1]), details=folders)
     return finding("TORCH_MIXED_INSTALL", ERROR, M("two torch packages on sys.path: {folders} (the first one is "
                                                    "imported)", folders='; '.join(folders)), details=folders)
+
+
+# cuInit's CUDA_ERROR_NO_DEVICE (NVIDIA, CUDA Driver API, CUresult): a driver answered but sees no GPU
+CUDA_ERROR_NO_DEVICE = 100
+DRIVER_DOWNLOAD = "https://www.nvidia.com/Download/index.aspx"
+
+
+def no_gpu_finding(driver: Driver, version: str, cuda: str, windows: bool, cpu_ok: bool) -> Finding:
+    """torch has CUDA but sees no GPU, and nothing hides one: no driver at all, a driver too old to name a CUDA
+    version, a driver that answers but sees no device (a laptop on its integrated GPU), or a driver that sees one."""
+    from cudaswitch.checks import knowledge
+
+    sev = WARNING if cpu_ok else ERROR
+    dmax = driver.cuda_max
+    installed = M("driver {version}", version=driver.driver_version) if driver.driver_version else M("a driver")
+    if not dmax and driver.driver_version:
+        need = knowledge.min_driver(cuda, windows)
+        fix = M("update the NVIDIA driver to >= {driver} (CUDA {cuda}) [{src}]: {url}", driver=need[0], cuda=cuda,
+                src=need[1], url=DRIVER_DOWNLOAD) if need else \
+            M("update the NVIDIA driver: {url}", url=DRIVER_DOWNLOAD)
+        return finding("DRIVER_TOO_OLD", ERROR, M("torch {version} needs CUDA {cuda}; the installed NVIDIA {installed} is "
+                                                  "too old to name a CUDA version ({why})", version=version, cuda=cuda,
+                                                  installed=installed, why=message(driver.error) or "-"), fix)
+    if not dmax:
+        return finding("NO_GPU", sev, M("torch {version} has CUDA {cuda} but no NVIDIA driver was found ({why})",
+                                        version=version, cuda=cuda, why=message(driver.error) or M("no GPU")),
+                       M("install the NVIDIA driver ({url}) if this machine has an NVIDIA GPU; on a machine without "
+                         "one, pass --cpu-ok", url=DRIVER_DOWNLOAD))
+    if driver.cuinit == CUDA_ERROR_NO_DEVICE or (driver.cuinit == 0 and not driver.devices):
+        cause = M("the NVIDIA {installed} is installed (CUDA {dmax}) but sees no GPU (cuInit: CUDA_ERROR_NO_DEVICE), so "
+                  "torch {version} has none", installed=installed, dmax=dmax, version=version)
+        fix = N_("the NVIDIA GPU is switched off or hidden from the driver: on a laptop, set the GPU mode to hybrid or "
+                 "discrete, not integrated/eco (the maker's tool, e.g. Armoury Crate or Lenovo Vantage, or the BIOS "
+                 "MUX setting), and check that the GPU is enabled in Device Manager; then `nvidia-smi` must list it") \
+            if windows else \
+            N_("the NVIDIA GPU is not visible to the driver: `nvidia-smi` must list it; in a container, start it with "
+               "the GPU (docker run --gpus all); on a laptop with PRIME, select the NVIDIA GPU (prime-select nvidia "
+               "or on-demand)")
+        return finding("NO_GPU", sev, cause, fix)
+    if driver.cuinit not in (None, 0):
+        return finding("NO_GPU", sev, M("the NVIDIA {installed} is installed (CUDA {dmax}) but cuInit failed with error "
+                                        "{code}, so torch {version} has no GPU", installed=installed, dmax=dmax,
+                                        code=driver.cuinit, version=version),
+                       N_("run `nvidia-smi`: if it fails too, reinstall the NVIDIA driver and restart"))
+    return finding("NO_GPU", sev, M("torch {version} (CUDA {cuda}) sees no GPU although the driver supports CUDA "
+                                    "{dmax}", version=version, cuda=cuda, dmax=dmax),
+                   N_("run `nvidia-smi`: if it lists no GPU, the GPU is switched off (laptop GPU mode, Device "
+                      "Manager); if it lists one, reinstall torch from a CUDA index (`cudaswitch recommend`)"))
 
 
 NUMPY_WARNING = re.compile(r"Failed to initialize NumPy: _ARRAY_API not found|compiled using NumPy 1\.x cannot be run")

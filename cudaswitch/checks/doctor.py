@@ -263,6 +263,10 @@ def torch_findings(installs: Dict, driver: Driver, windows: bool) -> List[Findin
 # ---- driver vs toolkits ------------------------------------------------------------------------------------
 
 def driver_findings(driver: Driver, toolkits_in_use: List, system: System) -> List[Finding]:
+    if not driver.cuda_max and driver.driver_version:  # installed, and too old for nvidia-smi to name a CUDA
+        return [_f("DRIVER_TOO_OLD", WARNING, M("NVIDIA driver {version} is installed but names no CUDA version ({why})",
+                                                version=driver.driver_version, why=message(driver.error) or "-"),
+                   N_("update the NVIDIA driver: https://www.nvidia.com/Download/index.aspx"))]
     if not driver.cuda_max:
         return [_f("NO_DRIVER", INFO, M("{what} ({why}): CPU only", what=M(N_("no NVIDIA driver found")),
                                         why=message(driver.error) or M("none")),

@@ -344,6 +344,14 @@ def main(argv):
         record["user_site"] = user_site()
         record["msvcp140"] = msvcp_copies()
         run_torch(record, device_pref)
+        if record["driver"].get("cuda_max") and (record["import"] or {}).get("ok") and \
+                not record["torch"].get("is_available"):
+            # torch sees no GPU although a driver answered: ask the driver itself (cuInit, device count), which tells
+            # "no device visible" (a laptop on its integrated GPU) from a torch build problem. torch has already
+            # called cuInit, so this adds no initialisation of its own.
+            seen = ask_driver(query_devices=True)
+            record["driver"]["cuinit"] = seen.get("cuinit")
+            record["driver"]["devices"] = seen.get("devices") or []
     record["seconds"] = round(time.perf_counter() - started, 4)
     stage("done")
     if "--result" in argv:  # a file of its own: whatever torch or a .pth module prints cannot garble the record

@@ -142,6 +142,10 @@ CATALOGUE: Dict[str, tuple] = {
                               "version!' / unsupported Microsoft Visual Studio version)"),
                               N_("install an older gcc/g++ (e.g. conda install -c conda-forge gxx=13) and set CXX/CC, "
                               "or a newer toolkit"), "the toolkit's include/crt/host_config.h"),
+    "MSVC_NOT_ON_PATH": (N_("cl.exe (MSVC) is not on PATH: nvcc and torch.utils.cpp_extension cannot compile CUDA "
+                          "extensions"),
+                         N_("open the \"x64 Native Tools Command Prompt for VS\", or run vcvars64.bat in this terminal, "
+                         "then build"), "Microsoft, Use the Microsoft C++ toolset from the command line (vcvars64.bat)"),
     "HOST_COMPILER_TOO_OLD": (N_("the host compiler is older than torch's headers (C++ standard) or nvcc require"),
                               N_("install a newer gcc/g++ (conda install -c conda-forge gxx) and set CXX/CC"),
                               "torch_release.csv cpp_std; GCC C++ standards support [S121]"),

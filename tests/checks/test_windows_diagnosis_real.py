@@ -307,3 +307,77 @@ def test_several_toolkits_on_path_after_a_correct_switch_say_where_they_live(tmp
     f = wf.doctor_codes(drive, path, dict(env, CUDA_PATH=tk + r"\v11.8", CUDA_HOME=tk + r"\v11.8"))[
         "MULTIPLE_CUDA_ON_PATH"]
     assert f["cause"].endswith("the first wins") and "`cudaswitch use X.Y` puts its folders first" in f["fix"]
+
+
+# ---- extension builds on Windows: cl.exe on PATH, and a version nvcc accepts ------------------------------------
+
+CL_1940 = ("Microsoft (R) C/C++ Optimizing Compiler Version 19.40.33811 for x64\n"  # VS 2022 17.10's banner
+           "Copyright (C) Microsoft Corporation.  All rights reserved.\n")
+CU118 = {"version": "2.1.2+cu118", "cuda": "11.8"}
+
+
+def _build(drive, path, run=None, version="11.8"):
+    import cudatrees
+    from cudaswitch.checks.build import build_findings
+    from cudaswitch.discovery.toolkits import discover
+
+    root = drive.joinpath("C", *cudatrees.WIN_TOOLKIT, f"v{version}")
+    if not root.exists():
+        cudatrees.windows_real_toolkit(drive, version)
+    system = wf.win_system(drive, path=path, run=run or wf.no_process)
+    tk = next(t for t in discover(system).toolkits if system.local(t.root) == root)
+    return {f.code: f for f in build_findings(CU118, [tk], system, PREFIX, selected=tk)}
+
+
+def test_no_cl_on_path_says_how_to_get_one(tmp_path):
+    """Real CUDA 11.8 files, a torch cu118 environment, no cl.exe on PATH (an ordinary terminal): nothing is run;
+    the fix names the Native Tools prompt and, when Visual Studio is there, its own vcvars64.bat."""
+    drive, _prefix = _drive(tmp_path)
+    f = _build(drive, r"C:\Windows\System32")["MSVC_NOT_ON_PATH"]
+    assert f.severity == "warning" and "cl.exe (MSVC) is not on PATH" in f.cause
+    assert "x64 Native Tools Command Prompt" in f.fix and "vcvars64.bat" in f.fix
+    vcvars = drive / "C" / "Program Files (x86)" / "Microsoft Visual Studio" / "2022" / "BuildTools" / "VC" / \
+        "Auxiliary" / "Build" / "vcvars64.bat"
+    vcvars.parent.mkdir(parents=True)
+    vcvars.write_text("@echo off\r\n")
+    f = _build(drive, r"C:\Windows\System32")["MSVC_NOT_ON_PATH"]
+    assert r'run "C:\Program Files (x86)\Microsoft Visual Studio\2022\BuildTools\VC\Auxiliary\Build\vcvars64.bat"' \
+        in f.fix
+
+
+def test_cl_from_vs_2022_17_10_is_rejected_by_cuda_11_8s_nvcc(tmp_path):
+    """cl.exe 19.40 (VS 2022 17.10) on PATH; the real CUDA 11.8 files carry no crt\\host_config.h, so the range comes
+    from the knowledge table (NVIDIA's own header of the 11.8 nvcc wheel: _MSC_VER < 1940)."""
+    import subprocess
+
+    drive, _prefix = _drive(tmp_path)
+    vs_bin = drive / "C" / "VS" / "bin"
+    vs_bin.mkdir(parents=True)
+    (vs_bin / "cl.exe").write_bytes(b"MZ")
+    ran = []
+
+    def run(cmd, timeout=None, env=None):
+        ran.append(cmd)
+        return subprocess.CompletedProcess(cmd, 2, "", CL_1940)  # cl.exe prints its banner on stderr
+
+    f = _build(drive, r"C:\VS\bin", run)
+    assert ran == [[r"C:\VS\bin\cl.exe"]]
+    bad = f["HOST_COMPILER_TOO_NEW"]
+    assert "cl.exe is version 19.40 (_MSC_VER 1940, Visual Studio 2022 17.10)" in bad.cause
+    assert "CUDA 11.8.89's nvcc accepts _MSC_VER < 1940 (nvcc_msvc.csv [S124])" in bad.cause
+    assert "-vcvars_ver=14.38" in bad.fix and "CUDA 12.4 or newer" in bad.fix and "-allow-unsupported-compiler" in bad.fix
+    # the same cl.exe with CUDA 12.9 (its real header range, from the table: < 1950) is fine
+    assert "HOST_COMPILER_TOO_NEW" not in _build(drive, r"C:\VS\bin", run, version="12.9")
+
+
+def test_the_windows_tables_cite_known_sources():
+    from cudaswitch.checks import knowledge
+
+    known = knowledge.sources()
+    for name in ("vc_runtime.csv", "nvcc_msvc.csv"):
+        rows = knowledge._read(name)
+        assert rows and all(k in known for r in rows for k in r["src"].split(";")), name
+    assert knowledge.nvcc_msvc_range("11.8.89")["msc_below"] == "1940"
+    assert knowledge.nvcc_msvc_range("12.4")["msc_below"] == "1950" and knowledge.nvcc_msvc_range("11.0") is None
+    assert knowledge.vc_runtime_minimum("2.9.0+cu128", "msvcp140.dll")["min_version"] == "14.40"
+    assert knowledge.vc_runtime_minimum("2.8.0", "msvcp140.dll") is None

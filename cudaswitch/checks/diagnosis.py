@@ -116,7 +116,7 @@ CATALOGUE: Dict[str, tuple] = {
     "PROBE_CRASHED": (N_("the Python process died without a result"), N_("run `python -c \"import torch\"` in the "
                       "environment to see the crash"), "-"),
     "CUDNN_DLL_MISSING": (N_("cuDNN could not locate a DLL it loads at run time (zlibwapi.dll, or its own "
-                           "cudnn_*64_8.dll sub-libraries) and ended the process (0xC0000409)"),
+                           "cudnn_*64_8.dll sub-libraries) and ended the process"),
                            N_("put zlibwapi.dll, or the folder holding every cudnn_*64_8.dll, on the loader path"),
                            "NVIDIA cuDNN 8.x installation guide (zlib) [S58]; docs/design/windows-cudnn.md"),
     "IMPORT_FAILED": (N_("import torch failed"), N_("read the error; reinstall torch if the files are damaged"), "-"),
@@ -191,7 +191,7 @@ RX_NOT_COMPATIBLE = re.compile(r"with CUDA capability (sm_\d+) is not compatible
                                r"installation")
 RX_NO_TORCH = re.compile(r"No module named '?torch'?(?:$|\s|\n)")
 # cuDNN 8's own text (the format string "Could not locate %s. Please make sure it is in your library path!" in the
-# real cudnn64_8.dll) before the process is ended with 0xC0000409 (docs/design/windows-cudnn.md section 1)
+# real cudnn64_8.dll) before it ends the process (docs/design/checks.md section 6)
 RX_CUDNN_LOCATE = re.compile(r"Could not locate (\S{1,260}?\.dll)\. Please make sure it is in your library path")
 RX_CUDNN = re.compile(r"CUDNN_STATUS_\w+|cuDNN error|Could not load library libcudnn|cudnn\w*64_\d\.dll")
 
@@ -491,7 +491,7 @@ def missing_dll_finding(system, prefix: str, dll: str, environ: Dict[str, str]) 
 
 def cudnn_locate_finding(name: str, outcome: ProbeOutcome, prefix: str, environ: Dict[str, str],
                          system=None) -> Finding:
-    """cuDNN 8 printed "Could not locate NAME" and ended the process (0xC0000409): zlibwapi.dll for cuDNN 8.3-8.9,
+    """cuDNN 8 printed "Could not locate NAME" and ended the process: zlibwapi.dll for cuDNN 8.3-8.9,
     or one of its own sub-libraries, which it loads by bare name from PATH."""
     from cudaswitch.cudnn.windows import needs_zlibwapi
 

@@ -5,8 +5,9 @@ Cuda compiler driver"; cudart64_12.dll: FileVersion "12.9.79"; cudnn64_9.dll: Fi
 needs only the section table and the resource tree, so this module seeks to those parts instead of reading a file
 that can be hundreds of MB. Formats: Microsoft's "PE Format" page (optional header data directory 2 = resources,
 IMAGE_RESOURCE_DIRECTORY / _ENTRY / _DATA_ENTRY) and the VS_VERSIONINFO / VS_FIXEDFILEINFO / StringFileInfo
-structures of the Win32 "Version Information" reference. `pefile` reads the same, but the run-time dependencies
-are limited to click, ruamel.yaml and platformdirs, and this needs under 200 lines.
+structures of the Win32 "Version Information" reference; the import directory (data directory 1,
+IMAGE_IMPORT_DESCRIPTOR) for the DLL names a file needs at load time. `pefile` reads the same, but the run-time
+dependencies are limited to click, ruamel.yaml and platformdirs, and this needs a few hundred lines.
 """
 
 from __future__ import annotations

@@ -53,19 +53,26 @@ def exit_status(code: Optional[int]) -> str:
     return f"{code} = 0x{unsigned:08X} {name}" if name else f"{code} = 0x{unsigned:08X}"
 
 
-def _names(system: System, folder: str) -> Dict[str, str]:
-    """lower-case name -> name as spelt in `folder` (Windows names are case-insensitive)."""
+def _names(system: System, folder: str, cache: Optional[Dict[str, Dict[str, str]]] = None) -> Dict[str, str]:
+    """lower-case name -> name as spelt in `folder` (Windows names are case-insensitive); `cache` keeps each
+    folder's listing for one walk."""
+    if cache is not None and folder in cache:
+        return cache[folder]
     try:
-        return {n.lower(): n for n in os.listdir(system.local(folder))}
+        names = {n.lower(): n for n in os.listdir(system.local(folder))}
     except OSError:
-        return {}
+        names = {}
+    if cache is not None:
+        cache[folder] = names
+    return names
 
 
-def find_in(system: System, name: str, folders: Sequence[str]) -> Optional[str]:
+def find_in(system: System, name: str, folders: Sequence[str],
+            cache: Optional[Dict[str, Dict[str, str]]] = None) -> Optional[str]:
     """The first folder of `folders` (load order) holding `name`, as a displayed path of the file."""
     want = name.lower()
     for folder in folders:
-        hit = _names(system, folder).get(want)
+        hit = _names(system, folder, cache).get(want)
         if hit and system.local(system.join(folder, hit)).is_file():
             return system.join(folder, hit)
     return None
@@ -179,6 +186,7 @@ def missing_imports(system: System, dll: str, folders: Sequence[str], limit: int
     out: List[Missing] = []
     todo: List[Tuple[str, List[str]]] = [(dll, [dll])]
     seen = {dll.lower()}
+    listings: Dict[str, Dict[str, str]] = {}
     while todo and len(seen) < limit:
         path, chain = todo.pop(0)
         try:
@@ -190,7 +198,7 @@ def missing_imports(system: System, dll: str, folders: Sequence[str], limit: int
             low = name.lower()
             if _API_SET.match(low):
                 continue
-            found = find_in(system, name, [own] + list(folders))
+            found = find_in(system, name, [own] + list(folders), listings)
             if found is None:
                 if low in KNOWN_DLLS:
                     continue

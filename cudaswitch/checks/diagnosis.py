@@ -406,6 +406,13 @@ def runtime_finding(system, prefix: str, dll_text) -> Optional[Finding]:
     details = [f"{c.path} {windll.version_text(c.version)}" + (" (loaded first)" if c.first else "") for c in copies]
     torch_version = torch_installs(prefix).get("version")
     old = windll.too_old(copies, torch_version)
+    absent = [n for n in windll.RUNTIME_DLLS if not any(c.name == n for c in copies)]
+    if not old and absent:
+        return finding("DLL_INIT_FAILED", ERROR, M("WinError 1114: {dll} failed to initialise; {files} is in none of "
+                                                   "the environment's folders nor System32: the VC++ 2015-2022 "
+                                                   "runtime is incomplete", dll=dll_text, files=", ".join(absent)),
+                       M("install the current Microsoft Visual C++ 2015-2022 Redistributable (x64), which replaces "
+                         "System32's copy: {url}", url=REDIST_URL), details=details)
     if not old:
         first = next(c for c in copies if c.first)
         return finding("DLL_INIT_FAILED", ERROR, M("WinError 1114: {dll} failed to initialise; the VC++ runtime the "

@@ -103,15 +103,27 @@ def test_1114_with_a_new_enough_first_copy_blames_no_runtime(tmp_path):
     """The env's 14.44 is loaded before System32's 14.34: the old System32 copy is not the cause."""
     drive, prefix = _drive(tmp_path)
     _put(nw.msvc_runtime(nw.MSVC_RUNTIME_NEW), prefix, "msvcp140.dll")
-    _put(nw.msvc_runtime(nw.MSVC_RUNTIME_OLD) / "Scripts", drive / "C" / "Windows" / "System32", "msvcp140.dll")
+    _put(nw.msvc_runtime(nw.MSVC_RUNTIME_OLD) / "Scripts", drive / "C" / "Windows" / "System32", "msvcp140.dll",
+         "vcruntime140.dll", "vcruntime140_1.dll")
     f = _first(_smoke(drive, _outcome_1114()))
     assert f.code == "DLL_INIT_FAILED" and "is not older than torch 2.9.1 needs" in f.cause
     assert PREFIX + r"\msvcp140.dll, version 14.44.35211.0" in f.cause
 
 
+def test_1114_with_part_of_the_runtime_names_what_is_missing(tmp_path):
+    """msvcp140.dll 14.44 in System32 but no vcruntime140_1.dll anywhere (a runtime copied by hand)."""
+    drive, _prefix = _drive(tmp_path)
+    _put(nw.msvc_runtime(nw.MSVC_RUNTIME_NEW) / "Scripts", drive / "C" / "Windows" / "System32", "msvcp140.dll",
+         "vcruntime140.dll")
+    f = _first(_smoke(drive, _outcome_1114()))
+    assert f.code == "DLL_INIT_FAILED" and "vcruntime140_1.dll is in none of the environment's folders nor System32" \
+        in f.cause and "Redistributable" in f.fix
+
+
 def test_1114_before_torch_2_9_has_no_minimum_to_blame(tmp_path):
     drive, prefix = _drive(tmp_path, torch="2.8.0")
-    _put(nw.msvc_runtime(nw.MSVC_RUNTIME_OLD), prefix, "msvcp140.dll")
+    _put(nw.msvc_runtime(nw.MSVC_RUNTIME_OLD) / "Scripts", prefix, "msvcp140.dll", "vcruntime140.dll",
+         "vcruntime140_1.dll")
     f = _first(_smoke(drive, _outcome_1114()))
     assert f.code == "DLL_INIT_FAILED" and "14.40" not in f.cause and "is not older than torch 2.8.0" in f.cause
 

@@ -498,8 +498,9 @@ def missing_dll_finding(system, prefix: str, dll: str, environ: Dict[str, str]) 
 
 def cudnn_locate_finding(name: str, outcome: ProbeOutcome, prefix: str, environ: Dict[str, str],
                          system=None) -> Finding:
-    """cuDNN 8 printed "Could not locate NAME" and ended the process: zlibwapi.dll for cuDNN 8.3-8.9,
-    or one of its own sub-libraries, which it loads by bare name from PATH."""
+    """cuDNN 8 printed "Could not locate NAME": zlibwapi.dll for cuDNN 8.3-8.9, or one of its own sub-libraries,
+    which it loads by bare name from PATH. Then it ended the process (no record), or returned an error."""
+    from cudaswitch.cudnn.compat import joined
     from cudaswitch.cudnn.windows import needs_zlibwapi
 
     loaded = None
@@ -507,31 +508,31 @@ def cudnn_locate_finding(name: str, outcome: ProbeOutcome, prefix: str, environ:
         from cudaswitch.checks import windll
 
         loaded = windll.loaded_cudnn(system, _shown_prefix(system, prefix), environ.get("PATH"))
-    code = exit_status(outcome.returncode)
-    stage = outcome.last_stage or "start"
+    if outcome.record is None:
+        then = M("the process ended (exit {code}) at stage {stage}", code=exit_status(outcome.returncode),
+                 stage=outcome.last_stage or "start")
+    else:
+        then = N_("then the cuDNN convolution failed")
     folder = str(system.pure(loaded[0]).parent) if loaded else None
     version = loaded[1] if loaded else None
     if name.lower() == "zlibwapi.dll":
-        if loaded and version and needs_zlibwapi(version):
-            cause = M("cuDNN {version} ({dll}) needs zlibwapi.dll, which NVIDIA does not ship with cuDNN 8.3-8.9, and "
-                      "none is on the loader path: the process ended (exit {code}) at stage {stage}",
-                      version=version, dll=loaded[0], code=code, stage=stage)
-        else:
-            cause = M("cuDNN could not locate zlibwapi.dll, which cuDNN 8.3-8.9 loads and NVIDIA does not ship: the "
-                      "process ended (exit {code}) at stage {stage}", code=code, stage=stage)
+        what = M("cuDNN {version} ({dll}) needs zlibwapi.dll, which NVIDIA does not ship with cuDNN 8.3-8.9, and none "
+                 "is on the loader path", version=version, dll=loaded[0]) if loaded and version and \
+            needs_zlibwapi(version) else \
+            N_("cuDNN could not locate zlibwapi.dll, which cuDNN 8.3-8.9 loads and NVIDIA does not ship")
         fix = M("put zlibwapi.dll (zlib's 64-bit DLL, as NVIDIA's cuDNN 8 installation guide says) into {folder}, "
                 "or remove that cuDNN from PATH so torch uses the copy in its own wheel", folder=folder) if folder \
             else N_("put zlibwapi.dll (zlib's 64-bit DLL, as NVIDIA's cuDNN 8 installation guide says) into the "
                     "folder that holds cudnn64_8.dll")
     else:
         where = M("{dll}, cuDNN {version}", dll=loaded[0], version=version or "?") if loaded else "cudnn64_8.dll"
-        cause = M("cuDNN ({where}) could not locate its sub-library {name}: cuDNN loads it by bare name from PATH; the "
-                  "process ended (exit {code}) at stage {stage}", where=where, name=name, code=code, stage=stage)
+        what = M("cuDNN ({where}) could not locate its sub-library {name}: cuDNN loads it by bare name from PATH",
+                 where=where, name=name)
         fix = M("put the folder that holds {name} and the other cudnn_*64_8.dll on PATH (all of cuDNN's DLLs belong "
                 "in one folder: {folder})", name=name, folder=folder) if folder else \
             M("put the folder that holds {name} and the other cudnn_*64_8.dll on PATH (all of cuDNN's DLLs belong in "
               "one folder)", name=name)
-    return finding("CUDNN_DLL_MISSING", ERROR, cause, fix, details=[loaded[0]] if loaded else [])
+    return finding("CUDNN_DLL_MISSING", ERROR, joined([what, then]), fix, details=[loaded[0]] if loaded else [])
 
 
 def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], windows: bool, cpu_ok: bool,
@@ -640,6 +641,9 @@ def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], window
                                                                     "(compute capability {cap}) in torch {version}",
                                                                     step=name, gpu=t.get('device_name', M("the GPU")),
                                                                     cap=t.get('capability', '?'), version=version)))
+        elif name == "conv2d" and RX_CUDNN_LOCATE.search(text):  # cuDNN said which DLL before the error
+            findings.append(cudnn_locate_finding(RX_CUDNN_LOCATE.search(text).group(1), outcome, prefix, environ,
+                                                 system))
         elif name == "conv2d" and RX_CUDNN.search(msg):
             findings.append(finding("CUDNN_FAILED", ERROR, M("conv2d failed in cuDNN: {error}",
                                                              error=msg.splitlines()[0][:200])))

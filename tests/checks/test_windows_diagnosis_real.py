@@ -180,8 +180,25 @@ def test_zlibwapi_missing_is_named_with_the_cudnn_that_needs_it(tmp_path):
     f = _first(_smoke(drive, ProbeOutcome(None, STACK_BUFFER_OVERRUN, "", stderr, False, "conv2d")))
     assert f.code == "CUDNN_DLL_MISSING"
     assert "cuDNN 8.9.7 (" + PREFIX + r"\Library\bin\cudnn64_8.dll) needs zlibwapi.dll" in f.cause
-    assert "exit 3221226505 = 0xC0000409 STATUS_STACK_BUFFER_OVERRUN) at stage conv2d" in f.cause
+    assert f.cause.endswith("; the process ended (exit 3221226505 = 0xC0000409 STATUS_STACK_BUFFER_OVERRUN) at stage "
+                            "conv2d")
     assert "put zlibwapi.dll" in f.fix and PREFIX + r"\Library\bin" in f.fix
+
+
+def test_zlibwapi_before_a_cudnn_error_is_named_instead_of_the_error(tmp_path):
+    """cuDNN printed its text and returned an error instead of ending the process: conv2d fails with
+    CUDNN_STATUS_NOT_INITIALIZED; the DLL it named is the cause."""
+    drive, prefix = _drive(tmp_path)
+    _put(nw.win_cudnn_8(nw.WIN_CUDNN_8_CU12) / "bin", prefix / "Library" / "bin", "cudnn64_8.dll")
+    rec = {"python": {"version": "3.11.9", "bits": 64, "platform": "win32"}, "import": {"ok": True}, "warnings": [],
+           "torch": {"version": "2.0.1+cu118", "cuda": "11.8", "is_available": True, "capability": "8.6",
+                     "arch_list": ["sm_86"], "device_name": "NVIDIA GeForce RTX 3060"},
+           "steps": {"matmul": {"ok": True}, "conv2d": {"ok": False, "error": {
+               "type": "RuntimeError", "message": "cuDNN error: CUDNN_STATUS_NOT_INITIALIZED"}}}}
+    stderr = _cudnn_text("zlibwapi.dll") + "\n"
+    f = _first(_smoke(drive, ProbeOutcome(rec, 0, "", stderr, False, "done")))
+    assert f.code == "CUDNN_DLL_MISSING" and "needs zlibwapi.dll" in f.cause
+    assert f.cause.endswith("; then the cuDNN convolution failed") and "process ended" not in f.cause
 
 
 def test_cudnn_sublibrary_missing_from_the_real_loader_run(tmp_path):

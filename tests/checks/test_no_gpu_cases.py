@@ -84,3 +84,41 @@ def test_doctor_names_an_installed_driver_without_cuda_version_as_too_old():
     (f,) = driver_findings(drivers.Driver("libcuda", None, error="no NVIDIA driver library (libcuda)"), [],
                            System(os="linux", environ={}))
     assert f.code == "NO_DRIVER"
+
+
+STUB_DRIVER = r"""
+/* A driver library that answers as NVIDIA's does on a machine whose GPU is switched off: it knows its CUDA version
+   (cuDriverGetVersion needs no device) and cuInit fails with CUDA_ERROR_NO_DEVICE (100). */
+int cuDriverGetVersion(int *v) { *v = 12040; return 0; }
+int cuInit(unsigned int flags) { (void)flags; return 100; }
+int cuDeviceGetCount(int *n) { *n = 0; return 100; }
+"""
+
+
+def test_the_real_probe_asks_the_driver_after_torch_sees_no_gpu(tmp_path, clean_env):
+    """The real probe in the environment's real Python, torch 2.13.0 patched to be a CUDA 12.4 build that sees no
+    GPU (tests/fake_torch), and a driver library that cannot run here stubbed by its C API: after torch's answer the
+    probe asks cuInit itself and records CUDA_ERROR_NO_DEVICE, and smoke says the GPU is off, not that a driver is
+    missing."""
+    import json
+    import subprocess
+    import sys
+
+    from conftest import require_tool, run_cli
+
+    sys.path.insert(0, str(Path(__file__).parent.parent / "fake_torch"))
+    import envs
+
+    cc = require_tool("cc")
+    lib = tmp_path / "driver"
+    lib.mkdir()
+    (lib / "stub.c").write_text(STUB_DRIVER)
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(lib / "libcuda.so.1"), str(lib / "stub.c")], check=True)
+    env = envs.make_env(tmp_path)
+    envs.fake_cuda(env, "no_device")
+    r = run_cli(["smoke", "-p", str(env), "--json"], env=dict(clean_env, LD_LIBRARY_PATH=str(lib)))
+    rec = json.loads(r.stdout)
+    assert rec["driver"]["cuda_max"] == "12.4" and rec["driver"]["cuinit"] == 100, rec["driver"]
+    assert r.returncode == 1 and rec["code"] == "NO_GPU"
+    assert "is installed (CUDA 12.4) but sees no GPU (cuInit: CUDA_ERROR_NO_DEVICE)" in rec["cause"]
+    assert "install the NVIDIA driver" not in rec["fix"] and "nvidia-smi" in rec["fix"]

@@ -45,6 +45,13 @@ WIN_CUDNN_8_HEADERS = ["cudnn.h", "cudnn_adv_infer.h", "cudnn_adv_train.h", "cud
                        "cudnn_cnn_train.h", "cudnn_ops_infer.h", "cudnn_ops_train.h", "cudnn_version.h"]
 WIN = "win_amd64"
 
+# Microsoft's VC++ runtime DLLs (msvcp140.dll, vcruntime140.dll, vcruntime140_1.dll, ...) as Microsoft built them
+# (the 14.44.35112 wheel's DLLs carry FileVersion 14.44.35211.0),
+# repackaged on PyPI as the msvc-runtime wheels (2 MB each): one older than the 14.40 torch 2.9 needs, one newer.
+# data/ holds msvcp140.dll without vcruntime140.dll, data/Scripts/ the whole set.
+MSVC_RUNTIME_OLD = "msvc-runtime==14.34.31931"
+MSVC_RUNTIME_NEW = "msvc-runtime==14.44.35112"
+
 
 def cache_dir() -> Path:
     d = Path(os.environ.get("CUDASWITCH_TEST_CACHE") or Path.home() / ".cache" / "cudaswitch-tests")
@@ -76,6 +83,13 @@ def wheel(spec: str, platform: str = "linux") -> Path:
         hits = cached()
     assert hits, f"pip did not produce a wheel for {spec}"
     return hits[0]
+
+
+def msvc_runtime(spec: str) -> Path:
+    """The folder of the msvc-runtime wheel `spec` holding Microsoft's DLLs: msvcp140.dll and its siblings, with
+    Scripts/ beside them holding the same plus vcruntime140.dll and vcruntime140_1.dll."""
+    name, version = spec.split("==")
+    return extracted(spec, WIN) / f"{name.replace('-', '_')}-{version}.data" / "data"
 
 
 def extracted(spec: str, platform: str = "linux") -> Path:

@@ -145,7 +145,9 @@ def build_findings(installs: Dict, toolkits, system: System, env_prefix: Optiona
                                                                  "difference; builds normally work", torch=torch_v,
                                                                  cuda=cuda, how=how, version=tk.version)))
     limits = host_limits(tk.include_dir if tk is not None else None)
-    if limits:
+    if system.windows:
+        out += msvc_findings(system, tk, limits)
+    elif limits:
         comp = compiler_version(system)
         std = None
         rel = knowledge.torch_releases().get(knowledge.vtuple(torch_v or "")[:2] if torch_v else ())
@@ -167,19 +169,6 @@ def build_findings(installs: Dict, toolkits, system: System, env_prefix: Optiona
                                                                      "implements from {need} [S121]", gcc=comp[1],
                                                                      torch=torch_v, std=std, need=need),
                                    details=[comp[2]]))
-        elif comp and comp[0] == "msvc" and limits.get("msc"):
-            lo, hi = limits["msc"]
-            msc = int(comp[1].split(".")[0]) * 100 + int(comp[1].split(".")[1])
-            if msc >= hi:
-                out.append(finding("HOST_COMPILER_TOO_NEW", ERROR, M("cl.exe is version {cl} (_MSC_VER {msc}); CUDA "
-                                                                     "{cuda}'s nvcc accepts _MSC_VER < {hi} ({file})",
-                                                                     cl=comp[1], msc=msc, cuda=tk.version, hi=hi,
-                                                                     file=limits['file'])))
-            elif msc < lo:
-                out.append(finding("HOST_COMPILER_TOO_OLD", ERROR, M("cl.exe is version {cl} (_MSC_VER {msc}); CUDA "
-                                                                     "{cuda}'s nvcc needs _MSC_VER >= {lo} ({file})",
-                                                                     cl=comp[1], msc=msc, cuda=tk.version, lo=lo,
-                                                                     file=limits['file'])))
     arch_env = system.environ.get("TORCH_CUDA_ARCH_LIST")
     if arch_env and tk is not None:
         can = nvcc_archs(tk.nvcc)
@@ -206,6 +195,75 @@ def build_findings(installs: Dict, toolkits, system: System, env_prefix: Optiona
                                                      "serial distutils builds (and some projects, e.g. flash-attn, "
                                                      "expect ninja)")))
     return out
+
+
+# where Visual Studio 2017-2022 and their Build Tools put vcvars64.bat (Microsoft, "Use the Microsoft C++ toolset
+# from the command line": <install>\VC\Auxiliary\Build\vcvars64.bat)
+_VS_ROOTS = ("Program Files", "Program Files (x86)")
+_VS_YEARS = ("2022", "2019", "2017")
+_VS_EDITIONS = ("Enterprise", "Professional", "Community", "BuildTools")
+
+
+def find_vcvars(system: System) -> Optional[str]:
+    """The newest vcvars64.bat of an installed Visual Studio or Build Tools, as a displayed path."""
+    for year in _VS_YEARS:
+        for root in _VS_ROOTS:
+            for edition in _VS_EDITIONS:
+                path = system.join("C:\\", root, "Microsoft Visual Studio", year, edition, "VC", "Auxiliary", "Build",
+                                   "vcvars64.bat")
+                if system.local(path).is_file():
+                    return path
+    return None
+
+
+def msvc_findings(system: System, tk, limits: Dict) -> List[Finding]:
+    """Windows: cl.exe must be on PATH for nvcc and cpp_extension (MSVC_NOT_ON_PATH), and its version inside the
+    _MSC_VER range the toolkit's nvcc accepts: its host_config.h, else cudaswitch/data/nvcc_msvc.csv."""
+    if not system.which("cl"):
+        vcvars = find_vcvars(system)
+        fix = M("open the \"x64 Native Tools Command Prompt for VS\" from the Start menu, or run \"{vcvars}\" in this "
+                "terminal, then activate the environment and build", vcvars=vcvars) if vcvars else \
+            N_("install Visual Studio or its Build Tools with \"Desktop development with C++\", then open the \"x64 "
+               "Native Tools Command Prompt for VS\" from the Start menu (or run its VC\\Auxiliary\\Build\\"
+               "vcvars64.bat in this terminal), activate the environment and build")
+        return [finding("MSVC_NOT_ON_PATH", WARNING, N_("cl.exe (MSVC) is not on PATH: nvcc and "
+                                                        "torch.utils.cpp_extension cannot compile CUDA extensions "
+                                                        "here"), fix)]
+    comp = compiler_version(system)
+    if tk is None or not comp or comp[0] != "msvc":
+        return []
+    major, minor = (int(x) for x in comp[1].split(".")[:2])
+    msc = major * 100 + minor
+    if limits.get("msc"):
+        lo, hi = limits["msc"]
+        where = limits["file"]
+    else:
+        row = knowledge.nvcc_msvc_range(tk.version)
+        if row is None:
+            return []
+        lo, hi, where = int(row["msc_min"]), int(row["msc_below"]), f"nvcc_msvc.csv [{row['src']}]"
+    vs = knowledge.visual_studio(msc)
+    if msc >= hi:
+        newer = next((r for r in knowledge._read("nvcc_msvc.csv") if int(r["msc_below"]) > msc
+                      and knowledge.vtuple(r["cuda_min"]) > knowledge.vtuple(tk.version)[:2]), None)
+        fix = M("install an older MSVC toolset next to it (Visual Studio Installer > Individual components, e.g. "
+                "\"MSVC v143 - VS 2022 C++ x64/x86 build tools (v14.38-17.8)\") and open it with vcvars64.bat "
+                "-vcvars_ver=14.38; or use CUDA {cuda} or newer, which accepts {vs}; or pass "
+                "-allow-unsupported-compiler to nvcc, at your own risk", cuda=newer["cuda_min"], vs=vs) if newer else \
+            N_("install an older MSVC toolset next to it (Visual Studio Installer > Individual components) and open "
+               "it with vcvars64.bat -vcvars_ver=14.xx; or pass -allow-unsupported-compiler to nvcc, at your own risk")
+        return [finding("HOST_COMPILER_TOO_NEW", ERROR, M("cl.exe is version {cl} (_MSC_VER {msc}, {vs}); CUDA "
+                                                          "{cuda}'s nvcc accepts _MSC_VER < {hi} ({file}): it stops "
+                                                          "with 'unsupported Microsoft Visual Studio version!'",
+                                                          cl=comp[1], msc=msc, vs=vs, cuda=tk.version, hi=hi,
+                                                          file=where), fix, details=[comp[2]])]
+    if msc < lo:
+        return [finding("HOST_COMPILER_TOO_OLD", ERROR, M("cl.exe is version {cl} (_MSC_VER {msc}, {vs}); CUDA "
+                                                          "{cuda}'s nvcc needs _MSC_VER >= {lo} ({file})", cl=comp[1],
+                                                          msc=msc, vs=vs, cuda=tk.version, lo=lo, file=where),
+                        N_("install a newer Visual Studio or its Build Tools (\"Desktop development with C++\")"),
+                        details=[comp[2]])]
+    return []
 
 
 def _gpu_capability(system: System) -> Optional[str]:

@@ -19,6 +19,7 @@ from typing import Dict, List, Optional
 from cudaswitch.checks.driver import Driver
 from cudaswitch.checks.runner import ProbeOutcome
 from cudaswitch.checks.severities import ERROR, INFO, WARNING, severity as table_severity
+from cudaswitch.checks.windll import ILLEGAL_INSTRUCTION, exit_status
 from cudaswitch.discovery.environment import site_packages
 from cudaswitch.core.i18n import M, N_, _, columns
 
@@ -72,8 +73,10 @@ CATALOGUE: Dict[str, tuple] = {
     "CPU_ONLY_BUILD": (N_("torch is a CPU-only build (torch.version.cuda is None)"),
                        N_("reinstall torch from a CUDA index: `cudaswitch recommend` prints the line"),
                        "torch.version.cuda is None in CPU builds; pytorch.org Get Started (CUDA wheel indexes)"),
-    "NO_GPU": (N_("torch has CUDA but no GPU/driver is usable"), N_("install the NVIDIA driver, or pass --cpu-ok"),
-               "-"),
+    "NO_GPU": (N_("torch has CUDA but no GPU/driver is usable"),
+               N_("no driver: install the NVIDIA driver; a driver but no GPU seen (cuInit: CUDA_ERROR_NO_DEVICE): "
+                  "switch the laptop's GPU mode to hybrid/discrete or enable the GPU; or pass --cpu-ok"),
+               "NVIDIA CUDA Driver API, cuInit / CUDA_ERROR_NO_DEVICE"),
     "DRIVER_TOO_OLD": (N_("the NVIDIA driver is older than torch's CUDA build needs"),
                        N_("update the driver, or install a torch build for the driver's CUDA (`cudaswitch recommend`)"),
                        "c10/cuda/CUDAFunctions.cpp warning text; NVIDIA CUDA Toolkit Release Notes, Table 3 "
@@ -89,6 +92,10 @@ CATALOGUE: Dict[str, tuple] = {
                         N_("install the VC++ 2015-2022 x64 redistributable; import torch before PyQt/PySide; "
                         "reinstall torch with one tool only"),
                         "pytorch/pytorch#169429, #166628, #126507"),
+    "VCRUNTIME_TOO_OLD": (N_("the VC++ runtime DLL the loader takes first is older than the environment's torch "
+                           "needs (WinError 1114 on c10.dll)"),
+                          N_("update the copy that is loaded first: the environment's vc14_runtime package, or the "
+                          "VC++ 2015-2022 redistributable for System32's"), "pytorch/pytorch#169429 [S122][S123]"),
     "DLL_NOT_FOUND": (N_("WinError 126: a DLL torch needs is missing"), N_("install the VC++ 2015-2022 x64 "
                       "redistributable, then reinstall torch"), "torch/__init__.py _load_dll_libraries error text"),
     "NUMPY_ABI": (N_("NumPy 2.x with a module compiled for NumPy 1.x (_ARRAY_API not found)"),
@@ -113,6 +120,10 @@ CATALOGUE: Dict[str, tuple] = {
                       "stage, that stage is the problem"), "-"),
     "PROBE_CRASHED": (N_("the Python process died without a result"), N_("run `python -c \"import torch\"` in the "
                       "environment to see the crash"), "-"),
+    "CUDNN_DLL_MISSING": (N_("cuDNN could not locate a DLL it loads at run time (zlibwapi.dll, or its own "
+                           "cudnn_*64_8.dll sub-libraries) and ended the process"),
+                           N_("put zlibwapi.dll, or the folder holding every cudnn_*64_8.dll, on the loader path"),
+                           "NVIDIA cuDNN 8.x installation guide (zlib) [S58]; docs/design/windows-cudnn.md"),
     "IMPORT_FAILED": (N_("import torch failed"), N_("read the error; reinstall torch if the files are damaged"), "-"),
     "CUDNN_FAILED": (N_("the cuDNN convolution failed"), N_("remove other cuDNN copies from PATH/LD_LIBRARY_PATH so torch "
                      "loads its own"), "-"),
@@ -136,6 +147,10 @@ CATALOGUE: Dict[str, tuple] = {
                               "version!' / unsupported Microsoft Visual Studio version)"),
                               N_("install an older gcc/g++ (e.g. conda install -c conda-forge gxx=13) and set CXX/CC, "
                               "or a newer toolkit"), "the toolkit's include/crt/host_config.h"),
+    "MSVC_NOT_ON_PATH": (N_("cl.exe (MSVC) is not on PATH: nvcc and torch.utils.cpp_extension cannot compile CUDA "
+                          "extensions"),
+                         N_("open the \"x64 Native Tools Command Prompt for VS\", or run vcvars64.bat in this terminal, "
+                         "then build"), "Microsoft, Use the Microsoft C++ toolset from the command line (vcvars64.bat)"),
     "HOST_COMPILER_TOO_OLD": (N_("the host compiler is older than torch's headers (C++ standard) or nvcc require"),
                               N_("install a newer gcc/g++ (conda install -c conda-forge gxx) and set CXX/CC"),
                               "torch_release.csv cpp_std; GCC C++ standards support [S121]"),
@@ -183,7 +198,13 @@ RX_NO_KERNEL = re.compile(r"no kernel image is available for execution on the de
 RX_NOT_COMPATIBLE = re.compile(r"with CUDA capability (sm_\d+) is not compatible with the current PyTorch "
                                r"installation")
 RX_NO_TORCH = re.compile(r"No module named '?torch'?(?:$|\s|\n)")
+# cuDNN 8's own text (the format string "Could not locate %s. Please make sure it is in your library path!" in the
+# real cudnn64_8.dll) before it ends the process (docs/design/checks.md section 6)
+RX_CUDNN_LOCATE = re.compile(r"Could not locate (\S{1,260}?\.dll)\. Please make sure it is in your library path")
 RX_CUDNN = re.compile(r"CUDNN_STATUS_\w+|cuDNN error|Could not load library libcudnn|cudnn\w*64_\d\.dll")
+
+# a process killed by SIGILL: -4 from subprocess, 132 from a shell; 0xC000001D on Windows
+SIGILL_CODES = (-4, 132, ILLEGAL_INSTRUCTION)
 
 OPENMP_NAMES = re.compile(r"^(libiomp5|libgomp|libomp|vcomp|libiomp5md)[\w.-]*\.(so[\d.]*|dll|dylib)$", re.I)
 
@@ -267,7 +288,7 @@ def _cvd_hides(value: Optional[str]) -> bool:
 
 
 def classify_import_failure(text: str, outcome: ProbeOutcome, prefix: str, environ: Dict[str, str],
-                            windows: bool) -> List[Finding]:
+                            windows: bool, system=None) -> List[Finding]:
     rec = outcome.record or {}
     py = rec.get("python") or {}
     out: List[Finding] = []
@@ -320,6 +341,11 @@ def classify_import_failure(text: str, outcome: ProbeOutcome, prefix: str, envir
             out.append(finding("NO_AVX2", ERROR, M("WinError 1114: {dll} failed to initialise, and this CPU lacks AVX2, "
                                                    "which torch's wheels need", dll=dll_text)))
             return out
+        if system is not None and windows:
+            read = runtime_finding(system, prefix, dll_text)
+            if read is not None:
+                out.append(read)
+                return out
         copies = rec.get("msvcp140") or []
         on_windows = py.get("platform") == "win32"
         if len(copies) > 1:
@@ -332,10 +358,15 @@ def classify_import_failure(text: str, outcome: ProbeOutcome, prefix: str, envir
         out.append(finding("DLL_INIT_FAILED", ERROR, cause, details=details))
         return out
     if RX_WIN126.search(text):
+        walked = missing_dll_finding(system, prefix, dll_name, environ) if system is not None and windows and \
+            dll_name else None
+        if walked is not None:
+            out.append(walked)
+            return out
         out.append(finding("DLL_NOT_FOUND", ERROR, M("WinError 126: {dll} or one of its dependencies is missing",
                                                      dll=dll_name or M("a DLL"))))
         return out
-    if outcome.returncode in (-4, 132) or "Illegal instruction" in text:
+    if outcome.returncode in SIGILL_CODES or "Illegal instruction" in text:
         avx = rec.get("cpu_avx2")
         if avx is None:  # the probe died before reporting: same machine, ask here
             from cudaswitch.checks.probe import cpu_has_avx2
@@ -360,9 +391,162 @@ def classify_import_failure(text: str, outcome: ProbeOutcome, prefix: str, envir
     return out
 
 
+# ---- Windows DLL failures, read from the DLLs (cudaswitch/checks/windll.py; docs/design/checks.md section 6) ------
+
+REDIST_URL = "https://aka.ms/vs/17/release/vc_redist.x64.exe"
+_VC_NAMES = re.compile(r"^(msvcp140[\w]*|vcruntime140[\w]*|concrt140|vcomp140|vccorlib140)\.dll$", re.I)
+
+
+def _shown_prefix(system, prefix: str) -> str:
+    return system.display(Path(prefix))
+
+
+def runtime_finding(system, prefix: str, dll_text) -> Optional[Finding]:
+    """WinError 1114: the VC++ runtime copies in load order with their versions, the one older than torch needs,
+    and the fix that reaches that copy (the environment's package, or the redistributable for System32)."""
+    from cudaswitch.checks import windll
+    from cudaswitch.checks.torchenv import torch_installs
+
+    shown = _shown_prefix(system, prefix)
+    copies = windll.runtime_copies(system, windll.env_folders(system, shown), windll.system32(system))
+    if not copies:
+        return None
+    details = [f"{c.path} {windll.version_text(c.version)}" + (" (loaded first)" if c.first else "") for c in copies]
+    torch_version = torch_installs(prefix).get("version")
+    old = windll.too_old(copies, torch_version)
+    absent = [n for n in windll.RUNTIME_DLLS if not any(c.name == n for c in copies)]
+    if not old and absent:
+        return finding("DLL_INIT_FAILED", ERROR, M("WinError 1114: {dll} failed to initialise; {files} is in none of "
+                                                   "the environment's folders nor System32: the VC++ 2015-2022 "
+                                                   "runtime is incomplete", dll=dll_text, files=", ".join(absent)),
+                       M("install the current Microsoft Visual C++ 2015-2022 Redistributable (x64), which replaces "
+                         "System32's copy: {url}", url=REDIST_URL), details=details)
+    if not old:
+        first = next(c for c in copies if c.first)
+        return finding("DLL_INIT_FAILED", ERROR, M("WinError 1114: {dll} failed to initialise; the VC++ runtime the "
+                                                   "loader takes first ({copy}, version {version}) is not older than "
+                                                   "torch {torch} needs", dll=dll_text, copy=first.path,
+                                                   version=windll.version_text(first.version),
+                                                   torch=torch_version or "?"), details=details)
+    c, row = old[0]
+    cause = M("WinError 1114: {dll} failed to initialise: the {name} the loader takes first is {copy}, version "
+              "{version}; torch {torch} needs {minimum} or newer [{src}]", dll=dll_text, name=c.name,
+              copy=c.path, version=windll.version_text(c.version), torch=torch_version, minimum=row["min_version"],
+              src=row["src"])
+    details.append(row["why"])
+    return finding("DLL_INIT_FAILED", ERROR, cause, _runtime_fix(system, shown, c, row), details=details)
+
+
+def _runtime_fix(system, shown: str, c, row: Dict[str, str]) -> str:
+    """The fix that reaches the copy `c` the loader takes: the environment's conda package, or the redistributable
+    for System32's."""
+    from cudaswitch.checks import windll
+
+    if c.in_env:
+        package = windll.owning_package(system, shown, c.path)
+        if package:
+            return M("update the environment's own copy, which is loaded before System32's (the VC++ redistributable "
+                     "does not replace it): conda install -p \"{prefix}\" -c conda-forge \"{package}>={minimum}\"",
+                     prefix=shown, package=package, minimum=row["min_version"])
+        return M("{copy} belongs to no conda package of the environment (a pip wheel or a copied file) and is loaded "
+                 "before System32's: remove it, or replace it with version {minimum} or newer (conda install -p "
+                 "\"{prefix}\" -c conda-forge \"vc14_runtime>={minimum}\")", copy=c.path, prefix=shown,
+                 minimum=row["min_version"])
+    return M("install the current Microsoft Visual C++ 2015-2022 Redistributable (x64), which replaces System32's "
+             "copy: {url}", url=REDIST_URL)
+
+
+def vc_runtime_findings(system, prefix: str, installs: Dict) -> List[Finding]:
+    """doctor, without importing torch: the VC++ runtime copy the loader takes first is older than the
+    environment's torch needs (VCRUNTIME_MISSING only sees whether System32 has one)."""
+    from cudaswitch.checks import windll
+
+    if not system.windows or not installs.get("version"):
+        return []
+    shown = _shown_prefix(system, prefix)
+    copies = windll.runtime_copies(system, windll.env_folders(system, shown), windll.system32(system))
+    out = []
+    for c, row in windll.too_old(copies, installs["version"]):
+        out.append(finding("VCRUNTIME_TOO_OLD", ERROR, M("{copy} is version {version}, and it is the {name} the "
+                                                         "loader takes first; torch {torch} needs {minimum} or newer: "
+                                                         "import torch fails with WinError 1114 [{src}]", copy=c.path,
+                                                         version=windll.version_text(c.version), name=c.name,
+                                                         torch=installs["version"], minimum=row["min_version"],
+                                                         src=row["src"]),
+                           _runtime_fix(system, shown, c, row),
+                           details=[f"{x.path} {windll.version_text(x.version)}" for x in copies] + [row["why"]]))
+    return out
+
+
+
+def missing_dll_finding(system, prefix: str, dll: str, environ: Dict[str, str]) -> Optional[Finding]:
+    """WinError 126: the import tables walked from the DLL torch names through the files the loader finds; the
+    first import no folder holds is the DLL that is missing."""
+    from cudaswitch.checks import windll
+
+    if not system.local(dll).is_file():
+        return finding("DLL_NOT_FOUND", ERROR, M("WinError 126: {dll} itself is missing", dll=dll),
+                       N_("reinstall torch with the tool that installed it (the files are incomplete)"))
+    folders = windll.search_folders(system, _shown_prefix(system, prefix), environ.get("PATH"))
+    missing = windll.missing_imports(system, dll, folders)
+    if not missing:
+        return None
+    m = missing[0]
+    cause = M("WinError 126: {name}, which {importer} imports, is in none of the folders the loader searches (for "
+              "{dll})", name=m.name, importer=system.pure(m.needed_by).name, dll=dll)
+    if _VC_NAMES.match(m.name):
+        fix = M("install the Microsoft Visual C++ 2015-2022 Redistributable (x64), which puts {name} into System32: "
+                "{url}", name=m.name, url=REDIST_URL)
+    else:
+        fix = M("put the folder that holds {name} on PATH, or reinstall the package that ships it", name=m.name)
+    details = [" -> ".join(m.chain + [m.name])] + [f"{x.name} (imported by {x.needed_by})" for x in missing[1:]] + \
+        ["searched: " + "; ".join(folders)]
+    return finding("DLL_NOT_FOUND", ERROR, cause, fix, details=details)
+
+
+def cudnn_locate_finding(name: str, outcome: ProbeOutcome, prefix: str, environ: Dict[str, str],
+                         system=None) -> Finding:
+    """cuDNN 8 printed "Could not locate NAME": zlibwapi.dll for cuDNN 8.3-8.9, or one of its own sub-libraries,
+    which it loads by bare name from PATH. Then it ended the process (no record), or returned an error."""
+    from cudaswitch.cudnn.compat import joined
+    from cudaswitch.cudnn.windows import needs_zlibwapi
+
+    loaded = None
+    if system is not None and system.windows:
+        from cudaswitch.checks import windll
+
+        loaded = windll.loaded_cudnn(system, _shown_prefix(system, prefix), environ.get("PATH"))
+    if outcome.record is None:
+        then = M("the process ended (exit {code}) at stage {stage}", code=exit_status(outcome.returncode),
+                 stage=outcome.last_stage or "start")
+    else:
+        then = N_("then the cuDNN convolution failed")
+    folder = str(system.pure(loaded[0]).parent) if loaded else None
+    version = loaded[1] if loaded else None
+    if name.lower() == "zlibwapi.dll":
+        what = M("cuDNN {version} ({dll}) needs zlibwapi.dll, which NVIDIA does not ship with cuDNN 8.3-8.9, and none "
+                 "is on the loader path", version=version, dll=loaded[0]) if loaded and version and \
+            needs_zlibwapi(version) else \
+            N_("cuDNN could not locate zlibwapi.dll, which cuDNN 8.3-8.9 loads and NVIDIA does not ship")
+        fix = M("put zlibwapi.dll (zlib's 64-bit DLL, as NVIDIA's cuDNN 8 installation guide says) into {folder}, "
+                "or remove that cuDNN from PATH so torch uses the copy in its own wheel", folder=folder) if folder \
+            else N_("put zlibwapi.dll (zlib's 64-bit DLL, as NVIDIA's cuDNN 8 installation guide says) into the "
+                    "folder that holds cudnn64_8.dll")
+    else:
+        where = M("{dll}, cuDNN {version}", dll=loaded[0], version=version or "?") if loaded else "cudnn64_8.dll"
+        what = M("cuDNN ({where}) could not locate its sub-library {name}: cuDNN loads it by bare name from PATH",
+                 where=where, name=name)
+        fix = M("put the folder that holds {name} and the other cudnn_*64_8.dll on PATH (all of cuDNN's DLLs belong "
+                "in one folder: {folder})", name=name, folder=folder) if folder else \
+            M("put the folder that holds {name} and the other cudnn_*64_8.dll on PATH (all of cuDNN's DLLs belong in "
+              "one folder)", name=name)
+    return finding("CUDNN_DLL_MISSING", ERROR, joined([what, then]), fix, details=[loaded[0]] if loaded else [])
+
+
 def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], windows: bool, cpu_ok: bool,
-             driver: Driver, toolkit: Optional[Dict] = None) -> List[Finding]:
-    """Every finding for one probe run, most important first."""
+             driver: Driver, toolkit: Optional[Dict] = None, system=None) -> List[Finding]:
+    """Every finding for one probe run, most important first. `system` (the file-system root) lets a Windows DLL
+    failure be read from the DLLs themselves (cudaswitch/checks/windll.py)."""
     from cudaswitch.checks import knowledge
 
     rec = outcome.record
@@ -371,18 +555,24 @@ def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], window
         return [finding("PROBE_TIMEOUT", ERROR, M("the probe did not finish in time (last stage: {stage})",
                                                   stage=outcome.last_stage or "start"))]
     if rec is None:
-        if RX_OMP15.search(text) or RX_WIN1114.search(text) or RX_UNDEF.search(text) or outcome.returncode in (-4, 132):
-            return classify_import_failure(text, outcome, prefix, environ, windows)
+        if RX_OMP15.search(text) or RX_WIN1114.search(text) or RX_UNDEF.search(text) or outcome.returncode in SIGILL_CODES:
+            return classify_import_failure(text, outcome, prefix, environ, windows, system)
+        m = RX_CUDNN_LOCATE.search(text)
+        if m:
+            return [cudnn_locate_finding(m.group(1), outcome, prefix, environ, system)]
         tail = [ln for ln in (outcome.stderr or "").splitlines() if ln and not ln.startswith("cudaswitch-probe:")]
         stage = outcome.last_stage or "start"
+        code = exit_status(outcome.returncode)
         return [finding("PROBE_CRASHED", ERROR, M("the probe died (exit {code}) at stage {stage}: {last}",
-                                                  code=outcome.returncode, stage=stage, last=tail[-1]) if tail else
-                        M("the probe died (exit {code}) at stage {stage}", code=outcome.returncode, stage=stage))]
+                                                  code=code, stage=stage, last=tail[-1]) if tail else
+                        M("the probe died (exit {code}) at stage {stage}", code=code, stage=stage))]
     findings: List[Finding] = []
     py = rec.get("python") or {}
     imp = rec.get("import") or {}
+    twice = torch_twice(rec)
     if not imp.get("ok"):
-        return classify_import_failure(text, outcome, prefix, environ, windows)
+        # a second torch (the user site's, above all) is the likely cause of the import failure: looked at first
+        return ([twice] if twice else []) + classify_import_failure(text, outcome, prefix, environ, windows, system)
     t = rec.get("torch") or {}
     version = t.get("version") or ""
     cuda = t.get("cuda")
@@ -427,15 +617,8 @@ def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], window
             findings.insert(0, finding("CUDA_VISIBLE_DEVICES_HIDDEN", ERROR,
                                        M("CUDA_VISIBLE_DEVICES={value} selects no usable GPU (the driver supports "
                                          "CUDA {cuda}, torch sees no device)", value=repr(cvd), cuda=dmax)))
-        elif not dmax:
-            findings.insert(0, finding("NO_GPU", None, M("torch {version} has CUDA {cuda} but no NVIDIA driver was "
-                                                         "found ({why})", version=version, cuda=cuda,
-                                                         why=message(driver.error) or M("no GPU")),
-                                       when="cpu_ok" if cpu_ok else None))
         else:
-            findings.insert(0, finding("NO_GPU", None, M("torch {version} (CUDA {cuda}) sees no GPU although the "
-                                                         "driver supports CUDA {dmax}", version=version, cuda=cuda,
-                                                         dmax=dmax), when="cpu_ok" if cpu_ok else None))
+            findings.insert(0, no_gpu_finding(driver, version, cuda, windows, cpu_ok))
     else:
         dmax = driver.cuda_max
         verdict = knowledge.driver_runs(dmax, cuda, windows)
@@ -465,6 +648,9 @@ def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], window
                                                                     "(compute capability {cap}) in torch {version}",
                                                                     step=name, gpu=t.get('device_name', M("the GPU")),
                                                                     cap=t.get('capability', '?'), version=version)))
+        elif name == "conv2d" and RX_CUDNN_LOCATE.search(text):  # cuDNN said which DLL before the error
+            findings.append(cudnn_locate_finding(RX_CUDNN_LOCATE.search(text).group(1), outcome, prefix, environ,
+                                                 system))
         elif name == "conv2d" and RX_CUDNN.search(msg):
             findings.append(finding("CUDNN_FAILED", ERROR, M("conv2d failed in cuDNN: {error}",
                                                              error=msg.splitlines()[0][:200])))
@@ -481,12 +667,85 @@ def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], window
                                       "({root}): torch.utils.cpp_extension refuses major mismatches", cuda=cuda,
                                       version=toolkit.get('version'), root=toolkit.get('root'))))
     # --- install layout
-    folders = rec.get("torch_folders") or []
-    if len(folders) > 1:
-        findings.append(finding("TORCH_MIXED_INSTALL", ERROR, M("two torch packages on sys.path: {folders} (the "
-                                                                "first one is imported)", folders='; '.join(folders)),
-                                details=folders))
+    if twice:
+        findings.append(twice)
     return findings
+
+
+def _under(path: str, folder: Optional[str]) -> bool:
+    if not folder:
+        return False
+    a, b = os.path.normcase(path.replace("\\", "/")), os.path.normcase(folder.replace("\\", "/")).rstrip("/")
+    return a == b or a.startswith(b + "/")
+
+
+def torch_twice(rec: Dict) -> Optional[Finding]:
+    """Two torch packages on the probe's sys.path; the one in the user site-packages (`pip install --user`) is
+    imported before the environment's and named as such."""
+    folders = rec.get("torch_folders") or []
+    if len(folders) < 2:
+        return None
+    user = rec.get("user_site")
+    if _under(folders[0], user):
+        python = (rec.get("python") or {}).get("executable") or "python"
+        return finding("TORCH_MIXED_INSTALL", ERROR,
+                       M("torch is installed twice: {first} is in the user site-packages (pip install --user) and is "
+                         "imported instead of the environment's {second}", first=folders[0], second=folders[1]),
+                       M("remove the user-site copy: \"{python}\" -m pip uninstall torch torchvision torchaudio "
+                         "(pip removes the copy found first on sys.path, the user site's; `pip show torch` then names "
+                         "{second}), or set PYTHONNOUSERSITE=1 for this environment", python=python,
+                         second=folders[1]), details=folders)
+    return finding("TORCH_MIXED_INSTALL", ERROR, M("two torch packages on sys.path: {folders} (the first one is "
+                                                   "imported)", folders='; '.join(folders)), details=folders)
+
+
+# cuInit's CUDA_ERROR_NO_DEVICE (NVIDIA, CUDA Driver API, CUresult): a driver answered but sees no GPU
+CUDA_ERROR_NO_DEVICE = 100
+DRIVER_DOWNLOAD = "https://www.nvidia.com/Download/index.aspx"
+
+
+def no_gpu_finding(driver: Driver, version: str, cuda: str, windows: bool, cpu_ok: bool) -> Finding:
+    """torch has CUDA but sees no GPU, and nothing hides one: no driver at all, a driver too old to name a CUDA
+    version, a driver that answers but sees no device (a laptop on its integrated GPU), or a driver that sees one."""
+    from cudaswitch.checks import knowledge
+
+    form = "cpu_ok" if cpu_ok else None  # the table's weight of NO_GPU (checks/severities.py)
+    dmax = driver.cuda_max
+    installed = M("driver {version}", version=driver.driver_version) if driver.driver_version else M("a driver")
+    if not dmax and driver.driver_version:
+        need = knowledge.min_driver(cuda, windows)
+        fix = M("update the NVIDIA driver to >= {driver} (CUDA {cuda}) [{src}]: {url}", driver=need[0], cuda=cuda,
+                src=need[1], url=DRIVER_DOWNLOAD) if need else \
+            M("update the NVIDIA driver: {url}", url=DRIVER_DOWNLOAD)
+        return finding("DRIVER_TOO_OLD", ERROR, M("torch {version} needs CUDA {cuda}; the installed NVIDIA {installed} is "
+                                                  "too old to name a CUDA version ({why})", version=version, cuda=cuda,
+                                                  installed=installed, why=message(driver.error) or "-"), fix)
+    if not dmax:
+        return finding("NO_GPU", None, M("torch {version} has CUDA {cuda} but no NVIDIA driver was found ({why})",
+                                        version=version, cuda=cuda, why=message(driver.error) or M("no GPU")),
+                       M("install the NVIDIA driver ({url}) if this machine has an NVIDIA GPU; on a machine without "
+                         "one, pass --cpu-ok", url=DRIVER_DOWNLOAD), when=form)
+    if driver.cuinit == CUDA_ERROR_NO_DEVICE or (driver.cuinit == 0 and not driver.devices):
+        cause = M("the NVIDIA {installed} is installed (CUDA {dmax}) but sees no GPU (cuInit: CUDA_ERROR_NO_DEVICE), so "
+                  "torch {version} has none", installed=installed, dmax=dmax, version=version)
+        fix = N_("the NVIDIA GPU is switched off or hidden from the driver: on a laptop, set the GPU mode to hybrid or "
+                 "discrete, not integrated/eco (the maker's tool, e.g. Armoury Crate or Lenovo Vantage, or the BIOS "
+                 "MUX setting), and check that the GPU is enabled in Device Manager; then `nvidia-smi` must list it") \
+            if windows else \
+            N_("the NVIDIA GPU is not visible to the driver: `nvidia-smi` must list it; in a container, start it with "
+               "the GPU (docker run --gpus all); on a laptop with PRIME, select the NVIDIA GPU (prime-select nvidia "
+               "or on-demand)")
+        return finding("NO_GPU", None, cause, fix, when=form)
+    if driver.cuinit not in (None, 0):
+        return finding("NO_GPU", None, M("the NVIDIA {installed} is installed (CUDA {dmax}) but cuInit failed with error "
+                                        "{code}, so torch {version} has no GPU", installed=installed, dmax=dmax,
+                                        code=driver.cuinit, version=version),
+                       N_("run `nvidia-smi`: if it fails too, reinstall the NVIDIA driver and restart"), when=form)
+    return finding("NO_GPU", None, M("torch {version} (CUDA {cuda}) sees no GPU although the driver supports CUDA "
+                                    "{dmax}", version=version, cuda=cuda, dmax=dmax),
+                   N_("run `nvidia-smi`: if it lists no GPU, the GPU is switched off (laptop GPU mode, Device "
+                      "Manager); if it lists one, reinstall torch from a CUDA index (`cudaswitch recommend`)"),
+                   when=form)
 
 
 NUMPY_WARNING = re.compile(r"Failed to initialize NumPy: _ARRAY_API not found|compiled using NumPy 1\.x cannot be run")

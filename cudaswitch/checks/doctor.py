@@ -86,12 +86,32 @@ def shell_findings(state, system: System) -> List[Finding]:
             if e.variable == var and e.toolkit_root and e.toolkit_root not in [r for r, _, _ in seen]:
                 seen.append((e.toolkit_root, e.toolkit, e.value))
         if len(seen) > 1:
-            desc = "; ".join(f"CUDA {v}: {val}" for _, v, val in seen)
-            out.append(_f(code, WARNING, M("{var} holds folders of {count} toolkits ({folders}); the first wins",
-                                           var=var, count=len(seen), folders=desc),
-                          M("remove all but one toolkit from {var} (cudaswitch's hooks keep exactly one)", var=var),
-                          [val for _, _, val in seen]))
+            out.append(_several_on_path(code, var, seen, state.active, system))
     return out
+
+
+def _several_on_path(code: str, var: str, seen: List, active: Optional[str], system: System) -> Finding:
+    """Several toolkits on PATH is how a machine with more than one CUDA installer run looks: cudaswitch puts its
+    choice first and leaves the others, which it did not add, where they are (docs/design/checks.md section 5)."""
+    desc = "; ".join(f"CUDA {v}: {val}" for _, v, val in seen)
+    if system.windows:
+        where = N_("they come from the system Path, where each CUDA installer adds its bin and libnvvp "
+                   "folders: to remove them, open System Properties > Environment Variables, edit Path under System "
+                   "variables (administrator rights needed) and delete those entries, then close and reopen every "
+                   "terminal; never run `setx PATH ...`, which cuts PATH to 1024 characters")
+    else:
+        where = N_("they come from your shell's startup files (~/.bashrc, ~/.profile, /etc/profile.d/*.sh) or a "
+                   "module system: to remove them, delete the lines that add them, then open a new terminal")
+    if active and seen[0][0] == active:
+        cause = M("{var} holds folders of {count} toolkits ({folders}); the first, CUDA {version}, is the one "
+                  "CUDA_HOME/CUDA_PATH name, so it wins", var=var, count=len(seen), folders=desc, version=seen[0][1])
+        fix = M("nothing to do: cudaswitch works with the others present; {where}", where=where)
+    else:
+        cause = M("{var} holds folders of {count} toolkits ({folders}); the first wins", var=var, count=len(seen),
+                  folders=desc)
+        fix = M("put the toolkit you want first: `cudaswitch use X.Y` puts its folders first in a conda environment; "
+                "{where}", where=where)
+    return _f(code, WARNING, cause, fix, [val for _, _, val in seen])
 
 
 # ---- ld.so.conf.d ----------------------------------------------------------------------------------------------
@@ -249,6 +269,10 @@ def torch_findings(installs: Dict, driver: Driver, windows: bool) -> List[Findin
 # ---- driver vs toolkits ------------------------------------------------------------------------------------
 
 def driver_findings(driver: Driver, toolkits_in_use: List, system: System) -> List[Finding]:
+    if not driver.cuda_max and driver.driver_version:  # installed, and too old for nvidia-smi to name a CUDA
+        return [_f("DRIVER_TOO_OLD", ERROR, M("NVIDIA driver {version} is installed but names no CUDA version ({why})",
+                                                version=driver.driver_version, why=message(driver.error) or "-"),
+                   N_("update the NVIDIA driver: https://www.nvidia.com/Download/index.aspx"))]
     if not driver.cuda_max:
         return [_f("NO_DRIVER", INFO, M("{what} ({why}): CPU only", what=M(N_("no NVIDIA driver found")),
                                         why=message(driver.error) or M("none")),
@@ -345,6 +369,9 @@ def run_doctor(system: System, env=None) -> DoctorReport:
         findings += reach_findings(env, st, system)
         torch = torch_installs(env.prefix)
         findings += torch_findings(torch, driver, system.windows)
+        from cudaswitch.checks.diagnosis import vc_runtime_findings
+
+        findings += vc_runtime_findings(system, env.prefix, torch)
         from cudaswitch.checks.build import build_findings
 
         findings += build_findings(torch, found.toolkits, system, env.prefix, selected)

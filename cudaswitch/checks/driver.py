@@ -22,6 +22,7 @@ from cudaswitch.core.system import System
 # probe.py's fixed error texts (it runs in the environment's Python and marks nothing): listed here so the printed
 # line can be translated; the record keeps them in English
 PROBE_ERRORS = (N_("no NVIDIA driver library (libcuda)"), N_("no NVIDIA driver library (nvcuda.dll)"))
+NO_CUDA_VERSION = N_("nvidia-smi shows a driver but no CUDA version (old drivers print none)")
 
 
 @dataclass
@@ -79,6 +80,8 @@ def from_nvidia_smi(system: System, timeout: float) -> Optional[Driver]:
         return None
     m = re.search(r"CUDA Version:\s*(\d+\.\d+)", proc.stdout or "")
     d = re.search(r"Driver Version:\s*([\d.]+)", proc.stdout or "")
+    if not m and d:  # a driver is installed, one so old that nvidia-smi prints no CUDA version
+        return Driver("nvidia-smi", None, d.group(1), error=NO_CUDA_VERSION)
     if not m:
         return None
     return Driver("nvidia-smi", m.group(1), d.group(1) if d else None)

@@ -488,3 +488,41 @@ def python_beyond(torch_version: str) -> Optional[str]:
                  "not checked; pip installs a torch wheel only for a Python it supports", torch=vstr(tv[:2]),
                  horizon=horizon)
     return None
+
+
+# ---- Windows: the VC++ runtime torch needs, the MSVC versions nvcc accepts ---------------------------------------
+
+def vc_runtime_minimum(torch_version: Optional[str], dll: str) -> Optional[Dict[str, str]]:
+    """The vc_runtime.csv row saying how new `dll` must be for this torch (the newest row whose torch_min it
+    reaches); None when the table names no minimum (any VC++ 2015-2022 runtime then loads it)."""
+    tv = vtuple(split_local(torch_version)[0]) if torch_version else None
+    if not tv:
+        return None
+    rows = [r for r in _read("vc_runtime.csv") if r["dll"].lower() == dll.lower() and tv[:2] >= vtuple(r["torch_min"])]
+    return max(rows, key=lambda r: vtuple(r["torch_min"])) if rows else None
+
+
+def nvcc_msvc_range(cuda: Optional[str]) -> Optional[Dict[str, str]]:
+    """The nvcc_msvc.csv row for a CUDA release: the _MSC_VER range its nvcc accepts (msc_min <= _MSC_VER <
+    msc_below), as its include/crt/host_config.h enforces; None for a release the table does not cover."""
+    cv = vtuple(cuda)
+    if not cv:
+        return None
+    for r in _read("nvcc_msvc.csv"):
+        if vtuple(r["cuda_min"])[:2] <= cv[:2] <= vtuple(r["cuda_max"])[:2]:
+            return r
+    return None
+
+
+def visual_studio(msc: int) -> str:
+    """_MSC_VER -> the Visual Studio release people name: 1940 -> 'Visual Studio 2022 17.10' (Microsoft, Predefined
+    macros: 1910-1916 VS 2017 15.x, 1920-1929 VS 2019 16.x, 1930-1949 VS 2022 17.0-17.14, 1950 VS 2026)."""
+    if 1930 <= msc < 1950:
+        return f"Visual Studio 2022 17.{msc - 1930}"
+    if 1920 <= msc < 1930:
+        return f"Visual Studio 2019 16.{msc - 1920}"
+    if 1910 <= msc < 1920:
+        return "Visual Studio 2017"
+    if msc >= 1950:
+        return "Visual Studio 2026"
+    return f"_MSC_VER {msc}"

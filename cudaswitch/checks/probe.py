@@ -145,6 +145,18 @@ def torch_folders():
     return found
 
 
+def user_site():
+    """The user site-packages on sys.path (`pip install --user`: %APPDATA%\\Python\\PythonXY\\site-packages,
+    ~/.local/lib/pythonX.Y/site-packages), or None. Read from the `site` module Python already ran at startup."""
+    site = sys.modules.get("site")
+    try:
+        if site is not None and site.ENABLE_USER_SITE:
+            return site.getusersitepackages()
+    except Exception:
+        pass
+    return None
+
+
 def msvcp_copies():
     """Windows: msvcp140.dll copies in the order the loader meets them (docs/design/checks.md section 4)."""
     if sys.platform != "win32":
@@ -329,8 +341,17 @@ def main(argv):
         record["environ"]["PATH_HEAD"] = os.environ.get("PATH", "").split(os.pathsep)[:3]
         record["cpu_avx2"] = cpu_has_avx2()
         record["torch_folders"] = torch_folders()
+        record["user_site"] = user_site()
         record["msvcp140"] = msvcp_copies()
         run_torch(record, device_pref)
+        if record["driver"].get("cuda_max") and (record["import"] or {}).get("ok") and \
+                not record["torch"].get("is_available"):
+            # torch sees no GPU although a driver answered: ask the driver itself (cuInit, device count), which tells
+            # "no device visible" (a laptop on its integrated GPU) from a torch build problem. torch has already
+            # called cuInit, so this adds no initialisation of its own.
+            seen = ask_driver(query_devices=True)
+            record["driver"]["cuinit"] = seen.get("cuinit")
+            record["driver"]["devices"] = seen.get("devices") or []
     record["seconds"] = round(time.perf_counter() - started, 4)
     stage("done")
     if "--result" in argv:  # a file of its own: whatever torch or a .pth module prints cannot garble the record

@@ -56,6 +56,9 @@ SEVERITIES: Dict[str, object] = {
     "PREFIX_NON_ASCII": WARNING,
     "PREFIX_HAS_SPACES": WARNING,
     "VCRUNTIME_MISSING": ERROR,
+    "VCRUNTIME_TOO_OLD": ERROR,  # the copy the loader takes first is older than torch needs: c10.dll fails (1114)
+    "MSVC_NOT_ON_PATH": WARNING,  # no cl.exe: extension builds cannot start, torch itself runs
+    "CUDNN_DLL_MISSING": ERROR,  # cuDNN ends the process when a DLL it loads at run time is missing
     "CUDNN_TOOLKIT_MISMATCH": WARNING,
     "CUDNN_BIN_WITHOUT_DLL": WARNING,
     "CUDNN_NOT_ON_PATH": WARNING,

@@ -19,6 +19,7 @@ from cudaswitch.checks import driver as drivers
 from cudaswitch.checks.diagnosis import (ERROR, INFO, WARNING, Finding, ProbeOutcome, classify, finding,
                                          install_findings, message, severity_label)
 from cudaswitch.checks.driver import Driver
+from cudaswitch.checks.windll import exit_status
 from cudaswitch.checks.runner import run_probe
 from cudaswitch.checks.severities import fails
 from cudaswitch.checks.torchenv import torch_installs
@@ -223,7 +224,7 @@ def report_from_outcome(outcome: ProbeOutcome, env, environ: Dict[str, str], sys
     t0 = time.perf_counter() if t0 is None else t0
     rec = outcome.record or {}
     driver = drivers.resolve(environ, rec.get("driver"), system)
-    findings = classify(outcome, env.prefix, environ, system.windows, cpu_ok, driver, tk_json)
+    findings = classify(outcome, env.prefix, environ, system.windows, cpu_ok, driver, tk_json, system=system)
     installs = torch_installs(env.prefix)
     for f in install_findings(installs):
         if not any(x.code == f.code for x in findings):
@@ -243,7 +244,8 @@ def report_from_outcome(outcome: ProbeOutcome, env, environ: Dict[str, str], sys
     probe_meta = {"returncode": outcome.returncode, "timed_out": outcome.timed_out, "last_stage": outcome.last_stage,
                   "stderr_tail": [ln for ln in outcome.stderr.splitlines() if not ln.startswith("cudaswitch-probe:")][-8:],
                   "environ": rec.get("environ") or {}, "torch_folders": rec.get("torch_folders") or [],
-                  "cpu_avx2": rec.get("cpu_avx2"), "msvcp140": rec.get("msvcp140") or []}
+                  "cpu_avx2": rec.get("cpu_avx2"), "msvcp140": rec.get("msvcp140") or [],
+                  "user_site": rec.get("user_site")}
     if findings and findings[0].code == "TORCH_NOT_INSTALLED":
         status = "skip"
     elif any(f.severity == ERROR for f in findings):
@@ -326,7 +328,8 @@ def smoke_lines(report: SmokeReport) -> List[str]:
     if pm.get("timed_out") or (pm.get("returncode") not in (0, None) and not t):
         stage = pm.get('last_stage') or 'start'
         lines.append(_("  probe      timed out at stage {stage}").format(stage=stage) if pm.get('timed_out') else
-                     _("  probe      exit {code} at stage {stage}").format(code=pm.get('returncode'), stage=stage))
+                     _("  probe      exit {code} at stage {stage}").format(code=exit_status(pm.get('returncode')),
+                                                                            stage=stage))
     for c in report.chain:
         lines.append(_("  chain      {check}: {status} ({detail})").format(check=tr(c['check']), status=c['status'],
                                                                           detail=tr(c['detail'])))

@@ -5,8 +5,9 @@ Cuda compiler driver"; cudart64_12.dll: FileVersion "12.9.79"; cudnn64_9.dll: Fi
 needs only the section table and the resource tree, so this module seeks to those parts instead of reading a file
 that can be hundreds of MB. Formats: Microsoft's "PE Format" page (optional header data directory 2 = resources,
 IMAGE_RESOURCE_DIRECTORY / _ENTRY / _DATA_ENTRY) and the VS_VERSIONINFO / VS_FIXEDFILEINFO / StringFileInfo
-structures of the Win32 "Version Information" reference. `pefile` reads the same, but the run-time dependencies
-are limited to click, ruamel.yaml and platformdirs, and this needs under 200 lines.
+structures of the Win32 "Version Information" reference; the import directory (data directory 1,
+IMAGE_IMPORT_DESCRIPTOR) for the DLL names a file needs at load time. `pefile` reads the same, but the run-time
+dependencies are limited to click, ruamel.yaml and platformdirs, and this needs a few hundred lines.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Dict, Optional, Tuple
+from typing import BinaryIO, Dict, List, Optional, Tuple
 
 from cudaswitch.core.i18n import M
 
@@ -56,42 +57,119 @@ def is_pe(path: Path) -> bool:
         return False
 
 
+def _headers(fh: BinaryIO):
+    """(sections [(vaddr, vsize, raw_size, raw_ptr)], data directories [(rva, size)]); None for a file that is not
+    PE. PEError when the headers are damaged."""
+    head = fh.read(64)
+    if len(head) < 64 or head[:2] != b"MZ":
+        return None
+    (lfanew,) = struct.unpack_from("<I", head, 0x3C)
+    fh.seek(lfanew)
+    if fh.read(4) != b"PE\0\0":
+        return None
+    coff = _read_at(fh, lfanew + 4, 20)
+    n_sections, opt_size = struct.unpack_from("<H", coff, 2)[0], struct.unpack_from("<H", coff, 16)[0]
+    opt = _read_at(fh, lfanew + 24, opt_size)
+    if len(opt) < 2:
+        raise PEError(M("no optional header"))
+    magic = struct.unpack_from("<H", opt, 0)[0]
+    dirs_at = {0x10B: 96, 0x20B: 112}.get(magic)
+    if dirs_at is None:
+        raise PEError(M("unknown optional header magic {magic}", magic=hex(magic)))
+    if len(opt) < dirs_at:  # a header size field that a damaged file shrank below the fixed part
+        raise PEError(M("truncated at offset {offset}", offset=lfanew + 24 + len(opt)))
+    n_dirs = min(struct.unpack_from("<I", opt, dirs_at - 4)[0], (len(opt) - dirs_at) // 8)
+    dirs = [struct.unpack_from("<II", opt, dirs_at + 8 * i) for i in range(n_dirs)]
+    table = _read_at(fh, lfanew + 24 + opt_size, 40 * n_sections)
+    sections = []
+    for i in range(n_sections):
+        vsize, vaddr, raw_size, raw_ptr = struct.unpack_from("<IIII", table, 40 * i + 8)
+        sections.append((vaddr, vsize, raw_size, raw_ptr))
+    return sections, dirs
+
+
+def _section_of(sections, rva: int):
+    for vaddr, vsize, raw_size, raw_ptr in sections:
+        if vaddr <= rva < vaddr + max(vsize, raw_size):
+            return vaddr, vsize, raw_size, raw_ptr
+    return None
+
+
 def read_version_info(path: Path) -> Optional[VersionInfo]:
     """The version resource of `path`; None when it is not a PE file or carries none. OSError when unreadable,
     PEError when the headers are damaged."""
     with open(path, "rb") as fh:
-        head = fh.read(64)
-        if len(head) < 64 or head[:2] != b"MZ":
+        parsed = _headers(fh)
+        if parsed is None:
             return None
-        (lfanew,) = struct.unpack_from("<I", head, 0x3C)
-        fh.seek(lfanew)
-        if fh.read(4) != b"PE\0\0":
+        sections, dirs = parsed
+        if len(dirs) <= 2:
             return None
-        coff = _read_at(fh, lfanew + 4, 20)
-        n_sections, opt_size = struct.unpack_from("<H", coff, 2)[0], struct.unpack_from("<H", coff, 16)[0]
-        opt = _read_at(fh, lfanew + 24, opt_size)
-        if len(opt) < 2:
-            raise PEError(M("no optional header"))
-        magic = struct.unpack_from("<H", opt, 0)[0]
-        dirs_at = {0x10B: 96, 0x20B: 112}.get(magic)
-        if dirs_at is None:
-            raise PEError(M("unknown optional header magic {magic}", magic=hex(magic)))
-        if len(opt) < dirs_at:  # a header size field that a damaged file shrank below the fixed part
-            raise PEError(M("truncated at offset {offset}", offset=lfanew + 24 + len(opt)))
-        n_dirs = struct.unpack_from("<I", opt, dirs_at - 4)[0]
-        if n_dirs <= 2 or len(opt) < dirs_at + 3 * 8:
-            return None
-        rsrc_rva, rsrc_size = struct.unpack_from("<II", opt, dirs_at + 2 * 8)
+        rsrc_rva, rsrc_size = dirs[2]
         if not rsrc_rva or not rsrc_size:
             return None
-        table = _read_at(fh, lfanew + 24 + opt_size, 40 * n_sections)
-        for i in range(n_sections):
-            vsize, vaddr, raw_size, raw_ptr = struct.unpack_from("<IIII", table, 40 * i + 8)
-            if vaddr <= rsrc_rva < vaddr + max(vsize, raw_size):
-                size = min(max(vsize, raw_size), raw_size, _MAX_RESOURCES)
-                section = _read_at(fh, raw_ptr, size)
-                return _version_from_section(section, vaddr, rsrc_rva - vaddr)
-        raise PEError(M("the resource directory lies in no section"))
+        sec = _section_of(sections, rsrc_rva)
+        if sec is None:
+            raise PEError(M("the resource directory lies in no section"))
+        vaddr, vsize, raw_size, raw_ptr = sec
+        size = min(max(vsize, raw_size), raw_size, _MAX_RESOURCES)
+        section = _read_at(fh, raw_ptr, size)
+        return _version_from_section(section, vaddr, rsrc_rva - vaddr)
+
+
+def imported_dlls(path: Path) -> Optional[List[str]]:
+    """The DLL names in the import table of `path` (data directory 1: IMAGE_IMPORT_DESCRIPTOR, 20 bytes each, a
+    zero one ends it), in the file's order: what the loader must find before the DLL's entry point runs. Delay-load
+    imports (directory 13) are not listed: they are loaded at the first call, not at load time. None when `path` is
+    not a PE file; OSError when unreadable, PEError when damaged."""
+    with open(path, "rb") as fh:
+        parsed = _headers(fh)
+        if parsed is None:
+            return None
+        sections, dirs = parsed
+        if len(dirs) <= 1 or not dirs[1][0]:
+            return []
+        imp_rva = dirs[1][0]
+        sec = _section_of(sections, imp_rva)
+        if sec is None:
+            raise PEError(M("the import directory lies in no section"))
+        vaddr, vsize, raw_size, raw_ptr = sec
+        section = _read_at(fh, raw_ptr, min(raw_size, _MAX_RESOURCES))
+        names: List[str] = []
+        at = imp_rva - vaddr
+        for _ in range(_MAX_DEPTH_ENTRIES):
+            if at + 20 > len(section):
+                raise PEError(M("import directory out of bounds"))
+            desc = struct.unpack_from("<IIIII", section, at)
+            if not any(desc):
+                return names
+            name_rva = desc[3]
+            if _section_of(sections, name_rva) != sec:  # names sit with the descriptors in every linker's output
+                name = _string_at(fh, sections, name_rva)
+            else:
+                off = name_rva - vaddr
+                end = section.find(b"\0", off, off + 260)
+                if off < 0 or end < 0:
+                    raise PEError(M("import name out of bounds"))
+                name = section[off:end].decode("ascii", "replace")
+            names.append(name)
+            at += 20
+        raise PEError(M("implausible import directory"))
+
+
+def _string_at(fh: BinaryIO, sections, rva: int) -> str:
+    sec = _section_of(sections, rva)
+    if sec is None:
+        raise PEError(M("import name out of bounds"))
+    vaddr, _vs, raw_size, raw_ptr = sec
+    if rva - vaddr >= raw_size:
+        raise PEError(M("import name out of bounds"))
+    fh.seek(raw_ptr + rva - vaddr)
+    data = fh.read(260)
+    end = data.find(b"\0")
+    if end < 0:
+        raise PEError(M("import name out of bounds"))
+    return data[:end].decode("ascii", "replace")
 
 
 def _entries(section: bytes, at: int):

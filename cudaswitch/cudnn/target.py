@@ -178,6 +178,12 @@ def resolve_target(system: System, archive_path: Optional[Path], cuda: Optional[
     matching = [t for t in toolkits if t.cuda.major == major]
     if len(matching) == 1:
         return toolkit_target(system, matching[0]), M("the only CUDA {major}.x toolkit installed", major=major)
+    # an old-style name (cudnn-11.3-windows-x64-v8.2.1.32.zip) or a _cuda12.4 folder names the minor too
+    minor = info.get("cuda_minor")
+    exact = [t for t in matching if minor is not None and t.cuda.minor == minor]
+    if len(exact) == 1:
+        return toolkit_target(system, exact[0]), M("the CUDA {major}.{minor} toolkit the archive's name says it is "
+                                                   "for", major=major, minor=minor)
     if not matching:
         raise UsageError(M("no CUDA {major}.x toolkit is installed for this cuDNN (built for CUDA {major}); "
                            "installed: {listing}; install one, or give --cuda / --into-env", major=major,

@@ -23,6 +23,7 @@ from cudaswitch.cudnn.journal import (MANIFEST, SCHEMA, Op, backup_path, created
                                       remove_empty, stage_path, write_manifest)
 from cudaswitch.cudnn.preflight import check_space, check_trusted, check_writable
 from cudaswitch.cudnn.target import Target
+from cudaswitch.cudnn.windows import needs_zlibwapi
 
 
 @dataclass
@@ -175,9 +176,7 @@ def _leftover_warnings(prep: Prepared) -> List[str]:
                 left.append(n)
     out: List[str] = []
     a = prep.archive
-    major, minor = (int(x) for x in a.version.split(".")[:2])
-    if a.os == "windows" and major == 8 and minor >= 3:
-        # cuDNN 8.3-8.9 on Windows loads zlibwapi.dll (sources.csv S58, S70), which the archive does not carry
+    if a.os == "windows" and needs_zlibwapi(a.version):
         bindir = prep.target.local_dirs["bin"]
         if not (bindir / "zlibwapi.dll").exists() and "zlibwapi.dll" not in new_names:
             out.append(M("cuDNN {version} on Windows needs zlibwapi.dll on the loader path (it is not in {folder}); "

@@ -98,6 +98,12 @@ def find_installed(system: System) -> List[CudnnInstall]:
     return out
 
 
+def needs_zlibwapi(version: str) -> bool:
+    """cuDNN 8.3 to 8.9 on Windows loads zlibwapi.dll, which its archive does not carry (sources.csv S58, S70)."""
+    parts = versions.numbers(version)
+    return bool(parts) and parts[0] == 8 and len(parts) > 1 and parts[1] >= 3
+
+
 def dll_on_path(system: System) -> Optional[str]:
     """The cudnn64_*.dll a program loading it by name from PATH would get (the first PATH folder holding one)."""
     for entry in system.split_list(system.environ.get("PATH")):

@@ -78,7 +78,7 @@ def test_gcc_older_than_torchs_cpp_standard(cu130_env, toolkit_13_0, tmp_path):
     assert "C++20" in f["HOST_COMPILER_TOO_OLD"].cause and "from 10" in f["HOST_COMPILER_TOO_OLD"].cause
 
 
-def test_cl_exe_newer_than_nvcc_accepts(cu130_env, toolkit_13_0):
+def test_cl_exe_newer_than_nvcc_accepts(cu130_env, toolkit_13_0, tmp_path):
     banner = "Microsoft (R) C/C++ Optimizing Compiler Version 19.50.35717 for x64\nCopyright (C) Microsoft Corporation."
 
     def run(cmd, timeout=None, env=None):
@@ -87,7 +87,9 @@ def test_cl_exe_newer_than_nvcc_accepts(cu130_env, toolkit_13_0):
     system = System(os="linux", environ={"CUDA_HOME": str(toolkit_13_0), "CUDASWITCH_SEARCH_PATH": str(toolkit_13_0),
                                          "PATH": "/usr/bin"})
     tks = discover(system).toolkits
-    win = System(os="windows", environ={"PATH": ""}, run=run)
+    (tmp_path / "C" / "VS").mkdir(parents=True)
+    (tmp_path / "C" / "VS" / "cl.exe").write_bytes(b"MZ")  # on PATH, as in a Native Tools prompt; run gives its banner
+    win = System(os="windows", environ={"PATH": "C:\\VS"}, root=tmp_path, run=run)
     sel = next(t for t in tks if t.root == str(toolkit_13_0))
     f = codes(build_findings(torch_installs(str(cu130_env)), tks, win, None, selected=sel))
     assert "_MSC_VER 1950" in f["HOST_COMPILER_TOO_NEW"].cause and "< 1950" in f["HOST_COMPILER_TOO_NEW"].cause

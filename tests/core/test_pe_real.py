@@ -69,7 +69,19 @@ def test_corrupted_headers_never_crash_the_reader(tmp_path, edits, region):
         data[base + off * (4 if region == "resources" else 1)] = val
     f = tmp_path / "x.dll"
     f.write_bytes(bytes(data))
-    try:
-        pe.read_version_info(f)
-    except pe.PEError:
-        pass
+    for read in (pe.read_version_info, pe.imported_dlls):
+        try:
+            read(f)
+        except pe.PEError:
+            pass
+
+
+def test_import_table_of_real_dlls():
+    """The DLL names the loader must find first, from Microsoft's msvcp140.dll and NVIDIA's cuDNN DLLs; a file that
+    is not PE has none."""
+    msvcp = nw.msvc_runtime(nw.MSVC_RUNTIME_NEW) / "msvcp140.dll"
+    names = pe.imported_dlls(msvcp)
+    assert names[:2] == ["VCRUNTIME140.dll", "VCRUNTIME140_1.dll"] and "KERNEL32.dll" in names
+    assert "api-ms-win-crt-runtime-l1-1-0.dll" in names
+    assert pe.imported_dlls(cudatrees.win_cudnn_bin() / "cudnn_ops64_9.dll") == ["cudnn_graph64_9.dll", "KERNEL32.dll"]
+    assert pe.imported_dlls(nw.extracted(nw.CUDA_RUNTIME_CU12) / "nvidia/cuda_runtime/lib/libcudart.so.12") is None

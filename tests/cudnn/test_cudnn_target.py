@@ -150,3 +150,16 @@ def test_target_is_the_toolkit_the_environment_uses(archives, linux_fs, tmp_path
     assert "cuda-11.8" in line
     out = ok(run_cli(["install-cudnn", str(archives["linux-9.1-cuda11"]), "--dry-run"], env)).stdout
     assert "environment dl uses" in out
+
+
+def test_target_is_the_toolkit_the_archive_name_names_when_its_major_has_several(archives, win_fs):
+    """cudnn-11.3-windows-x64-v8.2.1.32.zip with CUDA 11.3 and 11.8 installed: the name says 11.3, so no --cuda is
+    needed; the output says why that toolkit was taken. A major with two toolkits and no minor in the name still
+    asks for --cuda (test_target_is_the_single_toolkit_of_the_archives_cuda_major)."""
+    import cudatrees
+
+    fs, env = win_fs
+    cudatrees.windows_real_toolkit(fs, "11.8")  # NVIDIA's cudart64_110.dll 11.8.89: read from its version resource
+    out = ok(run_cli(["install-cudnn", str(archives["win-8.2-cuda-wrapper"]), "--dry-run"], env)).stdout
+    assert "-> CUDA 11.3.0 at" in out and "the CUDA 11.3 toolkit the archive's name says it is for" in out
+    assert "v11.8" not in out

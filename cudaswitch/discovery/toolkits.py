@@ -165,7 +165,9 @@ def _search_path_candidates(system: System, roots: Iterable[str], source: str = 
         if _looks_like_root(loc):
             out.append(_Candidate(root, source))
         elif loc.is_dir():
-            for child in _children(system, root, r"."):
+            # the store's hidden folders are install-toolkit's own staging and trash (`.cuda-13.0.partial-*`,
+            # `.removing-*`): never a toolkit, and not the business of a `list` run meanwhile
+            for child in _children(system, root, r"[^.]" if source == "install-toolkit" else r"."):
                 if system.local(child).is_dir() or system.local(child).is_symlink():
                     out.append(_Candidate(child, source, quiet=not _claims_cuda(child)))
         else:

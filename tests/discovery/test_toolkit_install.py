@@ -87,15 +87,38 @@ def test_refuses_majors_without_nvcc_wheels_and_unknown_minors(tmp_path, clean_e
     env = offline_env(clean_env, tmp_path / "store")
     line = one_line_error(run_cli(["install-toolkit", "12.9"], env=env), 2)
     assert "nvidia-cuda-nvcc-cu12 (12.0-12.9) ships ptxas and libnvvm only, no nvcc" in line
+    # what is downloaded is pinned by version and SHA-256 (cudaswitch/data/toolkit_wheels.csv): an unknown release
+    # is refused before pip runs, whatever an index offers
     r = run_cli(["install-toolkit", "13.9", "-q"], env=env, timeout=300)
-    assert one_line_error(r, 2) == ("cudaswitch: error: NVIDIA publishes no wheels for CUDA 13.9 (nvidia-cuda-nvcc); "
-                                    "available: 13.0")
+    assert one_line_error(r, 2) == ("cudaswitch: error: cudaswitch knows the wheels of CUDA 13.0 (pinned by version "
+                                    "and SHA-256), not CUDA 13.9; a newer cudaswitch knows newer releases")
     assert "is not a CUDA version" in one_line_error(run_cli(["install-toolkit", "thirteen"], env=env), 2)
+    line = one_line_error(run_cli(["install-toolkit", "13.0.5"], env=env), 2)
+    assert line.endswith("NVIDIA's wheels make CUDA 13.0 as 13.0.88, not 13.0.5; give '13.0'")
     assert not (tmp_path / "store").exists()
 
 
+@pytest.mark.parametrize("spelling", ["13", "cu130", "13.0.88", "cuda-13.0", "v13.0"])
+def test_every_spelling_of_a_version_other_commands_take_and_already_installed(spelling, toolkit_13_0, clean_env):
+    """install-toolkit takes a version as `use`/`which` do; a toolkit of the same version already there is named
+    first and nothing is downloaded (no index is reachable here: a download would fail)."""
+    env = dict(clean_env, CUDASWITCH_TOOLKITS_DIR=str(toolkit_13_0.parent), PIP_NO_INDEX="1", PIP_FIND_LINKS="")
+    before = sorted(p.name for p in toolkit_13_0.parent.iterdir())
+    r = run_cli(["install-toolkit", spelling, "--json"], env=env)
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout)["installed"]
+    assert rec["version"] == "13.0.88" and rec["already"] == rec["root"] and rec["wheels"] == []
+    listed = {t["root"]: t["version"] for t in json.loads(run_cli(["list", "--json"], env=env).stdout)["toolkits"]}
+    assert listed[rec["root"]] == "13.0.88"
+    r = run_cli(["install-toolkit", spelling], env=env)
+    assert r.returncode == 0 and r.stdout.startswith(f"CUDA 13.0.88 is already installed at {rec['root']}; nothing "
+                                                     "was downloaded.")
+    assert sorted(p.name for p in toolkit_13_0.parent.iterdir()) == before
+
+
 def test_damaged_wheel_installs_nothing(tmp_path, clean_env):
-    """A wheel whose payload no longer matches its RECORD: refused, and no half toolkit is left for `list`."""
+    """A wheel whose payload no longer matches its RECORD (so its SHA-256 is not NVIDIA's): refused, and no half
+    toolkit is left for `list`."""
     env = offline_env(clean_env, tmp_path / "store")
     links = tmp_path / "links"
     links.mkdir()
@@ -111,9 +134,13 @@ def test_damaged_wheel_installs_nothing(tmp_path, clean_env):
                     data += b"\n/* tampered */\n"
                 zout.writestr(item, data)
     env["PIP_FIND_LINKS"] = str(links)
-    r = run_cli(["install-toolkit", "13.0", "-q"], env=env, timeout=600)
-    assert r.returncode == 1
-    assert "host_config.h does not match its RECORD hash" in r.stderr and "nothing was installed" in r.stderr
+    r = run_cli(["install-toolkit", "13.0", "-q", "--again"], env=env, timeout=600)
+    # pip refuses it against the SHA-256 NVIDIA published (the table's), and says which file, in one line
+    line = one_line_error(r, 1)
+    assert line.startswith("cudaswitch: error: the package index served a file for nvidia-cuda-crt 13.0.88 that "
+                           "is not NVIDIA's: its SHA-256 is ")
+    assert "NVIDIA's is 2c8043c7c9e02492716426e9919fc78d2c5b3b2a7a768a88e952676b08aa55a4 (file://" in line
+    assert line.endswith("nothing was installed")
     store = tmp_path / "store"
     assert not (store / "cuda-13.0").exists()
     assert not list(tmp_path.glob("**/*.partial-*"))
@@ -124,7 +151,7 @@ def test_damaged_wheel_installs_nothing(tmp_path, clean_env):
 def test_into_and_uninstall_remove_exactly_what_was_made(tmp_path, clean_env):
     env = offline_env(clean_env, tmp_path / "data" / "toolkits")
     dest = tmp_path / "mine" / "cuda-13.0"
-    r = run_cli(["install-toolkit", "13.0", "--into", str(dest), "--json"], env=env, timeout=600)
+    r = run_cli(["install-toolkit", "13.0", "--again", "--into", str(dest), "--json"], env=env, timeout=600)
     assert r.returncode == 0, r.stderr
     rec = json.loads(r.stdout)["installed"]
     assert rec["root"] == str(dest) and rec["version"] == "13.0.88"
@@ -154,7 +181,7 @@ def test_modes_follow_the_umask_of_a_shared_server(tmp_path, clean_env):
     env = offline_env(clean_env, tmp_path / "data" / "toolkits")
     env["PATH"] = f"{cli_on_path(tmp_path)}:{env['PATH']}"
     dest = tmp_path / "cuda-13.0"
-    r = subprocess.run(["sh", "-c", 'umask 027; exec cudaswitch install-toolkit 13.0 -q --into "$1"', "sh", str(dest)],
+    r = subprocess.run(["sh", "-c", 'umask 027; exec cudaswitch install-toolkit 13.0 -q --again --into "$1"', "sh", str(dest)],
                        env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     modes = {p.relative_to(dest).as_posix(): (p.is_dir(), p.stat().st_mode & 0o7777)
@@ -166,12 +193,16 @@ def test_modes_follow_the_umask_of_a_shared_server(tmp_path, clean_env):
 
 
 def test_a_file_where_the_folder_should_be_is_one_line(tmp_path, clean_env):
+    """The line names the file that is in the way (not "File exists"), before anything is downloaded."""
     env = offline_env(clean_env, tmp_path / "data" / "toolkits")
+    env["PIP_FIND_LINKS"] = str(tmp_path / "no-wheels-here")
     (tmp_path / "notes").write_text("mine")
-    r = run_cli(["install-toolkit", "13.0", "-q", "--into", str(tmp_path / "notes" / "cuda-13.0")], env=env)
-    line = one_line_error(r, 1)
-    assert f"cannot install CUDA 13.0 into {tmp_path / 'notes' / 'cuda-13.0'}: " in line
-    assert line.endswith("nothing was installed") and (tmp_path / "notes").read_text() == "mine"
+    dest = tmp_path / "notes" / "sub" / "cuda-13.0"
+    r = run_cli(["install-toolkit", "13.0", "-q", "--again", "--into", str(dest)], env=env)
+    line = one_line_error(r, 2)
+    assert line == (f"cudaswitch: error: {tmp_path / 'notes'} is a file, not a folder: cudaswitch cannot install "
+                    f"into {dest}; choose another --into folder")
+    assert (tmp_path / "notes").read_text() == "mine" and sorted(os.listdir(tmp_path)) == ["notes"]
 
 
 def test_a_disk_that_fills_while_unpacking_is_one_line_and_leaves_nothing(tmp_path, clean_env):
@@ -182,7 +213,7 @@ def test_a_disk_that_fills_while_unpacking_is_one_line_and_leaves_nothing(tmp_pa
         pytest.fail("cannot mount a tmpfs as root")
     try:
         env = offline_env(clean_env, tmp_path / "data" / "toolkits")
-        r = run_cli(["install-toolkit", "13.0", "-q", "--into", str(mnt / "cuda-13.0")], env=env, timeout=600)
+        r = run_cli(["install-toolkit", "13.0", "-q", "--again", "--into", str(mnt / "cuda-13.0")], env=env, timeout=600)
         line = one_line_error(r, 1)
         assert "No space left on device" in line and line.endswith("nothing was installed")
         assert list(mnt.iterdir()) == []  # the staging folder went with the error
@@ -197,6 +228,6 @@ def test_pip_failure_is_one_line(tmp_path):
 
     with pytest.raises(CudaswitchError, match=r"pip download failed \(exit 1\): ERROR: .*No space left"):
         install("13.0", System(os="linux", environ={"CUDASWITCH_TOOLKITS_DIR": str(tmp_path / "t")}),
-                runner=broken_pip)
+                runner=broken_pip, again=True)
     assert not any(p.name.startswith(".cuda-13.0.partial") for p in tmp_path.rglob("*"))
     shutil.rmtree(tmp_path, ignore_errors=True)

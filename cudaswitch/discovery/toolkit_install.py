@@ -186,11 +186,22 @@ def download(wheels: List[KnownWheel], dest: Path, runner: PipRunner = _pip, sho
     reqs = dest.parent / "requirements.txt"
     reqs.write_text("".join(f"{w.package}=={w.version} --hash=sha256:{w.sha256}\n" for w in wheels),
                     encoding="utf-8")
+    log = dest.parent / "pip.log"  # pip's debug log: the only place it says an index answered 401
     args = ["download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check", "--no-input",
-            "--require-hashes", "-d", str(dest), "-r", str(reqs)]
+            "--require-hashes", "--log", str(log), "-d", str(dest), "-r", str(reqs)]
     r = runner(args, show_progress)
     if r.returncode != 0:
-        raise CudaswitchError(_pip_failure(r, wheels))
+        from cudaswitch.core import trust
+
+        try:
+            fd = trust.open_dir(log.parent, [])
+            try:
+                detail = (trust.read_regular(fd, log.name, limit=16 << 20) or b"").decode("utf-8", "replace")
+            finally:
+                os.close(fd)
+        except OSError:
+            detail = ""
+        raise CudaswitchError(_pip_failure(r, wheels, detail))
     got = sorted(dest.glob("*.whl"))
     names = {w.filename for w in wheels}
     odd = [p.name for p in got if p.name not in names]
@@ -201,9 +212,9 @@ def download(wheels: List[KnownWheel], dest: Path, runner: PipRunner = _pip, sho
     return got
 
 
-def _pip_failure(r: "subprocess.CompletedProcess[str]", wheels: List[KnownWheel]) -> str:
-    """One line for what pip printed: a file that is not the one NVIDIA published, an index asking for a
-    password, a release the index lacks, or pip's last line."""
+def _pip_failure(r: "subprocess.CompletedProcess[str]", wheels: List[KnownWheel], log: str = "") -> str:
+    """One line for what pip printed (and its debug `log`): a file that is not the one NVIDIA published, an
+    index asking for a password, a release the index lacks, or pip's last line."""
     err = r.stderr or ""
     lines = err.splitlines()
     if "DO NOT MATCH THE HASHES" in err:
@@ -216,8 +227,9 @@ def _pip_failure(r: "subprocess.CompletedProcess[str]", wheels: List[KnownWheel]
                          "is {got}, NVIDIA's is {want} ({url}); check the index and mirrors in your pip "
                          "configuration (pip config list); nothing was installed", package=m.group(1),
                          version=m.group(2), got=got, want=want, url=m.group(3))
-    if re.search(r"\b401\b|User for |credentials", err, re.I):
-        url = next(iter(re.findall(r"https?://\S+", err)), M("the package index"))
+    denied = re.search(r"Could not fetch URL (\S+?): 401\b", log) or re.search(r"\b401\b.*?(https?://\S+)", err)
+    if denied:
+        url = denied.group(1)
         return M("{url} asks for a user name and password (HTTP 401), and install-toolkit does not prompt; put "
                  "them in pip's configuration or keyring, then run the command again; nothing was installed",
                  url=url.rstrip(":.,)"))
@@ -555,6 +567,12 @@ def install(version: str, system: System, into: Optional[str] = None, runner: Pi
         if have:
             return InstallResult(full, have, already=have)
     _check_destination(dest, M("install CUDA {version} into {dest}", version=f"{major}.{minor}", dest=dest))
+    if into:  # refused now rather than after the download: the result would be installed but not listed
+        from cudaswitch.core import trust
+        from cudaswitch.discovery.toolkit_store import _registry
+
+        trust.refuse_if_foreign([_registry(system)], M("record {dest} in the list of installed toolkits", dest=dest),
+                                M("set CUDASWITCH_TOOLKITS_DIR to a folder of your own"))
     tell(full, str(dest))
     made: List[Path] = []
     stage: Optional[Path] = None
@@ -593,10 +611,9 @@ def install(version: str, system: System, into: Optional[str] = None, runner: Pi
         raise
     _clean_up(stage, [])
     if into:
-        from cudaswitch.discovery.toolkit_store import read_locked, registry_locked, write_locked
+        from cudaswitch.discovery.toolkit_store import register
 
-        with registry_locked(system) as fd:
-            write_locked(fd, [r for r in read_locked(fd) if r != str(dest)] + [str(dest)])
+        register(system, str(dest))
     result.root = str(dest)
     result.download_seconds, result.assemble_seconds = t1 - t0, t2 - t1
     result.download_bytes = sum(w["size"] for w in result.wheels)
@@ -737,9 +754,8 @@ def uninstall(selector: str, system: System, force: bool = False) -> str:
     except OSError as exc:
         raise CudaswitchError(M("{root} is gone from its place, but deleting its files stopped: {why}; remove {trash} "
                                 "with rm -rf", root=root, why=exc.strerror or exc, trash=trash)) from None
-    from cudaswitch.discovery.toolkit_store import _registered, read_locked, registry_locked, write_locked
+    from cudaswitch.discovery.toolkit_store import _registered, register
 
     if str(root) in _registered(system):
-        with registry_locked(system) as fd:
-            write_locked(fd, [r for r in read_locked(fd) if r != str(root)])
+        register(system, str(root), add=False)
     return str(root)

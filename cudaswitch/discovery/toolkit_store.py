@@ -61,7 +61,7 @@ def registry_locked(system: System, wait: Optional[float] = None) -> Iterator[in
 
     folder = _registry(system).parent
     folder.mkdir(parents=True, exist_ok=True)
-    why = trust.path_problem(folder / REGISTRY)
+    why = registry_problem(system)
     if why:
         raise CudaswitchError(M("refused to update the list of installed toolkits: {why}; set "
                                 "CUDASWITCH_TOOLKITS_DIR to a folder of your own", why=why))
@@ -90,17 +90,27 @@ def registry_locked(system: System, wait: Optional[float] = None) -> Iterator[in
         os.close(fd)  # releases the lock
 
 
-def read_locked(fd: int) -> List[str]:
+def _read_locked(fd: int) -> List[str]:
     from cudaswitch.core import trust
 
     data = trust.read_regular(fd, REGISTRY) or b""
     return [ln.strip() for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()]
 
 
-def write_locked(fd: int, roots: List[str]) -> None:
+def register(system: System, root: str, add: bool = True) -> None:
+    """Add (or remove) a toolkit installed with --into to the list discovery reads, under the registry's lock."""
     from cudaswitch.core import trust
 
-    trust.write_at(fd, REGISTRY, "".join(r + "\n" for r in roots).encode("utf-8"))
+    with registry_locked(system) as fd:
+        roots = [r for r in _read_locked(fd) if r != root] + ([root] if add else [])
+        trust.write_at(fd, REGISTRY, "".join(r + "\n" for r in roots).encode("utf-8"))
+
+
+def registry_problem(system: System) -> Optional[str]:
+    """Why the registry could have been written by another user (then it is not updated), or None."""
+    from cudaswitch.core import trust
+
+    return trust.path_problem(_registry(system))
 
 
 def discovery_roots(system: System) -> List[str]:

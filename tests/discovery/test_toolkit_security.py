@@ -112,8 +112,9 @@ def test_1_a_pip_on_pythonpath_is_not_run(shared):
     assert not marker.exists(), marker.read_text()
 
 
-def test_1_a_pip_in_the_user_site_is_not_run(shared):
-    """PYTHONUSERBASE names a user site ahead of the installed pip; only `-I` keeps it out."""
+def test_1_code_in_the_user_site_is_not_run_by_pip(shared):
+    """PYTHONUSERBASE names a user site whose `usercustomize` runs at every start of a Python that reads it (it
+    acts in pip only, as a payload aimed at root's pip would); only `-I` keeps it out."""
     base, attacker, _victim, env = shared
     user_site_on = subprocess.run([sys.executable, "-c", "import site; print(site.ENABLE_USER_SITE)"],
                                   capture_output=True, text=True, env=env).stdout.strip()
@@ -123,7 +124,13 @@ def test_1_a_pip_in_the_user_site_is_not_run(shared):
     ub = attacker / "userbase"
     site_dir = subprocess.run([sys.executable, "-c", "import site; print(site.getusersitepackages())"],
                               capture_output=True, text=True, env=dict(env, PYTHONUSERBASE=str(ub))).stdout.strip()
-    as_user(lambda: planted_pip(Path(site_dir), marker))
+    code = (f"import os, sys\nif 'pip' in sys.orig_argv:\n"
+            f"    open({str(marker)!r}, 'a').write(f'usercustomize ran in pip as uid {{os.getuid()}}\\n')\n")
+
+    def plant():
+        Path(site_dir).mkdir(parents=True)
+        (Path(site_dir) / "usercustomize.py").write_text(code)
+    as_user(plant)
     proc = run_as_root(base, ["install-toolkit", "13.0", "-q", "--again"], dict(env, PYTHONUSERBASE=str(ub)),
                        cwd="/")
     real_pip_ran(proc)

@@ -564,9 +564,26 @@ def _unique(items: List[str]) -> List[str]:
 
 # ---- selecting ----------------------------------------------------------------------------------------------------
 
-def select(found: Discovery, selector: str, system: Optional[System] = None) -> Toolkit:
-    """The one toolkit a selector names; a UsageError listing what is installed otherwise."""
+INSTALLED_TAG, SYSTEM_TAG = "installed", "system"  # `13.0.88@installed`: the copy install-toolkit made, or not
+
+
+def _made_here(tk: Toolkit) -> bool:
+    return "install-toolkit" in tk.sources
+
+
+def select(found: Discovery, selector: str, system: Optional[System] = None, prefer: Optional[str] = None,
+           notes: Optional[List[str]] = None) -> Toolkit:
+    """The one toolkit a selector names; a UsageError listing what is installed otherwise.
+
+    Two toolkits of the very same version (install-toolkit's copy beside /usr/local/cuda-13.0) are one choice to a
+    user: `prefer` (the folder the environment already records) wins, else the one install-toolkit did not make,
+    and `notes` hears which was chosen and how to name the other (its folder, or VERSION@installed /
+    VERSION@system)."""
     system = system or System.current()
+    tag = None
+    base, at, rest = selector.rpartition("@")
+    if at and rest.lower() in (INSTALLED_TAG, SYSTEM_TAG) and base and not any(c in base for c in "/\\"):
+        selector, tag = base, rest.lower()
     sel = versions.parse_selector(selector)
     installed = versions.describe([f"{t.version} ({t.root})" for t in found.toolkits])
     if sel.path is not None:
@@ -586,19 +603,47 @@ def select(found: Discovery, selector: str, system: Optional[System] = None) -> 
             raise UsageError(M("{path} is a file, not a toolkit folder; installed: {installed}", path=path,
                                installed=installed))
         raise UsageError(M("no such folder: {path}; installed: {installed}", path=path, installed=installed))
-    hits = [t for t in found.toolkits if t.cuda.matches(sel.parts)]
+    pool = found.toolkits if tag is None else [t for t in found.toolkits if _made_here(t) == (tag == INSTALLED_TAG)]
+    hits = [t for t in pool if t.cuda.matches(sel.parts)]
     if not hits and len(sel.parts) == 3:
         # `nvcc --version` prints the compiler's own version (12.9.86 in toolkit 12.9.1): users copy it from there
-        hits = [t for t in found.toolkits if t.cuda.matches(sel.parts[:2])
+        hits = [t for t in pool if t.cuda.matches(sel.parts[:2])
                 and _nvcc_component(system, t) == CudaVersion(*sel.parts)]
     if not hits:
-        raise UsageError(M("no CUDA toolkit matches {selector!r}; installed: {installed}", selector=selector,
-                           installed=installed))
+        raise UsageError(M("no CUDA toolkit matches {selector!r}; installed: {installed}",
+                           selector=selector + (f"@{tag}" if tag else ""), installed=installed))
+    if len(hits) > 1 and len({t.version for t in hits}) == 1:
+        return _one_of_twins(hits, prefer, notes, system)
     if len(hits) > 1:
         names = ", ".join(f"{t.version} ({t.root})" for t in hits)
         raise UsageError(M("{selector!r} is ambiguous: it matches {names}; give a longer version or the folder",
                            selector=selector, names=names))
     return hits[0]
+
+
+def _one_of_twins(hits: List[Toolkit], prefer: Optional[str], notes: Optional[List[str]], system: System) -> Toolkit:
+    """The rule for toolkits of the same version (docstring of select)."""
+    version = hits[0].version
+    chosen, why = None, None
+    if prefer:
+        chosen = next((t for t in hits if _same(system, t.root, prefer) or any(_same(system, a, prefer)
+                                                                                for a in t.aliases)), None)
+        why = M("the one this environment already uses")
+    if chosen is None:
+        system_ones = [t for t in hits if not _made_here(t)]
+        if len(system_ones) == 1:
+            chosen, why = system_ones[0], M("not the copy install-toolkit made")
+    if chosen is None:
+        raise UsageError(M("CUDA {version} is installed more than once ({folders}); give the folder", version=version,
+                           folders=", ".join(t.root for t in hits)))
+    others = [t for t in hits if t is not chosen]
+    if notes is not None:
+        tags = {f"{version}@{INSTALLED_TAG if _made_here(t) else SYSTEM_TAG}" for t in others}
+        hint = M("{folders} or {tag}", folders=others[0].root, tag=sorted(tags)[0]) \
+            if len(others) == 1 and _made_here(chosen) != _made_here(others[0]) else ", ".join(t.root for t in others)
+        notes.append(M("CUDA {version} is installed {count} times; chose {root} ({why}); for another give {hint}",
+                       version=version, count=len(hits), root=chosen.root, why=why, hint=hint))
+    return chosen
 
 
 def _nvcc_component(system: System, tk: Toolkit) -> Optional[CudaVersion]:

@@ -73,10 +73,8 @@ def test_compiles_and_links_a_cu_file_with_its_own_nvcc(toolkit_13_0, tmp_path):
 def test_use_switches_to_it(toolkit_13_0, tmp_path, clean_env):
     prefix = make_env(tmp_path / "env", history=None)
     env = dict(clean_env, CUDASWITCH_TOOLKITS_DIR=str(toolkit_13_0.parent))
-    r = run_cli(["use", "13.0.88", "-p", str(prefix), "--no-smoke"], env=env)
-    # /usr/local/cuda-13.0 on a developer machine may be the same version: choose by folder then
-    if r.returncode == 2 and "matches" in r.stderr:
-        r = run_cli(["use", str(toolkit_13_0), "-p", str(prefix), "--no-smoke"], env=env)
+    # the source tag names install-toolkit's copy even where /usr/local/cuda-13.0 is the same version
+    r = run_cli(["use", "13.0.88@installed", "-p", str(prefix), "--no-smoke"], env=env)
     assert r.returncode == 0, r.stderr
     assert f"now uses CUDA 13.0.88 ({toolkit_13_0})" in r.stdout
     hook = (prefix / "etc" / "conda" / "activate.d" / "cudaswitch.sh").read_text()
@@ -231,3 +229,30 @@ def test_pip_failure_is_one_line(tmp_path):
                 runner=broken_pip, again=True)
     assert not any(p.name.startswith(".cuda-13.0.partial") for p in tmp_path.rglob("*"))
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_two_toolkits_of_the_same_version_are_one_choice_with_a_rule_said_once(toolkit_13_0, tmp_path, clean_env):
+    """install-toolkit's 13.0.88 beside a system 13.0.88 (NVIDIA's own /usr/local/cuda-13.0 where the machine has
+    it, else a copy on the search path): every selector picks the system one and says so once, on stderr; the other
+    is named by folder or by the source tag; an environment that already uses one keeps it."""
+    env = dict(clean_env, CUDASWITCH_TOOLKITS_DIR=str(toolkit_13_0.parent))
+    system_root = "/usr/local/cuda-13.0"
+    listed = {t["root"]: t for t in json.loads(run_cli(["list", "--json"], env=env).stdout)["toolkits"]}
+    if listed.get(system_root, {}).get("version") != "13.0.88":
+        system_root = str(shutil.copytree(toolkit_13_0, tmp_path / "sys" / "cuda-13.0", symlinks=True,
+                                          copy_function=os.link))
+        env["CUDASWITCH_SEARCH_PATH"] = str(tmp_path / "sys")
+    mine = str(toolkit_13_0)
+    note = (f"note: CUDA 13.0.88 is installed 2 times; chose {system_root} (not the copy install-toolkit made); for "
+            f"another give {mine} or 13.0.88@installed")
+    for sel in ("13.0", "13", "13.0.88", "cu130"):
+        r = run_cli(["which", sel], env=env)
+        assert (r.returncode, r.stdout, r.stderr.strip()) == (0, system_root + "\n", note), (sel, r.stderr)
+    for sel, want in (("13.0.88@installed", mine), ("13@installed", mine), ("13.0@system", system_root)):
+        r = run_cli(["which", sel], env=env)
+        assert (r.returncode, r.stdout, r.stderr) == (0, want + "\n", ""), (sel, r.stderr)
+    prefix = make_env(tmp_path / "env", history=None)
+    assert run_cli(["use", "13.0.88@installed", "-p", str(prefix), "--no-smoke"], env=env).returncode == 0
+    r = run_cli(["use", "13.0", "-p", str(prefix), "--no-smoke"], env=env)
+    assert r.returncode == 0 and f"now uses CUDA 13.0.88 ({mine})" in r.stdout, r.stderr
+    assert f"chose {mine} (the one this environment already uses)" in r.stderr

@@ -256,3 +256,25 @@ def test_two_toolkits_of_the_same_version_are_one_choice_with_a_rule_said_once(t
     r = run_cli(["use", "13.0", "-p", str(prefix), "--no-smoke"], env=env)
     assert r.returncode == 0 and f"now uses CUDA 13.0.88 ({mine})" in r.stdout, r.stderr
     assert f"chose {mine} (the one this environment already uses)" in r.stderr
+
+
+def test_the_unpack_shows_one_progress_bar_on_a_terminal_and_none_for_json(tmp_path, clean_env):
+    """At a terminal: the destination is named first, then pip's own progress, then one bar for the unpack, all on
+    stderr; stdout is only the result. With --json (a script reading stdout) no bar is drawn."""
+    from terminal import stderr_on_a_terminal
+
+    env = offline_env(clean_env, tmp_path / "data" / "toolkits")
+    env["PATH"] = f"{cli_on_path(tmp_path)}:{env['PATH']}"
+    dest = tmp_path / "cuda-13.0"
+    code, out, tty = stderr_on_a_terminal(["cudaswitch", "install-toolkit", "13.0", "--again", "--into", str(dest)],
+                                          env)
+    assert code == 0, tty
+    assert out.startswith(f"Installed CUDA 13.0.88 at {dest} from 6 NVIDIA wheels")
+    assert tty.startswith(f"Installing CUDA 13.0.88 into {dest}...")
+    assert tty.count("Unpacking") >= 1 and "100%" in tty.rsplit("Unpacking", 1)[1]
+    assert tty.index("Installing CUDA") < tty.index("Unpacking")
+    dest2 = tmp_path / "cuda-13.0-b"
+    code, out, tty = stderr_on_a_terminal(["cudaswitch", "install-toolkit", "13.0", "--again", "--json", "--into",
+                                           str(dest2)], env)
+    assert code == 0 and json.loads(out)["installed"]["root"] == str(dest2)
+    assert "Unpacking" not in tty and "Installing" not in tty, tty

@@ -108,7 +108,7 @@ def test_the_target_is_named_before_the_unpack_on_a_terminal(archives, linux_fs,
     lines = [ln for ln in tty.splitlines() if "CUDASWITCH_FS_ROOT is set" not in ln]  # the fixture's relocation
     assert lines[0] == (f"Installing {archive} into CUDA 12.9.1 at /usr/local/cuda-12.9 (the only CUDA 12.x toolkit "
                         f"installed)...")
-    assert out.startswith("cuDNN 9.10.2.21 (for CUDA 12, linux)")
+    assert out.startswith("cuDNN 9.10.2.21 for CUDA 12 (linux) [")
     code, out, tty = stderr_on_a_terminal(["cudaswitch", "install-cudnn", archive, "--dry-run", "--json"], env,
                                           timeout=120)
     assert code == 0 and "Installing" not in tty and json.loads(out)

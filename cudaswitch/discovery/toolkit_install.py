@@ -184,8 +184,10 @@ def download(wheels: List[KnownWheel], dest: Path, runner: PipRunner = _pip, sho
         -> List[Path]:
     dest.mkdir()
     reqs = dest.parent / "requirements.txt"
-    reqs.write_text("".join(f"{w.package}=={w.version} --hash=sha256:{w.sha256}\n" for w in wheels),
-                    encoding="utf-8")
+    pins: Dict[str, List[str]] = {}
+    for w in wheels:  # one line per package; every x86_64 file of that release may be the one pip picks
+        pins.setdefault(f"{w.package}=={w.version}", []).append(f"--hash=sha256:{w.sha256}")
+    reqs.write_text("".join(f"{pin} {' '.join(hashes)}\n" for pin, hashes in pins.items()), encoding="utf-8")
     log = dest.parent / "pip.log"  # pip's debug log: the only place it says an index answered 401
     args = ["download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check", "--no-input",
             "--require-hashes", "--log", str(log), "-d", str(dest), "-r", str(reqs)]
@@ -203,13 +205,23 @@ def download(wheels: List[KnownWheel], dest: Path, runner: PipRunner = _pip, sho
             detail = ""
         raise CudaswitchError(_pip_failure(r, wheels, detail))
     got = sorted(dest.glob("*.whl"))
-    names = {w.filename for w in wheels}
-    odd = [p.name for p in got if p.name not in names]
-    if odd or len(got) != len(wheels):
+    names = {w.filename: w.package for w in wheels}
+    if any(p.name not in names for p in got) or sorted(names[p.name] for p in got) != sorted(pins_of(wheels)):
         raise CudaswitchError(M("pip download produced {found} instead of {wanted}; nothing was installed",
                                 found=", ".join(p.name for p in got) or M("no wheel"),
-                                wanted=", ".join(sorted(names))))
+                                wanted=", ".join(f"{w.package} {w.version}" for w in _one_per_package(wheels))))
     return got
+
+
+def pins_of(wheels: List[KnownWheel]) -> List[str]:
+    return sorted({w.package for w in wheels})
+
+
+def _one_per_package(wheels: List[KnownWheel]) -> List[KnownWheel]:
+    seen: Dict[str, KnownWheel] = {}
+    for w in wheels:
+        seen.setdefault(w.package, w)
+    return list(seen.values())
 
 
 def _pip_failure(r: "subprocess.CompletedProcess[str]", wheels: List[KnownWheel], log: str = "") -> str:
@@ -222,7 +234,7 @@ def _pip_failure(r: "subprocess.CompletedProcess[str]", wheels: List[KnownWheel]
             m = _HASH_ROW.match(ln)
             got = next((x.split()[-1] for x in lines[i + 1:i + 4] if x.strip().startswith("Got")), None)
             if m and got:
-                want = next((w.sha256 for w in wheels if w.package == m.group(1)), "?")
+                want = " / ".join(w.sha256 for w in wheels if w.package == m.group(1)) or "?"
                 return M("the package index served a file for {package} {version} that is not NVIDIA's: its SHA-256 "
                          "is {got}, NVIDIA's is {want} ({url}); check the index and mirrors in your pip "
                          "configuration (pip config list); nothing was installed", package=m.group(1),

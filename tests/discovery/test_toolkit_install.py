@@ -88,15 +88,18 @@ def test_refuses_majors_without_nvcc_wheels_and_unknown_minors(tmp_path, clean_e
     # what is downloaded is pinned by version and SHA-256 (cudaswitch/data/toolkit_wheels.csv): an unknown release
     # is refused before pip runs, whatever an index offers
     r = run_cli(["install-toolkit", "13.9", "-q"], env=env, timeout=300)
-    assert one_line_error(r, 2) == ("cudaswitch: error: cudaswitch knows the wheels of CUDA 13.0 (pinned by version "
-                                    "and SHA-256), not CUDA 13.9; a newer cudaswitch knows newer releases")
+    assert one_line_error(r, 2) == ("cudaswitch: error: cudaswitch knows the wheels of CUDA 13.0, 13.1, 13.2 (pinned "
+                                    "by version and SHA-256), not CUDA 13.9; a newer cudaswitch knows newer releases")
+    # a bare major is its newest minor the table knows: pip is asked for exactly those files (none are here)
+    line = one_line_error(run_cli(["install-toolkit", "13", "-q", "--again"], env=env, timeout=300), 1)
+    assert "the package index offers no nvidia-cuda-" in line and "==13.2." in line
     assert "is not a CUDA version" in one_line_error(run_cli(["install-toolkit", "thirteen"], env=env), 2)
     line = one_line_error(run_cli(["install-toolkit", "13.0.5"], env=env), 2)
     assert line.endswith("NVIDIA's wheels make CUDA 13.0 as 13.0.88, not 13.0.5; give '13.0'")
     assert not (tmp_path / "store").exists()
 
 
-@pytest.mark.parametrize("spelling", ["13", "cu130", "13.0.88", "cuda-13.0", "v13.0"])
+@pytest.mark.parametrize("spelling", ["cu130", "13.0.88", "cuda-13.0", "v13.0", "13.0"])
 def test_every_spelling_of_a_version_other_commands_take_and_already_installed(spelling, toolkit_13_0, clean_env):
     """install-toolkit takes a version as `use`/`which` do; a toolkit of the same version already there is named
     first and nothing is downloaded (no index is reachable here: a download would fail)."""
@@ -245,7 +248,7 @@ def test_two_toolkits_of_the_same_version_are_one_choice_with_a_rule_said_once(t
     mine = str(toolkit_13_0)
     note = (f"note: CUDA 13.0.88 is installed 2 times; chose {system_root} (not the copy install-toolkit made); for "
             f"another give {mine} or 13.0.88@installed")
-    for sel in ("13.0", "13", "13.0.88", "cu130"):
+    for sel in ("13.0", "13", "13.0.88", "cu130"):  # `which 13`: any installed 13.x, as ever
         r = run_cli(["which", sel], env=env)
         assert (r.returncode, r.stdout, r.stderr.strip()) == (0, system_root + "\n", note), (sel, r.stderr)
     for sel, want in (("13.0.88@installed", mine), ("13@installed", mine), ("13.0@system", system_root)):

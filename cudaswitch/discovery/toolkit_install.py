@@ -1,8 +1,9 @@
 """`cudaswitch install-toolkit X.Y` / `uninstall-toolkit`: a CUDA toolkit from NVIDIA's own PyPI wheels, no admin.
 
-pip downloads the wheels (the user's pip configuration, index and proxy apply; pip checks the index's sha256), every
-file is checked against its wheel's RECORD hash while it is unpacked into a staging folder next to the destination,
-and only a complete toolkit is renamed into place, so `list` never sees half an install. The result has NVIDIA's
+pip downloads exactly the wheels of cudaswitch/data/toolkit_wheels.csv, pinned by version and SHA-256 (the user's pip
+configuration, index and proxy apply; pip runs isolated, in hash-checking mode), every file is checked against its
+wheel's RECORD hash while it is unpacked into a 0700 staging folder next to the destination, and only a complete
+toolkit is renamed into place, so `list` never sees half an install (docs/design/security.md: install-toolkit). The result has NVIDIA's
 layout (bin/nvcc, include/, lib64/, nvvm/, targets/<arch>/{include,lib} as nvcc.profile expects) and a version.json,
 so discovery, CMake's FindCUDAToolkit and torch's cpp_extension treat it like an installer-made toolkit.
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 import traceback
 from pathlib import Path
 
@@ -50,3 +51,20 @@ def console_script(base: Path) -> list:
     script = base / "cudaswitch-entry"
     script.write_text(f"import sys\nsys.path[0] = {str(REPO)!r}\nfrom cudaswitch.cli import main\nmain()\n")
     return [sys.executable, str(script)]
+
+
+def shared_base(prefix: str):
+    """(base, attacker, victim, home): a world-traversable folder (pytest's tmp_path is root-only) holding
+    `attacker/` (owned by uid 65534), a root-only `victim/` with a 0600 secret, and a root-owned `home/`."""
+    base = Path(tempfile.mkdtemp(prefix=prefix))
+    base.chmod(0o755)
+    attacker = base / "attacker"
+    attacker.mkdir()
+    os.chown(attacker, NOBODY, NOBODY)
+    victim = base / "victim"
+    victim.mkdir(mode=0o700)
+    (victim / "secret").write_bytes(b"root only\n")
+    (victim / "secret").chmod(0o600)
+    home = base / "home"
+    home.mkdir()
+    return base, attacker, victim, home

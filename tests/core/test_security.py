@@ -13,7 +13,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -22,7 +21,7 @@ import pytest
 import cudatrees
 import cudnn_archives as ca
 from conftest import make_env, one_line_error, run_cli
-from other_user import NOBODY, as_user, console_script, refused
+from other_user import NOBODY, as_user, console_script, refused, shared_base
 
 TOP = "cudnn-linux-x86_64-9.10.2.21_cuda12-archive"
 
@@ -38,17 +37,7 @@ def tree(root: Path) -> dict:
 def shared(clean_env):
     """A world-traversable folder (tmp_path is root-only) holding `attacker/` (owned by uid 65534), a root-only
     `victim/` with a 0600 secret, and a root-owned HOME."""
-    base = Path(tempfile.mkdtemp(prefix="cs-sec-"))
-    base.chmod(0o755)
-    attacker = base / "attacker"
-    attacker.mkdir()
-    os.chown(attacker, NOBODY, NOBODY)
-    victim = base / "victim"
-    victim.mkdir(mode=0o700)
-    (victim / "secret").write_bytes(b"root only\n")
-    (victim / "secret").chmod(0o600)
-    home = base / "home"
-    home.mkdir()
+    base, attacker, victim, home = shared_base("cs-sec-")
     env = dict(clean_env, HOME=str(home))
     yield base, attacker, victim, env
     shutil.rmtree(base, ignore_errors=True)

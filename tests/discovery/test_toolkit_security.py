@@ -19,7 +19,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import zipfile
@@ -29,7 +28,7 @@ import pytest
 
 import nvidia_wheels as nw
 from conftest import make_env, one_line_error, run_cli
-from other_user import NOBODY, as_user, console_script, refused
+from other_user import NOBODY, as_user, console_script, refused, shared_base
 
 from cudaswitch.core.errors import CudaswitchError
 from cudaswitch.core.system import System
@@ -47,19 +46,9 @@ def shared(clean_env):
     """A world-traversable folder (tmp_path is root-only) holding `attacker/` (uid 65534's), a sticky world-writable
     `tmp/` like /tmp, a root-only `victim/` with a 0600 secret, a root-owned HOME and an environment without pip
     settings of the developer's (each test gives its own)."""
-    base = Path(tempfile.mkdtemp(prefix="cs-tksec-"))
-    base.chmod(0o755)
-    attacker = base / "attacker"
-    attacker.mkdir()
-    os.chown(attacker, NOBODY, NOBODY)
+    base, attacker, victim, home = shared_base("cs-tksec-")
     (base / "tmp").mkdir()
     (base / "tmp").chmod(0o1777)
-    victim = base / "victim"
-    victim.mkdir(mode=0o700)
-    (victim / "secret").write_bytes(b"root only\n")
-    (victim / "secret").chmod(0o600)
-    home = base / "home"
-    home.mkdir()
     env = {k: v for k, v in clean_env.items() if not k.startswith(("PIP_", "PYTHON"))}
     env.update(HOME=str(home), CUDASWITCH_TOOLKITS_DIR=str(base / "data" / "toolkits"), PIP_NO_INDEX="1",
                PIP_FIND_LINKS=str(base / "no-wheels"), PIP_CONFIG_FILE=os.devnull)

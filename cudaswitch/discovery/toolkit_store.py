@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import time
 from pathlib import Path
 from typing import Iterator, List, Optional
 
@@ -57,6 +56,7 @@ def registry_locked(system: System, wait: Optional[float] = None) -> Iterator[in
     first: whoever can write it chooses what discovery lists."""
     from cudaswitch.core import trust
     from cudaswitch.core.errors import CudaswitchError
+    from cudaswitch.core.locks import flock_within, lock_holder
     from cudaswitch.core.i18n import M
 
     folder = _registry(system).parent
@@ -67,24 +67,13 @@ def registry_locked(system: System, wait: Optional[float] = None) -> Iterator[in
                                 "CUDASWITCH_TOOLKITS_DIR to a folder of your own", why=why))
     fd = trust.open_dir(folder, [])
     try:
-        try:
-            import fcntl
-        except ImportError:  # Windows: no flock, and no other user sharing the data folder
+        if not hasattr(os, "geteuid"):  # Windows: no flock, and no other user sharing the data folder
             yield fd
             return
-        deadline = time.monotonic() + (LOCK_WAIT if wait is None else wait)
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError:
-                if time.monotonic() >= deadline:
-                    from cudaswitch.cudnn.lock import lock_holder
-
-                    raise CudaswitchError(M("{folder} is locked by {holder}; if that is another cudaswitch, let it "
-                                            "finish, then run the command again", folder=folder,
-                                            holder=lock_holder(fd) or M("another process"))) from None
-                time.sleep(0.1)
+        if not flock_within(fd, LOCK_WAIT if wait is None else wait):
+            raise CudaswitchError(M("{folder} is locked by {holder}; if that is another cudaswitch, let it finish, "
+                                    "then run the command again", folder=folder,
+                                    holder=lock_holder(fd) or M("another process")))
         yield fd
     finally:
         os.close(fd)  # releases the lock

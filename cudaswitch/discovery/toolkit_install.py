@@ -462,7 +462,7 @@ def assemble(wheels: List[Path], root: Path, requested: str, known: Optional[Dic
                 pool.shutdown(wait=True, cancel_futures=True)
         else:
             infos = [one(w) for w in wheels]
-    except _Cancelled:  # only raised after cancel.set(), i.e. after another wheel failed: that failure is raised
+    except _Cancelled:  # a wheel stopped by cancel.set(): the failure or Ctrl-C that set it is what propagates
         raise CudaswitchError(N_("the unpack was stopped; nothing was installed")) from None
     nvcc = next((i for i in infos if i["name"].startswith("nvidia-cuda-nvcc")), None)
     if not (root / "bin" / "nvcc").is_file() or nvcc is None:

@@ -281,3 +281,19 @@ def test_the_unpack_shows_one_progress_bar_on_a_terminal_and_none_for_json(tmp_p
                                            str(dest2)], env)
     assert code == 0 and json.loads(out)["installed"]["root"] == str(dest2)
     assert "Unpacking" not in tty and "Installing" not in tty, tty
+
+
+def test_list_during_an_install_does_not_see_its_staging_folder(toolkit_13_0, tmp_path, clean_env):
+    """The staging folder lies in the store itself (hidden, 0700): `list` run meanwhile neither lists nor warns
+    about it, and still lists the store's toolkits."""
+    store = tmp_path / "toolkits"
+    store.mkdir()
+    os.symlink(toolkit_13_0, store / "cuda-13.0")
+    stage = store / ".cuda-13.1.partial-abc123"
+    (stage / "root" / "bin").mkdir(parents=True)
+    (stage / "wheels").mkdir()
+    stage.chmod(0o700)
+    r = run_cli(["list", "--json"], env=dict(clean_env, CUDASWITCH_TOOLKITS_DIR=str(store)))
+    rec = json.loads(r.stdout)
+    assert str(toolkit_13_0) in [t["root"] for t in rec["toolkits"]]
+    assert "partial" not in r.stdout + r.stderr

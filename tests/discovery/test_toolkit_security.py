@@ -409,6 +409,28 @@ def test_3_another_user_cannot_reach_into_the_staging_folder(shared, tmp_path):
     assert os.listdir(base / "tmp") == [] and os.listdir(victim) == ["secret"]
 
 
+def test_3_a_staging_root_that_became_a_link_is_not_renamed_into_place(shared, monkeypatch):
+    """Behind the 0700 staging folder, the last check before the rename: a `root` that is a link (what the
+    demonstration swapped in) is refused, and what it points to is neither moved nor registered."""
+    base, _attacker, victim, env = shared
+    dest = base / "opt" / "cuda-13.0"
+
+    def real_wheels_pip(args, show):
+        for w in real_wheels():
+            os.link(w, Path(args[args.index("-d") + 1]) / w.name)
+        return subprocess.CompletedProcess(args, 0, "", "")
+
+    def swapped(wheels, root, requested, known=None, progress=None):
+        os.symlink(victim, root)
+        return ti.InstallResult("13.0.88", str(root))
+
+    monkeypatch.setattr(ti, "assemble", swapped)
+    with pytest.raises(CudaswitchError, match="is no longer the folder cudaswitch built; nothing was installed"):
+        ti.install("13.0", System(os="linux", environ=env), str(dest), runner=real_wheels_pip, again=True)
+    assert not os.path.lexists(dest) and os.listdir(victim) == ["secret"] and not (base / "opt").exists()
+    assert str(dest) not in _registered(System(os="linux", environ=env))
+
+
 def test_3_a_registry_another_user_wrote_is_refused_before_downloading(shared):
     """The list of --into toolkits sits beside the store: in a shared tmp, another user's file there would choose
     what root's discovery lists."""

@@ -46,7 +46,7 @@ def baseline(tmp: Path, env) -> float:
 
 def cudaswitch(tmp: Path, env) -> float:
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "cudaswitch", "install-toolkit", "13.0", "-q", "--into",
+    subprocess.run([sys.executable, "-m", "cudaswitch", "install-toolkit", "13.0", "-q", "--again", "--into",
                     str(tmp / "cuda-13.0")], env=env, check=True, stdout=subprocess.DEVNULL)
     return time.perf_counter() - t
 

@@ -165,7 +165,7 @@ def toolkit_13_0(tmp_path_factory):
     store = tmp_path_factory.mktemp("store") / "toolkits"
     env = dict(os.environ, CUDASWITCH_TOOLKITS_DIR=str(store), PIP_NO_INDEX="1",
                PIP_FIND_LINKS=str(nw.cache_dir() / "wheels"), CUDASWITCH_CONFIG=str(store.parent / "none.yaml"))
-    r = run_cli(["install-toolkit", "13.0", "--quiet"], env=env, timeout=900)
+    r = run_cli(["install-toolkit", "13.0", "--quiet", "--again"], env=env, timeout=900)
     assert r.returncode == 0, r.stderr
     return store / "cuda-13.0"
 

@@ -123,6 +123,15 @@ def _warn(lines):
         click.echo(printable(warning_line(line)), err=True)
 
 
+def _note(lines):
+    """Notes on stderr (which of two identical toolkits a selector chose): stdout stays the answer scripts read."""
+    from cudaswitch.cli.output import printable
+    from cudaswitch.core.i18n import _, tr
+
+    for line in lines:
+        click.echo(printable(_("note: {text}").format(text=tr(line))), err=True)
+
+
 def _json_out(payload: dict) -> None:
     from cudaswitch.cli.output import to_json
 

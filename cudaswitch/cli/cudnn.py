@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 
@@ -13,18 +12,11 @@ from cudaswitch.cli.options import _sha256_arg
 from cudaswitch.core.i18n import N_
 
 
-@contextlib.contextmanager
 def _progress(path, quiet, label):
-    """A bytes progress bar on stderr for archives over a few MB, only on a terminal and without --quiet; yields
-    the callable taking the bytes just read, or None."""
-    size = os.path.getsize(path) if os.path.exists(path) else 0
-    if quiet or size < (4 << 20) or not sys.stderr.isatty():
-        yield None
-        return
-    from cudaswitch.core.i18n import _
+    """A bytes progress bar on stderr for archives over a few MB, only on a terminal and without --quiet."""
+    from cudaswitch.cli.output import progress_bar
 
-    with click.progressbar(length=size, label=_(label), file=sys.stderr, show_pos=False) as bar:
-        yield bar.update
+    return progress_bar(os.path.getsize(path) if os.path.exists(path) else 0, quiet, label)
 
 
 @click.command("install-cudnn")
@@ -56,6 +48,11 @@ def install_cudnn(archive, cuda, into_env, env_name, env_prefix, dry_run, force,
     say = (lambda m: None) if (quiet or as_json) else click.echo
 
     def tell(kind, text):
+        if kind == "target":
+            # before the unpack, beside its progress bar (a terminal only: the result line names it again)
+            if not (quiet or as_json) and sys.stderr.isatty():
+                click.echo(_("Installing {archive} {text}...").format(archive=archive, text=tr(text)), err=True)
+            return
         say(_("note: {text}").format(text=tr(text)) if kind == "note" else _("Archive SHA-256 verified."))
 
     def progress(label):

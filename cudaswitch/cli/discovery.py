@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from cudaswitch.cli.common import _discover, _json_out, _no_nvcc_note, _system, _warn, handle_errors
+from cudaswitch.cli.common import _discover, _json_out, _no_nvcc_note, _note, _system, _warn, handle_errors
 from cudaswitch.core.i18n import M, _
 
 
@@ -80,7 +80,9 @@ def which(selector, want_bin, want_lib, want_nvcc):
     what = asked[0] if asked else None
 
     system = _system()
-    tk = select(_discover(system), selector, system)
+    notes = []
+    tk = select(_discover(system), selector, system, notes=notes)
+    _note(notes)
     if what == "bin":
         lines = tk.bin_dirs
     elif what == "lib":

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-from typing import Any, List, Sequence
+from typing import Any, Callable, Iterator, List, Optional, Sequence
 
 from cudaswitch.core.i18n import _, tr
 
@@ -78,3 +79,16 @@ def finding_line(code: str, message: str) -> str:
     if sev == WARNING:
         return warning_line(message)
     return (_("error: {message}") if sev == "error" else _("info: {message}")).format(message=tr(message))
+@contextlib.contextmanager
+def progress_bar(size: int, quiet: bool, label: str) -> Iterator[Optional[Callable[[int], None]]]:
+    """A bytes progress bar on stderr for work over a few MB, only on a terminal and without --quiet/--json
+    (install-cudnn's archive, install-toolkit's unpack); yields the callable taking the bytes just done, or None."""
+    import sys
+
+    import click
+
+    if quiet or size < (4 << 20) or not sys.stderr.isatty():
+        yield None
+        return
+    with click.progressbar(length=size, label=_(label), file=sys.stderr, show_pos=False) as bar:
+        yield bar.update

@@ -7,7 +7,8 @@ import sys
 
 import click
 
-from cudaswitch.cli.common import _discover, _fail, _json_out, _no_nvcc_note, _record_smoke, _system, _warn, handle_errors
+from cudaswitch.cli.common import (_discover, _fail, _json_out, _no_nvcc_note, _note, _record_smoke, _system, _warn,
+                                   handle_errors)
 from cudaswitch.cli.options import _env_options, _force_option, _python_hook_option, _seconds
 from cudaswitch.core.errors import CudaswitchError
 from cudaswitch.core.i18n import M, N_, _, tr
@@ -59,7 +60,9 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
         if not sys.stdin.isatty():
             raise UsageError(refusal)
         click.confirm(tr(question), abort=True)
-    tk = switch.resolve_toolkit(_discover(system), choice, env, system)
+    notes = []
+    tk = switch.resolve_toolkit(_discover(system), choice, env, system, notes)
+    _note(notes)
     if choice.declared:
         click.echo(tr(M("Using CUDA {selector}: {declared}.", selector=choice.selector, declared=choice.declared)))
     saving = None
@@ -290,7 +293,9 @@ def run(selector, command, ld_flag):
     from cudaswitch.discovery.toolkits import select
 
     system = _system()
-    tk = select(_discover(system), selector, system)
+    notes = []
+    tk = select(_discover(system), selector, system, notes=notes)
+    _note(notes)
     env = run_environ(tk, ld_flag, system)
     if system.which("nvcc", env.get("PATH")) or os.path.basename(command[0]).lower() in ("nvcc", "nvcc.exe"):
         _warn(_no_nvcc_note(tk, system, env.get("PATH")))  # only when the command can meet the trap

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import click
 
 from cudaswitch.cli.common import _json_out, _system, handle_errors
@@ -12,16 +11,29 @@ from cudaswitch.core.i18n import _
 @click.command("install-toolkit")
 @click.argument("version")
 @click.option("--into", metavar="DIR", help="Install into this new folder (default: the user data folder).")
+@click.option("--again", is_flag=True, help="Install even if a toolkit of the same version is already installed.")
 @click.option("--quiet", "-q", is_flag=True, help="No pip progress, only the result.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result record as JSON.")
 @handle_errors
-def install_toolkit(version, into, quiet, as_json):
-    """Assemble CUDA toolkit VERSION (X.Y) from NVIDIA's PyPI wheels, without admin rights."""
+def install_toolkit(version, into, again, quiet, as_json):
+    """Assemble CUDA toolkit VERSION (13.0, 13, 13.0.88, cu130) from NVIDIA's PyPI wheels, without admin rights."""
+    from cudaswitch.cli.output import progress_bar
     from cudaswitch.discovery.toolkit_install import install
 
-    r = install(version, _system(), into, show_progress=not (quiet or as_json))
+    loud = not (quiet or as_json)
+
+    def tell(full, dest):
+        if loud:
+            click.echo(_("Installing CUDA {version} into {dest}...").format(version=full, dest=dest), err=True)
+
+    r = install(version, _system(), into, show_progress=loud, again=again, tell=tell,
+                progress=lambda size: progress_bar(size, not loud, _("Unpacking")))
     if as_json:
         return _json_out({"installed": r.to_json()})
+    if r.already:
+        click.echo(_("CUDA {version} is already installed at {root}; nothing was downloaded. Use it: cudaswitch use "
+                     "{root}   Another copy: add --again").format(version=r.version, root=r.root))
+        return
     click.echo(_("Installed CUDA {version} at {root} from {wheels} NVIDIA wheels ({downloaded:.0f} MB downloaded, "
                  "{on_disk:.0f} MB on disk).").format(version=r.version, root=r.root, wheels=len(r.wheels),
                                                        downloaded=r.download_bytes / 1e6, on_disk=r.disk_bytes / 1e6))
@@ -30,9 +42,11 @@ def install_toolkit(version, into, quiet, as_json):
 
 @click.command("uninstall-toolkit")
 @click.argument("selector")
+@click.option("--yes", "-y", "--force", "force", is_flag=True,
+              help="Remove it even if conda environments are switched to it.")
 @handle_errors
-def uninstall_toolkit(selector):
-    """Remove a toolkit 'cudaswitch install-toolkit' made (X.Y or its folder), and nothing else."""
+def uninstall_toolkit(selector, force):
+    """Remove a toolkit 'cudaswitch install-toolkit' made (a version or its folder), and nothing else."""
     from cudaswitch.discovery.toolkit_install import uninstall
 
-    click.echo(_("Removed {what}.").format(what=uninstall(selector, _system())))
+    click.echo(_("Removed {what}.").format(what=uninstall(selector, _system(), force=force)))

@@ -166,6 +166,7 @@ def planned(system: System, archive: str, *, cuda: Optional[str] = None, into_en
     plan not carried out is dropped then (cudnn-stage-first: the target was never touched)."""
     path = Path(archive)
     target, why = resolve_target(system, path, cuda, into_env, name, prefix)
+    tell("target", M("into {target} ({why})", target=target.label, why=why))  # named before the long unpack
     try:
         fh = open(path, "rb")  # hashed and unpacked from this one open file: a swapped file is never installed
     except OSError as exc:

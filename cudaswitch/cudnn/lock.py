@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-import time
 from typing import Optional
 
 from cudaswitch.core.errors import CudaswitchError
+from cudaswitch.core.locks import flock_within, lock_holder
 from cudaswitch.core.i18n import M
 from cudaswitch.cudnn.target import Target
 
@@ -27,23 +27,14 @@ class locked:
         self.fd: Optional[int] = None
 
     def __enter__(self) -> "locked":
-        try:
-            import fcntl
-        except ImportError:
+        if not hasattr(os, "geteuid"):  # Windows: no flock
             return self
         try:
             self.fd = os.open(str(self.target.local_root), os.O_RDONLY)
         except OSError:
             return self  # a missing root is reported by what follows
-        deadline = time.monotonic() + self.wait
-        while True:
-            try:
-                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return self
-            except OSError:
-                if time.monotonic() >= deadline:
-                    break
-                time.sleep(0.2)
+        if flock_within(self.fd, self.wait):
+            return self
         holder = lock_holder(self.fd)
         os.close(self.fd)
         self.fd = None
@@ -56,38 +47,3 @@ class locked:
         if self.fd is not None:
             os.close(self.fd)  # releases the lock
             self.fd = None
-
-
-def lock_holder(fd: int) -> Optional[str]:
-    """'process 1234 (flock, user alice (uid 1000))' holding a flock on the file `fd` is open on, from /proc/locks
-    (Linux); None where that cannot be told."""
-    from cudaswitch.core import trust
-
-    st = os.fstat(fd)
-    want = (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
-    try:
-        with open("/proc/locks", encoding="ascii", errors="replace") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        f = line.split()
-        if len(f) < 6 or f[1] != "FLOCK" or "->" in f:
-            continue
-        try:
-            maj, mnr, ino = f[5].split(":")
-            if (int(maj, 16), int(mnr, 16), int(ino)) != want:
-                continue
-            pid = int(f[4])
-        except ValueError:
-            continue
-        if pid == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as fh:
-                comm = fh.read().strip()
-            return M("process {pid} ({comm}, user {user})", pid=pid, comm=comm,
-                     user=trust.user_name(os.stat(f"/proc/{pid}").st_uid))
-        except OSError:
-            return M("process {pid}", pid=pid)
-    return None

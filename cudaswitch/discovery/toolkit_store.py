@@ -4,11 +4,15 @@ subprocess)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
-from typing import List
+from typing import Iterator, List, Optional
 
 from cudaswitch.core.system import System
+
+REGISTRY = "installed-toolkits.txt"
+LOCK_WAIT = 10.0  # seconds: another install-toolkit only holds the lock while it rewrites a few lines
 
 
 def store_dir(system: System) -> Path:
@@ -22,23 +26,80 @@ def store_dir(system: System) -> Path:
 
 def _registry(system: System) -> Path:
     # Toolkits installed with --into live elsewhere; this list lets discovery find them.
-    return store_dir(system).parent / "installed-toolkits.txt"
+    return store_dir(system).parent / REGISTRY
 
 
 def _registered(system: System) -> List[str]:
+    from cudaswitch.core import trust
+
+    folder = _registry(system).parent
     try:
-        lines = _registry(system).read_text(encoding="utf-8").splitlines()
-    except OSError:
+        fd = trust.open_dir(folder, [])
+    except (OSError, trust.CudaswitchError):
         return []
-    return [ln.strip() for ln in lines if ln.strip()]
+    try:
+        # read_regular: a FIFO or a link planted at the registry's name neither hangs nor redirects the read
+        data = trust.read_regular(fd, REGISTRY)
+    finally:
+        os.close(fd)
+    if data is None:
+        return []
+    lines = data.decode("utf-8", "replace").splitlines()
+    return [ln.strip() for ln in lines if ln.strip() and os.path.isabs(ln.strip())]
 
 
-def _write_registry(system: System, roots: List[str]) -> None:
-    path = _registry(system)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    tmp.write_text("".join(r + "\n" for r in roots), encoding="utf-8")
-    os.replace(tmp, path)
+@contextlib.contextmanager
+def registry_locked(system: System, wait: Optional[float] = None) -> Iterator[int]:
+    """The registry's folder, created if missing, open and exclusively locked (flock on the folder itself, no lock
+    file left behind) for a read-modify-write: two installs with --into at once both stay registered. Yields the
+    folder's descriptor for trust.read_regular / trust.write_at. A folder another user could write is refused
+    first: whoever can write it chooses what discovery lists."""
+    from cudaswitch.core import trust
+    from cudaswitch.core.errors import CudaswitchError
+    from cudaswitch.core.locks import flock_within, lock_holder
+    from cudaswitch.core.i18n import M
+
+    folder = _registry(system).parent
+    folder.mkdir(parents=True, exist_ok=True)
+    why = registry_problem(system)
+    if why:
+        raise CudaswitchError(M("refused to update the list of installed toolkits: {why}; set "
+                                "CUDASWITCH_TOOLKITS_DIR to a folder of your own", why=why))
+    fd = trust.open_dir(folder, [])
+    try:
+        if not hasattr(os, "geteuid"):  # Windows: no flock, and no other user sharing the data folder
+            yield fd
+            return
+        if not flock_within(fd, LOCK_WAIT if wait is None else wait):
+            raise CudaswitchError(M("{folder} is locked by {holder}; if that is another cudaswitch, let it finish, "
+                                    "then run the command again", folder=folder,
+                                    holder=lock_holder(fd) or M("another process")))
+        yield fd
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _read_locked(fd: int) -> List[str]:
+    from cudaswitch.core import trust
+
+    data = trust.read_regular(fd, REGISTRY) or b""
+    return [ln.strip() for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()]
+
+
+def register(system: System, root: str, add: bool = True) -> None:
+    """Add (or remove) a toolkit installed with --into to the list discovery reads, under the registry's lock."""
+    from cudaswitch.core import trust
+
+    with registry_locked(system) as fd:
+        roots = [r for r in _read_locked(fd) if r != root] + ([root] if add else [])
+        trust.write_at(fd, REGISTRY, "".join(r + "\n" for r in roots).encode("utf-8"))
+
+
+def registry_problem(system: System) -> Optional[str]:
+    """Why the registry could have been written by another user (then it is not updated), or None."""
+    from cudaswitch.core import trust
+
+    return trust.path_problem(_registry(system))
 
 
 def discovery_roots(system: System) -> List[str]:

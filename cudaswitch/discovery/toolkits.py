@@ -168,7 +168,9 @@ def _search_path_candidates(system: System, roots: Iterable[str], source: str = 
         if _looks_like_root(loc):
             out.append(_Candidate(root, source))
         elif loc.is_dir():
-            for child in _children(system, root, r"."):
+            # the store's hidden folders are install-toolkit's own staging and trash (`.cuda-13.0.partial-*`,
+            # `.removing-*`): never a toolkit, and not the business of a `list` run meanwhile
+            for child in _children(system, root, r"[^.]" if source == "install-toolkit" else r"."):
                 if system.local(child).is_dir() or system.local(child).is_symlink():
                     out.append(_Candidate(child, source, quiet=not _claims_cuda(child)))
         else:
@@ -580,8 +582,21 @@ def _unique(items: List[str]) -> List[str]:
 
 # ---- selecting ----------------------------------------------------------------------------------------------------
 
-def select(found: Discovery, selector: str, system: Optional[System] = None) -> Toolkit:
-    """The one toolkit a selector names; a UsageError listing what is installed otherwise."""
+INSTALLED_TAG, SYSTEM_TAG = "installed", "system"  # `13.0.88@installed`: the copy install-toolkit made, or not
+
+
+def _made_here(tk: Toolkit) -> bool:
+    return "install-toolkit" in tk.sources
+
+
+def select(found: Discovery, selector: str, system: Optional[System] = None, prefer: Optional[str] = None,
+           notes: Optional[List[str]] = None) -> Toolkit:
+    """The one toolkit a selector names; a UsageError listing what is installed otherwise.
+
+    Two toolkits of the very same version (install-toolkit's copy beside /usr/local/cuda-13.0) are one choice to a
+    user: `prefer` (the folder the environment already records) wins, else the one install-toolkit did not make,
+    and `notes` hears which was chosen and how to name the other (its folder, or VERSION@installed /
+    VERSION@system)."""
     system = system or System.current()
     # a module name (cuda/12.4) is looked up before the selector is read as a folder: module names are relative
     # and the user typed what `module avail` shows
@@ -589,6 +604,10 @@ def select(found: Discovery, selector: str, system: Optional[System] = None) -> 
     if len(by_module) == 1:
         return by_module[0]
     _refuse_unknown_module(found, selector.strip(), system)
+    tag = None
+    base, at, rest = selector.rpartition("@")
+    if at and rest.lower() in (INSTALLED_TAG, SYSTEM_TAG) and base and not any(c in base for c in "/\\"):
+        selector, tag = base, rest.lower()
     sel = versions.parse_selector(selector)
     installed = versions.describe([f"{t.version} ({t.root})" for t in found.toolkits])
     if sel.path is not None:
@@ -608,14 +627,17 @@ def select(found: Discovery, selector: str, system: Optional[System] = None) -> 
             raise UsageError(M("{path} is a file, not a toolkit folder; installed: {installed}", path=path,
                                installed=installed))
         raise UsageError(M("no such folder: {path}; installed: {installed}", path=path, installed=installed))
-    hits = [t for t in found.toolkits if t.cuda.matches(sel.parts)]
+    pool = found.toolkits if tag is None else [t for t in found.toolkits if _made_here(t) == (tag == INSTALLED_TAG)]
+    hits = [t for t in pool if t.cuda.matches(sel.parts)]
     if not hits and len(sel.parts) == 3:
         # `nvcc --version` prints the compiler's own version (12.9.86 in toolkit 12.9.1): users copy it from there
-        hits = [t for t in found.toolkits if t.cuda.matches(sel.parts[:2])
+        hits = [t for t in pool if t.cuda.matches(sel.parts[:2])
                 and _nvcc_component(system, t) == CudaVersion(*sel.parts)]
     if not hits:
-        raise UsageError(M("no CUDA toolkit matches {selector!r}; installed: {installed}", selector=selector,
-                           installed=installed))
+        raise UsageError(M("no CUDA toolkit matches {selector!r}; installed: {installed}",
+                           selector=selector + (f"@{tag}" if tag else ""), installed=installed))
+    if len(hits) > 1 and len({t.version for t in hits}) == 1:
+        return _one_of_twins(hits, prefer, notes, system)
     if len(hits) > 1:
         names = ", ".join(f"{t.version} ({t.root})" for t in hits)
         raise UsageError(M("{selector!r} is ambiguous: it matches {names}; give a longer version or the folder",
@@ -637,6 +659,29 @@ def _refuse_unknown_module(found: Discovery, selector: str, system: System) -> N
     names = versions.describe(sorted(mf.name for mf in found.modules if mf.root))
     raise UsageError(M("no CUDA module {selector!r} on MODULEPATH; CUDA modules cudaswitch can read: {names}",
                        selector=selector, names=names))
+def _one_of_twins(hits: List[Toolkit], prefer: Optional[str], notes: Optional[List[str]], system: System) -> Toolkit:
+    """The rule for toolkits of the same version (docstring of select)."""
+    version = hits[0].version
+    chosen, why = None, None
+    if prefer:
+        chosen = next((t for t in hits if _same(system, t.root, prefer) or any(_same(system, a, prefer)
+                                                                                for a in t.aliases)), None)
+        why = M("the one this environment already uses")
+    if chosen is None:
+        system_ones = [t for t in hits if not _made_here(t)]
+        if len(system_ones) == 1:
+            chosen, why = system_ones[0], M("not the copy install-toolkit made")
+    if chosen is None:
+        raise UsageError(M("CUDA {version} is installed more than once ({folders}); give the folder", version=version,
+                           folders=", ".join(t.root for t in hits)))
+    others = [t for t in hits if t is not chosen]
+    if notes is not None:
+        tags = {f"{version}@{INSTALLED_TAG if _made_here(t) else SYSTEM_TAG}" for t in others}
+        hint = M("{folders} or {tag}", folders=others[0].root, tag=sorted(tags)[0]) \
+            if len(others) == 1 and _made_here(chosen) != _made_here(others[0]) else ", ".join(t.root for t in others)
+        notes.append(M("CUDA {version} is installed {count} times; chose {root} ({why}); for another give {hint}",
+                       version=version, count=len(hits), root=chosen.root, why=why, hint=hint))
+    return chosen
 
 
 def _nvcc_component(system: System, tk: Toolkit) -> Optional[CudaVersion]:

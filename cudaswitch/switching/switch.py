@@ -92,8 +92,9 @@ def choose(env, selector: Optional[str], refresh: bool, ld_flag: Optional[bool])
     return Choice(selector, recorded, declared, ld_flag, old, refresh)
 
 
-def resolve_toolkit(found, choice: Choice, env, system):
-    """The toolkit the choice names among those discovery found."""
+def resolve_toolkit(found, choice: Choice, env, system, notes=None):
+    """The toolkit the choice names among those discovery found; of two identical ones, the one the environment
+    already records (`notes` hears the choice)."""
     from cudaswitch.discovery.toolkits import select
 
     if choice.refresh:
@@ -106,7 +107,7 @@ def resolve_toolkit(found, choice: Choice, env, system):
                                     state=env.state_path, root=old.root))
         return tk
     try:
-        return select(found, choice.selector, system)
+        return select(found, choice.selector, system, prefer=choice.old.root if choice.old else None, notes=notes)
     except UsageError as exc:
         if choice.declared:
             from cudaswitch.switching.envfile import missing_declared

@@ -13,60 +13,20 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
-import traceback
 from pathlib import Path
 
 import pytest
 
 import cudatrees
 import cudnn_archives as ca
-from conftest import REPO, make_env, one_line_error, run_cli
+from conftest import make_env, one_line_error, run_cli
+from other_user import NOBODY, as_user, console_script, refused, shared_base
 
-NOBODY = 65534
 TOP = "cudnn-linux-x86_64-9.10.2.21_cuda12-archive"
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
                                 reason="replays attacks on root: the suite runs as root in CI")
-
-
-def as_user(fn, uid: int = NOBODY) -> None:
-    """Run fn() in a forked child as `uid` (what an ordinary account on the machine can do)."""
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-            fn()
-            code = 0
-        except BaseException:
-            traceback.print_exc()
-        finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0, "the planting child failed"
-
-
-def refused(proc, *needles):
-    """one_line_error with any failing code, no traceback on stdout either, and the line names each of `needles`."""
-    out = proc.stdout + proc.stderr
-    assert proc.returncode != 0, out
-    assert "Traceback" not in out and "internal error" not in out, out
-    line = one_line_error(proc, proc.returncode)
-    for n in needles:
-        assert n.lower() in line.lower(), line
-    return line
-
-
-def console_script(base: Path) -> list:
-    """The command line as pip installs it (a script whose folder, not the working folder, leads sys.path), without
-    the test seams of tests/seams.py: what a user runs."""
-    script = base / "cudaswitch-entry"
-    script.write_text(f"import sys\nsys.path[0] = {str(REPO)!r}\nfrom cudaswitch.cli import main\nmain()\n")
-    return [sys.executable, str(script)]
 
 
 def tree(root: Path) -> dict:
@@ -77,17 +37,7 @@ def tree(root: Path) -> dict:
 def shared(clean_env):
     """A world-traversable folder (tmp_path is root-only) holding `attacker/` (owned by uid 65534), a root-only
     `victim/` with a 0600 secret, and a root-owned HOME."""
-    base = Path(tempfile.mkdtemp(prefix="cs-sec-"))
-    base.chmod(0o755)
-    attacker = base / "attacker"
-    attacker.mkdir()
-    os.chown(attacker, NOBODY, NOBODY)
-    victim = base / "victim"
-    victim.mkdir(mode=0o700)
-    (victim / "secret").write_bytes(b"root only\n")
-    (victim / "secret").chmod(0o600)
-    home = base / "home"
-    home.mkdir()
+    base, attacker, victim, home = shared_base("cs-sec-")
     env = dict(clean_env, HOME=str(home))
     yield base, attacker, victim, env
     shutil.rmtree(base, ignore_errors=True)

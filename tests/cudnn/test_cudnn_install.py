@@ -92,3 +92,23 @@ def test_progress_bar_only_on_a_terminal_and_not_with_quiet(tmp_path, win_fs):
     assert proc.returncode == 0 and "Reading" not in tty
     piped = ok(run_cli(["install-cudnn", str(big), "--cuda", "12.4", "--dry-run"], env))
     assert "Reading" not in piped.stderr and "%" not in piped.stderr
+
+
+def test_the_target_is_named_before_the_unpack_on_a_terminal(archives, linux_fs, tmp_path):
+    """A user at a terminal sees where the archive goes before waiting for its unpack (the result line names it
+    again afterwards); a script reading a pipe gets only the result."""
+    from conftest import cli_on_path
+    from terminal import stderr_on_a_terminal
+
+    _fs, env = linux_fs
+    env = dict(env, PATH=f"{cli_on_path(tmp_path)}:{env['PATH']}")
+    archive = str(archives["linux-9.10-archive"])
+    code, out, tty = stderr_on_a_terminal(["cudaswitch", "install-cudnn", archive, "--dry-run"], env, timeout=120)
+    assert code == 0, tty
+    lines = [ln for ln in tty.splitlines() if "CUDASWITCH_FS_ROOT is set" not in ln]  # the fixture's relocation
+    assert lines[0] == (f"Installing {archive} into CUDA 12.9.1 at /usr/local/cuda-12.9 (the only CUDA 12.x toolkit "
+                        f"installed)...")
+    assert out.startswith("cuDNN 9.10.2.21 for CUDA 12 (linux) [")
+    code, out, tty = stderr_on_a_terminal(["cudaswitch", "install-cudnn", archive, "--dry-run", "--json"], env,
+                                          timeout=120)
+    assert code == 0 and "Installing" not in tty and json.loads(out)

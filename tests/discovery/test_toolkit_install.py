@@ -73,10 +73,8 @@ def test_compiles_and_links_a_cu_file_with_its_own_nvcc(toolkit_13_0, tmp_path):
 def test_use_switches_to_it(toolkit_13_0, tmp_path, clean_env):
     prefix = make_env(tmp_path / "env", history=None)
     env = dict(clean_env, CUDASWITCH_TOOLKITS_DIR=str(toolkit_13_0.parent))
-    r = run_cli(["use", "13.0.88", "-p", str(prefix), "--no-smoke"], env=env)
-    # /usr/local/cuda-13.0 on a developer machine may be the same version: choose by folder then
-    if r.returncode == 2 and "matches" in r.stderr:
-        r = run_cli(["use", str(toolkit_13_0), "-p", str(prefix), "--no-smoke"], env=env)
+    # the source tag names install-toolkit's copy even where /usr/local/cuda-13.0 is the same version
+    r = run_cli(["use", "13.0.88@installed", "-p", str(prefix), "--no-smoke"], env=env)
     assert r.returncode == 0, r.stderr
     assert f"now uses CUDA 13.0.88 ({toolkit_13_0})" in r.stdout
     hook = (prefix / "etc" / "conda" / "activate.d" / "cudaswitch.sh").read_text()
@@ -87,15 +85,41 @@ def test_refuses_majors_without_nvcc_wheels_and_unknown_minors(tmp_path, clean_e
     env = offline_env(clean_env, tmp_path / "store")
     line = one_line_error(run_cli(["install-toolkit", "12.9"], env=env), 2)
     assert "nvidia-cuda-nvcc-cu12 (12.0-12.9) ships ptxas and libnvvm only, no nvcc" in line
+    # what is downloaded is pinned by version and SHA-256 (cudaswitch/data/toolkit_wheels.csv): an unknown release
+    # is refused before pip runs, whatever an index offers
     r = run_cli(["install-toolkit", "13.9", "-q"], env=env, timeout=300)
-    assert one_line_error(r, 2) == ("cudaswitch: error: NVIDIA publishes no wheels for CUDA 13.9 (nvidia-cuda-nvcc); "
-                                    "available: 13.0")
+    assert one_line_error(r, 2) == ("cudaswitch: error: cudaswitch knows the wheels of CUDA 13.0, 13.1, 13.2 (pinned "
+                                    "by version and SHA-256), not CUDA 13.9; a newer cudaswitch knows newer releases")
+    # a bare major is its newest minor the table knows: pip is asked for exactly those files (none are here)
+    line = one_line_error(run_cli(["install-toolkit", "13", "-q", "--again"], env=env, timeout=300), 1)
+    assert "the package index offers no nvidia-cuda-" in line and "==13.2." in line
     assert "is not a CUDA version" in one_line_error(run_cli(["install-toolkit", "thirteen"], env=env), 2)
+    line = one_line_error(run_cli(["install-toolkit", "13.0.5"], env=env), 2)
+    assert line.endswith("NVIDIA's wheels make CUDA 13.0 as 13.0.88, not 13.0.5; give '13.0'")
     assert not (tmp_path / "store").exists()
 
 
+@pytest.mark.parametrize("spelling", ["cu130", "13.0.88", "cuda-13.0", "v13.0", "13.0"])
+def test_every_spelling_of_a_version_other_commands_take_and_already_installed(spelling, toolkit_13_0, clean_env):
+    """install-toolkit takes a version as `use`/`which` do; a toolkit of the same version already there is named
+    first and nothing is downloaded (no index is reachable here: a download would fail)."""
+    env = dict(clean_env, CUDASWITCH_TOOLKITS_DIR=str(toolkit_13_0.parent), PIP_NO_INDEX="1", PIP_FIND_LINKS="")
+    before = sorted(p.name for p in toolkit_13_0.parent.iterdir())
+    r = run_cli(["install-toolkit", spelling, "--json"], env=env)
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout)["installed"]
+    assert rec["version"] == "13.0.88" and rec["already"] == rec["root"] and rec["wheels"] == []
+    listed = {t["root"]: t["version"] for t in json.loads(run_cli(["list", "--json"], env=env).stdout)["toolkits"]}
+    assert listed[rec["root"]] == "13.0.88"
+    r = run_cli(["install-toolkit", spelling], env=env)
+    assert r.returncode == 0 and r.stdout.startswith(f"CUDA 13.0.88 is already installed at {rec['root']}; nothing "
+                                                     "was downloaded.")
+    assert sorted(p.name for p in toolkit_13_0.parent.iterdir()) == before
+
+
 def test_damaged_wheel_installs_nothing(tmp_path, clean_env):
-    """A wheel whose payload no longer matches its RECORD: refused, and no half toolkit is left for `list`."""
+    """A wheel whose payload no longer matches its RECORD (so its SHA-256 is not NVIDIA's): refused, and no half
+    toolkit is left for `list`."""
     env = offline_env(clean_env, tmp_path / "store")
     links = tmp_path / "links"
     links.mkdir()
@@ -111,9 +135,13 @@ def test_damaged_wheel_installs_nothing(tmp_path, clean_env):
                     data += b"\n/* tampered */\n"
                 zout.writestr(item, data)
     env["PIP_FIND_LINKS"] = str(links)
-    r = run_cli(["install-toolkit", "13.0", "-q"], env=env, timeout=600)
-    assert r.returncode == 1
-    assert "host_config.h does not match its RECORD hash" in r.stderr and "nothing was installed" in r.stderr
+    r = run_cli(["install-toolkit", "13.0", "-q", "--again"], env=env, timeout=600)
+    # pip refuses it against the SHA-256 NVIDIA published (the table's), and says which file, in one line
+    line = one_line_error(r, 1)
+    assert line.startswith("cudaswitch: error: the package index served a file for nvidia-cuda-crt 13.0.88 that "
+                           "is not NVIDIA's: its SHA-256 is ")
+    assert "NVIDIA's is 2c8043c7c9e02492716426e9919fc78d2c5b3b2a7a768a88e952676b08aa55a4 (file://" in line
+    assert line.endswith("nothing was installed")
     store = tmp_path / "store"
     assert not (store / "cuda-13.0").exists()
     assert not list(tmp_path.glob("**/*.partial-*"))
@@ -124,7 +152,7 @@ def test_damaged_wheel_installs_nothing(tmp_path, clean_env):
 def test_into_and_uninstall_remove_exactly_what_was_made(tmp_path, clean_env):
     env = offline_env(clean_env, tmp_path / "data" / "toolkits")
     dest = tmp_path / "mine" / "cuda-13.0"
-    r = run_cli(["install-toolkit", "13.0", "--into", str(dest), "--json"], env=env, timeout=600)
+    r = run_cli(["install-toolkit", "13.0", "--again", "--into", str(dest), "--json"], env=env, timeout=600)
     assert r.returncode == 0, r.stderr
     rec = json.loads(r.stdout)["installed"]
     assert rec["root"] == str(dest) and rec["version"] == "13.0.88"
@@ -154,7 +182,7 @@ def test_modes_follow_the_umask_of_a_shared_server(tmp_path, clean_env):
     env = offline_env(clean_env, tmp_path / "data" / "toolkits")
     env["PATH"] = f"{cli_on_path(tmp_path)}:{env['PATH']}"
     dest = tmp_path / "cuda-13.0"
-    r = subprocess.run(["sh", "-c", 'umask 027; exec cudaswitch install-toolkit 13.0 -q --into "$1"', "sh", str(dest)],
+    r = subprocess.run(["sh", "-c", 'umask 027; exec cudaswitch install-toolkit 13.0 -q --again --into "$1"', "sh", str(dest)],
                        env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     modes = {p.relative_to(dest).as_posix(): (p.is_dir(), p.stat().st_mode & 0o7777)
@@ -166,12 +194,16 @@ def test_modes_follow_the_umask_of_a_shared_server(tmp_path, clean_env):
 
 
 def test_a_file_where_the_folder_should_be_is_one_line(tmp_path, clean_env):
+    """The line names the file that is in the way (not "File exists"), before anything is downloaded."""
     env = offline_env(clean_env, tmp_path / "data" / "toolkits")
+    env["PIP_FIND_LINKS"] = str(tmp_path / "no-wheels-here")
     (tmp_path / "notes").write_text("mine")
-    r = run_cli(["install-toolkit", "13.0", "-q", "--into", str(tmp_path / "notes" / "cuda-13.0")], env=env)
-    line = one_line_error(r, 1)
-    assert f"cannot install CUDA 13.0 into {tmp_path / 'notes' / 'cuda-13.0'}: " in line
-    assert line.endswith("nothing was installed") and (tmp_path / "notes").read_text() == "mine"
+    dest = tmp_path / "notes" / "sub" / "cuda-13.0"
+    r = run_cli(["install-toolkit", "13.0", "-q", "--again", "--into", str(dest)], env=env)
+    line = one_line_error(r, 2)
+    assert line == (f"cudaswitch: error: {tmp_path / 'notes'} is a file, not a folder: cudaswitch cannot install "
+                    f"into {dest}; choose another --into folder")
+    assert (tmp_path / "notes").read_text() == "mine" and sorted(os.listdir(tmp_path)) == ["notes"]
 
 
 def test_a_disk_that_fills_while_unpacking_is_one_line_and_leaves_nothing(tmp_path, clean_env):
@@ -182,7 +214,7 @@ def test_a_disk_that_fills_while_unpacking_is_one_line_and_leaves_nothing(tmp_pa
         pytest.fail("cannot mount a tmpfs as root")
     try:
         env = offline_env(clean_env, tmp_path / "data" / "toolkits")
-        r = run_cli(["install-toolkit", "13.0", "-q", "--into", str(mnt / "cuda-13.0")], env=env, timeout=600)
+        r = run_cli(["install-toolkit", "13.0", "-q", "--again", "--into", str(mnt / "cuda-13.0")], env=env, timeout=600)
         line = one_line_error(r, 1)
         assert "No space left on device" in line and line.endswith("nothing was installed")
         assert list(mnt.iterdir()) == []  # the staging folder went with the error
@@ -197,6 +229,71 @@ def test_pip_failure_is_one_line(tmp_path):
 
     with pytest.raises(CudaswitchError, match=r"pip download failed \(exit 1\): ERROR: .*No space left"):
         install("13.0", System(os="linux", environ={"CUDASWITCH_TOOLKITS_DIR": str(tmp_path / "t")}),
-                runner=broken_pip)
+                runner=broken_pip, again=True)
     assert not any(p.name.startswith(".cuda-13.0.partial") for p in tmp_path.rglob("*"))
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_two_toolkits_of_the_same_version_are_one_choice_with_a_rule_said_once(toolkit_13_0, tmp_path, clean_env):
+    """install-toolkit's 13.0.88 beside a system 13.0.88 (NVIDIA's own /usr/local/cuda-13.0 where the machine has
+    it, else a copy on the search path): every selector picks the system one and says so once, on stderr; the other
+    is named by folder or by the source tag; an environment that already uses one keeps it."""
+    env = dict(clean_env, CUDASWITCH_TOOLKITS_DIR=str(toolkit_13_0.parent))
+    system_root = "/usr/local/cuda-13.0"
+    listed = {t["root"]: t for t in json.loads(run_cli(["list", "--json"], env=env).stdout)["toolkits"]}
+    if listed.get(system_root, {}).get("version") != "13.0.88":
+        system_root = str(shutil.copytree(toolkit_13_0, tmp_path / "sys" / "cuda-13.0", symlinks=True,
+                                          copy_function=os.link))
+        env["CUDASWITCH_SEARCH_PATH"] = str(tmp_path / "sys")
+    mine = str(toolkit_13_0)
+    note = (f"note: CUDA 13.0.88 is installed 2 times; chose {system_root} (not the copy install-toolkit made); for "
+            f"another give {mine} or 13.0.88@installed")
+    for sel in ("13.0", "13", "13.0.88", "cu130"):  # `which 13`: any installed 13.x, as ever
+        r = run_cli(["which", sel], env=env)
+        assert (r.returncode, r.stdout, r.stderr.strip()) == (0, system_root + "\n", note), (sel, r.stderr)
+    for sel, want in (("13.0.88@installed", mine), ("13@installed", mine), ("13.0@system", system_root)):
+        r = run_cli(["which", sel], env=env)
+        assert (r.returncode, r.stdout, r.stderr) == (0, want + "\n", ""), (sel, r.stderr)
+    prefix = make_env(tmp_path / "env", history=None)
+    assert run_cli(["use", "13.0.88@installed", "-p", str(prefix), "--no-smoke"], env=env).returncode == 0
+    r = run_cli(["use", "13.0", "-p", str(prefix), "--no-smoke"], env=env)
+    assert r.returncode == 0 and f"now uses CUDA 13.0.88 ({mine})" in r.stdout, r.stderr
+    assert f"chose {mine} (the one this environment already uses)" in r.stderr
+
+
+def test_the_unpack_shows_one_progress_bar_on_a_terminal_and_none_for_json(tmp_path, clean_env):
+    """At a terminal: the destination is named first, then pip's own progress, then one bar for the unpack, all on
+    stderr; stdout is only the result. With --json (a script reading stdout) no bar is drawn."""
+    from terminal import stderr_on_a_terminal
+
+    env = offline_env(clean_env, tmp_path / "data" / "toolkits")
+    env["PATH"] = f"{cli_on_path(tmp_path)}:{env['PATH']}"
+    dest = tmp_path / "cuda-13.0"
+    code, out, tty = stderr_on_a_terminal(["cudaswitch", "install-toolkit", "13.0", "--again", "--into", str(dest)],
+                                          env)
+    assert code == 0, tty
+    assert out.startswith(f"Installed CUDA 13.0.88 at {dest} from 6 NVIDIA wheels")
+    assert tty.startswith(f"Installing CUDA 13.0.88 into {dest}...")
+    assert tty.count("Unpacking") >= 1 and "100%" in tty.rsplit("Unpacking", 1)[1]
+    assert tty.index("Installing CUDA") < tty.index("Unpacking")
+    dest2 = tmp_path / "cuda-13.0-b"
+    code, out, tty = stderr_on_a_terminal(["cudaswitch", "install-toolkit", "13.0", "--again", "--json", "--into",
+                                           str(dest2)], env)
+    assert code == 0 and json.loads(out)["installed"]["root"] == str(dest2)
+    assert "Unpacking" not in tty and "Installing" not in tty, tty
+
+
+def test_list_during_an_install_does_not_see_its_staging_folder(toolkit_13_0, tmp_path, clean_env):
+    """The staging folder lies in the store itself (hidden, 0700): `list` run meanwhile neither lists nor warns
+    about it, and still lists the store's toolkits."""
+    store = tmp_path / "toolkits"
+    store.mkdir()
+    os.symlink(toolkit_13_0, store / "cuda-13.0")
+    stage = store / ".cuda-13.1.partial-abc123"
+    (stage / "root" / "bin").mkdir(parents=True)
+    (stage / "wheels").mkdir()
+    stage.chmod(0o700)
+    r = run_cli(["list", "--json"], env=dict(clean_env, CUDASWITCH_TOOLKITS_DIR=str(store)))
+    rec = json.loads(r.stdout)
+    assert str(toolkit_13_0) in [t["root"] for t in rec["toolkits"]]
+    assert "partial" not in r.stdout + r.stderr

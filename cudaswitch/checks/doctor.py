@@ -233,6 +233,20 @@ def hook_findings(prefix: str) -> List[Finding]:
     return out
 
 
+def _one_warning_per_script(hooks: List[Finding], reach: List[Finding], env, system: System) -> List[Finding]:
+    """A script that reach's findings already explain (a user's script sorting after cudaswitch's,
+    CUDA_SET_AFTER_SWITCH; conda-forge's CUDA packages' own, CONDA_FORGE_CUDA[_MIX]) is not reported a second time as
+    FOREIGN_CUDA_HOOKS."""
+    explained = {os.path.basename(d) for f in reach if f.code == "CUDA_SET_AFTER_SWITCH" for d in f.details}
+    if any(f.code.startswith("CONDA_FORGE_CUDA") for f in reach):
+        from cudaswitch.switching import condaforge
+
+        explained |= {os.path.basename(s) for s in condaforge.read(env.prefix, system.windows).flag_scripts}
+    kept = [f for f in hooks if not (f.code == "FOREIGN_CUDA_HOOKS" and f.details
+                                     and all(os.path.basename(d) in explained for d in f.details))]
+    return kept + reach
+
+
 def torch_findings(installs: Dict, driver: Driver, windows: bool) -> List[Finding]:
     out = install_findings(installs)
     version = installs.get("version")
@@ -365,8 +379,7 @@ def run_doctor(system: System, env=None) -> DoctorReport:
     if env is not None:
         from cudaswitch.checks.reach import reach_findings
 
-        findings += hook_findings(env.prefix)
-        findings += reach_findings(env, st, system)
+        findings += _one_warning_per_script(hook_findings(env.prefix), reach_findings(env, st, system), env, system)
         torch = torch_installs(env.prefix)
         findings += torch_findings(torch, driver, system.windows)
         from cudaswitch.checks.diagnosis import vc_runtime_findings

@@ -41,6 +41,26 @@ def probe_environment(env, system: System, toolkit=None, ld_library_path: bool =
     return environ
 
 
+def _not_in_effect(environ: Dict[str, str], toolkit, system: System) -> Optional[str]:
+    """Why a real shell's environment (switching/verify.py) does not have `toolkit` switched in, or None."""
+    if toolkit is None:
+        return None
+    path = system.split_list(next((v for k, v in environ.items() if k.upper() == "PATH"), None))
+    bins = list(toolkit.bin_dirs)
+
+    def norm(entries):  # cmd.exe's hook spells its entries with a trailing backslash; Windows ignores case
+        return [e.rstrip("\\").lower() for e in entries] if system.windows else entries
+
+    if norm(path[:len(bins)]) != norm(bins):
+        return M("PATH starts with {got}, not with CUDA {version}'s {want}", got=system.pathsep.join(path[:len(bins)]),
+                 version=toolkit.version, want=system.pathsep.join(bins))
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if environ.get(var) != toolkit.root:
+            return M("{var} is {got!r}, not CUDA {version}'s {root}", var=var, got=environ.get(var),
+                     version=toolkit.version, root=toolkit.root)
+    return None
+
+
 def selected_toolkit(env, system: System):
     """(toolkit, state) for what `cudaswitch use` recorded in the env; toolkit None when nothing or missing."""
     from cudaswitch.discovery.environment import read_state
@@ -149,8 +169,10 @@ def _foreign_python(env) -> Optional[Finding]:
 
 
 def run_smoke(env, system: Optional[System] = None, timeout: Optional[float] = DEFAULT_TIMEOUT, cpu_ok: bool = False,
-              toolkit=None, ld_library_path: Optional[bool] = None, progress: bool = False) -> SmokeReport:
-    """Run the smoke test for a CondaEnv. `toolkit` defaults to the one the env's state file names."""
+              toolkit=None, ld_library_path: Optional[bool] = None, progress: bool = False,
+              environ: Optional[Dict[str, str]] = None) -> SmokeReport:
+    """Run the smoke test for a CondaEnv. `toolkit` defaults to the one the env's state file names. `environ`: the
+    environment a real shell's hook left (`use`, switching/verify.py), instead of the model's."""
     system = system or System.current()
     t0 = time.perf_counter()
     state = None
@@ -174,7 +196,14 @@ def run_smoke(env, system: Optional[System] = None, timeout: Optional[float] = D
     if foreign:
         return _report("skip", [foreign] + pre, env_json, {}, {}, drivers.quick(system), tk_json, {}, None, cpu_ok,
                        t0, {})
-    environ = probe_environment(env, system, toolkit, lib)
+    if environ is None:
+        environ = probe_environment(env, system, toolkit, lib)
+    else:
+        environ = dict(environ)
+        environ.setdefault("PYTHONIOENCODING", "utf-8")
+        wrong = _not_in_effect(environ, toolkit, system)
+        if wrong:
+            pre.append(finding("SWITCH_NOT_IN_EFFECT", ERROR, wrong))
     outcome = run_probe(python, environ, timeout, cwd=env.prefix, progress=progress)
     return report_from_outcome(outcome, env, environ, system, cpu_ok, tk_json, pre, t0)
 

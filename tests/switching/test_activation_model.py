@@ -68,3 +68,26 @@ def test_model_equals_the_real_hook_when_toolkits_are_already_on_path(tmp_path, 
     assert real["PATH"] == f"{root}/bin:" + ("" if old_first else "/mine:") + f"/env/bin:{user}"
     assert real["LD_LIBRARY_PATH"] == f"{root}/lib64:{old}/lib64"
     assert {k: modelled.get(k) for k in KEYS} == real
+
+
+@pytest.mark.parametrize("ld", [True, False], ids=["ld", "no-ld"])
+@pytest.mark.parametrize("ld_now", ["OLD/lib64", "/mine:OLD/lib64", ""], ids=["only-ours", "user-added", "empty"])
+def test_model_equals_the_real_hook_when_cudaswitch_had_found_the_list_unset(tmp_path, ld, ld_now):
+    """The "found unset, unset it again" branch (HL4): an earlier switch found LD_LIBRARY_PATH unset, added its
+    lib64 and recorded both. Switching again, with or without LD_LIBRARY_PATH, gives in the model what the hook
+    gives: unset again when only our entry was there and nothing is added; the user's own entry kept."""
+    root = tmp_path / "cuda-12.9"
+    (root / "bin").mkdir(parents=True)
+    root, old = str(root), str(tmp_path / "cuda-11.3")
+    changes = changes_for_root(root)
+    if not ld:
+        del changes.prepend["LD_LIBRARY_PATH"]
+    start = {"PATH": f"{old}/bin:/usr/bin:/bin", "LD_LIBRARY_PATH": ld_now.replace("OLD", old),
+             "_CUDASWITCH_ADDED_PATH": f"{old}/bin", "_CUDASWITCH_ADDED_LD_LIBRARY_PATH": f"{old}/lib64",
+             "_CUDASWITCH_UNSET_LD_LIBRARY_PATH": "1"}
+    modelled = apply(start, changes, LINUX, remove=recorded_entries(start, LINUX))
+    modelled["_CUDASWITCH_ADDED_PATH"] = root + "/bin"
+    real = hook_result(tmp_path, start, changes)
+    assert {k: modelled.get(k) for k in KEYS} == real
+    if not ld and ld_now == "OLD/lib64":
+        assert real["LD_LIBRARY_PATH"] is None  # the branch this test exists for

@@ -120,9 +120,6 @@ CATALOGUE: Dict[str, tuple] = {
                                      "torch/utils/cpp_extension.py CUDA_MISMATCH_MESSAGE; prefix-dev/pixi#2145"),
     "TOOLKIT_MISSING": (N_("the toolkit `cudaswitch use` chose for the environment is no longer installed"),
                         N_("run `cudaswitch use X.Y` with an installed toolkit (`cudaswitch list`)"), "-"),
-    "SWITCH_NOT_IN_EFFECT": (N_("in the variables the activate hook really left in a shell, the toolkit is not in "
-                                "effect"),
-                             N_("run `cudaswitch use X.Y` again; if it stays, report it with the lines above"), "-"),
     "BUILD_TOOLKIT_MAJOR": (N_("the toolkit an extension build uses (CUDA_HOME, else nvcc on PATH) has another CUDA "
                             "major than torch: cpp_extension refuses to build"),
                             N_("`cudaswitch use auto` picks a toolkit of torch's CUDA (or names the install-toolkit "

@@ -41,6 +41,11 @@ def probe_environment(env, system: System, toolkit=None, ld_library_path: bool =
     return environ
 
 
+# Only `use` meets it (the smoke test run in what a real shell's hook left, switching/verify.py), so it is kept here
+# rather than in the catalogue of what a torch import can say.
+SWITCH_NOT_IN_EFFECT_FIX = N_("run `cudaswitch use X.Y` again; if it stays, report it with the lines above")
+
+
 def _not_in_effect(environ: Dict[str, str], toolkit, system: System) -> Optional[str]:
     """Why a real shell's environment (switching/verify.py) does not have `toolkit` switched in, or None."""
     if toolkit is None:
@@ -52,11 +57,12 @@ def _not_in_effect(environ: Dict[str, str], toolkit, system: System) -> Optional
         return [e.rstrip("\\").lower() for e in entries] if system.windows else entries
 
     if norm(path[:len(bins)]) != norm(bins):
-        return M("PATH starts with {got}, not with CUDA {version}'s {want}", got=system.pathsep.join(path[:len(bins)]),
+        return M("in the variables the activate hook really left in a shell, PATH starts with {got}, not with CUDA {version}'s {want}", got=system.pathsep.join(path[:len(bins)]),
                  version=toolkit.version, want=system.pathsep.join(bins))
     for var in ("CUDA_HOME", "CUDA_PATH"):
         if environ.get(var) != toolkit.root:
-            return M("{var} is {got!r}, not CUDA {version}'s {root}", var=var, got=environ.get(var),
+            return M("in the variables the activate hook really left in a shell, {var} is {got!r}, not CUDA "
+                     "{version}'s {root}", var=var, got=environ.get(var),
                      version=toolkit.version, root=toolkit.root)
     return None
 
@@ -203,7 +209,7 @@ def run_smoke(env, system: Optional[System] = None, timeout: Optional[float] = D
         environ.setdefault("PYTHONIOENCODING", "utf-8")
         wrong = _not_in_effect(environ, toolkit, system)
         if wrong:
-            pre.append(finding("SWITCH_NOT_IN_EFFECT", ERROR, wrong))
+            pre.append(Finding("SWITCH_NOT_IN_EFFECT", ERROR, wrong, SWITCH_NOT_IN_EFFECT_FIX, []))
     outcome = run_probe(python, environ, timeout, cwd=env.prefix, progress=progress)
     return report_from_outcome(outcome, env, environ, system, cpu_ok, tk_json, pre, t0)
 

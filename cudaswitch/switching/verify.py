@@ -13,6 +13,7 @@ CUDA_HOME and every `_CUDASWITCH_*` record) is compared entry for entry with the
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -33,6 +34,16 @@ MARK = "__CUDASWITCH_STATE__"
 # space, double quote, `%`, `!` or `^` in it, so every shell (and PowerShell 5.1's native argument passing) hands it
 # over unchanged.
 _DUMP = "import os,json;print();print('" + MARK + "'+json.dumps(dict(os.environ)))"
+# Where the system's `env` is, it dumps instead (NUL-separated, so any value survives), at a fraction of a Python
+# start: most of what a check costs is its two dumps.
+ENV_PROGRAMS = ("/usr/bin/env", "/bin/env")
+
+
+def env_program() -> Optional[str]:
+    for path in ENV_PROGRAMS:
+        if os.path.isfile(path) and os.access(path, os.X_OK) and not trust.executable_problem(Path(path)):
+            return path
+    return None
 TIMEOUT = 60.0
 
 
@@ -205,32 +216,30 @@ def _detail(var: str, want: Optional[str], got: Optional[str], sep: str) -> str:
 
 
 def driver(shell: RealShell, act: str, deact: str, python: str, start: Mapping[str, str],
-           after: Mapping[str, str]) -> Tuple[str, bytes]:
+           after: Mapping[str, str], envprog: Optional[str] = None) -> Tuple[str, bytes]:
     """(file extension, bytes) of the script one shell runs: activate as conda runs it, dump, leave PATH and
     CONDA_PREFIX as `conda deactivate` does, deactivate, dump. For cmd.exe the start is set in the script
-    (wine does not hand PATH over from the process); the others get it as their environment."""
+    (wine does not hand PATH over from the process); the others get it as their environment. `envprog`: the
+    system's `env`, which dumps with `-0`; else a Python child dumps JSON."""
     sep = ";" if shell.windows else ":"
     path = after.get("PATH") or ""
+    q = {"sh": quote_sh, "fish": quote_fish, "csh": quote_csh, "ps1": quote_ps1}.get(shell.hook)
+    if q is not None and shell.hook != "ps1":
+        dump = f"echo {MARK}; {q(envprog)} -0" if envprog else f"{q(python)} -c {q(_DUMP)}"
     if shell.hook == "sh":
-        q = quote_sh
-        lines = ["__cudaswitch_verify() { . \"$1\"; }", f"__cudaswitch_verify {q(act)}", f"{q(python)} -c {q(_DUMP)}",
-                 f"PATH={q(path)}; export PATH; unset CONDA_PREFIX", f"__cudaswitch_verify {q(deact)}",
-                 f"{q(python)} -c {q(_DUMP)}"]
+        lines = ["__cudaswitch_verify() { . \"$1\"; }", f"__cudaswitch_verify {q(act)}", dump,
+                 f"PATH={q(path)}; export PATH; unset CONDA_PREFIX", f"__cudaswitch_verify {q(deact)}", dump]
         return "sh", ("\n".join(lines) + "\n").encode("utf-8")
     if shell.hook == "fish":
-        q = quote_fish
         entries = " ".join(q(e) for e in path.split(sep)) if path else "''"
-        lines = ["function __cudaswitch_verify", "    source $argv[1]", "end", f"__cudaswitch_verify {q(act)}",
-                 f"{q(python)} -c {q(_DUMP)}", f"set -gx PATH {entries}", "set -e CONDA_PREFIX",
-                 f"__cudaswitch_verify {q(deact)}", f"{q(python)} -c {q(_DUMP)}"]
+        lines = ["function __cudaswitch_verify", "    source $argv[1]", "end", f"__cudaswitch_verify {q(act)}", dump,
+                 f"set -gx PATH {entries}", "set -e CONDA_PREFIX", f"__cudaswitch_verify {q(deact)}", dump]
         return "fish", ("\n".join(lines) + "\n").encode("utf-8")
     if shell.hook == "csh":
-        q = quote_csh
-        lines = [f"source {q(act)}", f"{q(python)} -c {q(_DUMP)}", f"setenv PATH {q(path)}", "unsetenv CONDA_PREFIX",
-                 f"source {q(deact)}", f"{q(python)} -c {q(_DUMP)}"]
+        lines = [f"source {q(act)}", dump.replace("; ", "\n"), f"setenv PATH {q(path)}", "unsetenv CONDA_PREFIX",
+                 f"source {q(deact)}", dump.replace("; ", "\n")]
         return "csh", ("\n".join(lines) + "\n").encode("utf-8")
     if shell.hook == "ps1":
-        q = quote_ps1
         lines = ["function __cudaswitch_verify([string]$hook) { . $hook }", f"__cudaswitch_verify {q(act)}",
                  f"& {q(python)} -c {q(_DUMP)}", f"$Env:PATH = {q(path)}",
                  "Remove-Item Env:CONDA_PREFIX -ErrorAction SilentlyContinue", f"__cudaswitch_verify {q(deact)}",
@@ -247,8 +256,10 @@ def driver(shell: RealShell, act: str, deact: str, python: str, start: Mapping[s
     return "bat", ("\r\n".join(lines) + "\r\n").encode("mbcs" if sys.platform == "win32" else "ascii")
 
 
-def _states(out: str, cmd: bool) -> List[Dict[str, str]]:
+def _states(out: str, cmd: bool, nul: bool = False) -> List[Dict[str, str]]:
     chunks = out.split(MARK)[1:]
+    if nul:  # `env -0` right after the marker line: NAME=VALUE, each ended by a NUL
+        return [dict(e.split("=", 1) for e in c[1:].split("\0")[:-1] if "=" in e) for c in chunks]
     if not cmd:
         return [json.loads(c.splitlines()[0]) for c in chunks if c.strip()]
     states = []
@@ -278,7 +289,8 @@ def check_shell(shell: RealShell, program: str, prefix: str, changes: Changes, s
     deact = spell(str(hookfiles.hook_path(prefix, "deactivate", record)))
     plan = plan_for(shell, changes, start)
     after_conda = conda_deactivated(plan, dirs, sep)
-    ext, data = driver(shell, act, deact, python, start, after_conda)
+    envprog = env_program() if shell.hook in ("sh", "fish", "csh") else None
+    ext, data = driver(shell, act, deact, python, start, after_conda, envprog)
     script = folder / f"verify-{shell.program}.{ext}"
     atomic_write(script, data)
     try:
@@ -293,7 +305,7 @@ def check_shell(shell: RealShell, program: str, prefix: str, changes: Changes, s
     seconds = time.perf_counter() - t0
     out = proc.stdout.decode("utf-8", "replace")
     err = proc.stderr.decode("utf-8", "replace").strip()
-    states = _states(out, shell.hook == "bat")
+    states = _states(out, shell.hook == "bat", nul=envprog is not None)
     if len(states) != 2:
         last = (err or out).strip().splitlines()[-1:] or [""]
         return ShellCheck(shell.name, shell.hook, "failed", seconds=seconds,

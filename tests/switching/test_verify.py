@@ -267,3 +267,17 @@ def test_cmd_hook_is_run_by_cmd_under_wine(wine, tmp_path, corrupt):
     else:
         assert check.status == "differs" and check.differences[0].var == "PATH", check
         assert "-corrupted" in check.differences[0].detail
+
+
+def test_without_the_systems_env_a_python_child_dumps(tmp_path, monkeypatch):
+    """Where no trusted `env` is found, each shell's state comes from a Python child (JSON): the same result."""
+    monkeypatch.setattr(verify, "ENV_PROGRAMS", ())
+    present = _present(("bash", "fish", "tcsh"))
+    root = str(tmp_path / "cuda")
+    os.makedirs(root + "/bin")
+    prefix = str(make_env(tmp_path / "env"))
+    ch = _changes(root)
+    hookfiles.write_hooks(prefix, ch, "12.9")
+    env = clean_environ(PATH=f"{prefix}/bin:/usr/bin:/bin", CONDA_PREFIX=prefix, CUDA_HOME="a\nb")
+    result = verify.verify(prefix, ch, env, [prefix + "/bin"], present)
+    assert [c.status for c in result.checks] == ["ok"] * 3, [(c.shell, c.note, c.differences) for c in result.checks]

@@ -278,6 +278,6 @@ def test_without_the_systems_env_a_python_child_dumps(tmp_path, monkeypatch):
     prefix = str(make_env(tmp_path / "env"))
     ch = _changes(root)
     hookfiles.write_hooks(prefix, ch, "12.9")
-    env = clean_environ(PATH=f"{prefix}/bin:/usr/bin:/bin", CONDA_PREFIX=prefix, CUDA_HOME="a\nb")
+    env = clean_environ(PATH=f"{prefix}/bin:/usr/bin:/bin", CONDA_PREFIX=prefix, CUDA_HOME="/a 'b' \"c\"")
     result = verify.verify(prefix, ch, env, [prefix + "/bin"], present)
     assert [c.status for c in result.checks] == ["ok"] * 3, [(c.shell, c.note, c.differences) for c in result.checks]

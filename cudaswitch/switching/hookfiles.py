@@ -242,33 +242,14 @@ def _write_hooks_nofollow(prefix: str, rendered: Dict[str, Dict[str, bytes]]) ->
 def remove_hooks(prefix: str, created_dirs: List[str] = ()) -> List[Path]:
     """Remove exactly the hook files cudaswitch wrote, and the folders it created if they are empty again."""
     created_dirs = [d for d in created_dirs if d in HOOK_DIRS]  # never a folder the state file merely names
-    removed = []
+    removed = _remove_ours(prefix, list(SHELLS.values()))
     if not trust.POSIX:
-        for path in all_hook_paths(prefix):
-            if path.exists() and is_ours(path):
-                path.unlink()
-                removed.append(path)
         for rel in sorted(created_dirs, key=len, reverse=True):  # deepest first
             try:
                 os.rmdir(Path(prefix, rel))
             except OSError:
                 pass
         return removed
-    for d in DIRECTIONS:
-        try:
-            fd = _hook_dir(prefix, d)
-        except CudaswitchError:
-            continue  # a link there was never written by cudaswitch: nothing of ours behind it
-        if fd is None:
-            continue
-        try:
-            for shell in SHELLS.values():
-                name = f"{HOOK_NAME}.{shell.ext}"
-                head = trust.read_regular(fd, name, 300)
-                if head is not None and HOOK_FILE_MARKER.encode() in head and trust.unlink_at(fd, name):
-                    removed.append(hook_path(prefix, d, shell))
-        finally:
-            os.close(fd)
     for rel in sorted(created_dirs, key=len, reverse=True):  # deepest first
         parent, _, name = rel.rpartition("/")
         try:
@@ -286,26 +267,34 @@ def remove_hooks(prefix: str, created_dirs: List[str] = ()) -> List[Path]:
 
 def remove_shell_hooks(prefix: str, shell_key: str) -> List[Path]:
     """Remove the activate and deactivate hook of one shell kind, where cudaswitch wrote them (its marker)."""
-    shell = SHELLS[shell_key]
+    return _remove_ours(prefix, [SHELLS[shell_key]])
+
+
+def _remove_ours(prefix: str, shells: List[Shell]) -> List[Path]:
+    """The hook files of `shells` that carry cudaswitch's marker, removed without following a link below the
+    prefix; the paths removed."""
     removed = []
+    if not trust.POSIX:
+        for shell in shells:
+            for d in DIRECTIONS:
+                path = hook_path(prefix, d, shell)
+                if path.exists() and is_ours(path):
+                    path.unlink()
+                    removed.append(path)
+        return removed
     for d in DIRECTIONS:
-        if not trust.POSIX:
-            path = hook_path(prefix, d, shell)
-            if path.exists() and is_ours(path):
-                path.unlink()
-                removed.append(path)
-            continue
         try:
             fd = _hook_dir(prefix, d)
         except CudaswitchError:
-            continue
+            continue  # a link there was never written by cudaswitch: nothing of ours behind it
         if fd is None:
             continue
         try:
-            name = f"{HOOK_NAME}.{shell.ext}"
-            head = trust.read_regular(fd, name, 300)
-            if head is not None and HOOK_FILE_MARKER.encode() in head and trust.unlink_at(fd, name):
-                removed.append(hook_path(prefix, d, shell))
+            for shell in shells:
+                name = f"{HOOK_NAME}.{shell.ext}"
+                head = trust.read_regular(fd, name, 300)
+                if head is not None and HOOK_FILE_MARKER.encode() in head and trust.unlink_at(fd, name):
+                    removed.append(hook_path(prefix, d, shell))
         finally:
             os.close(fd)
     return removed

@@ -129,18 +129,7 @@ class Verification:
 def start_state(environ: Mapping[str, str], prefix: str, name: str, system) -> Dict[str, str]:
     """Where the check starts, as the smoke test does: this process's environment without an earlier cudaswitch
     switch (its records and our one copy of each recorded entry), then `conda activate PREFIX`."""
-    base = {k: v for k, v in environ.items() if not k.startswith(RECORD)}
-    for var in LISTS:
-        rec = system.split_list(environ.get(f"{RECORD}ADDED_{var}"))
-        if rec and var in base:
-            base[var] = system.pathsep.join(remove_first(system.split_list(base[var]), rec))
-    for var in SCALARS:  # the values the earlier switch found (HS1)
-        if environ.get(f"{RECORD}SAVED_{var}"):
-            old = environ.get(f"{RECORD}OLD_{var}")
-            if old is None:
-                base.pop(var, None)
-            else:
-                base[var] = old
+    base = {k: v for k, v in deactivated(environ, system.pathsep, None).items() if not k.startswith(RECORD)}
     start = conda_activated(base, prefix, system)
     start["CONDA_DEFAULT_ENV"] = name
     return start

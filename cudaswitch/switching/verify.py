@@ -279,7 +279,11 @@ def check_shell(shell: RealShell, program: str, prefix: str, changes: Changes, s
     plan = plan_for(shell, changes, start)
     after_conda = conda_deactivated(plan, dirs, sep)
     envprog = env_program() if shell.hook in ("sh", "fish", "csh") else None
-    ext, data = driver(shell, act, deact, python, start, after_conda, envprog)
+    try:
+        ext, data = driver(shell, act, deact, python, start, after_conda, envprog)
+    except UnicodeEncodeError:  # a value this console's code page cannot hold: cmd could not be handed it
+        return ShellCheck(shell.name, shell.hook, "skipped", note=M("a value cannot be written in this console's "
+                                                                    "code page"))
     script = folder / f"verify-{shell.program}.{ext}"
     atomic_write(script, data)
     try:
@@ -295,6 +299,10 @@ def check_shell(shell: RealShell, program: str, prefix: str, changes: Changes, s
     out = proc.stdout.decode("utf-8", "replace")
     err = proc.stderr.decode("utf-8", "replace").strip()
     states = _states(out, shell.hook == "bat", nul=envprog is not None)
+    if not states and shell.hook == "ps1" and ("PSSecurityException" in err or "running scripts is disabled" in err):
+        # the execution policy stops every script here, conda's own PowerShell hooks included: nothing was run
+        return ShellCheck(shell.name, shell.hook, "skipped", seconds=seconds,
+                          note=M("its execution policy lets no script run"))
     if len(states) != 2:
         last = (err or out).strip().splitlines()[-1:] or [""]
         return ShellCheck(shell.name, shell.hook, "failed", seconds=seconds,
@@ -348,7 +356,13 @@ def verify(prefix: str, changes: Changes, start: Dict[str, str], dirs: Sequence[
     import tempfile
 
     slots: List[Optional[ShellCheck]] = [None] * len(shells)
-    with tempfile.TemporaryDirectory(prefix="cudaswitch-verify-") as tmp:
+    try:
+        folder = tempfile.TemporaryDirectory(prefix="cudaswitch-verify-")
+    except OSError as exc:
+        return Verification([ShellCheck(sh.name, sh.hook, "skipped", note=M("no temporary folder: {why}",
+                                                                            why=exc.strerror or exc))
+                             for sh, _ in shells] + [ShellCheck(sh.name, sh.hook, "not installed") for sh in missing])
+    with folder as tmp:
         with ThreadPoolExecutor(max_workers=max(1, len(shells))) as pool:
             futures = {}
             for i, (sh, program) in enumerate(shells):

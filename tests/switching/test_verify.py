@@ -281,3 +281,32 @@ def test_without_the_systems_env_a_python_child_dumps(tmp_path, monkeypatch):
     env = clean_environ(PATH=f"{prefix}/bin:/usr/bin:/bin", CONDA_PREFIX=prefix, CUDA_HOME="/a 'b' \"c\"")
     result = verify.verify(prefix, ch, env, [prefix + "/bin"], present)
     assert [c.status for c in result.checks] == ["ok"] * 3, [(c.shell, c.note, c.differences) for c in result.checks]
+
+
+def test_a_hook_the_shell_cannot_run_fails_and_a_shell_others_could_replace_is_not_run(tmp_path):
+    """dash stops at a syntax error in a sourced file (bash goes on, with nothing switched: it disagrees)."""
+    present = _present(("dash",))
+    root = str(tmp_path / "cuda")
+    os.makedirs(root + "/bin")
+    prefix = str(make_env(tmp_path / "env"))
+    ch = _changes(root)
+    hookfiles.write_hooks(prefix, ch, "12.9")
+    act = hookfiles.hook_path(prefix, "activate", hookfiles.SHELLS["sh"])
+    act.write_text(act.read_text().replace("_cs_root=", "if then _cs_root=", 1))  # a syntax error
+    env = clean_environ(PATH=f"{prefix}/bin:/usr/bin:/bin", CONDA_PREFIX=prefix)
+    result = verify.verify(prefix, ch, env, [prefix + "/bin"], present)
+    (check,) = result.checks
+    assert check.status == "failed" and "Syntax error" in check.note, check
+    _, errors = verify.report_lines(result)
+    assert str(errors[0]).startswith("the sh hook failed in dash: it exited with 2 before the hooks had run: ")
+    assert not act.exists()
+    if os.geteuid() == 0:  # root runs no program another user could have replaced
+        shared = tmp_path / "shared"
+        shared.mkdir()
+        shared.chmod(0o777)
+        copy = shared / "bash"
+        shutil.copy(present[0][1], copy)
+        hookfiles.write_hooks(prefix, ch, "12.9")
+        result = verify.verify(prefix, ch, env, [prefix + "/bin"], [(present[0][0], str(copy))])
+        assert result.checks[0].status == "refused" and "writable by every user" in result.checks[0].note
+        assert result.ok and act.exists()

@@ -31,8 +31,8 @@ from cudaswitch.switching.shells import SHELLS, bat_spelling, quote_csh, quote_f
 
 MARK = "__CUDASWITCH_STATE__"
 # The dump: the shell's exported environment as JSON, from a child Python (only exported variables count). No
-# space, double quote, `%`, `!` or `^` in it, so every shell (and PowerShell 5.1's native argument passing) hands it
-# over unchanged.
+# double quote, `%`, `!` or `^` in it, so every shell (and Windows PowerShell 5.1's native argument passing, which
+# mangles embedded double quotes) hands it over unchanged.
 _DUMP = "import os,json;print();print('" + MARK + "'+json.dumps(dict(os.environ)))"
 # Where the system's `env` is, it dumps instead (NUL-separated, so any value survives), at a fraction of a Python
 # start: most of what a check costs is its two dumps.

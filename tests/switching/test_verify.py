@@ -310,3 +310,26 @@ def test_a_hook_the_shell_cannot_run_fails_and_a_shell_others_could_replace_is_n
         result = verify.verify(prefix, ch, env, [prefix + "/bin"], [(present[0][0], str(copy))])
         assert result.checks[0].status == "refused" and "writable by every user" in result.checks[0].note
         assert result.ok and act.exists()
+
+
+def test_the_powershell_and_cmd_drivers_are_well_formed():
+    """No PowerShell runs here: the script `use` hands powershell.exe and pwsh parses with a real PowerShell
+    grammar, dot-sources each hook inside a function (as conda's module does) and passes the dump to Python
+    without a double quote, which Windows PowerShell 5.1's argument passing would strip; the
+    cmd.exe script follows the batch rules (CRLF, every line `@`, set "X=..." only)."""
+    import pwsh_subset
+
+    start = {"PATH": r"C:\envs\A\Library\bin;C:\Windows", "CONDA_PREFIX": r"C:\envs\A", "CUDA_PATH": r"C:\o 100%"}
+    after = {"PATH": r"C:\Windows"}
+    act, deact = r"C:\envs\A\etc\conda\activate.d\cudaswitch.ps1", r"C:\envs\A\etc\conda\deactivate.d\cudaswitch.ps1"
+    ext, data = verify.driver(verify.WINDOWS_SHELLS[1], act, deact, r"C:\Program Files\Py'thon\python.exe", start,
+                              after)
+    text = data.decode("ascii")
+    assert ext == "ps1" and not pwsh_subset.parse(text).has_error
+    assert "function __cudaswitch_verify([string]$hook) { . $hook }" in text and f"__cudaswitch_verify '{act}'" in text
+    assert '"' not in verify._DUMP and "Py''thon" in text
+    ext, data = verify.driver(verify.WINDOWS_SHELLS[0], act.replace("ps1", "bat"), deact.replace("ps1", "bat"), "",
+                              start, after)
+    lines = data.decode("ascii").split("\r\n")
+    assert ext == "bat" and lines[-1] == "" and all(ln.startswith("@") for ln in lines[:-1])
+    assert r'@set "CUDA_PATH=C:\o 100%%"' in lines and r'@set "PATH=C:\Windows"' in lines

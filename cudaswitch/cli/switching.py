@@ -111,12 +111,13 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
             M("{path}: already declares variables: {var}: \"{version}\"", path=saving[0], var=VARIABLE,
               version=short_version(tk))
         click.echo(tr(said))
-    if system.environ.get("CUDASWITCH_APPLIES") == "1":
+    failed = 1 if verified is not None and not verified.ok else 0
+    # where a hook was removed, the errors above say where the switch does not apply
+    if not failed and system.environ.get("CUDASWITCH_APPLIES") == "1":
         click.echo(_("Applied to this shell by the cudaswitch shell function."))
-    else:
+    elif not failed:
         click.echo(tr(M("Takes effect at the next activation. To apply it to this shell now: {command}",
                         command=switch.apply_now_hint(env.name, env.prefix, system.windows, system))))
-    failed = 1 if verified is not None and not verified.ok else 0
     if no_smoke:
         sys.exit(failed)
     from cudaswitch.checks.smoke import run_smoke, smoke_lines

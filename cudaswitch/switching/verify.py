@@ -25,8 +25,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from cudaswitch.core import trust
 from cudaswitch.core.i18n import M
 from cudaswitch.switching import hookfiles
-from cudaswitch.switching.activation import (LISTS, RECORD, SCALARS, Changes, activated, conda_activated,
-                                             deactivated, remove_first)
+from cudaswitch.switching.activation import LISTS, RECORD, Changes, activated, conda_activated, deactivated
 from cudaswitch.switching.shells import SHELLS, bat_spelling, quote_csh, quote_fish, quote_ps1, quote_sh
 
 MARK = "__CUDASWITCH_STATE__"

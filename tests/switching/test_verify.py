@@ -5,7 +5,6 @@ what the plan says in every shell; the smoke test runs in the environment the re
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
@@ -66,6 +65,7 @@ def test_a_broken_hook_is_named_removed_and_use_fails(cli_env, tmp_path, key):
     left = _hooks(prefix)
     assert not [p for p in left if p.endswith("." + key)] and len(left) == 8
     assert "Hooks run in " in proc.stdout  # the other shells were checked and are named
+    assert "Takes effect at the next activation" not in proc.stdout  # not in the shells whose hook is gone
     assert not any(f" {sh}," in proc.stdout.split("Hooks run in")[1].split(":")[0] for sh in shells)
 
 

@@ -227,3 +227,34 @@ def test_rattler_sets_the_same_variables_as_text(tmp_path):
     assert path[1:] == first.env["PATH"].split(":") and "System.Object[]" not in got.env["PATH"]
     assert got.env["CUDA_HOME"] == got.env["CUDA_PATH"] == LINUX_ROOT
 
+
+
+@pytest.mark.parametrize("windows,start,version", CASES)
+def test_every_record_is_what_the_plan_says(windows, start, version):
+    """The whole environment, records included, against the plan `use` checks real shells with
+    (activation.activated / deactivated): after activate; after deactivate on a switch (the env's folder still on
+    PATH: the PATH record stays, HL3) and on `conda deactivate` (it goes)."""
+    from cudaswitch.switching.activation import activated, deactivated
+
+    sep = ";" if windows else ":"
+    empty = version < "7.5"
+    initial = start_states(windows)[start]
+    env_bin = r"C:\envs\A\Library\bin" if windows else "/envs/A/bin"
+
+    def same(a, b):
+        up = (lambda d: {k.upper(): v for k, v in d.items() if not (empty and v == "")}) if windows else \
+            (lambda d: {k: v for k, v in d.items() if not (empty and v == "")})
+        return up(a) == up(b)
+
+    for ld in ((True,) if windows else (True, False)):
+        act = ps.run(rendered("activate", windows, ld), initial, windows, version, isdir=lambda p: True)
+        assert same(act.env, activated(initial, changes(windows, ld), sep, empty)), (start, ld)
+        switch = ps.run(rendered("deactivate", windows, ld), act.env, windows, version)
+        assert same(switch.env, deactivated(act.env, sep, env_bin, empty))
+        assert switch.env.get("_CUDASWITCH_ADDED_PATH")  # kept for the next hook (HL3)
+        gone = dict(act.env)
+        gone.pop("CONDA_PREFIX")
+        gone["PATH"] = sep.join(e for e in act.env["PATH"].split(sep) if e != env_bin)
+        off = ps.run(rendered("deactivate", windows, ld), gone, windows, version)
+        assert same(off.env, deactivated(gone, sep, env_bin, empty))
+        assert not [k for k in off.env if k.startswith("_CUDASWITCH_")]

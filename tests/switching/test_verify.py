@@ -163,7 +163,7 @@ def test_shells_not_installed_are_named_and_a_foreign_shell_is_not_run(tmp_path)
         "Not checked (not installed here): bash, zsh, dash, fish, tcsh, pwsh."]
 
 
-def test_the_smoke_environment_is_the_real_shells(tmp_path):
+def test_the_smoke_environment_is_the_real_shells(tmp_path, monkeypatch):
     """What the smoke test runs in comes from the first shell verified (its own export of every variable), and
     from the first shell that ran when none agreed, so a hook that breaks PATH shows there."""
     present = _present(("bash", "fish"))
@@ -175,15 +175,8 @@ def test_the_smoke_environment_is_the_real_shells(tmp_path):
     env = clean_environ(PATH=f"{prefix}/bin:/usr/bin:/bin", CONDA_PREFIX=prefix)
     good = verify.verify(prefix, ch, env, [prefix + "/bin"], present).environ()
     assert good["PATH"].split(":")[:2] == [root + "/bin", prefix + "/bin"] and good["CUDA_HOME"] == root
-    import seams
-    old = os.environ.get("CUDASWITCH_FAULT")
-    os.environ["CUDASWITCH_FAULT"] = "corrupt@hook:sh,corrupt@hook:fish"
-    hookfiles.CORRUPT = seams.corrupt_hook
-    try:
-        hookfiles.write_hooks(prefix, ch, "12.9")
-    finally:
-        hookfiles.CORRUPT = None
-        os.environ.pop("CUDASWITCH_FAULT") if old is None else os.environ.update(CUDASWITCH_FAULT=old)
+    monkeypatch.setenv("CUDASWITCH_FAULT", "corrupt@hook:sh,corrupt@hook:fish")  # the seam conftest turned on
+    hookfiles.write_hooks(prefix, ch, "12.9")
     bad = verify.verify(prefix, ch, env, [prefix + "/bin"], present)
     assert not bad.ok and bad.environ()["PATH"].startswith(root + "/bin-corrupted:")
 
@@ -237,7 +230,7 @@ def _wine_run(wine_env):
 
 
 @pytest.mark.parametrize("corrupt", [False, True], ids=["as-written", "one-line-broken"])
-def test_cmd_hook_is_run_by_cmd_under_wine(wine, tmp_path, corrupt):
+def test_cmd_hook_is_run_by_cmd_under_wine(wine, tmp_path, corrupt, monkeypatch):
     exe, wenv = wine
     tk = tmp_path / "NVIDIA GPU Computing Toolkit" / "CUDA" / "v11.8"
     for sub in ("bin", "libnvvp"):
@@ -246,14 +239,8 @@ def test_cmd_hook_is_run_by_cmd_under_wine(wine, tmp_path, corrupt):
     ch = Changes(scalars={"CUDA_PATH": root, "CUDA_HOME": root}, prepend={"PATH": [root + "\\bin", root + "\\libnvvp"]})
     local = make_env(tmp_path / "env A (x86) & co")
     if corrupt:
-        import seams
-        os.environ["CUDASWITCH_FAULT"] = "corrupt@hook:bat"
-        hookfiles.CORRUPT = seams.corrupt_hook
-    try:
-        hookfiles.write_hooks(str(local), ch, "11.8", windows=True)
-    finally:
-        hookfiles.CORRUPT = None
-        os.environ.pop("CUDASWITCH_FAULT", None)
+        monkeypatch.setenv("CUDASWITCH_FAULT", "corrupt@hook:bat")  # the seam conftest turned on
+    hookfiles.write_hooks(str(local), ch, "11.8", windows=True)
     prefix = z(local)
     env_bin = prefix + "\\Library\\bin"
     start = {"PATH": f"{env_bin};C:\\windows\\system32;C:\\windows;{root}\\bin", "CONDA_PREFIX": prefix,

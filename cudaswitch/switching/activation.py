@@ -43,8 +43,8 @@ def apply(environ: Mapping[str, str], changes: Changes, system: System,
         if var not in out and not new:
             continue  # an unset list stays unset
         kept = remove_first(system.split_list(out.get(var)), remove.get(var, []))
-        if not new and not kept and var in environ and environ.get(f"_CUDASWITCH_UNSET_{var}"):
-            out.pop(var)  # only our entries were there, and cudaswitch had found the list unset
+        if not new and not kept and var in environ and remove.get(var) and environ.get(f"_CUDASWITCH_UNSET_{var}"):
+            out.pop(var)  # only our recorded entries were there, and cudaswitch had found the list unset
             continue
         out[var] = system.pathsep.join(new + kept)
     return out

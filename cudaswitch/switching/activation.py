@@ -42,7 +42,7 @@ def apply(environ: Mapping[str, str], changes: Changes, system: System,
         new = changes.prepend.get(var, [])
         if var not in out and not new:
             continue  # an unset list stays unset
-        kept = remove_first(system.split_list(out.get(var)), remove.get(var, []))
+        kept = _rest(remove_first(system.split_list(out.get(var)), remove.get(var, [])))
         if not new and not kept and var in environ and remove.get(var) and environ.get(f"_CUDASWITCH_UNSET_{var}"):
             out.pop(var)  # only our recorded entries were there, and cudaswitch had found the list unset
             continue
@@ -96,7 +96,7 @@ def activated(environ: Mapping[str, str], changes: Changes, sep: str, empty_is_u
         new = spelled(changes.prepend.get(var, []))
         rec = _split(environ.get(f"{RECORD}ADDED_{var}"), sep)
         value = environ.get(var)
-        kept = remove_first(_split(value, sep), rec)
+        kept = _rest(remove_first(_split(value, sep), rec))
         is_set = value is not None and not (empty_is_unset and value == "")
         if rec and not kept and environ.get(f"{RECORD}UNSET_{var}"):
             is_set = False  # only our entries were left, and cudaswitch had found the list unset (HL4)
@@ -136,7 +136,7 @@ def deactivated(environ: Mapping[str, str], sep: str, env_folder: Optional[str],
     for var in LISTS:
         rec = _split(environ.get(f"{RECORD}ADDED_{var}"), sep)
         if rec:
-            kept = remove_first(_split(environ.get(var), sep), rec)
+            kept = _rest(remove_first(_split(environ.get(var), sep), rec))
             if not kept and environ.get(f"{RECORD}UNSET_{var}"):
                 out.pop(var, None)
             else:
@@ -155,6 +155,12 @@ def deactivated(environ: Mapping[str, str], sep: str, env_folder: Optional[str],
         out.pop(f"{RECORD}OLD_{var}", None)
         out.pop(f"{RECORD}SAVED_{var}", None)
     return _drop_empty(out) if empty_is_unset else out
+
+
+def _rest(kept: List[str]) -> List[str]:
+    """What is left of a list once our entries are out: one empty element alone is the empty text, so nothing
+    (the hooks work on the text: ':x' without 'x' is '', and 'new' + '' is 'new', not 'new:')."""
+    return [] if kept == [""] else kept
 
 
 def _split(value: Optional[str], sep: str) -> List[str]:

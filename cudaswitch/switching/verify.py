@@ -166,8 +166,8 @@ def _keys(*envs: Mapping[str, str]) -> List[str]:
 
 def _norm(environ: Mapping[str, str], windows: bool, empty_is_unset: bool, dot_lists=(), sep=":") -> Dict[str, str]:
     out = {(k.upper() if windows else k): v for k, v in environ.items()}
-    for k in dot_lists:
-        if out.get(k):
+    for k in dot_lists:  # these shells cannot tell a list holding one empty element from '': both count as '.'
+        if out.get(k) is not None:
             out[k] = sep.join(e or "." for e in out[k].split(sep))
     return {k: v for k, v in out.items() if not (empty_is_unset and v == "")}
 

@@ -320,3 +320,37 @@ def test_the_powershell_and_cmd_drivers_are_well_formed():
     lines = data.decode("ascii").split("\r\n")
     assert ext == "bat" and lines[-1] == "" and all(ln.startswith("@") for ln in lines[:-1])
     assert r'@set "CUDA_PATH=C:\o 100%%"' in lines and r'@set "PATH=C:\Windows"' in lines
+
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+_E = st.sampled_from(["/a", "/b b", "ROOT/bin", "/o/bin", "", "ROOT/lib64", "/o/lib64"])
+# (no empty element in LD_LIBRARY_PATH: where it would be all that is left besides our entry, the sh hooks drop it
+# and the csh hook keeps it as '.'; PATH always holds other entries)
+_L = st.one_of(st.none(), st.just(""), st.lists(_E.filter(bool), max_size=4).map(":".join))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(path=st.lists(_E, max_size=4), ld=_L, rec=st.one_of(st.none(), st.sampled_from(["/o/bin", "ROOT/bin"])),
+       ld_rec=st.one_of(st.none(), st.just("/o/lib64")), unset=st.booleans(), with_ld=st.booleans(),
+       home=st.one_of(st.none(), st.just(""), st.just("/o")), saved=st.booleans())
+def test_the_plan_is_what_every_shell_does_from_any_start(tmp_path_factory, path, ld, rec, ld_rec, unset, with_ld,
+                                                           home, saved):
+    """Property: from any mix of entries and records, the real hooks leave what activation.activated and
+    activation.deactivated say, records included."""
+    present = _present(POSIX)
+    tmp = tmp_path_factory.mktemp("prop")
+    root = str(tmp / "cuda")
+    os.makedirs(root + "/bin")
+    prefix = str(make_env(tmp / "env"))
+    ch = _changes(root, with_ld)
+    hookfiles.write_hooks(prefix, ch, "12.9")
+
+    def r(v):
+        return v.replace("ROOT", root) if v is not None else None
+    env = clean_environ(PATH=":".join([prefix + "/bin"] + [r(e) for e in path] + ["/usr/bin", "/bin"]),
+                        CONDA_PREFIX=prefix, LD_LIBRARY_PATH=r(ld), CUDA_HOME=home, _CUDASWITCH_ADDED_PATH=r(rec),
+                        _CUDASWITCH_ADDED_LD_LIBRARY_PATH=ld_rec, _CUDASWITCH_UNSET_LD_LIBRARY_PATH="1" if unset else None,
+                        _CUDASWITCH_SAVED_CUDA_HOME="1" if saved else None)
+    result = verify.verify(prefix, ch, env, [prefix + "/bin"], present)
+    assert result.ok, [(c.shell, [(d.phase, d.detail) for d in c.differences], c.note) for c in result.checks]

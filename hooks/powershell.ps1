@@ -1,8 +1,9 @@
 # cudaswitch shell integration for PowerShell (printed by `cudaswitch init powershell`).
 # Makes `cudaswitch use` and `cudaswitch off` take effect in this session at once: after the real command it
-# dot-sources the active environment's own hook. Verified only statically (no PowerShell in the test suite).
+# dot-sources the active environment's own hook.
 function cudaswitch {
-    $h = if ($Env:CONDA_PREFIX) { Join-Path (Join-Path $Env:CONDA_PREFIX 'etc') 'conda' } else { $null }
+    $h = $null
+    if ($Env:CONDA_PREFIX) { $h = [IO.Path]::Combine($Env:CONDA_PREFIX, 'etc', 'conda') }
     # off: undo this session's CUDA settings while the deactivate hook still exists (off removes it).
     if ($args.Count -gt 0 -and $args[0] -eq 'off' -and $h -and (Test-Path (Join-Path $h 'deactivate.d/cudaswitch.ps1'))) {
         . (Join-Path $h 'deactivate.d/cudaswitch.ps1')

@@ -2,7 +2,8 @@
 # conda cannot take a cudaswitch entry off PATH when the session switches to an environment without cudaswitch
 # hooks (conda#14762). The prompt function is wrapped: before the prompt it takes out our one copy of each recorded
 # entry when a record is set and $Env:CONDA_PREFIX has no cudaswitch activate hook, restores CUDA_PATH/CUDA_HOME
-# and clears the records (docs/design/activation.md); then it runs the prompt there was. Verified statically only.
+# and clears the records (docs/design/activation.md); then it runs the prompt there was. The same plain
+# constructs as the hooks (docs/design/activation.md, "PowerShell constructs").
 $Env:CUDASWITCH_RECONCILER = '1'
 if (-not (Test-Path Function:\__cudaswitch_prompt_before)) {
     $__cudaswitch_before = (Get-Item Function:\prompt -ErrorAction SilentlyContinue)
@@ -10,29 +11,41 @@ if (-not (Test-Path Function:\__cudaswitch_prompt_before)) {
     else { Set-Item Function:\global:__cudaswitch_prompt_before { "PS $($executionContext.SessionState.Path.CurrentLocation)> " } }
     Remove-Variable __cudaswitch_before -ErrorAction SilentlyContinue
 }
+# Everything in it is an assignment or a void call: any output would become part of the prompt text.
 function global:__cudaswitch_reconcile {
-    if (-not (Test-Path Env:_CUDASWITCH_ADDED_PATH)) { return }
-    if ($Env:CONDA_PREFIX -and (Test-Path -LiteralPath (Join-Path (Join-Path (Join-Path (Join-Path $Env:CONDA_PREFIX 'etc') 'conda') 'activate.d') 'cudaswitch.ps1'))) { return }
-    $sep = [IO.Path]::PathSeparator
-    $keep = New-Object 'System.Collections.Generic.List[string]'
-    if ($Env:PATH) { foreach ($e in ($Env:PATH -split [regex]::Escape($sep))) { $keep.Add($e) } }
-    foreach ($r in ($Env:_CUDASWITCH_ADDED_PATH -split [regex]::Escape($sep))) {
-        for ($i = 0; $i -lt $keep.Count; $i++) {
-            if ($keep[$i] -eq $r) { $keep.RemoveAt($i); break }
-        }
-    }
-    $Env:PATH = $keep -join $sep
-    foreach ($name in 'CUDA_PATH', 'CUDA_HOME') {
-        if (Test-Path "Env:_CUDASWITCH_SAVED_$name") {
-            if (Test-Path "Env:_CUDASWITCH_OLD_$name") {
-                Set-Item "Env:$name" (Get-Item "Env:_CUDASWITCH_OLD_$name").Value
+    if (-not [Environment]::GetEnvironmentVariable('_CUDASWITCH_ADDED_PATH')) { return }
+    if ($Env:CONDA_PREFIX -and (Test-Path -LiteralPath ([IO.Path]::Combine($Env:CONDA_PREFIX, 'etc', 'conda', 'activate.d', 'cudaswitch.ps1')))) { return }
+    $sep = [string][IO.Path]::PathSeparator
+    foreach ($name in 'PATH', 'LD_LIBRARY_PATH') {
+        $rec = [Environment]::GetEnvironmentVariable("_CUDASWITCH_ADDED_$name")
+        if ($rec) {
+            $val = [Environment]::GetEnvironmentVariable($name)
+            $keep = New-Object 'System.Collections.Generic.List[string]'
+            if ($val) { foreach ($e in ($val -split $sep, 0, 'SimpleMatch')) { $keep.Add($e) } }
+            foreach ($r in ($rec -split $sep, 0, 'SimpleMatch')) {
+                for ($i = 0; $i -lt $keep.Count; $i++) {
+                    if ($keep[$i] -eq $r) { $keep.RemoveAt($i); break }
+                }
+            }
+            if ($keep.Count -eq 0 -and [Environment]::GetEnvironmentVariable("_CUDASWITCH_UNSET_$name")) {
+                Remove-Item -LiteralPath "Env:$name" -ErrorAction SilentlyContinue
             } else {
-                Remove-Item "Env:$name" -ErrorAction SilentlyContinue
+                [Environment]::SetEnvironmentVariable($name, ($keep -join $sep))
             }
         }
-        Remove-Item "Env:_CUDASWITCH_SAVED_$name", "Env:_CUDASWITCH_OLD_$name" -ErrorAction SilentlyContinue
+        Remove-Item -LiteralPath "Env:_CUDASWITCH_ADDED_$name", "Env:_CUDASWITCH_UNSET_$name" -ErrorAction SilentlyContinue
     }
-    Remove-Item Env:_CUDASWITCH_ADDED_PATH -ErrorAction SilentlyContinue
+    foreach ($name in 'CUDA_PATH', 'CUDA_HOME') {
+        if ([Environment]::GetEnvironmentVariable("_CUDASWITCH_SAVED_$name")) {
+            $old = [Environment]::GetEnvironmentVariable("_CUDASWITCH_OLD_$name")
+            if ($null -eq $old) {
+                Remove-Item -LiteralPath "Env:$name" -ErrorAction SilentlyContinue
+            } else {
+                [Environment]::SetEnvironmentVariable($name, $old)
+            }
+        }
+        Remove-Item -LiteralPath "Env:_CUDASWITCH_SAVED_$name", "Env:_CUDASWITCH_OLD_$name" -ErrorAction SilentlyContinue
+    }
 }
 function global:prompt {
     __cudaswitch_reconcile

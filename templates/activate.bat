@@ -7,14 +7,10 @@
 @set "_CS_OK="
 @if exist "@ROOT@\" set "_CS_OK=1"
 @if not defined _CS_OK echo cudaswitch: warning: CUDA @VERSION@ is gone from "@ROOT@"; this environment keeps the CUDA settings it had; run 'cudaswitch use' again 1>&2
-@REM Leave PATH alone, with a warning, where editing it could lose entries: delayed expansion on (cmd /V:ON or the
-@REM DelayedExpansion registry value) drops every exclamation mark from PATH as it is read; a PATH near cmd's
-@REM 8191-character line limit would stop this file with "The input line is too long"; a quoted PATH entry with
+@REM Leave PATH alone, with a warning, where editing it could lose entries: a value with an exclamation mark while
+@REM delayed expansion is on (below); a PATH near cmd's 8191-character line limit would stop this file with "The input line is too long"; a quoted PATH entry with
 @REM & | < or > would put that character outside the quotes of a set line and run the rest as a command.
 @set "_CS_SKIP="
-@set "_CS_DE=!"
-@if not defined _CS_DE set "_CS_SKIP=delayed expansion is on, by cmd /V:ON or the DelayedExpansion registry value"
-@set "_CS_DE="
 @REM Longer than the limit below? Four single characters counted from the end: when PATH is shorter they are all
 @REM its first character; when it is longer they are four neighbours, never all the same in a real PATH. (Offsets
 @REM from the start would do, but wine's cmd reads past the end of a shorter value; one character per set line
@@ -41,6 +37,12 @@
 @set "_CS_A=%_CS_A:>=%"
 @if not "%_CS_A%"=="%PATH:"=%" if not "%PATH:"=%"=="%PATH:"=_%" set "_CS_SKIP=PATH has a quoted entry with an ampersand, pipe or angle bracket"
 @set "_CS_A="
+@if defined _CS_SKIP goto cs_skip
+@REM Delayed expansion on (cmd /V:ON or the DelayedExpansion registry value) drops every exclamation mark from a
+@REM value as it is read: decided per value, only a value with one leaves PATH alone.
+@set "_CS_DE=!"
+@BANG_CHECK@
+@set "_CS_DE="
 @if defined _CS_SKIP goto cs_skip
 @REM Take out our copy of what an earlier cudaswitch hook recorded (conda may have re-exported it), then put ours
 @REM in front once. cmd can only replace every copy of a text, so our copy is spelled with a trailing backslash

@@ -14,13 +14,15 @@ function __cs_nonempty
     test (count $__cs_r) -eq 1; and test -z "$__cs_r[1]"; and set -g __cs_r
 end
 # __cs_unprepend NAME: take our one copy of each entry recorded in _CUDASWITCH_ADDED_<NAME> out of list NAME; NAME is erased
-# again if cudaswitch found it unset and nothing else is left.
+# again if cudaswitch found it unset and nothing else is left. An unset NAME stays unset (HL4): `set -gx` of nothing
+# would create it empty.
 function __cs_unprepend --argument-names name
     set -l rec _CUDASWITCH_ADDED_$name
     set -l un _CUDASWITCH_UNSET_$name
-    if set -q $rec
+    if set -q $rec; and set -q $name
         set -g __cs_drop $$rec
         __cs_strip $$name
+        __cs_nonempty  # '' is one empty element here, and nothing left, as in sh
         if test (count $__cs_r) -eq 0; and set -q $un
             set -e $name
         else

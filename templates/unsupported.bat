@@ -2,14 +2,10 @@
 @REM The toolkit path cannot be written into a batch file safely (docs/design/activation.md), so this hook only
 @REM says so, after the cleanup that needs no toolkit path: the entry an earlier cudaswitch hook recorded (which
 @REM conda re-exports on a switch) is taken out, so switching A -> this env leaves nothing of A behind.
-@REM Leave PATH alone, with a warning, where editing it could lose entries: delayed expansion on (cmd /V:ON or the
-@REM DelayedExpansion registry value) drops every exclamation mark from PATH as it is read; a PATH near cmd's
-@REM 8191-character line limit would stop this file with "The input line is too long"; a quoted PATH entry with
+@REM Leave PATH alone, with a warning, where editing it could lose entries: a value with an exclamation mark while
+@REM delayed expansion is on (below); a PATH near cmd's 8191-character line limit would stop this file with "The input line is too long"; a quoted PATH entry with
 @REM & | < or > would put that character outside the quotes of a set line and run the rest as a command.
 @set "_CS_SKIP="
-@set "_CS_DE=!"
-@if not defined _CS_DE set "_CS_SKIP=delayed expansion is on, by cmd /V:ON or the DelayedExpansion registry value"
-@set "_CS_DE="
 @REM Longer than the limit below? Four single characters counted from the end: when PATH is shorter they are all
 @REM its first character; when it is longer they are four neighbours, never all the same in a real PATH. (Offsets
 @REM from the start would do, but wine's cmd reads past the end of a shorter value; one character per set line
@@ -36,6 +32,12 @@
 @set "_CS_A=%_CS_A:>=%"
 @if not "%_CS_A%"=="%PATH:"=%" if not "%PATH:"=%"=="%PATH:"=_%" set "_CS_SKIP=PATH has a quoted entry with an ampersand, pipe or angle bracket"
 @set "_CS_A="
+@if defined _CS_SKIP goto cs_skip
+@REM Delayed expansion on (cmd /V:ON or the DelayedExpansion registry value) drops every exclamation mark from a
+@REM value as it is read: decided per value, only a value with one leaves PATH alone.
+@set "_CS_DE=!"
+@BANG_CHECK@
+@set "_CS_DE="
 @if defined _CS_SKIP goto cs_skip
 @set "_CS_P=;%PATH%;"
 @if defined _CUDASWITCH_ADDED_PATH call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%" >nul

@@ -2,7 +2,7 @@
 
 `enable()` makes the CLI honour CUDASWITCH_FAULT (fault injection in cudnn/faults.py: "kill@commit:3" kills the
 process with SIGKILL the 3rd time it reaches point `commit`, "enospc@stage:2" raises ENOSPC there, "eacces@..."
-EACCES), and silences the note every command prints when CUDASWITCH_FS_ROOT relocates "/" (the suite relocates
+EACCES), corrupts one line of a rendered hook ("corrupt@hook:sh", `corrupt_hook`), and silences the note every command prints when CUDASWITCH_FS_ROOT relocates "/" (the suite relocates
 nearly every run and counts stderr lines). conftest.py enables it in the pytest process; `run_cli` and the tests'
 subprocesses start the CLI through `python tests/seams.py ARGS` (same as `python -m cudaswitch ARGS`, with the
 seams on).
@@ -34,11 +34,33 @@ def env_fault(point: str, n: int) -> None:
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
 
 
+def corrupt_hook(shell_key: str, direction: str, text: str, entry: str) -> str:
+    """CUDASWITCH_FAULT=corrupt@hook:KEY (or hook:KEY-deactivate): in that shell's rendered hook, the first line
+    that holds the toolkit's first PATH entry gets a wrong entry instead (one broken line, as a typo would be)."""
+    for item in (os.environ.get("CUDASWITCH_FAULT") or "").split(","):
+        action, _, where = item.partition("@")
+        if action != "corrupt" or where not in (f"hook:{shell_key}-{direction}",) + (
+                (f"hook:{shell_key}",) if direction == "activate" else ()):
+            continue
+        lines = text.split("\n")
+        code = [i for i, ln in enumerate(lines) if entry in ln and not ln.lstrip("@ ").startswith(("#", "REM"))]
+        # the line that writes PATH with the rest of PATH after our entry, where the hook spells the entry out there
+        # (csh, cmd), else the one line that holds it (sh, fish, PowerShell keep it in a variable)
+        writes = [i for i in code if "PATH" in lines[i]] or code
+        i = max(writes, key=lambda i: len(lines[i]) - lines[i].rindex(entry)) if writes else None
+        if i is not None:
+            lines[i] = lines[i].replace(entry, entry + "-corrupted")
+            return "\n".join(lines)
+    return text
+
+
 def enable() -> None:
     from cudaswitch.cudnn import faults
     from cudaswitch.core import system
+    from cudaswitch.switching import hookfiles
 
     faults.HOOK = env_fault
+    hookfiles.CORRUPT = corrupt_hook
     system.QUIET_RELOCATION = True
 
 

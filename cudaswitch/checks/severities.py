@@ -23,6 +23,7 @@ SEVERITIES: Dict[str, object] = {
     "TORCH_TOOLKIT_MAJOR_MISMATCH": ERROR,  # torch.utils.cpp_extension refuses every extension build
     "LD_LIBRARY_PATH_OVER_WHEELS": WARNING,  # breaks torch when the toolkit's libraries are older than the wheels'
     "STATE_UNREADABLE": ERROR,
+    "SWITCH_NOT_IN_EFFECT": ERROR,  # the shell the hooks really produced does not have the toolkit first
     "HOOKS_STALE": WARNING,
     "NOT_SWITCHED": INFO,
     "TOOLKIT": INFO,

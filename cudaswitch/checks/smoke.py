@@ -43,6 +43,32 @@ def probe_environment(env, system: System, toolkit=None, ld_library_path: bool =
     return environ
 
 
+# Only `use` meets it (the smoke test run in what a real shell's hook left, switching/verify.py), so it is kept here
+# rather than in the catalogue of what a torch import can say.
+SWITCH_NOT_IN_EFFECT_FIX = N_("run `cudaswitch use X.Y` again; if it stays, report it with the lines above")
+
+
+def _not_in_effect(environ: Dict[str, str], toolkit, system: System) -> Optional[str]:
+    """Why a real shell's environment (switching/verify.py) does not have `toolkit` switched in, or None."""
+    if toolkit is None:
+        return None
+    path = system.split_list(next((v for k, v in environ.items() if k.upper() == "PATH"), None))
+    bins = list(toolkit.bin_dirs)
+
+    def norm(entries):  # cmd.exe's hook spells its entries with a trailing backslash; Windows ignores case
+        return [e.rstrip("\\").lower() for e in entries] if system.windows else entries
+
+    if norm(path[:len(bins)]) != norm(bins):
+        return M("in the variables the activate hook really left in a shell, PATH starts with {got}, not with CUDA {version}'s {want}", got=system.pathsep.join(path[:len(bins)]),
+                 version=toolkit.version, want=system.pathsep.join(bins))
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if environ.get(var) != toolkit.root:
+            return M("in the variables the activate hook really left in a shell, {var} is {got!r}, not CUDA "
+                     "{version}'s {root}", var=var, got=environ.get(var),
+                     version=toolkit.version, root=toolkit.root)
+    return None
+
+
 def selected_toolkit(env, system: System):
     """(toolkit, state) for what `cudaswitch use` recorded in the env; toolkit None when nothing or missing."""
     from cudaswitch.discovery.environment import read_state
@@ -185,8 +211,10 @@ def _python_unreadable(python: str, prefix: str) -> Optional[Finding]:
 
 
 def run_smoke(env, system: Optional[System] = None, timeout: Optional[float] = DEFAULT_TIMEOUT, cpu_ok: bool = False,
-              toolkit=None, ld_library_path: Optional[bool] = None, progress: bool = False) -> SmokeReport:
-    """Run the smoke test for a CondaEnv. `toolkit` defaults to the one the env's state file names."""
+              toolkit=None, ld_library_path: Optional[bool] = None, progress: bool = False,
+              environ: Optional[Dict[str, str]] = None) -> SmokeReport:
+    """Run the smoke test for a CondaEnv. `toolkit` defaults to the one the env's state file names. `environ`: the
+    environment a real shell's hook left (`use`, switching/verify.py), instead of the model's."""
     system = system or System.current()
     t0 = time.perf_counter()
     state = None
@@ -212,7 +240,14 @@ def run_smoke(env, system: Optional[System] = None, timeout: Optional[float] = D
     if foreign:
         return _report("skip", [foreign] + pre, env_json, {}, {}, drivers.quick(system), tk_json, {}, None, cpu_ok,
                        t0, {})
-    environ = probe_environment(env, system, toolkit, lib)
+    if environ is None:
+        environ = probe_environment(env, system, toolkit, lib)
+    else:
+        environ = dict(environ)
+        environ.setdefault("PYTHONIOENCODING", "utf-8")
+        wrong = _not_in_effect(environ, toolkit, system)
+        if wrong:
+            pre.append(Finding("SWITCH_NOT_IN_EFFECT", ERROR, wrong, SWITCH_NOT_IN_EFFECT_FIX, []))
     outcome = run_probe(python, environ, timeout, cwd=env.prefix, progress=progress)
     return report_from_outcome(outcome, env, environ, system, cpu_ok, tk_json, pre, t0)
 

@@ -22,6 +22,7 @@ from cudaswitch.core.i18n import M, N_, _, tr
 @click.option("--refresh", is_flag=True, help="Re-render the hooks from the recorded choice (after an upgrade).")
 @click.option("-y", "--yes", is_flag=True, help="Do not ask before switching the base environment.")
 @click.option("--no-smoke", is_flag=True, help="Skip the PyTorch smoke test after switching.")
+@click.option("--no-verify", is_flag=True, help="Do not run the new hooks in this machine's shells before trusting them.")
 @click.option("--cpu-ok", is_flag=True, help="Smoke test: no GPU is not a failure.")
 @click.option("--timeout", default="180", show_default=True, callback=_seconds, metavar="SECONDS",
               help="Seconds the smoke test may take (0 or none: no limit).")
@@ -33,7 +34,7 @@ from cudaswitch.core.i18n import M, N_, _, tr
 @_force_option
 @handle_errors
 def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout, save, dry_run=False,
-        as_json=False, python_hook=None, force=False):
+        as_json=False, python_hook=None, force=False, no_verify=False):
     """Make a conda environment use the CUDA toolkit SELECTOR names, in every shell, from its next activation."""
     from cudaswitch.switching import switch
     from cudaswitch.discovery.environment import resolve_env
@@ -95,6 +96,20 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
                     "{folder}", count=len(done.written), folder=folder)))
     _python_hook_lines(done)
     _conda_cuda_lines(done)
+    verified = None
+    if not no_verify:
+        from cudaswitch.switching.verify import report_lines, verify_use
+
+        verified = verify_use(env, changes, system)
+        said, errors = report_lines(verified)
+        for line in said:
+            click.echo("  " + tr(line))
+        from cudaswitch.cli.output import error_line, printable
+
+        for line in errors:
+            click.echo(printable(error_line(line)), err=True)
+    else:
+        click.echo("  " + _("Hooks not run in any shell (--no-verify)."))
     from cudaswitch.switching.startup import reconciler_missing
 
     # once: on the environment's first switch, not on every later `use` or `--refresh`
@@ -114,26 +129,28 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
             M("{path}: already declares variables: {var}: \"{version}\"", path=saving[0], var=VARIABLE,
               version=short_version(tk))
         click.echo(tr(said))
-    if switch.shell_function_applies(env, system.environ):
+    failed = 1 if verified is not None and not verified.ok else 0
+    # where a hook was removed, the errors above say where the switch does not apply
+    if not failed and switch.shell_function_applies(env, system.environ):
         click.echo(_("Applied to this shell by the cudaswitch shell function."))
-    else:
+    elif not failed:
         click.echo(tr(M("Takes effect at the next activation. To apply it to this shell now: {command}",
                         command=switch.apply_now_hint(env.name, env.prefix, system.windows, system))))
     if no_smoke:
         _switch_facts(env, tk, done.ld_library_path, system)
-        return
+        sys.exit(failed)
     from cudaswitch.checks.smoke import run_smoke, smoke_lines
 
     # The switch stays whatever the smoke test finds: a failure is a diagnosis, not a reason to undo.
     report = run_smoke(env, system, timeout=timeout, cpu_ok=cpu_ok, toolkit=tk, ld_library_path=done.ld_library_path,
-                       progress=True)
+                       progress=True, environ=verified.environ() if verified is not None else None)
     _record_smoke(env, report)
     click.echo("")
     for line in smoke_lines(report):
         click.echo(line)
     if report.exit_code:
         click.echo(_("The switch is kept. Fix the cause above, then run 'cudaswitch smoke' to check again."))
-    sys.exit(report.exit_code)
+    sys.exit(report.exit_code or failed)
 
 
 def _conda_cuda_lines(done):

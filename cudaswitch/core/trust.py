@@ -246,3 +246,15 @@ def unlink_at(dir_fd: int, name: str) -> bool:
         return True
     except FileNotFoundError:
         return False
+
+
+# ---- starting a program ----------------------------------------------------------------------------------------
+
+def run_program(argv, env, timeout: float, cwd: Optional[str] = None):
+    """Start a program cudaswitch chose (a shell found on PATH, to run a hook it wrote) with exactly `env`, stdin
+    closed, and return the CompletedProcess with stdout and stderr as bytes. The caller checks the program with
+    `executable_problem` first; a timeout raises subprocess.TimeoutExpired after the process is killed."""
+    import subprocess
+
+    return subprocess.run(list(argv), env=dict(env), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, timeout=timeout, check=False)

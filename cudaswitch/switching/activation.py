@@ -42,9 +42,9 @@ def apply(environ: Mapping[str, str], changes: Changes, system: System,
         new = changes.prepend.get(var, [])
         if var not in out and not new:
             continue  # an unset list stays unset
-        kept = remove_first(system.split_list(out.get(var)), remove.get(var, []))
-        if not new and not kept and var in environ and environ.get(f"_CUDASWITCH_UNSET_{var}"):
-            out.pop(var)  # only our entries were there, and cudaswitch had found the list unset
+        kept = _rest(remove_first(system.split_list(out.get(var)), remove.get(var, [])))
+        if not new and not kept and var in environ and remove.get(var) and environ.get(f"_CUDASWITCH_UNSET_{var}"):
+            out.pop(var)  # only our recorded entries were there, and cudaswitch had found the list unset
             continue
         out[var] = system.pathsep.join(new + kept)
     return out
@@ -78,3 +78,94 @@ def conda_activated(environ: Mapping[str, str], prefix: str, system: System) -> 
     out["CONDA_PREFIX"] = prefix
     out["CONDA_SHLVL"] = str(int(out.get("CONDA_SHLVL") or 0) + 1)
     return out
+
+
+LISTS = ("PATH", "LD_LIBRARY_PATH")  # every list a hook edits; the records below are per list and per scalar
+RECORD = "_CUDASWITCH_"
+
+
+def activated(environ: Mapping[str, str], changes: Changes, sep: str, empty_is_unset: bool = False,
+              spelled=None) -> Dict[str, str]:
+    """What a shell holds after an activate hook ran in `environ`, records included: the plan `use` checks every
+    real shell against (switching/verify.py). The rules of docs/design/activation.md (HL1-HL5, HS1-HS2), as the
+    hooks spell them; `spelled(entries)` is how the shell's hook writes its entries (cmd: a trailing backslash);
+    `empty_is_unset`: a shell that cannot hold an empty variable (cmd, Windows PowerShell 5.1)."""
+    out = dict(environ)
+    spelled = spelled or (lambda entries: list(entries))
+    for var in LISTS:
+        new = spelled(changes.prepend.get(var, []))
+        rec = _split(environ.get(f"{RECORD}ADDED_{var}"), sep)
+        value = environ.get(var)
+        kept = _rest(remove_first(_split(value, sep), rec))
+        is_set = value is not None and not (empty_is_unset and value == "")
+        if rec and not kept and environ.get(f"{RECORD}UNSET_{var}"):
+            is_set = False  # only our entries were left, and cudaswitch had found the list unset (HL4)
+        if new:
+            if is_set:
+                out.pop(f"{RECORD}UNSET_{var}", None)
+            else:
+                out[f"{RECORD}UNSET_{var}"] = "1"
+            out[var] = sep.join(new + kept)
+            out[f"{RECORD}ADDED_{var}"] = sep.join(new)
+            continue
+        if rec:
+            if is_set:
+                out[var] = sep.join(kept)
+            else:
+                out.pop(var, None)
+        out.pop(f"{RECORD}ADDED_{var}", None)
+        out.pop(f"{RECORD}UNSET_{var}", None)
+    for var, value in changes.scalars.items():
+        if not environ.get(f"{RECORD}SAVED_{var}"):  # first writer wins (HS2)
+            old = environ.get(var)
+            if old is None or (empty_is_unset and old == ""):
+                out.pop(f"{RECORD}OLD_{var}", None)
+            else:
+                out[f"{RECORD}OLD_{var}"] = old
+            out[f"{RECORD}SAVED_{var}"] = "1"
+        out[var] = value
+    return _drop_empty(out) if empty_is_unset else out
+
+
+def deactivated(environ: Mapping[str, str], sep: str, env_folder: Optional[str],
+                empty_is_unset: bool = False) -> Dict[str, str]:
+    """What a shell holds after a deactivate hook ran in `environ`: our one copy of each recorded entry out, a
+    list cudaswitch found unset unset again, the scalars as the first activate hook found them. The PATH record
+    stays while `env_folder` (the env's own bin folder) is still on PATH: conda will bring our entry back (HL3)."""
+    out = dict(environ)
+    for var in LISTS:
+        rec = _split(environ.get(f"{RECORD}ADDED_{var}"), sep)
+        if rec:
+            kept = _rest(remove_first(_split(environ.get(var), sep), rec))
+            if not kept and environ.get(f"{RECORD}UNSET_{var}"):
+                out.pop(var, None)
+            else:
+                out[var] = sep.join(kept)
+        out.pop(f"{RECORD}UNSET_{var}", None)
+    if not env_folder or env_folder not in _split(out.get("PATH"), sep):
+        out.pop(f"{RECORD}ADDED_PATH", None)
+    out.pop(f"{RECORD}ADDED_LD_LIBRARY_PATH", None)
+    for var in SCALARS:
+        if environ.get(f"{RECORD}SAVED_{var}"):
+            old = environ.get(f"{RECORD}OLD_{var}")
+            if old is None:
+                out.pop(var, None)
+            else:
+                out[var] = old
+        out.pop(f"{RECORD}OLD_{var}", None)
+        out.pop(f"{RECORD}SAVED_{var}", None)
+    return _drop_empty(out) if empty_is_unset else out
+
+
+def _rest(kept: List[str]) -> List[str]:
+    """What is left of a list once our entries are out: one empty element alone is the empty text, so nothing
+    (the hooks work on the text: ':x' without 'x' is '', and 'new' + '' is 'new', not 'new:')."""
+    return [] if kept == [""] else kept
+
+
+def _split(value: Optional[str], sep: str) -> List[str]:
+    return [] if not value else value.split(sep)
+
+
+def _drop_empty(environ: Mapping[str, str]) -> Dict[str, str]:
+    return {k: v for k, v in environ.items() if v != ""}

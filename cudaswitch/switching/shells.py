@@ -105,7 +105,28 @@ def values_bat(shell: "Shell", changes: "Changes", path_add: List[str], ld_add: 
     # as ours, with room to spare): above this PATH length the hook warns and leaves PATH alone.
     longest = CMD_LINE_LIMIT - 2 * len(add) - 400
     return {"ROOT": shell.quote(_root(changes)), "PATH_ADD": shell.quote(add), "MAXLEN": str(longest),
-            **{f"MAXLEN_{i}": str(longest + i) for i in (1, 2, 3)}}
+            **{f"MAXLEN_{i}": str(longest + i) for i in (1, 2, 3)}, "BANG_CHECK": bang_check()}
+
+
+# Every value a cmd.exe hook reads or writes: with delayed expansion on, each `!` in one of them is lost as it is read.
+BAT_VALUES = ("PATH", "_CUDASWITCH_ADDED_PATH", "CUDA_PATH", "CUDA_HOME", "_CUDASWITCH_OLD_CUDA_PATH",
+              "_CUDASWITCH_OLD_CUDA_HOME", "CONDA_PREFIX")
+
+
+def bang_check() -> str:
+    """The cmd.exe lines that, only while delayed expansion is on (_CS_DE undefined), find a value with a `!`:
+    %X:!=% and %X:!=_% replace them in the same expansion that reads X, before delayed expansion could drop them,
+    so the two copies differ exactly when X has one; their quotes are taken out before they are compared (HC4).
+    A value without `!` is read the same with delayed expansion on or off, so only such a value stops the hook."""
+    out = []
+    for var in BAT_VALUES:
+        guard = f"@if not defined _CS_DE if defined {var}"
+        out += ['@set "_CS_A="', '@set "_CS_B="',
+                f'{guard} set "_CS_A=%{var}:!=%"', f'{guard} set "_CS_B=%{var}:!=_%"',
+                '@if defined _CS_A set "_CS_A=%_CS_A:"=%"', '@if defined _CS_B set "_CS_B=%_CS_B:"=%"',
+                f'{guard} if not "%_CS_A%"=="%_CS_B%" set "_CS_SKIP=delayed expansion is on (cmd /V:ON or the '
+                f'DelayedExpansion registry value) and {var} has an exclamation mark, which it would drop"']
+    return "\n".join(out + ['@set "_CS_A="', '@set "_CS_B="'])
 
 
 @dataclass(frozen=True)
@@ -174,7 +195,7 @@ SHELLS: Dict[str, Shell] = {
     "bat": Shell("bat", "cmd.exe", quote_bat, newline="\r\n", encoding="ascii", values=values_bat, lib=False,
                  cannot_express=bat_problem, unsupported="unsupported.bat", snippet="cmd.bat", init=(Startup("cmd"),)),
     # Windows PowerShell 5.1 reads a BOM-less file as the ANSI code page, so non-ASCII needs the BOM.
-    "ps1": Shell("ps1", "powershell", quote_ps1, newline="\n", encoding="utf-8-sig", list_sep=", ",
+    "ps1": Shell("ps1", "powershell", quote_ps1, newline="\n", encoding="utf-8-sig", list_sep=", ", lib=False,
                  snippet="powershell.ps1", reconciler="reconcile.ps1",
                  init=(Startup("powershell", aliases=("pwsh",), profile=True),)),
 }

@@ -68,3 +68,56 @@ def test_model_equals_the_real_hook_when_toolkits_are_already_on_path(tmp_path, 
     assert real["PATH"] == f"{root}/bin:" + ("" if old_first else "/mine:") + f"/env/bin:{user}"
     assert real["LD_LIBRARY_PATH"] == f"{root}/lib64:{old}/lib64"
     assert {k: modelled.get(k) for k in KEYS} == real
+
+
+@pytest.mark.parametrize("ld", [True, False], ids=["ld", "no-ld"])
+@pytest.mark.parametrize("ld_now", ["OLD/lib64", "/mine:OLD/lib64", "", "no-record"],
+                         ids=["only-ours", "user-added", "empty", "no-record"])
+def test_model_equals_the_real_hook_when_cudaswitch_had_found_the_list_unset(tmp_path, ld, ld_now):
+    """The "found unset, unset it again" branch (HL4): an earlier switch found LD_LIBRARY_PATH unset, added its
+    lib64 and recorded both. Switching again, with or without LD_LIBRARY_PATH, gives in the model what the hook
+    gives: unset again when only our entry was there and nothing is added; the user's own entry kept."""
+    root = tmp_path / "cuda-12.9"
+    (root / "bin").mkdir(parents=True)
+    root, old = str(root), str(tmp_path / "cuda-11.3")
+    changes = changes_for_root(root)
+    if not ld:
+        del changes.prepend["LD_LIBRARY_PATH"]
+    start = {"PATH": f"{old}/bin:/usr/bin:/bin", "LD_LIBRARY_PATH": ld_now.replace("OLD", old),
+             "_CUDASWITCH_ADDED_PATH": f"{old}/bin", "_CUDASWITCH_ADDED_LD_LIBRARY_PATH": f"{old}/lib64",
+             "_CUDASWITCH_UNSET_LD_LIBRARY_PATH": "1"}
+    if ld_now == "no-record":  # an unset-record without its list record (a hand-edited shell): nothing is ours
+        start.update(LD_LIBRARY_PATH="")
+        del start["_CUDASWITCH_ADDED_LD_LIBRARY_PATH"]
+    modelled = apply(start, changes, LINUX, remove=recorded_entries(start, LINUX))
+    modelled["_CUDASWITCH_ADDED_PATH"] = root + "/bin"
+    real = hook_result(tmp_path, start, changes)
+    assert {k: modelled.get(k) for k in KEYS} == real
+    if not ld and ld_now == "OLD/lib64":
+        assert real["LD_LIBRARY_PATH"] is None  # the branch this test exists for
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_ENTRY = st.sampled_from(["/a", "/b", "/t/bin", "/o/bin", "", "/t/lib64", "/o/lib64"])
+_LIST = st.one_of(st.none(), st.lists(_ENTRY, max_size=5).map(":".join))
+
+
+@settings(max_examples=200, deadline=None)
+@given(path=_LIST, ld=_LIST, rec=st.one_of(st.none(), st.sampled_from(["/o/bin", "/t/bin"])),
+       ld_rec=st.one_of(st.none(), st.just("/o/lib64")), unset=st.booleans(), with_ld=st.booleans(),
+       home=st.one_of(st.none(), st.just(""), st.just("/o")))
+def test_the_two_python_models_agree(path, ld, rec, ld_rec, unset, with_ld, home):
+    """`apply` (what `run` and a smoke test without a real shell use) and `activated` (the plan `use` checks real
+    shells against) give the same four variables from any start."""
+    from cudaswitch.switching.activation import activated
+
+    start = {k: v for k, v in {"PATH": path, "LD_LIBRARY_PATH": ld, "CUDA_HOME": home, "_CUDASWITCH_ADDED_PATH": rec,
+                                "_CUDASWITCH_ADDED_LD_LIBRARY_PATH": ld_rec,
+                                "_CUDASWITCH_UNSET_LD_LIBRARY_PATH": "1" if unset else None}.items() if v is not None}
+    ch = Changes(scalars={"CUDA_PATH": "/t", "CUDA_HOME": "/t"}, prepend={"PATH": ["/t/bin"]})
+    if with_ld:
+        ch.prepend["LD_LIBRARY_PATH"] = ["/t/lib64"]
+    a = apply(start, ch, LINUX, remove=recorded_entries(start, LINUX))
+    b = activated(start, ch, ":")
+    assert {k: a.get(k) for k in KEYS[:4]} == {k: b.get(k) for k in KEYS[:4]}

@@ -254,3 +254,43 @@ def test_cmd_unsupported_hook_still_cleans_up_a_switch(wine, tmp_path, cuda_tree
     state = states[0]
     assert state["PATH"] == conda_export and "_CUDASWITCH_ADDED_PATH" not in state, out
     assert "is not switched in cmd.exe" in out
+
+
+@pytest.mark.parametrize("how", ["cmd /V:ON", "setlocal"])
+def test_cmd_switches_with_delayed_expansion_on_when_no_value_has_an_exclamation_mark(wine, tmp_path, cuda_tree, how):
+    """Delayed expansion is decided per value: on (cmd /V:ON, or EnableDelayedExpansion as the registry value
+    gives it), a PATH and CUDA_PATH without `!` are read unchanged, so the hook switches, and deactivating gives
+    back the start exactly."""
+    prefix, act, deact, tk = _hook_env(tmp_path, "env", cuda_tree)
+    path = rf"{prefix}\Library\bin;{SYSTEM_PATH};C:\Tools (x86)\bin"
+    flags = ("/V:ON",) if how == "cmd /V:ON" else ()
+    lines = ["@setlocal EnableDelayedExpansion"] if how == "setlocal" else []
+    rc, out, states = _run_lines(wine, tmp_path, lines + [
+        f'@set "PATH={path}"', f'@set "CONDA_PREFIX={prefix}"', r'@set "CUDA_PATH=C:\old cuda (x86)"',
+        f'@call "{act}"', "@echo __STATE__", "@set", f'@set "PATH={SYSTEM_PATH};C:\\Tools (x86)\\bin"',
+        '@set "CONDA_PREFIX="', f'@call "{deact}"', "@echo __STATE__", "@set"], *flags)
+    assert rc == 0 and "warning" not in out, out
+    active, after = states
+    assert active["PATH"] == ";".join(shells.bat_spelling(tk.bins)) + ";" + path, out
+    assert active["CUDA_PATH"] == active["CUDA_HOME"] == tk.root
+    assert after["PATH"] == rf"{SYSTEM_PATH};C:\Tools (x86)\bin" and after["CUDA_PATH"] == r"C:\old cuda (x86)"
+    assert not [k for k in after if k.startswith("_CUDASWITCH_")] and "CUDA_HOME" not in after
+
+
+@pytest.mark.parametrize("var", ["PATH", "CUDA_PATH"])
+def test_cmd_with_delayed_expansion_leaves_alone_only_a_value_with_an_exclamation_mark(wine, tmp_path, cuda_tree, var):
+    """The one value with a `!` is named; PATH and CUDA_PATH stay exactly as they were."""
+    prefix, act, deact, tk = _hook_env(tmp_path, "env", cuda_tree)
+    path = SYSTEM_PATH + (r";C:\it!s" if var == "PATH" else "")
+    cuda = r"C:\cuda!old" if var == "CUDA_PATH" else r"C:\cuda old"
+    rc, out, states = _run_lines(wine, tmp_path, [
+        f'@set "PATH={path}"', f'@set "CUDA_PATH={cuda}"', f'@call "{act}"', "@echo __STATE__", "@set"], "/V:OFF")
+    assert rc == 0 and "warning" not in out  # delayed expansion off: the `!` is harmless, the hook switches
+    assert states[0]["CUDA_PATH"] == tk.root
+    # as cmd /V:ON, switched on after the driver set the values (a `!` in a set line would be dropped there)
+    rc, out, states = _run_lines(wine, tmp_path, [
+        f'@set "PATH={path}"', f'@set "CUDA_PATH={cuda}"', "@setlocal EnableDelayedExpansion", f'@call "{act}"',
+        "@echo __STATE__", "@set"])
+    warnings = [ln for ln in out.splitlines() if "cudaswitch: warning: PATH left as it is" in ln]
+    assert rc == 0 and len(warnings) == 1 and f"and {var} has an exclamation mark" in warnings[0], out
+    assert states[0]["PATH"] == path and states[0]["CUDA_PATH"] == cuda

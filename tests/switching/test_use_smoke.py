@@ -47,3 +47,15 @@ def test_no_smoke_skips_it(torch_env_copy, real_trees, clean_env):
     r = run_cli(["use", "12.9", "-p", str(torch_env_copy), "--no-smoke"], env=env)
     assert r.returncode == 0, r.stderr
     assert "now uses CUDA 12.9.1" in r.stdout and "smoke test:" not in r.stdout
+
+
+def test_the_smoke_test_runs_in_the_real_shells_environment_and_fails_on_a_hook_that_breaks_path(
+        torch_env_copy, real_trees, clean_env):
+    """Every hook of this machine's shells broken in one line (the test seam): no shell gives the plan, so the
+    smoke test runs in what the first shell really left, and fails there although torch itself works."""
+    env = dict(clean_env, CUDASWITCH_SEARCH_PATH=str(real_trees),
+               CUDASWITCH_FAULT="corrupt@hook:sh,corrupt@hook:fish,corrupt@hook:csh")
+    r = run_cli(["use", "12.9", "-p", str(torch_env_copy), "--cpu-ok"], env=env, timeout=300)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "SWITCH_NOT_IN_EFFECT" in r.stdout and "bin-corrupted" in r.stdout, r.stdout
+    assert "the sh hook disagrees with the switch in bash" in r.stderr

@@ -1,0 +1,422 @@
+"""Run the hooks `use` wrote in every real shell of their kind on this machine before calling them good.
+
+A hook is a program in another language; the only proof it does what the plan says is to run it where it will run.
+For each shell present (bash, zsh, dash, fish, tcsh, pwsh; on Windows cmd.exe, Windows PowerShell, pwsh) one fresh
+non-interactive process without the user's startup files sources the activate hook the way conda does (inside a
+function where the shell has them; CALL for cmd.exe), from the start the smoke test uses (conda has activated the
+environment), and reports its environment; then, in the same process, PATH and CONDA_PREFIX are set as `conda
+deactivate` leaves them and the deactivate hook runs. What each step left (PATH, LD_LIBRARY_PATH, CUDA_PATH,
+CUDA_HOME and every `_CUDASWITCH_*` record) is compared entry for entry with the plan (`activation.activated`,
+`activation.deactivated`). The shells run in parallel. docs/guide/verification.md says what is checked where.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from cudaswitch.core import trust
+from cudaswitch.core.i18n import M
+from cudaswitch.switching import hookfiles
+from cudaswitch.switching.activation import LISTS, RECORD, Changes, activated, conda_activated, deactivated
+from cudaswitch.switching.shells import SHELLS, bat_spelling, quote_csh, quote_fish, quote_ps1, quote_sh
+
+MARK = "__CUDASWITCH_STATE__"
+# The dump: the shell's exported environment as JSON, from a child Python (only exported variables count). No
+# double quote, `%`, `!` or `^` in it, so every shell (and Windows PowerShell 5.1's native argument passing, which
+# mangles embedded double quotes) hands it over unchanged.
+_DUMP = "import os,json;print();print('" + MARK + "'+json.dumps(dict(os.environ)))"
+# Where the system's `env` is, it dumps instead (NUL-separated, so any value survives), at a fraction of a Python
+# start: most of what a check costs is its two dumps.
+ENV_PROGRAMS = ("/usr/bin/env", "/bin/env")
+
+
+def env_program() -> Optional[str]:
+    for path in ENV_PROGRAMS:
+        if os.path.isfile(path) and os.access(path, os.X_OK) and not trust.executable_problem(Path(path)):
+            return path
+    return None
+TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class RealShell:
+    """A shell that runs one kind of hook: its name, the hook's key in shells.SHELLS, the program, and the
+    arguments that start it without startup files and without a terminal, before the script's path."""
+
+    name: str
+    hook: str
+    program: str
+    args: Tuple[str, ...]
+    windows: bool = False
+    empty_is_unset: bool = False  # cannot hold an empty variable (cmd.exe, Windows PowerShell 5.1)
+    # lists in which the shell spells an empty element (the current folder) as '.', which means the same: fish
+    # imports PATH that way, the csh hook splits lists through tcsh's $path
+    dot_lists: Tuple[str, ...] = ()
+
+
+_PS_ARGS = ("-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass", "-File")
+LINUX_SHELLS = (
+    RealShell("bash", "sh", "bash", ("--noprofile", "--norc")),
+    RealShell("zsh", "sh", "zsh", ("-f",)),
+    RealShell("dash", "sh", "dash", ()),
+    RealShell("fish", "fish", "fish", ("--no-config",), dot_lists=("PATH",)),
+    RealShell("tcsh", "csh", "tcsh", ("-f",), dot_lists=("PATH", "LD_LIBRARY_PATH")),
+    RealShell("pwsh", "ps1", "pwsh", _PS_ARGS),
+)
+# cmd.exe with /d (no AutoRun) and /v:off: delayed expansion off whatever the registry says, as conda's own cmd
+# activation needs it; the hook's handling of delayed expansion is tested on its own (tests/switching/test_hooks_cmd.py).
+WINDOWS_SHELLS = (
+    RealShell("cmd.exe", "bat", "cmd", ("/d", "/v:off", "/c"), windows=True, empty_is_unset=True),
+    RealShell("Windows PowerShell", "ps1", "powershell", _PS_ARGS, windows=True, empty_is_unset=True),
+    RealShell("pwsh", "ps1", "pwsh", _PS_ARGS, windows=True),
+)
+
+
+@dataclass
+class Difference:
+    phase: str  # "activate" or "deactivate"
+    var: str
+    want: Optional[str]
+    got: Optional[str]
+    detail: str  # which entry, in words
+
+
+@dataclass
+class ShellCheck:
+    shell: str
+    hook: str
+    status: str  # "ok", "differs", "failed", "skipped", "not installed", "refused"
+    differences: List[Difference] = field(default_factory=list)
+    note: Optional[str] = None  # why it failed, was skipped or refused; a warning the hook printed
+    environ: Optional[Dict[str, str]] = None  # what the activate hook left (the whole exported environment)
+    seconds: float = 0.0
+
+
+@dataclass
+class Verification:
+    checks: List[ShellCheck]
+    removed: List[Path] = field(default_factory=list)  # hook files taken away because a shell disagreed
+
+    @property
+    def bad(self) -> List[ShellCheck]:
+        return [c for c in self.checks if c.status in ("differs", "failed")]
+
+    @property
+    def ok(self) -> bool:
+        return not self.bad
+
+    def environ(self) -> Optional[Dict[str, str]]:
+        """The environment the first verified shell's activate hook left; else the first that ran at all (so the
+        smoke test sees what a broken hook does); None when no shell ran."""
+        for status in ("ok", "differs"):
+            for c in self.checks:
+                if c.status == status and c.environ is not None:
+                    return dict(c.environ)
+        return None
+
+
+# ---- the plan ----------------------------------------------------------------------------------------------------
+
+def start_state(environ: Mapping[str, str], prefix: str, name: str, system) -> Dict[str, str]:
+    """Where the check starts, as the smoke test does: this process's environment without an earlier cudaswitch
+    switch (its records and our one copy of each recorded entry), then `conda activate PREFIX`."""
+    base = {k: v for k, v in deactivated(environ, system.pathsep, None).items() if not k.startswith(RECORD)}
+    start = conda_activated(base, prefix, system)
+    start["CONDA_DEFAULT_ENV"] = name
+    return start
+
+
+def conda_deactivated(environ: Mapping[str, str], conda_dirs: Sequence[str], sep: str) -> Dict[str, str]:
+    """What `conda deactivate` does before the deactivate hook runs: the env's folders off PATH, CONDA_PREFIX
+    gone."""
+    out = dict(environ)
+    out["PATH"] = sep.join(e for e in (environ.get("PATH") or "").split(sep) if e not in conda_dirs)
+    out.pop("CONDA_PREFIX", None)
+    return out
+
+
+def conda_dirs(prefix: str, system) -> List[str]:
+    """The folders `conda activate PREFIX` puts in front of PATH."""
+    return system.split_list(conda_activated({"PATH": ""}, prefix, system)["PATH"])
+
+
+def plan_for(shell: RealShell, changes: Changes, start: Mapping[str, str]) -> Dict[str, str]:
+    sep = ";" if shell.windows else ":"
+    if shell.hook == "bat":
+        changes = Changes(scalars=dict(changes.scalars), prepend={"PATH": changes.prepend.get("PATH", [])})
+    return activated(start, changes, sep, shell.empty_is_unset, bat_spelling if shell.hook == "bat" else None)
+
+
+# ---- one shell -----------------------------------------------------------------------------------------------------
+
+def _keys(*envs: Mapping[str, str]) -> List[str]:
+    keys = {"PATH", "LD_LIBRARY_PATH", "CUDA_PATH", "CUDA_HOME"}
+    for e in envs:
+        keys |= {k for k in e if k.upper().startswith(RECORD)}
+    return sorted(keys)
+
+
+def _norm(environ: Mapping[str, str], windows: bool, empty_is_unset: bool, dot_lists=(), sep=":") -> Dict[str, str]:
+    out = {(k.upper() if windows else k): v for k, v in environ.items()}
+    for k in dot_lists:  # these shells cannot tell a list holding one empty element from '': both count as '.'
+        if out.get(k) is not None:
+            out[k] = sep.join(e or "." for e in out[k].split(sep))
+    return {k: v for k, v in out.items() if not (empty_is_unset and v == "")}
+
+
+def compare(phase: str, want: Mapping[str, str], got: Mapping[str, str], sep: str, windows: bool = False,
+            empty_is_unset: bool = False, dot_lists: Sequence[str] = ()) -> List[Difference]:
+    """Entry for entry: every compared variable of `want` against `got`."""
+    w = _norm(want, windows, empty_is_unset, dot_lists, sep)
+    g = _norm(got, windows, empty_is_unset, dot_lists, sep)
+    out = []
+    for key in _keys(w, g):
+        a, b = w.get(key), g.get(key)
+        if a != b:
+            out.append(Difference(phase, key, a, b, _detail(key, a, b, sep)))
+    return out
+
+
+def _detail(var: str, want: Optional[str], got: Optional[str], sep: str) -> str:
+    if want is None:
+        return M("{var} is set to {got!r}, which the switch does not set", var=var, got=got)
+    if got is None:
+        return M("{var} is unset, expected {want!r}", var=var, want=want)
+    if var.upper() not in LISTS and not var.upper().startswith(f"{RECORD}ADDED_"):
+        return M("{var} is {got!r}, expected {want!r}", var=var, got=got, want=want)
+    a, b = want.split(sep), got.split(sep)
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return M("{var} entry {n} is {got!r}, expected {want!r}", var=var, n=i + 1, got=y, want=x)
+    if len(b) > len(a):
+        return M("{var} has {count} more entries than expected, from {extra!r}", var=var, count=len(b) - len(a),
+                 extra=b[len(a)])
+    return M("{var} lacks {count} expected entries, from {missing!r}", var=var, count=len(a) - len(b),
+             missing=a[len(b)])
+
+
+def driver(shell: RealShell, act: str, deact: str, python: str, start: Mapping[str, str],
+           after: Mapping[str, str], envprog: Optional[str] = None) -> Tuple[str, bytes]:
+    """(file extension, bytes) of the script one shell runs: activate as conda runs it, dump, leave PATH and
+    CONDA_PREFIX as `conda deactivate` does, deactivate, dump. For cmd.exe the start is set in the script
+    (wine does not hand PATH over from the process); the others get it as their environment. `envprog`: the
+    system's `env`, which dumps with `-0`; else a Python child dumps JSON."""
+    sep = ";" if shell.windows else ":"
+    path = after.get("PATH") or ""
+    q = {"sh": quote_sh, "fish": quote_fish, "csh": quote_csh, "ps1": quote_ps1}.get(shell.hook)
+    if q is not None and shell.hook != "ps1":
+        dump = f"echo {MARK}; {q(envprog)} -0" if envprog else f"{q(python)} -c {q(_DUMP)}"
+    if shell.hook == "sh":
+        lines = ["__cudaswitch_verify() { . \"$1\"; }", f"__cudaswitch_verify {q(act)}", dump,
+                 f"PATH={q(path)}; export PATH; unset CONDA_PREFIX", f"__cudaswitch_verify {q(deact)}", dump]
+        return "sh", ("\n".join(lines) + "\n").encode("utf-8")
+    if shell.hook == "fish":
+        entries = " ".join(q(e) for e in path.split(sep)) if path else "''"
+        lines = ["function __cudaswitch_verify", "    source $argv[1]", "end", f"__cudaswitch_verify {q(act)}", dump,
+                 f"set -gx PATH {entries}", "set -e CONDA_PREFIX", f"__cudaswitch_verify {q(deact)}", dump]
+        return "fish", ("\n".join(lines) + "\n").encode("utf-8")
+    if shell.hook == "csh":
+        lines = [f"source {q(act)}", dump.replace("; ", "\n"), f"setenv PATH {q(path)}", "unsetenv CONDA_PREFIX",
+                 f"source {q(deact)}", dump.replace("; ", "\n")]
+        return "csh", ("\n".join(lines) + "\n").encode("utf-8")
+    if shell.hook == "ps1":
+        lines = ["function __cudaswitch_verify([string]$hook) { . $hook }", f"__cudaswitch_verify {q(act)}",
+                 f"& {q(python)} -c {q(_DUMP)}", f"$Env:PATH = {q(path)}",
+                 "Remove-Item Env:CONDA_PREFIX -ErrorAction SilentlyContinue", f"__cudaswitch_verify {q(deact)}",
+                 f"& {q(python)} -c {q(_DUMP)}", "exit 0"]
+        text = "\n".join(lines) + "\n"
+        return "ps1", text.encode("ascii") if text.isascii() else text.encode("utf-8-sig")
+    # cmd.exe: `set` prints the environment (a Windows Python need not be reachable from cmd, e.g. under wine)
+    def setl(k, v):
+        return f'@set "{k}={v.replace("%", "%%")}"'
+    lines = [setl(k, v) for k, v in start.items() if k.upper() in {x.upper() for x in _keys(start)} |
+             {"CONDA_PREFIX"}]
+    lines += [f'@call "{act}"', f"@echo {MARK}", "@set", setl("PATH", path), '@set "CONDA_PREFIX="',
+              f'@call "{deact}"', f"@echo {MARK}", "@set", "@exit /b 0"]
+    return "bat", ("\r\n".join(lines) + "\r\n").encode("mbcs" if sys.platform == "win32" else "ascii")
+
+
+def _states(out: str, cmd: bool, nul: bool = False) -> List[Dict[str, str]]:
+    chunks = out.split(MARK)[1:]
+    if nul:  # `env -0` right after the marker line: NAME=VALUE, each ended by a NUL
+        return [dict(e.split("=", 1) for e in c[1:].split("\0")[:-1] if "=" in e) for c in chunks]
+    if not cmd:
+        return [json.loads(c.splitlines()[0]) for c in chunks if c.strip()]
+    states = []
+    for chunk in chunks:
+        lines = chunk.replace("\r", "").splitlines()[1:]
+        states.append(dict(ln.split("=", 1) for ln in lines if "=" in ln and not ln.startswith("=")))
+    return states
+
+
+Runner = Callable[..., "subprocess.CompletedProcess[bytes]"]
+
+
+def check_shell(shell: RealShell, program: str, prefix: str, changes: Changes, start: Dict[str, str],
+                dirs: Sequence[str], folder: Path, python: str = sys.executable,
+                run: Runner = trust.run_program, spell: Callable[[str], str] = str, launcher: Sequence[str] = (),
+                timeout: float = TIMEOUT) -> ShellCheck:
+    """Run one shell (see the module's doc); `spell` gives a path as that shell writes it (wine: `Z:\\...`),
+    `launcher` what starts it (wine)."""
+    from cudaswitch.core.fsutil import atomic_write
+
+    t0 = time.perf_counter()
+    record = SHELLS[shell.hook]
+    if record.cannot_express and record.cannot_express(changes):
+        return ShellCheck(shell.name, shell.hook, "skipped", note=record.cannot_express(changes))
+    sep = ";" if shell.windows else ":"
+    act = spell(str(hookfiles.hook_path(prefix, "activate", record)))
+    deact = spell(str(hookfiles.hook_path(prefix, "deactivate", record)))
+    plan = plan_for(shell, changes, start)
+    after_conda = conda_deactivated(plan, dirs, sep)
+    envprog = env_program() if shell.hook in ("sh", "fish", "csh") else None
+    try:
+        ext, data = driver(shell, act, deact, python, start, after_conda, envprog)
+    except UnicodeEncodeError:  # a value this console's code page cannot hold: cmd could not be handed it
+        return ShellCheck(shell.name, shell.hook, "skipped", note=M("a value cannot be written in this console's "
+                                                                    "code page"))
+    script = folder / f"verify-{shell.program}.{ext}"
+    atomic_write(script, data)
+    try:
+        proc = run([*launcher, program, *shell.args, spell(str(script))], env=start, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return ShellCheck(shell.name, shell.hook, "failed", note=M("it did not finish within {seconds} s",
+                                                                   seconds=int(timeout)),
+                          seconds=time.perf_counter() - t0)
+    except OSError as exc:
+        return ShellCheck(shell.name, shell.hook, "failed", note=M("it could not be started: {why}",
+                                                                   why=exc.strerror or exc))
+    seconds = time.perf_counter() - t0
+    out = proc.stdout.decode("utf-8", "replace")
+    err = proc.stderr.decode("utf-8", "replace").strip()
+    states = _states(out, shell.hook == "bat", nul=envprog is not None)
+    if not states and shell.hook == "ps1" and ("PSSecurityException" in err or "running scripts is disabled" in err):
+        # the execution policy stops every script here, conda's own PowerShell hooks included: nothing was run
+        return ShellCheck(shell.name, shell.hook, "skipped", seconds=seconds,
+                          note=M("its execution policy lets no script run"))
+    if len(states) != 2:
+        last = (err or out).strip().splitlines()[-1:] or [""]
+        return ShellCheck(shell.name, shell.hook, "failed", seconds=seconds,
+                          note=M("it exited with {code} before the hooks had run: {last}", code=proc.returncode,
+                                 last=last[0][:200]))
+    got_act, got_deact = states
+    warning = next((ln for ln in (err + "\n" + out).splitlines() if ln.startswith("cudaswitch: warning:")), None)
+    diffs = compare("activate", plan, got_act, sep, shell.windows, shell.empty_is_unset, shell.dot_lists)
+    if diffs and shell.hook == "bat" and warning and "PATH left as it is" in warning and \
+            not compare("activate", start, got_act, sep, shell.windows, shell.empty_is_unset):
+        # cmd.exe's hook left everything as it was and said why (PATH near the line limit): its own decision
+        return ShellCheck(shell.name, shell.hook, "skipped", note=warning, environ=_merged(start, got_act),
+                          seconds=seconds)
+    own = next((d for d in dirs if d.endswith("\\Library\\bin" if shell.windows else "/bin")), None)
+    want_back = deactivated(after_conda, sep, own, shell.empty_is_unset)
+    diffs += compare("deactivate", want_back, got_deact, sep, shell.windows, shell.empty_is_unset, shell.dot_lists)
+    return ShellCheck(shell.name, shell.hook, "differs" if diffs else "ok", diffs, warning,
+                      _merged(start, got_act), seconds)
+
+
+def _merged(start: Mapping[str, str], got: Mapping[str, str]) -> Dict[str, str]:
+    """The start with what the hook changed, as the real shell exported it (its own SHLVL, PWD, _ left out)."""
+    out = dict(start)
+    upper = {k.upper(): k for k in out}
+    for key in _keys(start, got):
+        real = next((v for k, v in got.items() if k.upper() == key.upper()), None)
+        name = upper.get(key.upper(), key)
+        if real is None:
+            out.pop(name, None)
+        else:
+            out[name] = real
+    return out
+
+
+# ---- every shell -----------------------------------------------------------------------------------------------
+
+def shells_here(system, table: Optional[Sequence[RealShell]] = None):
+    """([(shell, program path)], [shells not installed]) for this machine."""
+    table = table if table is not None else (WINDOWS_SHELLS if system.windows else LINUX_SHELLS)
+    present, missing = [], []
+    for sh in table:
+        found = system.which(sh.program)
+        (present.append((sh, str(system.local(found)))) if found else missing.append(sh))
+    return present, missing
+
+
+def verify(prefix: str, changes: Changes, start: Dict[str, str], dirs: Sequence[str],
+           shells: Sequence[Tuple[RealShell, str]], missing: Sequence[RealShell] = (), **kw) -> Verification:
+    """Every present shell in parallel, one process each; `dirs`: the folders conda put on PATH for the env. The
+    hooks of a kind any shell disagreed with are removed."""
+    import tempfile
+
+    slots: List[Optional[ShellCheck]] = [None] * len(shells)
+    try:
+        folder = tempfile.TemporaryDirectory(prefix="cudaswitch-verify-")
+    except OSError as exc:
+        return Verification([ShellCheck(sh.name, sh.hook, "skipped", note=M("no temporary folder: {why}",
+                                                                            why=exc.strerror or exc))
+                             for sh, _ in shells] + [ShellCheck(sh.name, sh.hook, "not installed") for sh in missing])
+    with folder as tmp:
+        with ThreadPoolExecutor(max_workers=max(1, len(shells))) as pool:
+            futures = {}
+            for i, (sh, program) in enumerate(shells):
+                why = trust.executable_problem(Path(program))
+                if why:
+                    slots[i] = ShellCheck(sh.name, sh.hook, "refused", note=M("{program} {why}", program=program,
+                                                                             why=why))
+                else:
+                    futures[i] = pool.submit(check_shell, sh, program, prefix, changes, start, dirs, Path(tmp), **kw)
+            for i, fut in futures.items():
+                slots[i] = fut.result()
+    result = Verification([c for c in slots if c is not None] +
+                          [ShellCheck(sh.name, sh.hook, "not installed") for sh in missing])
+    for key in sorted({c.hook for c in result.bad}):
+        result.removed += hookfiles.remove_shell_hooks(prefix, key)
+    return result
+
+
+def verify_use(env, changes: Changes, system, **kw) -> Verification:
+    """`use`'s check of the hooks it has just written into `env`, in the shells of this machine."""
+    present, missing = shells_here(system)
+    start = start_state(system.environ, env.prefix, env.name, system)
+    return verify(env.prefix, changes, start, conda_dirs(env.prefix, system), present, missing, **kw)
+
+
+# ---- what `use` says ---------------------------------------------------------------------------------------------
+
+def report_lines(result: Verification) -> Tuple[List[str], List[str]]:
+    """(lines for stdout, error lines for stderr), each a message to translate."""
+    out, err = [], []
+    ok = [c.shell for c in result.checks if c.status == "ok"]
+    if ok:
+        out.append(M("Hooks run in {shells}: each left what the switch plans, and deactivating gave back the "
+                     "start.", shells=", ".join(ok)))
+    for c in result.checks:
+        if c.status == "skipped":
+            out.append(M("{shell}: not checked: {why}", shell=c.shell, why=c.note))
+        elif c.status == "refused":
+            out.append(M("{shell}: not run: {why}", shell=c.shell, why=c.note))
+    missing = [c.shell for c in result.checks if c.status == "not installed"]
+    if missing:
+        out.append(M("Not checked (not installed here): {shells}.", shells=", ".join(missing)))
+    for c in result.bad:
+        if c.status == "failed":
+            err.append(M("the {ext} hook failed in {shell}: {why}", ext=c.hook, shell=c.shell, why=c.note))
+        firsts = {}
+        for d in c.differences:
+            firsts.setdefault(d.phase, d)  # the first difference of each step: the rest follow from it
+        for d in firsts.values():
+            err.append(M("the {ext} hook disagrees with the switch in {shell} after activation: {detail}", ext=c.hook,
+                         shell=c.shell, detail=d.detail) if d.phase == "activate" else
+                       M("the {ext} hook disagrees with the switch in {shell} after deactivation: {detail}",
+                         ext=c.hook, shell=c.shell, detail=d.detail))
+    if result.removed:
+        err.append(M("removed {files}: a hook that does not do what the switch plans is not left in place; the "
+                     "other shells' hooks stay; report this with the lines above",
+                     files=", ".join(str(p) for p in result.removed)))
+    return out, err

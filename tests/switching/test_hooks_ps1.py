@@ -1,0 +1,260 @@
+"""Every PowerShell file cudaswitch writes, parsed by a real PowerShell grammar and run by tests/pwsh_subset.py (no
+PowerShell runs on our machines): only the constructs of docs/design/activation.md ("PowerShell constructs"); the
+activate hook gives what the Python model gives, on Windows PowerShell 5.1 and PowerShell 7.5, on Windows and
+Linux; deactivate gives back the start; the reconciler cleans up after a switch to an env without hooks; and
+py-rattler's own PowerShell activation sets the same variables the same way (as text)."""
+
+from __future__ import annotations
+
+import pytest
+
+import pwsh_subset as ps
+from cudaswitch.switching import hookfiles as hooks
+from cudaswitch.switching.activation import Changes, apply, recorded_entries
+from cudaswitch.switching.startup import hooks_dir
+from cudaswitch.core.system import System
+
+WIN_ROOT = r"C:\Program Files (x86)\NVIDIA & Co\CUDA\v12.1 'q' [x]"
+LINUX_ROOT = "/opt/CUDA v11.8 (x86) & 'q' $HOME [x] 环境"
+OLD_ROOT = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v11.3"
+KEYS = ("PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH")
+VERSIONS = ("5.1", "7.5")  # an empty environment value: deleted on 5.1, kept on 7.5 (about_Environment_Variables)
+
+
+def changes(windows: bool, ld: bool = True) -> Changes:
+    root = WIN_ROOT if windows else LINUX_ROOT
+    sep = "\\" if windows else "/"
+    ch = Changes(scalars={"CUDA_PATH": root, "CUDA_HOME": root}, prepend={"PATH": [root + sep + "bin"]})
+    if windows:
+        ch.prepend["PATH"].append(root + sep + "libnvvp")
+    elif ld:
+        ch.prepend["LD_LIBRARY_PATH"] = [root + "/lib64"]
+    return ch
+
+
+def rendered(direction: str, windows: bool, ld: bool = True) -> str:
+    return hooks.render_hook("ps1", direction, changes(windows, ld), "12.1", windows=windows).decode("utf-8-sig")
+
+
+RENDERED = [(w, ld, d) for w in (True, False) for ld in ((True,) if w else (True, False)) for d in hooks.DIRECTIONS]
+
+
+@pytest.mark.parametrize("windows,ld,direction", RENDERED)
+def test_every_rendered_hook_uses_only_the_reviewed_constructs(windows, ld, direction):
+    assert ps.subset_problems(rendered(direction, windows, ld)) == []
+
+
+def test_reconciler_and_init_function_use_only_the_reviewed_constructs():
+    d = hooks_dir()
+    # their functions are the point (the prompt, the wrapper): output is allowed only where it is the purpose
+    assert ps.subset_problems((d / "reconcile.ps1").read_text(encoding="utf-8"), hook=False,
+                              output_ok=("prompt",)) == []
+    assert ps.subset_problems((d / "powershell.ps1").read_text(encoding="utf-8"), hook=False,
+                              output_ok=("cudaswitch",)) == []
+
+
+# Each fault class of the review, in the smallest form: the checker names every one.
+FAULTS = {
+    "function call inside @( )": "$__cs_x = @(__cs_Split 'PATH')\nRemove-Variable -Name '__cs_x'",
+    "return with a value": "function f { return ,@(1) }",
+    "unary comma": "$__cs_x = ,@('a')\nRemove-Variable -Name '__cs_x'",
+    "statement's output assigned": "$__cs_x = if ($true) { @('a') } else { @() }\nRemove-Variable -Name '__cs_x'",
+    "$null on the right": "$__cs_x = $Env:PATH -eq $null\nRemove-Variable -Name '__cs_x'",
+    "-split without SimpleMatch": "$__cs_x = $Env:PATH -split ';'\nRemove-Variable -Name '__cs_x'",
+    "reaches the pipeline": "$Env:PATH -join ';'",
+    "left in conda's scope": "$__cs_x = 1",
+    "not named $__cs_": "$x = 1\nRemove-Variable -Name 'x'",
+    "does not exist on Windows PowerShell 5.1": "if ($IsWindows) { $Env:A = '1' }",
+    "a function in a dot-sourced hook": "function g { $Env:A = '1' }",
+    "does not parse": "if ($true) { $Env:A = '1'",
+}
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_the_checker_names_each_fault_class(fault):
+    assert any(fault in p for p in ps.subset_problems(FAULTS[fault])), ps.subset_problems(FAULTS[fault])
+
+
+# The lines of the hook that replaced PATH with `<bin>;<libnvvp>;System.Object[]`, as they were.
+OLD_HOOK = r"""function __cs_Split([string]$Name) {
+    $v = [Environment]::GetEnvironmentVariable($Name)
+    if ($null -eq $v) { return ,@() }
+    return ,@($v -split [regex]::Escape([IO.Path]::PathSeparator))
+}
+$__cs_path = @('C:\cuda\bin', 'C:\cuda\libnvvp')
+$Env:PATH = (@($__cs_path) + @(__cs_Split 'PATH')) -join [IO.Path]::PathSeparator
+"""
+
+
+def test_the_interpreter_reproduces_the_fault_it_exists_for():
+    """PowerShell's rules as the interpreter applies them give exactly what the review found: so a hook it accepts
+    has been run under those rules, not merely read."""
+    got = ps.run(OLD_HOOK, {"Path": r"C:\env\Library\bin;C:\Windows\system32"}, windows=True)
+    assert got.env["Path"] == r"C:\cuda\bin;C:\cuda\libnvvp;System.Object[]"
+    assert ps.subset_problems(OLD_HOOK)  # and the checker refuses it before it is run
+
+
+def start_states(windows: bool):
+    """name -> start environment: conda has activated the env (its folder first on PATH)."""
+    sep = ";" if windows else ":"
+    env_bin = r"C:\envs\A\Library\bin" if windows else "/envs/A/bin"
+    system_path = [r"C:\Windows\system32", r"C:\Windows"] if windows else ["/usr/bin", "/bin"]
+    old_bins = [OLD_ROOT + r"\bin", OLD_ROOT + r"\libnvvp"] if windows else ["/usr/local/cuda-11.3/bin"]
+    ours = changes(windows).prepend["PATH"]
+    base = {"CONDA_PREFIX": r"C:\envs\A" if windows else "/envs/A", "PATH": sep.join([env_bin] + system_path)}
+    out = {
+        "plain": dict(base),
+        "scalars-set": dict(base, CUDA_PATH=OLD_ROOT, CUDA_HOME=""),
+        # NVIDIA's installer: every toolkit's folders at the end of PATH, CUDA_PATH the last one installed
+        "nvidia-installer": dict(base, PATH=sep.join([env_bin] + system_path + old_bins + ours), CUDA_PATH=OLD_ROOT),
+        # an earlier switch recorded its entries and conda re-exported them in front (conda-path-first)
+        "earlier-switch": dict(base, PATH=sep.join(old_bins + [env_bin] + system_path),
+                               _CUDASWITCH_ADDED_PATH=sep.join(old_bins), CUDA_PATH=OLD_ROOT,
+                               _CUDASWITCH_SAVED_CUDA_PATH="1", _CUDASWITCH_OLD_CUDA_PATH=r"C:\mine",
+                               _CUDASWITCH_SAVED_CUDA_HOME="1"),
+    }
+    if not windows:
+        # "found unset, unset it again" (HL4): LD_LIBRARY_PATH holds only an earlier hook's entry, and that hook
+        # had found it unset
+        out["ld-found-unset"] = dict(base, LD_LIBRARY_PATH="/usr/local/cuda-11.3/lib64",
+                                     _CUDASWITCH_ADDED_LD_LIBRARY_PATH="/usr/local/cuda-11.3/lib64",
+                                     _CUDASWITCH_UNSET_LD_LIBRARY_PATH="1")
+        out["ld-set"] = dict(base, LD_LIBRARY_PATH="/opt/x::/opt/y")
+    return out
+
+
+CASES = [(w, name, v) for w in (True, False) for name in start_states(w) for v in VERSIONS]
+
+
+def _system(windows):
+    return System(os="windows" if windows else "linux", environ={}, python_paths=[])
+
+
+def _norm(env, windows):
+    """The four variables as a model compares them (Windows names are case-insensitive)."""
+    low = {k.upper() if windows else k: v for k, v in env.items()}
+    return {k: low.get(k) for k in KEYS}
+
+
+@pytest.mark.parametrize("windows,start,version", CASES)
+def test_activate_is_the_model_and_deactivate_gives_back_the_start(windows, start, version):
+    initial = start_states(windows)[start]
+    system = _system(windows)
+    for ld in ((True,) if windows else (True, False)):
+        ch = changes(windows, ld)
+        act = ps.run(rendered("activate", windows, ld), initial, windows, version, isdir=lambda p: True)
+        assert act.output == [] and act.stderr == [] and act.variables == {}, act
+        want = apply(initial, ch, system, remove=recorded_entries(initial, system))
+        assert _norm(act.env, windows) == _norm(want, windows), (start, ld)
+        sep = ";" if windows else ":"
+        assert act.env["_CUDASWITCH_ADDED_PATH"] == sep.join(ch.prepend["PATH"])
+        again = ps.run(rendered("activate", windows, ld), act.env, windows, version, isdir=lambda p: True)
+        assert again.env == act.env, "HU5: a second activate changes nothing"
+        # conda deactivate: conda has already taken the env's folder off PATH, then runs the hook
+        env_bin = r"C:\envs\A\Library\bin" if windows else "/envs/A/bin"
+        after_conda = dict(act.env)
+        after_conda["PATH"] = sep.join(e for e in act.env["PATH"].split(sep) if e != env_bin)
+        after_conda.pop("CONDA_PREFIX")
+        deact = ps.run(rendered("deactivate", windows, ld), after_conda, windows, version)
+        assert deact.output == [] and deact.variables == {}
+        expect = {k: v for k, v in initial.items() if not k.startswith("_CUDASWITCH_") and k != "CONDA_PREFIX"}
+        expect["PATH"] = sep.join(e for e in initial["PATH"].split(sep) if e != env_bin)
+        for var, entries in recorded_entries(initial, system).items():  # an earlier hook's entries are gone too
+            if var in expect and entries:
+                kept = [e for e in expect[var].split(sep)]
+                for e in entries:
+                    kept.remove(e)
+                if kept or not initial.get(f"_CUDASWITCH_UNSET_{var}"):
+                    expect[var] = sep.join(kept)
+                else:
+                    expect.pop(var)
+        if initial.get("_CUDASWITCH_SAVED_CUDA_PATH"):  # the first writer's backup is what comes back (HS2)
+            expect["CUDA_PATH"] = initial.get("_CUDASWITCH_OLD_CUDA_PATH")
+            expect["CUDA_HOME"] = initial.get("_CUDASWITCH_OLD_CUDA_HOME")
+            expect = {k: v for k, v in expect.items() if v is not None}
+        if version == "5.1":
+            expect = {k: v for k, v in expect.items() if v != ""}  # 5.1 cannot hold an empty variable
+        assert {k.upper() if windows else k: v for k, v in deact.env.items()} == \
+            {k.upper() if windows else k: v for k, v in expect.items()}, (start, ld)
+
+
+@pytest.mark.parametrize("windows", [True, False])
+def test_reconciler_cleans_up_a_switch_to_an_env_without_hooks(windows, tmp_path):
+    """conda#14762: after A's deactivate hook conda re-exports A's entry; at the next prompt the reconciler takes
+    our one copy out, restores the scalars, clears every record, and writes nothing into the prompt text."""
+    sep = ";" if windows else ":"
+    initial = start_states(windows)["nvidia-installer"]
+    act = ps.run(rendered("activate", windows), initial, windows, isdir=lambda p: True)
+    leaked = dict(act.env, CONDA_PREFIX=str(tmp_path / "env C"))  # no cudaswitch hook there
+    for k in ("_CUDASWITCH_SAVED_CUDA_PATH", "_CUDASWITCH_OLD_CUDA_PATH", "_CUDASWITCH_SAVED_CUDA_HOME", "CUDA_HOME"):
+        leaked.pop(k, None)  # A's deactivate hook restored the scalars already; only the PATH entry and record leak
+    leaked["CUDA_PATH"] = initial["CUDA_PATH"]
+    text = (hooks_dir() / "reconcile.ps1").read_text(encoding="utf-8")
+    got = ps.run(text, leaked, windows, call="__cudaswitch_reconcile", isfile=lambda p: False)
+    assert got.output == []
+    assert got.env["PATH"].split(sep) == initial["PATH"].split(sep)  # the user's own copies of ours stay
+    assert not [k for k in got.env if k.startswith("_CUDASWITCH_")]
+    # with a full backup left (the switch skipped A's deactivate hook) the scalars come back too
+    full = dict(act.env, CONDA_PREFIX=str(tmp_path / "env C"))
+    got = ps.run(text, full, windows, call="__cudaswitch_reconcile", isfile=lambda p: False)
+    assert _norm(got.env, windows) == _norm(initial, windows)
+    # in an env that has its own hook the reconciler leaves everything alone
+    got = ps.run(text, full, windows, call="__cudaswitch_reconcile", isfile=lambda p: True)
+    assert {k: v for k, v in got.env.items() if k != "CUDASWITCH_RECONCILER"} == full
+
+
+def test_rattler_sets_the_same_variables_as_text(tmp_path):
+    """py-rattler's PowerShell activation (an independent activator) dot-sources our activate.d/*.ps1 and sets
+    PATH, CUDA_HOME and CUDA_PATH (from the env's env_vars) as strings. Run through the same interpreter, its
+    script and our hook give one PATH string with the toolkit once in front, never an array."""
+    rattler = pytest.importorskip("rattler.shell")
+    prefix = tmp_path / "env"
+    (prefix / "conda-meta").mkdir(parents=True)
+    (prefix / "conda-meta" / "state").write_text('{"env_vars": {"CUDA_HOME": "/opt/old", "CUDA_PATH": "/opt/old"}}')
+    hooks.write_hooks(str(prefix), changes(False), "11.8")
+    av = rattler.ActivationVariables(current_path=["/usr/bin", "/bin"],
+                                     path_modification_behavior=rattler.PathModificationBehavior.Replace)
+    script = str(rattler.activate(prefix, av, rattler.Shell.powershell).script)
+    hook = prefix / "etc" / "conda" / "activate.d" / "cudaswitch.ps1"
+    assert f'. "{hook}"' in script  # rattler runs our .ps1 the way conda does: dot-sourced
+    lines = [ln for ln in script.splitlines() if ln.startswith("${Env:")]
+    assert {ln.split("}")[0][6:] for ln in lines} >= {"PATH", "CUDA_HOME", "CUDA_PATH"}
+    own = "\n".join(ln.replace(":$Env:PATH", "") for ln in lines)  # rattler's PATH line appends the old PATH
+    first = ps.run(own, {"PATH": "/usr/bin:/bin"}, windows=False)
+    got = ps.run(hook.read_text(encoding="utf-8-sig"), first.env, windows=False, isdir=lambda p: True)
+    path = got.env["PATH"].split(":")
+    assert path[0] == LINUX_ROOT + "/bin" and path.count(LINUX_ROOT + "/bin") == 1
+    assert path[1:] == first.env["PATH"].split(":") and "System.Object[]" not in got.env["PATH"]
+    assert got.env["CUDA_HOME"] == got.env["CUDA_PATH"] == LINUX_ROOT
+
+
+
+@pytest.mark.parametrize("windows,start,version", CASES)
+def test_every_record_is_what_the_plan_says(windows, start, version):
+    """The whole environment, records included, against the plan `use` checks real shells with
+    (activation.activated / deactivated): after activate; after deactivate on a switch (the env's folder still on
+    PATH: the PATH record stays, HL3) and on `conda deactivate` (it goes)."""
+    from cudaswitch.switching.activation import activated, deactivated
+
+    sep = ";" if windows else ":"
+    empty = version < "7.5"
+    initial = start_states(windows)[start]
+    env_bin = r"C:\envs\A\Library\bin" if windows else "/envs/A/bin"
+
+    def same(a, b):
+        up = (lambda d: {k.upper(): v for k, v in d.items() if not (empty and v == "")}) if windows else \
+            (lambda d: {k: v for k, v in d.items() if not (empty and v == "")})
+        return up(a) == up(b)
+
+    for ld in ((True,) if windows else (True, False)):
+        act = ps.run(rendered("activate", windows, ld), initial, windows, version, isdir=lambda p: True)
+        assert same(act.env, activated(initial, changes(windows, ld), sep, empty)), (start, ld)
+        switch = ps.run(rendered("deactivate", windows, ld), act.env, windows, version)
+        assert same(switch.env, deactivated(act.env, sep, env_bin, empty))
+        assert switch.env.get("_CUDASWITCH_ADDED_PATH")  # kept for the next hook (HL3)
+        gone = dict(act.env)
+        gone.pop("CONDA_PREFIX")
+        gone["PATH"] = sep.join(e for e in act.env["PATH"].split(sep) if e != env_bin)
+        off = ps.run(rendered("deactivate", windows, ld), gone, windows, version)
+        assert same(off.env, deactivated(gone, sep, env_bin, empty))
+        assert not [k for k in off.env if k.startswith("_CUDASWITCH_")]

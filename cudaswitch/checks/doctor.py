@@ -21,6 +21,7 @@ from cudaswitch.checks.driver import Driver
 from cudaswitch.checks.torchenv import torch_installs
 from cudaswitch.core.errors import UsageError
 from cudaswitch.core.i18n import M, N_, _, tr
+from cudaswitch.core.shellquote import for_user
 from cudaswitch.core.system import System
 
 
@@ -324,7 +325,7 @@ def run_doctor(system: System, env=None) -> DoctorReport:
                                                               "{root}, which is no longer there", version=st.version,
                                                               root=st.root),
                                 M("run `cudaswitch use X.Y -p {prefix}` with an installed toolkit ('cudaswitch list' "
-                                  "shows them)", prefix=env.prefix)))
+                                  "shows them)", prefix=for_user([env.prefix], system.environ, system.windows))))
     findings += shell_findings(state, system)
     findings += ldconf_findings(system, found.toolkits, selected.root if selected else None)
     findings += driver_findings(driver, in_use, system)

@@ -58,9 +58,12 @@ def run_recommend(system: System, name: Optional[str] = None, prefix: Optional[s
         if env is not None:
             python_version = torch_installs(env.prefix).get("python")
             if not python_version:
+                from cudaswitch.core.shellquote import for_user
+
                 raise UsageError(M("environment {name} ({prefix}) has no Python installed: install one "
-                                   "('conda install -n {name} python'), or give --python X.Y", name=env.name,
-                                   prefix=env.prefix))
+                                   "('{command}'), or give --python X.Y", name=env.name, prefix=env.prefix,
+                                   command=for_user(["conda", "install", "-p", env.prefix, "python"], system.environ,
+                                                    system.windows)))
             py_source = M("environment {name}", name=env.name)
         else:
             python_version = "%d.%d" % sys.version_info[:2]

@@ -22,6 +22,7 @@ from cudaswitch.checks.driver import Driver
 from cudaswitch.checks.runner import run_probe
 from cudaswitch.checks.torchenv import torch_installs
 from cudaswitch.core.i18n import M, N_
+from cudaswitch.core.shellquote import for_user
 from cudaswitch.core.system import System
 
 DEFAULT_TIMEOUT = 180.0
@@ -142,7 +143,7 @@ def _foreign_python(env) -> Optional[Finding]:
     if not why:
         return None
     fix = M("run it as that user: {hint} cudaswitch smoke -p {prefix}", hint=trust.owner_hint(Path(env.prefix)),
-            prefix=env.prefix)
+            prefix=for_user([env.prefix]))
     return finding("PYTHON_FOREIGN", INFO, M("not run: {why}, and cudaswitch runs as {user}; it does not run a program "
                                              "another user could have replaced; {fix}", why=why,
                                              user=trust.user_name(trust.euid()), fix=fix), fix)
@@ -162,13 +163,14 @@ def run_smoke(env, system: Optional[System] = None, timeout: Optional[float] = D
         pre.append(finding("TOOLKIT_MISSING", WARNING, M("the environment was switched to CUDA {version} at {root}, "
                                                          "which is no longer there", version=state.version,
                                                          root=state.root),
-                           M("run `cudaswitch use X.Y -p {prefix}` with an installed toolkit", prefix=env.prefix)))
+                           M("run `cudaswitch use X.Y -p {prefix}` with an installed toolkit",
+                             prefix=for_user([env.prefix], system.environ, system.windows))))
     tk_json = toolkit.to_json() if toolkit is not None else None
     env_json = env.to_json()
     python = env.python
     if not os.path.isfile(python):
         f = finding("PYTHON_MISSING", INFO, M("{python} does not exist", python=python),
-                    f"conda install -p {env.prefix} python")
+                    for_user(["conda", "install", "-p", env.prefix, "python"], system.environ, system.windows))
         return _report("skip", [f] + pre, env_json, {}, {}, drivers.quick(system), tk_json, {}, None, cpu_ok, t0, {})
     foreign = _foreign_python(env)
     if foreign:

@@ -294,7 +294,8 @@ def smoke_lines(report: SmokeReport) -> List[str]:
                                                                           detail=tr(c['detail'])))
     for f in report.findings:
         lines.append(f"  {severity_label(f.severity)}   {f.code}: {tr(f.cause)}")
-        if f.fix and f.fix != "-" and f.severity != INFO:
+        # a skipped test's reason (no torch, no Python) is information, but what to do about it is the next step
+        if f.fix and f.fix != "-" and (f.severity != INFO or report.status == "skip"):
             lines.append(f"  {'':<8}   " + _("fix: {fix}").format(fix=tr(f.fix)))
     verdict = {"pass": _("PASS"), "fail": _("FAIL"), "skip": _("SKIP")}[report.status]
     lines.append(_("result: {verdict} ({code}: {cause}; {result})").format(

@@ -165,11 +165,21 @@ def status(as_json):
 @handle_errors
 def envs(as_json):
     """Every conda environment: the toolkit cudaswitch switches it to, torch and its CUDA/cuDNN, pip CUDA wheels,
-    the last smoke test. Read from files only."""
+    the last smoke test. Read from files only.
+
+    Exit 1 when no conda installation and no environment is found (the JSON record is still printed)."""
+    from cudaswitch.core.errors import CudaswitchError
+    from cudaswitch.core.i18n import N_
     from cudaswitch.discovery.envs_report import envs_report, table_rows
     from cudaswitch.cli.output import table
 
     report = envs_report(_system())
+    if not report["envs"] and not report["conda"]["root_prefix"]:
+        if as_json:
+            _json_out(report)
+        raise CudaswitchError(N_("no conda found: CONDA_EXE is not set and no conda environment is known; run this "
+                                 "where 'conda activate' works (after 'conda init'), or set CONDA_EXE to your conda "
+                                 "program (e.g. ~/miniconda3/bin/conda)"))
     if as_json:
         return _json_out(report)
     headers = ["", _("NAME"), _("PREFIX"), "CUDA", "TORCH", _("PIP CUDA"), _("SMOKE")]

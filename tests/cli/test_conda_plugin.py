@@ -67,6 +67,12 @@ def test_conda_cuda_is_cudaswitch(args, conda_env, real_conda):
         ours.stderr.replace("python -m cudaswitch", "cudaswitch")
 
 
+def test_bare_conda_cuda_prints_the_help(conda_env, real_conda):
+    r = real_conda.run(["cuda"], env=conda_env, check=False)
+    assert r.returncode == 2 and "error:" not in r.stderr
+    assert "Usage: conda cuda [OPTIONS] COMMAND [ARGS]..." in r.stderr and "Commands:" in r.stderr
+
+
 def test_conda_cuda_use_switches_like_cudaswitch(tmp_path, conda_env, real_conda):
     p = _prefix(tmp_path)
     r = real_conda.run(["cuda", "use", "12.9", "-p", str(p), "--no-smoke"], env=conda_env, check=False)

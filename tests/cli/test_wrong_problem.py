@@ -1,0 +1,43 @@
+"""Messages that name the problem the user has (not click's, not another one), and the bare command's help."""
+
+import json
+import sys
+from pathlib import Path
+
+from conftest import one_line_error, run_cli
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fake_torch"))
+
+import envs  # noqa: E402
+
+
+def test_install_cudnn_of_an_unpacked_folder_says_to_give_the_archive(tmp_path, clean_env):
+    folder = tmp_path / "cudnn-linux-x86_64-9.10.2.21_cuda12-archive"
+    (folder / "include").mkdir(parents=True)
+    line = one_line_error(run_cli(["install-cudnn", str(folder), "--cuda", "12.9"], env=clean_env), 2)
+    assert "is a folder" in line and "the .zip or .tar.xz that folder was unpacked from" in line
+    assert "is a directory" not in line
+
+
+def test_envs_without_any_conda_says_so_and_exits_1(tmp_path, clean_env):
+    clean_env.update(HOME=str(tmp_path), PATH="/usr/bin:/bin", XDG_CONFIG_HOME=str(tmp_path / "cfg"))
+    line = one_line_error(run_cli(["envs"], env=clean_env), 1)
+    assert "no conda found" in line and "CONDA_EXE" in line
+    r = run_cli(["envs", "--json"], env=clean_env)
+    assert r.returncode == 1 and json.loads(r.stdout)["envs"] == []
+
+
+def test_smoke_without_torch_says_how_to_get_it(tmp_path, clean_env):
+    prefix = envs.make_env(tmp_path)
+    r = run_cli(["smoke", "-p", str(prefix)], env=clean_env)
+    assert r.returncode == 0, r.stderr
+    assert "TORCH_NOT_INSTALLED" in r.stdout
+    assert "fix: install torch; `cudaswitch recommend` prints the pip line" in r.stdout
+
+
+def test_bare_command_prints_the_help_and_exits_2(clean_env):
+    r = run_cli([], env=clean_env)
+    assert r.returncode == 2
+    out = r.stdout + r.stderr
+    assert "Usage: cudaswitch [OPTIONS] COMMAND [ARGS]..." in out and "Commands:" in out
+    assert "error:" not in out

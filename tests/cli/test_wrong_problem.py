@@ -41,3 +41,36 @@ def test_bare_command_prints_the_help_and_exits_2(clean_env):
     out = r.stdout + r.stderr
     assert "Usage: cudaswitch [OPTIONS] COMMAND [ARGS]..." in out and "Commands:" in out
     assert "error:" not in out
+
+
+def _display_columns(text):
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def test_tables_pad_cjk_names_by_display_width_in_the_c_locale(tmp_path, clean_env):
+    """`envs` lists a folder named in Chinese; under LANG=C.UTF-8 (English) every column still starts at the same
+    terminal column on every line."""
+    from conftest import make_env
+
+    envs_dir = tmp_path / "envs"
+    for name in ("空 格", "plain", "混合mix"):
+        make_env(envs_dir / name)
+    clean_env.update(CONDA_ENVS_DIRS=str(envs_dir), LANG="C.UTF-8", HOME=str(tmp_path))
+    clean_env.pop("CUDASWITCH_LANG", None)
+    r = run_cli(["envs"], env=clean_env)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    header = lines[0]
+    cuda_at = _display_columns(header[:header.index("CUDA")])
+    rows = [x for x in lines[1:] if str(envs_dir) in x]
+    assert len(rows) == 3
+    for row in rows:
+        cell = row.split(str(envs_dir))[1]
+        prefix_end = row.index(str(envs_dir)) + len(str(envs_dir)) + len(cell.split("  ")[0])
+        assert _display_columns(row[:prefix_end]) < cuda_at
+        # the CUDA column ('-') starts where its header does
+        rest = row[prefix_end:]
+        start = prefix_end + (len(rest) - len(rest.lstrip(" ")))
+        assert _display_columns(row[:start]) == cuda_at, (header, row)

@@ -152,11 +152,17 @@ def status(as_json):
                 hint=tr(apply_now_hint(report["name"], report["prefix"], system.windows, system))))
     for w in state.warnings + (_no_nvcc_note(active, system, system.environ.get("PATH")) if active else []):
         click.echo(warning_line(w))
+    from cudaswitch.switching.startup import reconciler_missing
+
+    missing = reconciler_missing("powershell" if system.windows else system.environ.get("SHELL"), system.environ)
     for entry in (report or {}).get("leftover_path", []):
-        click.echo(warning_line(M(
-            "PATH still holds {entry}, added by a cudaswitch environment this shell switched away from (conda "
-            "re-exports it, conda#14762); it goes when you deactivate back through that environment, or in a new "
-            "shell", entry=entry)))
+        said = M("PATH still holds {entry}, added by a cudaswitch environment this shell switched away from (conda "
+                 "re-exports it, conda#14762); it goes when you deactivate back through that environment, or in a "
+                 "new shell", entry=entry)
+        if missing or system.environ.get("CUDASWITCH_RECONCILER") != "1":  # the cleanup that removes it at the prompt
+            said = M("{said}; 'cudaswitch init {shell} --install' adds a prompt-time cleanup that removes it",
+                     said=said, shell=missing or "SHELL")
+        click.echo(warning_line(said))
 
 
 

@@ -74,3 +74,33 @@ def test_tables_pad_cjk_names_by_display_width_in_the_c_locale(tmp_path, clean_e
         rest = row[prefix_end:]
         start = prefix_end + (len(rest) - len(rest.lstrip(" ")))
         assert _display_columns(row[:start]) == cuda_at, (header, row)
+
+
+def test_init_without_shell_takes_it_from_shell_and_says_so(tmp_path, clean_env):
+    for shell, name in (("/usr/bin/fish", "fish"), ("/bin/zsh", "zsh"), ("/bin/tcsh", "tcsh")):
+        env = dict(clean_env, SHELL=shell, HOME=str(tmp_path))
+        plain = run_cli(["init"], env=env)
+        assert plain.returncode == 0 and plain.stdout == run_cli(["init", name], env=env).stdout
+        rc = tmp_path / f"rc-{name}"
+        r = run_cli(["init", "--install", "--rc-file", str(rc)], env=env)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.strip() == f"Added to {rc}; open a new shell to use it. (shell {name}, from $SHELL={shell})"
+        explicit = tmp_path / f"explicit-{name}"
+        assert run_cli(["init", name, "--install", "--rc-file", str(explicit)], env=env).returncode == 0
+        assert rc.read_text(encoding="utf-8") == explicit.read_text(encoding="utf-8")
+    line = one_line_error(run_cli(["init"], env={k: v for k, v in clean_env.items() if k != "SHELL"}), 2)
+    assert "$SHELL is not set" in line and "bash" in line and "powershell" in line
+    line = one_line_error(run_cli(["init"], env=dict(clean_env, SHELL="/bin/sh")), 2)
+    assert "not a shell cudaswitch init knows" in line
+
+
+def test_status_names_the_init_that_removes_a_leftover_path_entry(tmp_path, clean_env):
+    from conftest import make_env
+
+    prefix = make_env(tmp_path / "envs" / "e")
+    left = str(tmp_path / "old-cuda" / "bin")
+    env = dict(clean_env, CONDA_PREFIX=str(prefix), CONDA_DEFAULT_ENV="e", SHELL="/bin/zsh",
+               _CUDASWITCH_ADDED_PATH=left, PATH=f"{left}:/usr/bin:/bin")
+    r = run_cli(["status"], env=env)
+    line = next(x for x in (r.stdout + r.stderr).splitlines() if "PATH still holds" in x)
+    assert line.endswith("; 'cudaswitch init zsh --install' adds a prompt-time cleanup that removes it"), line

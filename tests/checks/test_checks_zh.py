@@ -224,7 +224,7 @@ def test_recommend_reads_in_chinese_and_its_json_does_not_change(clean_env):
 def test_conda_doctor_and_the_note_after_an_update_read_in_chinese(tmp_path, clean_env, real_conda, real_trees):
     import nvidia_wheels
     from conftest import REPO, run_cli
-    from test_conda_plugin import _plugin_dir, _prefix
+    from realconda import plugin_prefix as _prefix, plugin_site as _plugin_dir
 
     home = tmp_path / "home"
     home.mkdir()

@@ -41,8 +41,9 @@ def health_check(prefix: str, verbose: bool) -> None:
     checks = health(prefix)
     bad = [c for c in checks if not c.ok]
     if not bad:
-        print(f"{OK_MARK} " + _("CUDA (cudaswitch): {checks}.").format(checks="; ".join(tr(c.message) for c in checks))
-              + "\n")
+        # '; ' joins the checks in English, '；' in Chinese (glossary.md, punctuation)
+        joined = _("; ").join(tr(c.message) for c in checks)
+        print(f"{OK_MARK} " + _("CUDA (cudaswitch): {checks}.").format(checks=joined) + "\n")
         return
     print(f"{X_MARK} " + _("CUDA (cudaswitch):"))
     for c in bad:

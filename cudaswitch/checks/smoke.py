@@ -93,6 +93,11 @@ class SmokeReport:
                 "findings": [f.to_json() for f in self.findings], "probe": self.probe, "seconds": self.seconds}
 
 
+# the chain's status words: --json keeps them as they are, human lines translate them
+CHAIN_WORDS = {w: w for w in (N_("ok"), N_("unknown"), N_("mismatch"), N_("missing"), N_("too-old"),
+                              N_("minor-compat"), N_("beyond tables"), N_("not listed"))}
+
+
 def _chain(torch: Dict, driver: Driver, toolkit: Optional[Dict], windows: bool) -> List[Dict]:
     """driver -> torch's CUDA -> toolkit -> GPU arch: one line each, with a status."""
     from cudaswitch.checks import knowledge
@@ -290,8 +295,8 @@ def smoke_lines(report: SmokeReport) -> List[str]:
         lines.append(_("  probe      timed out at stage {stage}").format(stage=stage) if pm.get('timed_out') else
                      _("  probe      exit {code} at stage {stage}").format(code=pm.get('returncode'), stage=stage))
     for c in report.chain:
-        lines.append(_("  chain      {check}: {status} ({detail})").format(check=tr(c['check']), status=c['status'],
-                                                                          detail=tr(c['detail'])))
+        lines.append(_("  chain      {check}: {status} ({detail})").format(
+            check=tr(c['check']), status=tr(CHAIN_WORDS.get(c['status'], c['status'])), detail=tr(c['detail'])))
     for f in report.findings:
         lines.append(f"  {severity_label(f.severity)}   {f.code}: {tr(f.cause)}")
         # a skipped test's reason (no torch, no Python) is information, but what to do about it is the next step

@@ -7,7 +7,18 @@ import sys
 import click
 
 from cudaswitch.cli.common import _discover, _json_out, _no_nvcc_note, _system, _warn, handle_errors
-from cudaswitch.core.i18n import M, _
+from cudaswitch.core.i18n import M, N_, _, tr
+
+
+def _source_label(source: str) -> str:
+    """`list`'s SOURCE in the user's language: the kinds of place are words (search path, nvcc on PATH); folders,
+    variable names and registry keys are names and stay as they are."""
+    words = {"search path": N_("search path"), "nvcc on PATH": N_("nvcc on PATH"), "conda env": N_("conda env"),
+             "pip wheels": N_("pip wheels"), "command line": N_("command line"),
+             "debian-package": N_("debian-package")}
+    if source.startswith("registry "):
+        return _("registry {key}").format(key=source[len("registry "):])
+    return tr(words[source]) if source in words else source
 
 
 @click.command("list")
@@ -34,7 +45,8 @@ def list_cmd(as_json):
         rows = []
         for tk in found.toolkits:
             notes = list(tk.flags) + ([_("alias {names}").format(names=", ".join(tk.aliases))] if tk.aliases else [])
-            rows.append(["*" if tk.root == state.active else "", tk.version, tk.root, ", ".join(tk.sources),
+            rows.append(["*" if tk.root == state.active else "", tk.version, tk.root,
+                         ", ".join(_source_label(s) for s in tk.sources),
                          _("yes") if tk.nvcc else _("no"), tk.cudnn or "-", "; ".join(notes)])
         if rows:
             click.echo(table(["", _("VERSION"), _("ROOT"), _("SOURCE"), "NVCC", "CUDNN", _("NOTES")], rows))

@@ -46,7 +46,7 @@ def list_cmd(as_json):
         for tk in found.toolkits:
             notes = list(tk.flags) + ([_("alias {names}").format(names=", ".join(tk.aliases))] if tk.aliases else [])
             rows.append(["*" if tk.root == state.active else "", tk.version, tk.root,
-                         ", ".join(_source_label(s) for s in tk.sources),
+                         _(", ").join(_source_label(s) for s in tk.sources),  # '、' in Chinese
                          _("yes") if tk.nvcc else _("no"), tk.cudnn or "-", "; ".join(notes)])
         if rows:
             click.echo(table(["", _("VERSION"), _("ROOT"), _("SOURCE"), "NVCC", "CUDNN", _("NOTES")], rows))

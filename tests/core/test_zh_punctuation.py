@@ -41,7 +41,7 @@ def test_chinese_text_uses_full_width_punctuation():
 
 
 def test_a_list_joined_by_semicolons_is_joined_full_width():
-    assert catalog()["; "] == "；"
+    assert catalog()["; "] == "；" and catalog()[", "] == "、"
 
 
 @pytest.mark.parametrize("word", ["ok", "unknown", "mismatch", "missing", "too-old", "minor-compat", "beyond tables",

@@ -55,7 +55,7 @@ def install_cudnn(archive, cuda, into_env, env_name, env_prefix, dry_run, force,
         raise UsageError(M("{archive} is a folder: install-cudnn installs from the archive NVIDIA ships (the .zip or "
                            ".tar.xz that folder was unpacked from), whose every file it checks and records so that "
                            "'cudaswitch uninstall-cudnn' can undo it; give that archive (download it again from "
-                           "https://developer.nvidia.com/cudnn-downloads if it is gone)", archive=archive))
+                           "https://developer.nvidia.com/cudnn if it is gone)", archive=archive))
     if not os.path.isfile(archive):
         raise UsageError(M("no such archive: {archive}", archive=archive))
     say = (lambda m: None) if (quiet or as_json) else click.echo

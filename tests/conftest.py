@@ -5,6 +5,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+# the fake-torch helpers (envs, texts) too, so that a test file importing them runs alone, whatever was collected
+sys.path.insert(0, str(Path(__file__).parent / "fake_torch"))
 
 import cudatrees  # noqa: E402
 import seams  # noqa: E402

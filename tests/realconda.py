@@ -83,3 +83,37 @@ def find_conda() -> Optional[RealConda]:
     if out.returncode != 0 or not out.stdout.strip():
         return None
     return RealConda(argv=argv, root=out.stdout.strip().splitlines()[-1])
+
+
+# ---- cudaswitch as conda's plugin ------------------------------------------------------------------------------
+
+def plugin_site(base: Path) -> Path:
+    """A folder that, on conda's PYTHONPATH, makes this checkout conda's `cudaswitch` plugin: a dist-info with the
+    entry point pyproject.toml declares, and click and platformdirs (conda's Python lacks them). Shared by the tests
+    of the plugin in every folder, so that each test file runs alone."""
+    import click
+    import platformdirs
+
+    from cudaswitch import __version__
+
+    repo = Path(__file__).resolve().parent.parent
+    d = base / "site"
+    info = d / f"cudaswitch-{__version__}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: cudaswitch\nVersion: {__version__}\n")
+    text = (repo / "pyproject.toml").read_text()
+    assert '[project.entry-points.conda]\ncudaswitch = "cudaswitch.conda_plugin"' in text
+    (info / "entry_points.txt").write_text("[conda]\ncudaswitch = cudaswitch.conda_plugin\n")
+    for mod in (click, platformdirs):
+        (d / mod.__name__).symlink_to(Path(mod.__file__).parent)
+    return d
+
+
+def plugin_prefix(base: Path, name: str = "p") -> Path:
+    """An environment under base/envs with a Python 3.11 site-packages folder, for the plugin's checks."""
+    from conftest import make_env
+
+    p = make_env(base / "envs" / name)
+    (p / "lib" / "python3.11" / "site-packages").mkdir(parents=True)
+    return p
+

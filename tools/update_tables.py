@@ -7,7 +7,9 @@
 release lists (torch per Python version, torchvision, torchaudio, nvidia-cudnn-cu11/-cu12/-cu13, nvidia-cuda-nvcc[-cu12]),
 and `pip install --dry-run --report` for each torch / torchvision / torchaudio release, which reads the index's
 metadata files (PEP 658) instead of downloading wheels: the default Linux torch wheel's `Requires-Dist` names its CUDA
-(`cuda-toolkit==13.2.2` or `nvidia-cuda-runtime-cu12==12.8.90`) and cuDNN (`nvidia-cudnn-cu13==9.26.0.51`). The
+(`cuda-toolkit==13.2.2` or `nvidia-cuda-runtime-cu12==12.8.90`) and cuDNN (`nvidia-cudnn-cu13==9.26.0.51`). The one
+thing pip cannot tell is when a release was published: PyTorch publishes torch, torchvision and torchaudio together,
+on one day, so the day of each release comes from PyPI's JSON API (`/pypi/NAME/json`, the files' `upload_time`). The
 result is a JSON snapshot, committed, so `apply` and the tests never need the network.
 
 `apply` prints every row it would add or change; `--write` rewrites the CSV files. Rows from richer sources (e.g.
@@ -35,6 +37,11 @@ PYTHONS = ["3.9", "3.10", "3.11", "3.12", "3.13", "3.14", "3.15"]
 PLATFORM = "manylinux_2_28_x86_64"
 SRC_PYPI = "S119"  # PyPI metadata of torch/torchvision/torchaudio wheels (this script)
 SRC_PYPI_NVIDIA = "S120"  # PyPI release lists of NVIDIA's wheels (this script)
+SRC_PYPI_DATES = "S131"  # PyPI JSON API: the day each torch / torchvision / torchaudio release was uploaded
+# torchaudio 2.11 is built against torch's stable ABI and "works with PyTorch 2.11 and with every future PyTorch
+# release" (its compatibility matrix, S132); its 2.11.0 wheels declare no torch requirement at all, so the registry
+# cannot tell this and it is written here. {package: (series, first torch it works with, source)}
+STABLE_ABI = {"torchaudio": ("2.11", "2.11", "S132")}
 # CUDA 13.x minor -> driver branch (sources.csv S41 names where from); PyPI cannot tell drivers.
 DRIVER_BRANCH = {(13, 3): "R610", (13, 4): "R615"}
 
@@ -76,6 +83,15 @@ def metadata(spec: str, python: str) -> Optional[dict]:
             "requires_dist": md.get("requires_dist", []), "url": item["download_info"]["url"]}
 
 
+def upload_days(name: str) -> Dict[str, str]:
+    """{version: 'YYYY-MM-DD'} of the first file of each release, from PyPI's JSON API."""
+    import urllib.request
+
+    with urllib.request.urlopen(f"https://pypi.org/pypi/{name}/json", timeout=120) as r:  # noqa: S310 (fixed URL)
+        releases = json.loads(r.read().decode("utf-8"))["releases"]
+    return {v: min(f["upload_time"] for f in files)[:10] for v, files in releases.items() if files and "+" not in v}
+
+
 def fetch(since: str) -> dict:
     floor = vt(since)
     torch_all = [v for v in index_versions("torch") if vt(v) >= floor]
@@ -99,7 +115,10 @@ def fetch(since: str) -> dict:
             if pin:
                 companions[name][v] = pin
                 print(f"{name} {v}: torch {pin}", file=sys.stderr)
-    return {"since": since, "platform": PLATFORM, "torch": torch, **companions,
+    uploaded = {name: {v: day for v, day in upload_days(name).items()
+                       if v in torch or v in companions.get(name, {}) or _in_stable_series(name, v)}
+                for name in ("torch", "torchvision", "torchaudio")}
+    return {"since": since, "platform": PLATFORM, "torch": torch, **companions, "uploaded": uploaded,
             "nvidia-cudnn-cu11": index_versions("nvidia-cudnn-cu11"),
             "nvidia-cudnn-cu12": index_versions("nvidia-cudnn-cu12"),
             "nvidia-cudnn-cu13": index_versions("nvidia-cudnn-cu13"),
@@ -121,6 +140,20 @@ def default_build(requires_dist: List[str]) -> Tuple[Optional[str], Optional[str
         if m:
             cudnn = m.group(1)
     return cuda, cudnn
+
+
+# A companion column's value when PyTorch published no such package for that torch: recommend says so and leaves it
+# out of the pip line (an empty cell would read as 'not looked up').
+NONE = "none"
+
+
+def _join_src(*keys: str) -> str:
+    out: List[str] = []
+    for part in keys:
+        for k in (part or "").split(";"):
+            if k.strip() and k.strip() not in out:
+                out.append(k.strip())
+    return ";".join(out)
 
 
 def _py_range(pys: List[str]) -> str:
@@ -153,10 +186,34 @@ def _write(name: str, fields: List[str], rows: List[Dict[str, str]]) -> None:
     (DATA / name).write_text("\n".join(out) + "\n", encoding="utf-8")
 
 
-def _companion(snapshot: dict, name: str, torch: str) -> str:
-    hits = [v for v, pin in snapshot.get(name, {}).items() if pin == torch] or \
-        [v for v, pin in snapshot.get(name, {}).items() if vt(pin)[:2] == vt(torch)[:2]]
-    return max(hits, key=vt) if hits else ""
+def _in_stable_series(name: str, version: str) -> bool:
+    series = STABLE_ABI.get(name)
+    return bool(series) and vt(version)[:2] == vt(series[0])[:2]
+
+
+def _companion(snapshot: dict, name: str, torch: str) -> Tuple[str, str]:
+    """(version, source) of the torchvision or torchaudio published for this torch release; ('', '') when none.
+
+    First the release uploaded on torch's own day whose torch requirement admits it (PyTorch publishes the three
+    together; a later torchvision pinned 'torch>=2.14.0' also admits 2.14.0 but was published with 2.15.0). Then,
+    for a torch with no companion of its own that day, the newest release of a stable-ABI series (STABLE_ABI)
+    published by that day."""
+    days = snapshot.get("uploaded", {})
+    day = days.get("torch", {}).get(torch)
+    pins = snapshot.get(name, {})
+    mine = days.get(name, {})
+    same_day = [v for v, d in mine.items() if day and d == day and vt(pins.get(v, torch)) <= vt(torch)]
+    if same_day:
+        return max(same_day, key=vt), SRC_PYPI_DATES
+    exact = [v for v, pin in pins.items() if pin == torch and not mine]
+    if exact:  # a snapshot without upload days: the exact pin
+        return max(exact, key=vt), SRC_PYPI
+    series = STABLE_ABI.get(name)
+    if series and day and vt(torch)[:2] >= vt(series[1])[:2]:
+        stable = [v for v, d in mine.items() if _in_stable_series(name, v) and d <= day]
+        if stable:
+            return max(stable, key=vt), series[2]
+    return "", ""
 
 
 def plan(snapshot: dict) -> Dict[str, Tuple[List[str], List[Dict[str, str]], List[str]]]:
@@ -182,22 +239,29 @@ def plan(snapshot: dict) -> Dict[str, Tuple[List[str], List[Dict[str, str]], Lis
                           key=lambda t: int(t[2:]))
             tag_text = ", ".join(tags) if known else (f"{tags[0]} (PyPI default; other builds on "
                                                       "download.pytorch.org not listed)" if tags else "")
-            row = {"torch": v, "torchvision": _companion(snapshot, "torchvision", v),
-                   "torchaudio": _companion(snapshot, "torchaudio", v),
+            vision, vision_src = _companion(snapshot, "torchvision", v)
+            audio, audio_src = _companion(snapshot, "torchaudio", v)
+            row = {"torch": v, "torchvision": vision or NONE, "torchaudio": audio or NONE,
                    "cuda_wheel_tags (Linux+Windows)": tag_text,
                    "pypi_default_linux": default, "python (torchvision README)": _py_range(torch[v]["pythons"]),
                    "confidence": "high (PyPI metadata)" + ("; tags from torch_release.csv" if known else
                                                           "; default build only"),
-                   "src": SRC_PYPI + (";" + known_src if known else "")}
+                   "src": _join_src(SRC_PYPI, known_src if known else "", vision_src, audio_src)}
             rows.append(row)
             by_torch[v] = row
             changes.append(f"+ torch {v}: default {default}, Python {row['python (torchvision README)']}, "
                            f"torchvision {row['torchvision'] or '-'}, torchaudio {row['torchaudio'] or '-'}")
-        elif row["pypi_default_linux"] != default:
-            changes.append(f"~ torch {v}: pypi_default_linux {row['pypi_default_linux']!r} -> {default!r}")
-            row["pypi_default_linux"] = default
-            if SRC_PYPI not in row["src"]:
-                row["src"] = row["src"] + ";" + SRC_PYPI
+        else:
+            if row["pypi_default_linux"] != default:
+                changes.append(f"~ torch {v}: pypi_default_linux {row['pypi_default_linux']!r} -> {default!r}")
+                row["pypi_default_linux"] = default
+                row["src"] = _join_src(row["src"], SRC_PYPI)
+            for name in ("torchvision", "torchaudio"):
+                found, src = _companion(snapshot, name, v)
+                if (found or NONE) != row[name]:
+                    changes.append(f"~ torch {v}: {name} {row[name]!r} -> {found or NONE!r}")
+                    row[name] = found or NONE
+                    row["src"] = _join_src(row["src"], src)
     rows.sort(key=lambda r: vt(r["torch"]), reverse=True)
     result["torch_wheels.csv"] = (fields, rows, changes)
 

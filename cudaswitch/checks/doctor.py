@@ -22,6 +22,7 @@ from cudaswitch.checks.severities import severity as table_severity
 from cudaswitch.checks.torchenv import torch_installs
 from cudaswitch.core.errors import UsageError
 from cudaswitch.core.i18n import M, N_, _, tr
+from cudaswitch.core.shellquote import for_user
 from cudaswitch.core.system import System
 
 

@@ -366,17 +366,48 @@ def pip_line(w: TorchWheel, tag: str) -> Tuple[str, str]:
         url = f"{INDEX}/{tag}"
         return url, f"pip install {' '.join(pkgs)} --index-url {url}"
     if v >= (1, 11):
+        # PyPI serves these versions too (its own default build): the local version (+cu113) makes pip take the
+        # build chosen here from the extra index, as PyTorch's own install lines for these releases do
         url = f"{INDEX}/{tag}"
-        return url, f"pip install {' '.join(pkgs)} --extra-index-url {url}"
+        return url, f"pip install {' '.join(p + f'+{tag}' for p in pkgs)} --extra-index-url {url}"
     url = f"{INDEX}/torch_stable.html"
     pkgs = [p + f"+{tag}" for p in pkgs]
     return url, f"pip install {' '.join(pkgs)} -f {url}"
 
 
+def _python_reason(w: TorchWheel, pv: Version, lo: Optional[Version], hi: Optional[Version]) -> str:
+    return M("Python {python} is in torch {torch}'s range ({lo}-{hi})", python=vstr(pv[:2]) if pv else "-",
+             torch=w.torch, lo=vstr(lo) if lo else "-", hi=vstr(hi) if hi else "-")
+
+
 def recommend(driver_cuda_max: Optional[str], python: str, windows: bool = False, capability: Optional[str] = None,
-              torch: Optional[str] = None) -> Recommendation:
+              torch: Optional[str] = None, toolkit: Optional[str] = None) -> Recommendation:
     """The newest torch/torchvision/torchaudio triplet whose wheels exist for this Python, whose CUDA build the driver
-    runs (build CUDA <= the driver's maximum) and, where section 5.3 knows, that carries kernels for the GPU."""
+    runs (build CUDA <= the driver's maximum) and, where section 5.3 knows, that carries kernels for the GPU.
+
+    With a toolkit (CUDA X.Y), only builds of its major count, as torch.utils.cpp_extension refuses another major:
+    a build of exactly X.Y first (what nvcc compiles extensions with), else the newest build below it."""
+    if toolkit:
+        tk = vtuple(toolkit)[:2]
+        rec = _recommend(driver_cuda_max, python, windows, capability, torch, lambda t: tag_cuda(t) == tk)
+        if rec.ok:
+            rec.reasons.insert(0, M("its build matches the toolkit: CUDA {cuda} ({tag})", cuda=vstr(tk), tag=rec.tag))
+            return rec
+        near = _recommend(driver_cuda_max, python, windows, capability, torch,
+                          lambda t: tag_cuda(t)[0] == tk[0] and tag_cuda(t) <= tk)
+        if near.ok:
+            near.reasons.insert(0, M("no torch build for exactly CUDA {cuda} fits; {tag} is the nearest below it in "
+                                     "the toolkit's major (extensions build with its nvcc)", cuda=vstr(tk),
+                                     tag=near.tag))
+            return near
+        near.reasons = [M("no torch build of CUDA {major}.x up to {cuda} fits the toolkit: {why}", major=tk[0],
+                          cuda=vstr(tk), why=near.reasons[0] if near.reasons else M("no candidate"))]
+        return near
+    return _recommend(driver_cuda_max, python, windows, capability, torch, None)
+
+
+def _recommend(driver_cuda_max: Optional[str], python: str, windows: bool, capability: Optional[str],
+               torch: Optional[str], build_ok) -> Recommendation:
     pv = vtuple(python)
     wheels = torch_wheels()
     if torch:
@@ -397,12 +428,18 @@ def recommend(driver_cuda_max: Optional[str], python: str, windows: bool = False
             skipped.append(M("torch {torch}: no wheel for Python {python} (supports {lo}-{hi})", torch=w.torch,
                              python=vstr(pv[:2]), lo=vstr(lo) if lo else '?', hi=vstr(hi) if hi else '?'))
             continue
-        if not driver_cuda_max:
+        if not driver_cuda_max and build_ok is None:
             url, cmd = pip_line(w, "cpu")
             return Recommendation(True, w.torch, w.torchvision, w.torchaudio, "cpu", url, cmd,
-                                  [N_("no NVIDIA driver found: the CPU build")], skipped, w.src)
-        dmax = vtuple(driver_cuda_max)
-        fitting = [t for t in reversed(w.tags) if tag_cuda(t) <= dmax[:2]]
+                                  [N_("no NVIDIA driver found: the CPU build"), _python_reason(w, pv, lo, hi)],
+                                  skipped, w.src)
+        dmax = vtuple(driver_cuda_max) if driver_cuda_max else ()
+        fitting = [t for t in reversed(w.tags) if (not dmax or tag_cuda(t) <= dmax[:2])
+                   and (build_ok is None or build_ok(t))]
+        if build_ok is not None and not [t for t in w.tags if build_ok(t)]:
+            skipped.append(M("torch {torch}: no build for the toolkit's CUDA (builds: {tags})", torch=w.torch,
+                             tags=", ".join(w.tags) or "none"))
+            continue
         chosen, arch = None, None
         for t in fitting:
             if capability:
@@ -420,8 +457,9 @@ def recommend(driver_cuda_max: Optional[str], python: str, windows: bool = False
             continue
         url, cmd = pip_line(w, chosen)
         reasons = [M("driver supports CUDA {driver} >= {build} ({tag})", driver=vstr(dmax[:2]),
-                     build=vstr(tag_cuda(chosen)), tag=chosen),
-                   M("Python {python} is in torch {torch}'s range", python=vstr(pv[:2]) if pv else '?', torch=w.torch)]
+                     build=vstr(tag_cuda(chosen)), tag=chosen) if dmax else
+                   N_("note: no NVIDIA driver found: this CUDA build needs one to run on a GPU"),
+                   _python_reason(w, pv, lo, hi)]
         if capability and arch is not None:
             reasons.append(M("its kernels cover GPU compute capability {cap} [{src}]", cap=capability, src=arch[1]))
         elif capability:
@@ -432,8 +470,8 @@ def recommend(driver_cuda_max: Optional[str], python: str, windows: bool = False
         if w.confidence != "high":
             reasons.append(M("table row confidence: {confidence}", confidence=w.confidence))
         newer = next(((n, t) for n in torch_wheels() if n.version > w.version for t in n.tags
-                      if tag_cuda(t)[0] == dmax[0] and tag_cuda(t) > dmax[:2]), None)
-        mm = major_min_driver(dmax[0], windows)
+                      if dmax and tag_cuda(t)[0] == dmax[0] and tag_cuda(t) > dmax[:2]), None)
+        mm = major_min_driver(dmax[0], windows) if dmax and build_ok is None else None
         if newer and mm:
             reasons.append(M("note: newer builds such as torch {torch}+{tag} also run on a CUDA {major}.x driver >= "
                              "{driver} under minor-version compatibility (no PTX JIT) [{src}]; pass --cuda {cuda} to "

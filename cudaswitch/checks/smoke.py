@@ -24,6 +24,7 @@ from cudaswitch.checks.runner import run_probe
 from cudaswitch.checks.severities import fails
 from cudaswitch.checks.torchenv import torch_installs
 from cudaswitch.core.i18n import M, N_
+from cudaswitch.core.shellquote import for_user
 from cudaswitch.core.system import System
 
 DEFAULT_TIMEOUT = 180.0
@@ -120,6 +121,11 @@ class SmokeReport:
                 "findings": [f.to_json() for f in self.findings], "probe": self.probe, "seconds": self.seconds}
 
 
+# the chain's status words: --json keeps them as they are, human lines translate them
+CHAIN_WORDS = {w: w for w in (N_("ok"), N_("unknown"), N_("mismatch"), N_("missing"), N_("too-old"),
+                              N_("minor-compat"), N_("beyond tables"), N_("not listed"))}
+
+
 def _chain(torch: Dict, driver: Driver, toolkit: Optional[Dict], windows: bool) -> List[Dict]:
     """driver -> torch's CUDA -> toolkit -> GPU arch: one line each, with a status."""
     from cudaswitch.checks import knowledge
@@ -170,7 +176,7 @@ def _foreign_python(env) -> Optional[Finding]:
     if not why:
         return None
     fix = M("run it as that user: {hint} cudaswitch smoke -p {prefix}", hint=trust.owner_hint(Path(env.prefix)),
-            prefix=env.prefix)
+            prefix=for_user([env.prefix]))
     return finding("PYTHON_FOREIGN", INFO, M("not run: {why}, and cudaswitch runs as {user}; it does not run a program "
                                              "another user could have replaced; {fix}", why=why,
                                              user=trust.user_name(trust.euid()), fix=fix), fix)
@@ -234,7 +240,8 @@ def run_smoke(env, system: Optional[System] = None, timeout: Optional[float] = D
     python = env.python
     if not os.path.isfile(python):
         f = _python_unreadable(python, env.prefix) or finding(
-            "PYTHON_MISSING", INFO, M("{python} does not exist", python=python), f"conda install -p {env.prefix} python")
+            "PYTHON_MISSING", INFO, M("{python} does not exist", python=python),
+            for_user(["conda", "install", "-p", env.prefix, "python"], system.environ, system.windows))
         return _report("skip", [f] + pre, env_json, {}, {}, drivers.quick(system), tk_json, {}, None, cpu_ok, t0, {})
     foreign = _foreign_python(env)
     if foreign:
@@ -366,11 +373,12 @@ def smoke_lines(report: SmokeReport) -> List[str]:
                      _("  probe      exit {code} at stage {stage}").format(code=exit_status(pm.get('returncode')),
                                                                             stage=stage))
     for c in report.chain:
-        lines.append(_("  chain      {check}: {status} ({detail})").format(check=tr(c['check']), status=c['status'],
-                                                                          detail=tr(c['detail'])))
+        lines.append(_("  chain      {check}: {status} ({detail})").format(
+            check=tr(c['check']), status=tr(CHAIN_WORDS.get(c['status'], c['status'])), detail=tr(c['detail'])))
     for f in report.findings:
         lines.append(f"  {severity_label(f.severity)}   {f.code}: {tr(f.cause)}")
-        if f.fix and f.fix != "-" and f.severity != INFO:
+        # a skipped test's reason (no torch, no Python) is information, but what to do about it is the next step
+        if f.fix and f.fix != "-" and (f.severity != INFO or report.status == "skip"):
             lines.append(f"  {'':<8}   " + _("fix: {fix}").format(fix=tr(f.fix)))
     verdict = {"pass": _("PASS"), "fail": _("FAIL"), "skip": _("SKIP")}[report.status]
     lines.append(_("result: {verdict} ({code}: {cause}; {result})").format(

@@ -25,19 +25,24 @@ def switch_findings(prefix: str, version: str, root: str, ld_library_path: bool,
     from cudaswitch.checks import knowledge
     from cudaswitch.discovery.envs_report import _nvidia_wheels, torch_build
 
+    from cudaswitch.core.shellquote import for_user
+
+    # pasteable: quoted for the user's shell (a prefix such as "D:\实验 环境" stays one word)
+    pasted = for_user([prefix], system.environ if system is not None else None,
+                      system.windows if system is not None else None)
     out: List[Finding] = []
     if not (system.local(root) if system is not None else Path(root)).is_dir():
         out.append(_f("TOOLKIT_MISSING", M("the environment was switched to CUDA {version} at {root}, which is no "
                                            "longer there", version=version, root=root),
                       M("run `cudaswitch use X.Y -p {prefix}` with an installed toolkit ('cudaswitch list' shows "
-                        "them)", prefix=prefix)))
+                        "them)", prefix=pasted)))
     torch = torch_build(prefix)
     if torch and torch.get("cuda") and knowledge.same_major(torch["cuda"], version) is False:
         out.append(_f("TORCH_TOOLKIT_MAJOR_MISMATCH",
                       M("torch {torch} was built for CUDA {cuda} but the environment uses CUDA {version}: "
                         "torch.utils.cpp_extension refuses to build extensions with another CUDA major",
                         torch=torch['version'], cuda=torch['cuda'], version=version),
-                      f"cudaswitch use {knowledge.vstr(knowledge.vtuple(torch['cuda'])[:2])} -p {prefix}"))
+                      f"cudaswitch use {knowledge.vstr(knowledge.vtuple(torch['cuda'])[:2])} -p {pasted}"))
     if ld_library_path:
         wheels = _nvidia_wheels(prefix)
         if wheels:
@@ -47,7 +52,7 @@ def switch_findings(prefix: str, version: str, root: str, ld_library_path: bool,
                             "first on LD_LIBRARY_PATH: torch then loads the toolkit's CUDA libraries instead of its "
                             "wheels', which breaks it when they are older ('undefined symbol __nvJitLink...')",
                             wheels=shown, version=version),
-                          f"cudaswitch use --refresh --no-ld-library-path -p {prefix}"))
+                          f"cudaswitch use --refresh --no-ld-library-path -p {pasted}"))
     return out
 
 

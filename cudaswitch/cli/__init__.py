@@ -45,6 +45,11 @@ class _Context(click.Context):
         return formatter(self)
 
 
+# click 8.2+ raises it for a group called with no arguments (and prints the help to stderr, exit 2); older clicks
+# print the help themselves
+_NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
 class _OneLineErrors(click.Group):
     """click's own usage errors (unknown option, bad value, missing argument) as one line like every other error,
     instead of click's three-line usage block."""
@@ -60,6 +65,9 @@ class _OneLineErrors(click.Group):
         try:
             try:
                 super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            except _NO_ARGS_IS_HELP as exc:  # bare `cudaswitch`: the help itself, not squashed into one error line
+                exc.show()
+                sys.exit(exc.exit_code)
             except click.UsageError as exc:
                 where = exc.ctx.command_path if exc.ctx is not None else "cudaswitch"
                 _fail(M("{message} (see '{where} --help')", message=_click_message(exc), where=where), exc.exit_code)

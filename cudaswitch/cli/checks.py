@@ -78,11 +78,14 @@ def doctor(name, prefix, as_json):
 @click.option("--cuda", "cuda_max", callback=_version_arg, metavar="X.Y",
               help="The driver's maximum CUDA version (default: asked from the driver).")
 @click.option("--cc", "capability", callback=_version_arg, metavar="X.Y", help="GPU compute capability.")
+@click.option("--toolkit", metavar="SELECTOR",
+              help="Match this CUDA toolkit's version (as for 'use': 11.3, cu113, a folder); default: the one the "
+                   "environment was switched to.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @handle_errors
-def recommend(name, prefix, torch_version, python_version, cuda_max, capability, as_json):
+def recommend(name, prefix, torch_version, python_version, cuda_max, capability, toolkit, as_json):
     """The torch/torchvision/torchaudio versions and the pip line that fit this driver, GPU, Python and OS."""
     from cudaswitch.checks.recommend import recommend_lines, run_recommend
 
-    report = run_recommend(_system(), name, prefix, torch_version, python_version, cuda_max, capability)
+    report = run_recommend(_system(), name, prefix, torch_version, python_version, cuda_max, capability, toolkit)
     _report_out(report, recommend_lines, as_json)

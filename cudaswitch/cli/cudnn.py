@@ -20,7 +20,7 @@ def _progress(path, quiet, label):
 
 
 @click.command("install-cudnn")
-@click.argument("archive", type=click.Path(dir_okay=False))
+@click.argument("archive", type=click.Path())  # a folder gets our own hint below, not click's "is a directory"
 @click.option("--cuda", "cuda", metavar="SELECTOR", help="Toolkit to install into (version or folder).")
 @click.option("--into-env", is_flag=True, help="Install into a conda environment instead (no admin rights needed).")
 @click.option("-n", "--name", "env_name", metavar="NAME", help="With --into-env: the environment's name.")
@@ -43,6 +43,11 @@ def install_cudnn(archive, cuda, into_env, env_name, env_prefix, dry_run, force,
     if cuda and (into_env or env_name or env_prefix):
         raise UsageError(N_("--cuda installs into a toolkit, --into-env/-n/-p into a conda environment: give one of "
                             "them"))
+    if os.path.isdir(archive):
+        raise UsageError(M("{archive} is a folder: install-cudnn installs from the archive NVIDIA ships (the .zip or "
+                           ".tar.xz that folder was unpacked from), whose every file it checks and records so that "
+                           "'cudaswitch uninstall-cudnn' can undo it; give that archive (download it again from "
+                           "https://developer.nvidia.com/cudnn if it is gone)", archive=archive))
     if not os.path.isfile(archive):
         raise UsageError(M("no such archive: {archive}", archive=archive))
     say = (lambda m: None) if (quiet or as_json) else click.echo

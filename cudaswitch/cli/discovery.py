@@ -8,7 +8,18 @@ import sys
 import click
 
 from cudaswitch.cli.common import _discover, _json_out, _no_nvcc_note, _note, _system, _warn, handle_errors
-from cudaswitch.core.i18n import M, _
+from cudaswitch.core.i18n import M, N_, _, tr
+
+
+def _source_label(source: str) -> str:
+    """`list`'s SOURCE in the user's language: the kinds of place are words (search path, nvcc on PATH); folders,
+    variable names and registry keys are names and stay as they are."""
+    words = {"search path": N_("search path"), "nvcc on PATH": N_("nvcc on PATH"), "conda env": N_("conda env"),
+             "pip wheels": N_("pip wheels"), "command line": N_("command line"),
+             "debian-package": N_("debian-package")}
+    if source.startswith("registry "):
+        return _("registry {key}").format(key=source[len("registry "):])
+    return tr(words[source]) if source in words else source
 
 
 @click.command("list")
@@ -35,7 +46,8 @@ def list_cmd(as_json):
         rows = []
         for tk in found.toolkits:
             notes = list(tk.flags) + ([_("alias {names}").format(names=", ".join(tk.aliases))] if tk.aliases else [])
-            rows.append(["*" if tk.root == state.active else "", tk.version, tk.root, ", ".join(tk.sources),
+            rows.append(["*" if tk.root == state.active else "", tk.version, tk.root,
+                         _(", ").join(_source_label(s) for s in tk.sources),  # '、' in Chinese
                          _("yes") if tk.nvcc else _("no"), tk.cudnn or "-", "; ".join(notes)])
         if rows:
             click.echo(table(["", _("VERSION"), _("ROOT"), _("SOURCE"), "NVCC", "CUDNN", _("NOTES")], rows))
@@ -183,11 +195,17 @@ def status(as_json):
     for w in state.warnings + (_no_nvcc_note(active, system, system.environ.get("PATH")) if active else []) + \
             module_warnings:
         click.echo(warning_line(w))
+    from cudaswitch.switching.startup import reconciler_missing
+
+    missing = reconciler_missing("powershell" if system.windows else system.environ.get("SHELL"), system.environ)
     for entry in (report or {}).get("leftover_path", []):
-        click.echo(warning_line(M(
-            "PATH still holds {entry}, added by a cudaswitch environment this shell switched away from (conda "
-            "re-exports it, conda#14762); it goes when you deactivate back through that environment, or in a new "
-            "shell", entry=entry)))
+        said = M("PATH still holds {entry}, added by a cudaswitch environment this shell switched away from (conda "
+                 "re-exports it, conda#14762); it goes when you deactivate back through that environment, or in a "
+                 "new shell", entry=entry)
+        if missing or system.environ.get("CUDASWITCH_RECONCILER") != "1":  # the cleanup that removes it at the prompt
+            said = M("{said}; 'cudaswitch init {shell} --install' adds a prompt-time cleanup that removes it",
+                     said=said, shell=missing or "SHELL")
+        click.echo(warning_line(said))
 
 
 
@@ -196,11 +214,21 @@ def status(as_json):
 @handle_errors
 def envs(as_json):
     """Every conda environment: the toolkit cudaswitch switches it to, torch and its CUDA/cuDNN, pip CUDA wheels,
-    the last smoke test. Read from files only."""
+    the last smoke test. Read from files only.
+
+    Exit 1 when no conda installation and no environment is found (the JSON record is still printed)."""
+    from cudaswitch.core.errors import CudaswitchError
+    from cudaswitch.core.i18n import N_
     from cudaswitch.discovery.envs_report import envs_report, table_rows
     from cudaswitch.cli.output import table
 
     report = envs_report(_system())
+    if not report["envs"] and not report["conda"]["root_prefix"]:
+        if as_json:
+            _json_out(report)
+        raise CudaswitchError(N_("no conda found: CONDA_EXE is not set and no conda environment is known; run this "
+                                 "where 'conda activate' works (after 'conda init'), or set CONDA_EXE to your conda "
+                                 "program (e.g. ~/miniconda3/bin/conda)"))
     if as_json:
         return _json_out(report)
     headers = ["", _("NAME"), _("PREFIX"), "CUDA", "TORCH", _("PIP CUDA"), _("SMOKE")]

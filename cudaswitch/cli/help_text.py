@@ -47,8 +47,12 @@ def wrap(text: str, columns: int) -> List[str]:
                 line += token
                 continue
             if token in _NO_LINE_START and len(line) > 1 and not line[-1].isspace():
-                # closing punctuation never starts a line: the character before it moves down with it
-                line, token = line[:-1], line[-1] + token
+                # closing punctuation never starts a line: the character before it moves down with it, and so does
+                # a run of closing punctuation before that (`）。` moves with the word it closes)
+                cut = len(line) - 1
+                while cut > 1 and line[cut] in _NO_LINE_START and not line[cut - 1].isspace():
+                    cut -= 1
+                line, token = line[:cut], line[cut:] + token
             out.append(line.rstrip())
             line = "" if token.isspace() else token
         out.append(line.rstrip())

@@ -25,17 +25,17 @@ def printable(text: str) -> str:
 
 
 def _columns(text: str) -> int:
-    """Terminal columns of `text`: a Chinese character takes two."""
+    """Terminal columns of `text`: a Chinese character takes two, a combining mark none."""
     import unicodedata
 
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+    return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+               for ch in text)
 
 
 def table(headers: Sequence[str], rows: List[Sequence[Any]]) -> str:
     cells = [[printable("" if c is None else str(c)) for c in row] for row in rows]
-    # English tables stay as they always were (characters, not columns); translated headers are measured in columns
-    wide = not all(h.isascii() for h in headers)
-    size = (lambda v: len(v) if v.isascii() else _columns(v)) if wide else len
+    # measured in terminal columns in every language: a folder named in Chinese is wide in an English table too
+    size = lambda v: len(v) if v.isascii() else _columns(v)  # noqa: E731
     widths = [size(h) for h in headers]
     for row in cells:
         for i, c in enumerate(row):

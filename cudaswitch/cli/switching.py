@@ -268,20 +268,30 @@ class _InitShell(click.Choice):
 
 
 @click.command()
-@click.argument("shell", type=_InitShell())
+@click.argument("shell", type=_InitShell(), required=False)
 @click.option("--install", is_flag=True, help="Add it to the shell's startup file (idempotent, between marker lines).")
 @click.option("--rc-file", type=click.Path(dir_okay=False), help="Startup file to use with --install.")
 @handle_errors
 def init(shell, install, rc_file):
-    """Print the shell function that makes 'cudaswitch use' apply to the current shell at once."""
+    """Print the shell function that makes 'cudaswitch use' apply to the current shell at once.
+
+    Without SHELL, the shell $SHELL names."""
     from cudaswitch.switching import startup
 
+    environ = _system().environ
+    chosen = None
+    if shell is None:
+        shell = startup.shell_from_environ(environ)
+        chosen = M("shell {shell}, from $SHELL={value}", shell=shell, value=environ.get("SHELL"))
     if not install:
+        if chosen and sys.stdout.isatty():  # said to a reader, not into an `eval "$(cudaswitch init)"`
+            click.echo(tr(M("cudaswitch init: {chosen}", chosen=chosen)), err=True)
         click.echo(startup.init_text(shell, one_line=True), nl=False)
         return
-    path, changed = startup.install(shell, startup.init_text(shell), rc_file, _system().environ)
-    click.echo(tr(M("Added to {path}; open a new shell to use it.", path=path) if changed else
-                  M("Already in {path}; open a new shell to use it.", path=path)))
+    path, changed = startup.install(shell, startup.init_text(shell), rc_file, environ)
+    said = (M("Added to {path}; open a new shell to use it.", path=path) if changed else
+            M("Already in {path}; open a new shell to use it.", path=path))
+    click.echo(tr(M("{said} ({chosen})", said=said, chosen=chosen)) if chosen else tr(said))
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})

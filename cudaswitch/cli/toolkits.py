@@ -37,7 +37,9 @@ def install_toolkit(version, into, again, quiet, as_json):
     click.echo(_("Installed CUDA {version} at {root} from {wheels} NVIDIA wheels ({downloaded:.0f} MB downloaded, "
                  "{on_disk:.0f} MB on disk).").format(version=r.version, root=r.root, wheels=len(r.wheels),
                                                        downloaded=r.download_bytes / 1e6, on_disk=r.disk_bytes / 1e6))
-    click.echo(_("Use it: cudaswitch use {root}   Remove it: cudaswitch uninstall-toolkit {root}").format(root=r.root))
+    from cudaswitch.core.shellquote import for_user  # the folder may hold spaces: pasted, it must stay one word
+    click.echo(_("Use it: cudaswitch use {root}   Remove it: cudaswitch uninstall-toolkit {root}").format(
+        root=for_user([r.root])))
 
 
 @click.command("uninstall-toolkit")

@@ -6,8 +6,7 @@ replace another cuDNN (asking through the caller's confirm callback), commits, v
 from __future__ import annotations
 
 import contextlib
-import re
-import shlex
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, ContextManager, Dict, Iterator, List, Optional
@@ -41,11 +40,11 @@ def main_library(target: Target, cudnn_major: int) -> str:
 
 
 def shell_word(value: str, windows: bool) -> str:
-    """`value` as one word the user can paste into their shell: double quotes for cmd and PowerShell (both take
-    "C:\\Program Files\\..." as one argument; Windows paths cannot hold a double quote), POSIX quoting elsewhere."""
-    if windows:
-        return f'"{value}"' if re.search(r"[\s&()\[\]{}^=;!'+,`~$%@#]", value) else value
-    return shlex.quote(value)
+    """`value` as one word the user can paste into their shell (core/shellquote.py: one form cmd and PowerShell both
+    read on Windows, the login shell's elsewhere)."""
+    from cudaswitch.core import shellquote
+
+    return shellquote.quote(value, shellquote.WINDOWS if windows else shellquote.user_shell(os.environ))
 
 
 def undo_command(target: Target) -> str:

@@ -68,6 +68,18 @@ def reconciler_missing(shell_name: Optional[str], environ: Mapping[str, str]) ->
     return found[1].name
 
 
+def shell_from_environ(environ: Mapping[str, str]) -> str:
+    """The `cudaswitch init` name of the shell `$SHELL` names; a UsageError listing the names otherwise."""
+    value = environ.get("SHELL")
+    found = init_shell(Path(value or "").name.lower().removesuffix(".exe")) if value else None
+    if found is None:
+        names = ", ".join(sorted(INIT_SHELLS))
+        raise UsageError(M("$SHELL is {value}, not a shell cudaswitch init knows: give one of {names}",
+                           value=repr(value), names=names) if value else
+                         M("$SHELL is not set: give the shell, one of {names}", names=names))
+    return found[1].name
+
+
 def rc_file(shell: str, environ: Mapping[str, str]) -> Path:
     start = INIT_SHELLS[shell][1]
     if start.profile:

@@ -269,13 +269,12 @@ def apply_now_hint(name: str, prefix: str, windows: bool = False, system=None) -
     re-runs its hooks (a reactivation: docs/design/activation.md, conda-path-first). The name is given only where
     conda can find the environment by it (base, or a folder in one of the envs folders); otherwise, and for a name with odd
     characters, the full prefix, which always works."""
-    import shlex
+    from cudaswitch.core.shellquote import for_user
 
     named = system is None or _conda_knows_name(prefix, system)
     if named and re.fullmatch(r"[A-Za-z0-9_.+-]+", name):
         return f"conda activate {name}"
-    quoted = f'"{prefix}"' if windows else shlex.quote(prefix)
-    return f"conda activate {quoted}"
+    return for_user(["conda", "activate", prefix], system.environ if system else None, windows)
 
 
 def _conda_knows_name(prefix: str, system) -> bool:

@@ -73,12 +73,12 @@ def test_smoke_of_the_real_cpu_torch_reads_in_chinese_and_its_json_does_not_chan
     zh = run_cli(["smoke", "-p", str(torch_env)], env=_env(clean_env, **ZH))
     assert zh.returncode == 1, zh.stderr
     out = zh.stdout
-    assert f"冒烟测试: {torch_env.name} ({torch_env})" in out
+    assert f"冒烟测试：{torch_env.name}（{torch_env}）" in out
     assert "torch      2.13.0+cpu  CUDA 无（CPU 版）" in out
     assert "matmul     通过" in out and "秒，设备 cpu" in out
     assert "错误       CPU_ONLY_BUILD: torch 2.13.0+cpu 是 CPU 版（torch.version.cuda 为 None）" in out
     assert "解决: 从 CUDA 版的下载源（index）重新安装 torch" in out
-    assert "结果: 失败（CPU_ONLY_BUILD: torch 2.13.0+cpu 是 CPU 版（torch.version.cuda 为 None）；没有 GPU）" in out
+    assert "结果：失败（CPU_ONLY_BUILD: torch 2.13.0+cpu 是 CPU 版（torch.version.cuda 为 None）；没有 GPU）" in out
     assert_chinese(out)
     en = run_cli(["smoke", "-p", str(torch_env), "--json", "--cpu-ok"], env=_env(clean_env, LANG="en_US.UTF-8"))
     zh = run_cli(["smoke", "-p", str(torch_env), "--json", "--cpu-ok"], env=_env(clean_env, **ZH))
@@ -107,10 +107,10 @@ def test_a_gpu_record_reads_in_chinese(tmp_path):
     lines = "\n".join(smoke_lines(report))
     assert "  显卡驱动   最高支持 CUDA 13.0（显卡驱动 580.159.04） [libcuda]" in lines
     assert "  架构列表   sm_75 sm_80 sm_86 sm_90 sm_100 sm_120" in lines
-    assert ("  依赖链     显卡驱动 vs torch 的 CUDA: ok（显卡驱动最高支持 CUDA 13.0；CUDA 13.0 的构建可以运行"
+    assert ("  依赖链     显卡驱动 vs torch 的 CUDA：正常（显卡驱动最高支持 CUDA 13.0；CUDA 13.0 的构建可以运行"
             "（CUDA 13.0 在 Linux 上需要显卡驱动 >= 580.65.06））") in lines
-    assert "  依赖链     GPU 架构 vs 构建: ok（sm_90 vs sm_75 sm_80 sm_86 sm_90 sm_100 sm_120）" in lines
-    assert lines.endswith("结果: 通过（OK: torch 能在 GPU 上计算；gpu）")
+    assert "  依赖链     GPU 架构 vs 构建：正常（sm_90 vs sm_75 sm_80 sm_86 sm_90 sm_100 sm_120）" in lines
+    assert lines.endswith("结果：通过（OK: torch 能在 GPU 上计算；gpu）")
     assert_chinese(lines)
     assert report.chain[0]["detail"].startswith("driver supports up to CUDA 13.0")  # the record stays English
     i18n.set_language("en")
@@ -164,8 +164,8 @@ def test_doctor_reads_in_chinese_and_its_json_does_not_change(fsroot, clean_env,
     assert zh.returncode == 1, zh.stderr
     out = zh.stdout
     assert out.startswith("依赖链：显卡驱动 → CUDA 工具包 → cuDNN → PyTorch → Python\n")  # the chain first
-    assert "\n显卡驱动: 最高支持 CUDA 12.4 [CONDA_OVERRIDE_CUDA]\n" in out
-    assert f"虚拟环境: 实验室 ({prefix})" in out
+    assert "\n显卡驱动：最高支持 CUDA 12.4 [CONDA_OVERRIDE_CUDA]\n" in out
+    assert f"虚拟环境：实验室（{prefix}）" in out
     assert "错误     CUDA_PATH_MISSING: CUDA_PATH=/usr/local/cuda-12.1 不存在" in out
     assert "解决: 把 CUDA_PATH 指向一个已安装的工具包（见 `cudaswitch list`），或删除这个环境变量" in out
     assert "LDCONF_PINS_CUDA: /etc/ld.so.conf.d/988_cuda-12.conf 把 /usr/local/cuda-12.9/targets/x86_64-linux/lib" in out
@@ -173,7 +173,7 @@ def test_doctor_reads_in_chinese_and_its_json_does_not_change(fsroot, clean_env,
     assert "停用 /etc/ld.so.conf.d/988_cuda-12.conf 并运行 `sudo ldconfig`" in out
     assert ("DRIVER_BELOW_TOOLKIT: 显卡驱动支持 CUDA 12.4，但 shell 当前的工具包是 CUDA 12.9.1（/usr/local/cuda-12.9）："
             "用它编译的程序只能在次版本兼容模式下运行") in out
-    assert out.rstrip().endswith("结果: 发现问题")
+    assert out.rstrip().endswith("结果：发现问题")
     assert_chinese(out)
     en = run_cli(args + ["--json"], env=_env(base, LANG="en_US.UTF-8"))
     zh = run_cli(args + ["--json"], env=_env(base, **ZH))
@@ -189,7 +189,7 @@ def test_doctor_without_driver_or_problems_reads_in_chinese(tmp_path, clean_env)
     r = run_cli(["doctor"], env=env)
     assert r.returncode == 0, r.stderr
     assert "提示     NO_DRIVER: 没有找到 NVIDIA 显卡驱动（CONDA_OVERRIDE_CUDA 为空（视为没有显卡驱动））：只能用 CPU" in r.stdout
-    assert r.stdout.rstrip().endswith("结果: 正常")
+    assert r.stdout.rstrip().endswith("结果：正常")
     assert_chinese(r.stdout)
 
 
@@ -200,7 +200,7 @@ def test_recommend_reads_in_chinese_and_its_json_does_not_change(clean_env):
     zh = run_cli(args, env=_env(clean_env, **ZH))
     assert zh.returncode == 0, zh.stderr
     out = zh.stdout
-    assert "显卡驱动最高支持 CUDA: 12.2 [--cuda]；GPU 算力: 8.6；Python 3.10（--python）；linux" in out
+    assert "显卡驱动最高支持 CUDA：12.2 [--cuda]；GPU 算力：8.6；Python 3.10（--python）；linux" in out
     assert "  理由：显卡驱动支持 CUDA 12.2 >= 11.8（cu118）" in out
     assert "  理由：Python 3.10 在 torch 2.7.1 支持的范围内" in out
     assert "  注意：更新的构建（如 torch " in out and "加上 --cuda 12.6 可选用它们" in out
@@ -226,7 +226,7 @@ def test_recommend_reads_in_chinese_and_its_json_does_not_change(clean_env):
 def test_conda_doctor_and_the_note_after_an_update_read_in_chinese(tmp_path, clean_env, real_conda, real_trees):
     import nvidia_wheels
     from conftest import REPO, run_cli
-    from test_conda_plugin import _plugin_dir, _prefix
+    from realconda import plugin_prefix as _prefix, plugin_site as _plugin_dir
 
     home = tmp_path / "home"
     home.mkdir()
@@ -239,7 +239,9 @@ def test_conda_doctor_and_the_note_after_an_update_read_in_chinese(tmp_path, cle
     assert run_cli(["use", "12.9", "-p", str(p), "--no-smoke"], env).returncode == 0
     r = real_conda.run(["doctor", "-p", str(p), "cudaswitch"], env=env, check=False)
     out = r.stdout
-    assert "✅ CUDA (cudaswitch): 已切换到 CUDA 12.9.1" in out and "个激活脚本文件，来自 cudaswitch" in out, out
+    assert "✅ CUDA（cudaswitch）：已切换到 CUDA 12.9.1" in out and "个激活脚本文件，来自 cudaswitch" in out, out
+    ok_line = next(line for line in out.splitlines() if line.startswith("✅"))
+    assert "；" in ok_line and "; " not in ok_line, ok_line  # the checks joined full-width (glossary.md)
     # torch built for another CUDA major: a problem with its fix
     sp = p / "lib" / "python3.11" / "site-packages"
     (sp / "torch").mkdir()

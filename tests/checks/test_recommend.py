@@ -126,3 +126,116 @@ def test_majors_compare_as_numbers():
     assert knowledge.same_major("12.4", "12.8") is True and knowledge.same_major("13.0", "12.9") is False
     assert knowledge.same_major("r12.4", "12.1") is True and knowledge.same_major("1.2", "12.1") is False
     assert knowledge.same_major(None, "12.1") is None and knowledge.same_major("none", "12.1") is None
+
+
+# ---- complete sets (every row of the tables) and --toolkit --------------------------------------------------------
+
+def _row_cases():
+    """(torch, tag or None for the CPU build, a Python the row supports) for every build of every table row."""
+    for w in knowledge.torch_wheels():
+        lo, hi = w.python
+        python = knowledge.vstr(lo or hi)
+        for tag in [None, *w.tags]:
+            yield w.torch, tag, python
+
+
+@pytest.mark.parametrize("torch,tag,python", list(_row_cases()))
+def test_every_row_prints_a_complete_set_and_installs_it_together(torch, tag, python):
+    from cudaswitch.checks.driver import Driver
+    from cudaswitch.checks.recommend import RecommendReport, recommend_lines
+
+    driver = knowledge.vstr(knowledge.tag_cuda(tag)) if tag else None
+    rec = knowledge.recommend(driver, python, torch=torch)
+    assert rec.ok and rec.torch == torch and rec.tag == (tag or "cpu"), rec.reasons
+    lines = recommend_lines(RecommendReport(rec, Driver("--cuda", driver), python, "--python",
+                                            "linux", None, torch))
+    text = "\n".join(lines)
+    assert "?" not in text, text
+    # published together: both companions named, and one pip line installs all three
+    assert rec.torchvision and rec.torchaudio, (torch, rec.torchvision, rec.torchaudio)
+    pip = [line for line in lines if line.startswith("pip install ")]
+    assert len(pip) == 1
+    for package, version in (("torch", rec.torch), ("torchvision", rec.torchvision), ("torchaudio", rec.torchaudio)):
+        assert f" {package}=={version}" in pip[0], pip[0]
+
+
+def test_companion_columns_hold_a_version_or_none():
+    for row in knowledge._read("torch_wheels.csv"):
+        for column in ("torchvision", "torchaudio"):
+            assert row[column] == "none" or knowledge._first_version(row[column]) == row[column].split(" ")[0], row
+
+
+def test_the_issue_examples_have_no_hole(clean_env):
+    clean_env["CONDA_OVERRIDE_CUDA"] = ""
+    r = run_cli(["recommend", "--python", "3.12"], env=clean_env)
+    assert r.returncode == 0 and "?" not in r.stdout
+    assert "pip install torch==2.15.0 torchvision==0.29.2 torchaudio==2.11.1 --index-url " in r.stdout
+    r = run_cli(["recommend", "--cuda", "13.0", "--cc", "9.0", "--python", "3.12"], env=clean_env)
+    assert r.returncode == 0 and "?" not in r.stdout
+    assert "torch 2.14.1, torchvision 0.29.1, torchaudio 2.11.0 (cu130)" in r.stdout
+
+
+def test_a_package_without_a_build_is_named_and_left_out(monkeypatch):
+    from cudaswitch.checks.driver import Driver
+    from cudaswitch.checks.recommend import RecommendReport, recommend_lines
+
+    rows = knowledge.torch_wheels()
+    monkeypatch.setattr(knowledge, "torch_wheels", lambda: [
+        knowledge.TorchWheel(w.torch, w.torchvision, None if w.torch == "2.15.0" else w.torchaudio, w.tags, w.python,
+                             w.src, w.confidence) for w in rows])
+    rec = knowledge.recommend(None, "3.12", torch="2.15.0")
+    lines = recommend_lines(RecommendReport(rec, Driver("--cuda", None), "3.12", "--python", "linux",
+                                            None, "2.15.0"))
+    assert "torchaudio: none published for torch 2.15.0 (left out of the pip line)" in lines[1]
+    assert "torchaudio" not in rec.command and "torchvision==0.29.2" in rec.command
+
+
+@pytest.fixture(scope="module")
+def toolkit_11_3(tmp_path_factory):
+    """A CUDA 11.3 Update 1 tree: the real CUDA 11 runtime files of NVIDIA's wheel, with 11.3.1's version.json."""
+    import cudatrees
+
+    base = tmp_path_factory.mktemp("tk")
+    cudatrees.cuda_11_8(base / "cuda-11.3", version_json={
+        "cuda": {"name": "CUDA SDK", "version": "11.3.20210513"},
+        "cuda_cudart": {"name": "CUDA Runtime (cudart)", "version": "11.3.109"}})
+    return base
+
+
+def test_toolkit_selector_matches_its_build(clean_env, toolkit_11_3):
+    clean_env["CUDASWITCH_SEARCH_PATH"] = str(toolkit_11_3)
+    r, rec = recommend(clean_env, "--toolkit", "11.3", "--cuda", "12.4", "--python", "3.9")
+    x = rec["recommendation"]
+    assert r.returncode == 0 and (x["torch"], x["tag"]) == ("1.12.1", "cu113")
+    assert x["command"] == ("pip install torch==1.12.1+cu113 torchvision==0.13.1+cu113 torchaudio==0.12.1+cu113 "
+                            "--extra-index-url https://download.pytorch.org/whl/cu113")
+    assert rec["inputs"]["toolkit"].startswith("11.3") and rec["inputs"]["toolkit_source"] == "--toolkit"
+    r = run_cli(["recommend", "--toolkit", "cu113", "--cuda", "12.4", "--python", "3.9"], env=clean_env)
+    assert "Python 3.9 is in torch 1.12.1's range (3.7-3.10)" in r.stdout
+    assert "its build matches the toolkit: CUDA 11.3 (cu113)" in r.stdout
+    # a Python no cu113 build has: says so instead of another major's build
+    r, rec = recommend(clean_env, "--toolkit", "11.3", "--cuda", "12.4", "--python", "3.12")
+    assert r.returncode == 1 and "fits the toolkit" in rec["recommendation"]["reasons"][0]
+
+
+def test_toolkit_defaults_to_the_environments_switch(clean_env, toolkit_11_3, tmp_path):
+    from cudaswitch.checks.recommend import run_recommend
+    from cudaswitch.core.system import System
+    from cudaswitch.discovery.environment import CondaEnv, SwitchState, write_state
+
+    prefix = make_env(tmp_path / "env", packages=["python-3.9.18-h955ad1f_0"])
+    write_state(CondaEnv(str(prefix), "env", False), SwitchState("11.3", "11.3.1", str(toolkit_11_3 / "cuda-11.3"),
+                                                          "2026-12-01T00:00:00", "0"))
+    system = System.current()
+    system.environ = dict(clean_env, CUDASWITCH_SEARCH_PATH=str(toolkit_11_3))
+    report = run_recommend(system, prefix=str(prefix), cuda_max="12.4")
+    assert (report.recommendation.torch, report.recommendation.tag) == ("1.12.1", "cu113")
+    assert report.toolkit_source == "switched in environment env"
+    report = run_recommend(system, prefix=str(prefix), cuda_max="12.4", toolkit=None, python_version="3.9")
+    assert report.recommendation.tag == "cu113"
+
+
+def test_environment_without_python_says_so(tmp_path, clean_env):
+    prefix = make_env(tmp_path / "bare")
+    line = one_line_error(run_cli(["recommend", "-p", str(prefix), "--cuda", "12.4"], env=clean_env), 2)
+    assert "has no Python installed" in line and str(prefix) in line

@@ -74,3 +74,19 @@ def test_past_the_tables_says_how_far_they_go():
     msg = knowledge.python_beyond("2.16.0")
     assert "they end at torch 2.15" in msg and "pip installs a torch wheel only for a Python it supports" in msg
     assert knowledge.python_beyond("2.14.1") is None
+
+
+def test_companions_are_the_releases_published_with_torch(snapshot):
+    # torchvision 0.29.2 requires torch>=2.14.0 but was published with 2.15.0; 0.29.0 pins 2.14.0 and came with it
+    assert update_tables._companion(snapshot, "torchvision", "2.14.0") == ("0.29.0", "S131")
+    assert update_tables._companion(snapshot, "torchvision", "2.15.0") == ("0.29.2", "S131")
+    # no torchaudio was published with torch 2.12: the stable-ABI 2.11 series works with it (S132)
+    assert update_tables._companion(snapshot, "torchaudio", "2.12.0") == ("2.11.0", "S132")
+    assert update_tables._companion(snapshot, "torchaudio", "2.15.0") == ("2.11.1", "S131")
+    # a torch before the series with no companion of its day has none, and the row says so
+    snap = copy.deepcopy(snapshot)
+    snap["uploaded"]["torch"]["2.16.0"] = "2027-01-01"
+    snap["torch"]["2.16.0"] = copy.deepcopy(snap["torch"]["2.15.0"])
+    assert update_tables._companion(snap, "torchvision", "2.16.0") == ("", "")
+    lines = [c for _, (_, _, cs) in update_tables.plan(snap).items() for c in cs]
+    assert any(c.startswith("+ torch 2.16.0:") and "torchvision none" in c for c in lines), lines

@@ -131,6 +131,7 @@ def test_status_of_a_switched_environment_in_chinese(env, tmp_path):
 
 
 def test_envs_headers_are_chinese(env, tmp_path):
+    env = dict(env, CONDA_ENVS_DIRS=str(make_env(tmp_path / "envs" / "x").parent))  # an environment to list
     r = run_cli(["envs"], env=_zh(env))
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[0].split() == ["名称", "路径", "CUDA", "TORCH", "PIP", "CUDA", "包", "冒烟测试"]

@@ -19,25 +19,13 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent.parent / "fake_torch"))
 
 import nvidia_wheels  # noqa: E402
-from conftest import REPO, make_env, run_cli  # noqa: E402
+import realconda  # noqa: E402
+from conftest import REPO, run_cli  # noqa: E402
 from cudaswitch import __version__  # noqa: E402
 
 
 def _plugin_dir(base: Path) -> Path:
-    import click
-    import platformdirs
-
-    d = base / "site"
-    info = d / f"cudaswitch-{__version__}.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: cudaswitch\nVersion: {__version__}\n")
-    # the same entry point pyproject.toml declares
-    text = (REPO / "pyproject.toml").read_text()
-    assert '[project.entry-points.conda]\ncudaswitch = "cudaswitch.conda_plugin"' in text
-    (info / "entry_points.txt").write_text("[conda]\ncudaswitch = cudaswitch.conda_plugin\n")
-    for mod in (click, platformdirs):
-        (d / mod.__name__).symlink_to(Path(mod.__file__).parent)
-    return d
+    return realconda.plugin_site(base)
 
 
 @pytest.fixture
@@ -51,9 +39,7 @@ def conda_env(tmp_path, clean_env, real_conda, real_trees):
 
 
 def _prefix(tmp_path, name="p"):
-    p = make_env(tmp_path / "envs" / name)
-    (p / "lib" / "python3.11" / "site-packages").mkdir(parents=True)
-    return p
+    return realconda.plugin_prefix(tmp_path, name)
 
 
 @pytest.mark.parametrize("args", [["list", "--json"], ["which", "cu118"], ["which", "10.1"], ["which"],
@@ -65,6 +51,12 @@ def test_conda_cuda_is_cudaswitch(args, conda_env, real_conda):
     assert theirs.stdout == ours.stdout
     assert theirs.stderr.replace("conda cuda", "cudaswitch") == \
         ours.stderr.replace("python -m cudaswitch", "cudaswitch")
+
+
+def test_bare_conda_cuda_prints_the_help(conda_env, real_conda):
+    r = real_conda.run(["cuda"], env=conda_env, check=False)
+    assert r.returncode == 2 and "error:" not in r.stderr
+    assert "Usage: conda cuda [OPTIONS] COMMAND [ARGS]..." in r.stderr and "Commands:" in r.stderr
 
 
 def test_conda_cuda_use_switches_like_cudaswitch(tmp_path, conda_env, real_conda):

@@ -221,8 +221,8 @@ def test_output_never_fails_on_the_console_encoding(clean_env, tmp_path, encodin
     assert r.returncode in (0, 1) and "internal error" not in err and "Traceback" not in err, err
     if written == encoding and not chinese:
         assert f"({tmp_path}/\\u5b9e\\u9a8c\\u5ba4 \\u73af\\u5883)" in out, out
-    else:
-        assert f"({prefix})" in out, out
+    else:  # full-width around the folder in Chinese text (glossary.md, punctuation)
+        assert (f"（{prefix}）" if chinese else f"({prefix})") in out, out
     # a finding with a fix (CUDA_PATH names a missing folder), in the language the console can show
     assert ("错误     CUDA_PATH_MISSING: " if chinese else "error    CUDA_PATH_MISSING: ") in out, out
     assert ("解决: " in out) == chinese and ("fix: " in out) != chinese, out

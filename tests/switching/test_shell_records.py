@@ -34,4 +34,4 @@ def test_each_record_is_one_hook_extension_and_its_init_names_are_unique():
 
 def test_init_offers_exactly_the_records_init_shells():
     out = run_cli(["init", "--help"]).stdout
-    assert "{" + "|".join(sorted(INIT_SHELLS)) + "}" in out, out
+    assert "[" + "|".join(sorted(INIT_SHELLS)) + "]" in out, out  # optional: $SHELL's by default

@@ -70,12 +70,16 @@ def from_override(environ: Dict[str, str]) -> Optional[Driver]:
 
 
 def from_nvidia_smi(system: System, timeout: float) -> Optional[Driver]:
-    exe = system.which("nvidia-smi")
+    from cudaswitch.core.errors import CudaswitchError
+    from cudaswitch.core.trust import find_program
+
+    # as root, an nvidia-smi in a folder on PATH that another user could write would run as root
+    exe, skipped = find_program(system, "nvidia-smi")
     if not exe:
-        return None
+        return Driver("nvidia-smi", None, error=skipped) if skipped else None
     try:
         proc = system.run([exe], timeout=timeout)
-    except (OSError, subprocess.SubprocessError):
+    except (OSError, subprocess.SubprocessError, CudaswitchError):
         return None
     m = re.search(r"CUDA Version:\s*(\d+\.\d+)", proc.stdout or "")
     d = re.search(r"Driver Version:\s*([\d.]+)", proc.stdout or "")

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import BinaryIO, Dict, Optional, Tuple
 
 from cudaswitch.core.i18n import M
+from cudaswitch.core.trust import open_regular
 
 RT_VERSION = 16
 _FIXED_SIGNATURE = 0xFEEF04BD
@@ -45,7 +46,7 @@ def _read_at(fh: BinaryIO, offset: int, size: int) -> bytes:
 
 def is_pe(path: Path) -> bool:
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             head = fh.read(64)
             if len(head) < 64 or head[:2] != b"MZ":
                 return False
@@ -59,7 +60,7 @@ def is_pe(path: Path) -> bool:
 def read_version_info(path: Path) -> Optional[VersionInfo]:
     """The version resource of `path`; None when it is not a PE file or carries none. OSError when unreadable,
     PEError when the headers are damaged."""
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         head = fh.read(64)
         if len(head) < 64 or head[:2] != b"MZ":
             return None

@@ -6,7 +6,6 @@ from __future__ import annotations
 import codecs
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Mapping, Optional, Tuple
@@ -27,7 +26,9 @@ def hooks_dir() -> Path:
 
 
 def snippet(filename: str) -> str:
-    return (hooks_dir() / filename).read_text(encoding="utf-8")
+    from cudaswitch.core.trust import package_text
+
+    return package_text(hooks_dir() / filename)
 
 
 def init_text(shell: str, one_line: bool = False) -> str:
@@ -80,11 +81,16 @@ def rc_file(shell: str, environ: Mapping[str, str]) -> Path:
     return Path(base or home / start.base_default) / start.under
 
 
-def powershell_profile(which=shutil.which, run=subprocess.run, environ=None, windows=None) -> Path:
+def powershell_profile(which=shutil.which, run=None, environ=None, windows=None) -> Path:
     """The profile every PowerShell host of this user reads ($PROFILE.CurrentUserAllHosts), found as `conda init
     powershell` finds it: ask PowerShell itself (pwsh 7 first, then Windows PowerShell 5.1) when one is on PATH,
     which also follows a Documents folder redirected to OneDrive. Without one: a OneDrive Documents folder that
     holds a PowerShell folder, else Documents; pwsh 7 reads Documents\\PowerShell, 5.1 WindowsPowerShell."""
+    import subprocess
+
+    from cudaswitch.core.trust import run_program
+
+    run = run or run_program
     environ = os.environ if environ is None else environ
     windows = sys.platform == "win32" if windows is None else windows
     for exe in ("pwsh", "powershell"):
@@ -93,9 +99,8 @@ def powershell_profile(which=shutil.which, run=subprocess.run, environ=None, win
             continue
         try:
             out = run([found, "-NoLogo", "-NoProfile", "-NonInteractive", "-Command",
-                       "$PROFILE.CurrentUserAllHosts"], capture_output=True, text=True, timeout=60,
-                      stdin=subprocess.DEVNULL)
-        except (OSError, subprocess.SubprocessError):
+                       "$PROFILE.CurrentUserAllHosts"], timeout=60)
+        except (OSError, subprocess.SubprocessError, CudaswitchError):
             continue
         lines = out.stdout.strip().splitlines() if out.returncode == 0 else []
         if lines and lines[-1].strip():
@@ -116,7 +121,9 @@ def _read_startup_file(target: Path) -> Tuple[str, str]:
     """(text, encoding) of a startup file. Windows PowerShell 5.1's `>` writes UTF-16 with a BOM; keep whatever
     encoding the file has so that the user's own lines come back byte for byte."""
     try:
-        data = target.read_bytes()
+        from cudaswitch.core.trust import read_bytes
+
+        data = read_bytes(target)
     except FileNotFoundError:
         return "", "utf-8"
     except OSError as e:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Mapping, Optional, Tuple
 
 from cudaswitch.core.errors import CudaswitchError, UsageError
-from cudaswitch.core.i18n import M
+from cudaswitch.core.i18n import M, tr
 from cudaswitch.core.fsutil import atomic_write
 from cudaswitch.switching.shells import INIT_SHELLS, init_shell
 
@@ -42,7 +42,22 @@ def init_text(shell: str, one_line: bool = False) -> str:
         # csh has no functions: precmd sources the reconciler file, only while a record is set (one test per
         # prompt); an existing precmd alias is kept and runs first.
         where = str(hooks_dir() / sh.reconciler).replace("'", "'\\''")
-        run = f'if ( $?_CUDASWITCH_ADDED_PATH ) source "{where}"'
+        # the file lies in cudaswitch's installation: once that is deleted or rebuilt on another Python, sourcing it
+        # would print "No such file or directory" at every prompt. Without it, the record is cleared once (the
+        # reconciler cannot run, so the record is useless here) and one line says what is left and what to do; only
+        # where the reconciler would have acted (the active environment has no cudaswitch hook), so an
+        # environment's own deactivate hook still finds its record. One-line `if`s only: an alias holds one line.
+        gone = tr(M("cudaswitch: its prompt-time reconciler {file} is gone (cudaswitch was removed or reinstalled); "
+                    "the CUDA entries it added stay in this shell: open a new one, and run 'cudaswitch init tcsh' "
+                    "again", file=where)).replace('"', "").replace("'", "'\"'\"'").replace("!", "\\!")
+        # csh expands a one-line `if`'s command before testing it: "$CONDA_PREFIX/..." goes through eval, as in
+        # hooks/tcsh.csh, and the alias text is single-quoted, so inner single quotes are written '"'"'
+        inner = ("'\"'\"'if ( -f \"$CONDA_PREFIX/etc/conda/activate.d/cudaswitch.csh\" ) set _cs_gone = 0'\"'\"'")
+        run = (f'set _cs_gone = 0 ; if ( $?_CUDASWITCH_ADDED_PATH && ! -e "{where}" ) set _cs_gone = 1 ; '
+               f'if ( $_cs_gone == 1 && $?CONDA_PREFIX ) eval {inner} ; '
+               f'if ( $_cs_gone == 1 ) echo "{gone}" ; '
+               f'if ( $_cs_gone == 1 ) unsetenv _CUDASWITCH_ADDED_PATH ; unset _cs_gone ; '
+               f'if ( $?_CUDASWITCH_ADDED_PATH && -e "{where}" ) source "{where}"')
         text = text.rstrip("\n") + "\n" + "\n".join([
             "# cudaswitch prompt-time reconciler: takes a cudaswitch PATH entry back off after a switch to an",
             "# environment without cudaswitch hooks (conda#14762); see hooks/reconcile.csh.",

@@ -171,3 +171,42 @@ def test_reconciler_spawns_no_process(shell, tmp_path):
     assert proc.returncode == 0, proc.stderr
     calls = [ln for ln in log.read_text().splitlines() if re.search(r"\b(execve|clone3?|v?fork)\(", ln)]
     assert len(calls) == 1 and "execve(" in calls[0], calls
+
+
+def _tcsh_with_a_reconciler_that_goes_away(tmp_path, conda_prefix):
+    """An interactive tcsh with `cudaswitch init tcsh` whose reconciler file (in cudaswitch's installation) is
+    deleted while the shell runs, as when the venv is removed or rebuilt on another Python; a record is set before
+    and after. All it printed."""
+    require_tool("tcsh")
+    installed = tmp_path / "venv" / "shell_hooks"
+    installed.mkdir(parents=True)
+    real = startup.hooks_dir() / "reconcile.csh"
+    (installed / "reconcile.csh").write_text(real.read_text(encoding="utf-8"), encoding="utf-8")
+    init = tmp_path / "init.tcsh"
+    init.write_text(startup.init_text("tcsh").replace(str(real), str(installed / "reconcile.csh")))
+    record = "setenv PATH /cuda/bin:$PATH ; setenv _CUDASWITCH_ADDED_PATH /cuda/bin"
+    show = 'if ( $?_CUDASWITCH_ADDED_PATH ) echo RECORD""-KEPT ; echo "PATH=$PATH"'
+    lines = [f"source {Q['tcsh'](str(init))}", record, show, f"rm -rf {Q['tcsh'](str(tmp_path / 'venv'))}", record,
+             show, "echo one", "echo two", show]
+    env = clean_environ(PATH="/usr/bin:/bin", CONDA_PREFIX=str(conda_prefix), TERM="dumb", HOME=str(tmp_path))
+    return interact(ARGV["tcsh"], lines, env, tmp_path)
+
+
+def test_tcsh_reconciler_gone_with_its_installation_says_so_once_and_clears_the_record(tmp_path):
+    plain = tmp_path / "plain"  # the active environment has no cudaswitch hooks: the reconciler would act
+    (plain / "bin").mkdir(parents=True)
+    text = _tcsh_with_a_reconciler_that_goes_away(tmp_path, plain)
+    assert "No such file" not in text, text
+    before, after = text.split("rm -rf", 1)
+    assert "PATH=/usr/bin:/bin" in before and "RECORD-KEPT" not in before, text  # it ran while it was there
+    assert after.count("prompt-time reconciler") == 1 and "is gone" in after, text
+    assert "RECORD-KEPT" not in after, text
+
+
+def test_tcsh_reconciler_gone_keeps_the_record_of_a_switched_environment(tmp_path):
+    switched = tmp_path / "switched"  # its own deactivate hook removes the entries by that record: keep it
+    (switched / "etc" / "conda" / "activate.d").mkdir(parents=True)
+    (switched / "etc" / "conda" / "activate.d" / "cudaswitch.csh").write_text("")
+    text = _tcsh_with_a_reconciler_that_goes_away(tmp_path, switched)
+    assert "No such file" not in text and "is gone" not in text, text
+    assert text.split("rm -rf", 1)[1].count("RECORD-KEPT") == 2, text

@@ -1,0 +1,143 @@
+"""Reads, starts and writes of files another user planted, with cudaswitch run as root (docs/design/security.md,
+"The doors"): FIFOs and links to /dev/zero where cudaswitch reads an environment's files, an nvidia-smi or c++ in a
+folder on PATH another user owns, terminal escapes in the contents cudaswitch prints, another user's link named
+environment.yml. Planted by uid 65534 in a forked child, then the real command line runs as root against them, in a
+process with a time limit (a FIFO read blocks forever) and a memory limit (/dev/zero never ends)."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from conftest import make_env, one_line_error
+from core.test_security import NOBODY, as_user, seams_entry
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                                reason="replays attacks on root: the suite runs as root in CI")
+
+MEMORY = 1 << 30  # what the commands need is a small fraction; /dev/zero read whole needs all there is
+
+
+def bounded(args, env, cwd=None, timeout=60):
+    """The real command line as its own process, with at most MEMORY bytes of address space and `timeout` seconds:
+    a hang is a TimeoutExpired, a memory blow-up a MemoryError (an internal error) instead of a stuck machine."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY * 2, MEMORY * 2))
+    return subprocess.run([sys.executable, seams_entry(), *map(str, args)], env=env, cwd=cwd, capture_output=True,
+                          text=True, timeout=timeout, preexec_fn=limit)
+
+
+def clean(proc):
+    out = proc.stdout + proc.stderr
+    assert "Traceback" not in out and "internal error" not in out and "MemoryError" not in out, out
+    return out
+
+
+@pytest.fixture
+def shared(clean_env):
+    base = Path(tempfile.mkdtemp(prefix="cs-doors-"))
+    base.chmod(0o755)
+    attacker = base / "attacker"
+    attacker.mkdir()
+    os.chown(attacker, NOBODY, NOBODY)
+    home = base / "home"
+    home.mkdir()
+    env = dict(clean_env, HOME=str(home), CONDA_ENVS_DIRS=str(attacker))
+    yield base, attacker, env
+    shutil.rmtree(base, ignore_errors=True)
+
+
+SP = Path("lib", "python3.12", "site-packages")
+# every file of an environment cudaswitch reads for doctor, envs, use and conda's hooks (issue: FIFOs, /dev/zero)
+READ_FILES = [SP / "torch" / "version.py", Path("conda-meta", "pytorch-2.5.1-py3.12_cuda12.4_cudnn9_0.json"),
+              SP / "torch-2.5.1.dist-info" / "INSTALLER", SP / "torch-2.5.1.dist-info" / "METADATA",
+              Path("conda-meta", "state")]
+
+
+def _hostile_env(attacker: Path, how: str) -> Path:
+    """Another user's environment whose files are each a FIFO (`fifo`) or a link to /dev/zero (`zero`)."""
+    prefix = attacker / "env"
+
+    def plant():
+        make_env(prefix)
+        for rel in READ_FILES:
+            p = prefix / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            if how == "fifo":
+                os.mkfifo(p)
+            else:
+                os.symlink("/dev/zero", p)
+        (prefix / SP / "nvidia_cuda_runtime_cu12-12.4.127.dist-info").mkdir()
+    as_user(plant)
+    return prefix
+
+
+@pytest.mark.parametrize("how", ["fifo", "zero"])
+@pytest.mark.parametrize("command", [["envs"], ["envs", "--json"], ["doctor", "-p", "{prefix}"],
+                                     ["use", "-p", "{prefix}", "--dry-run"],
+                                     ["recommend", "-p", "{prefix}", "--cuda", "12.4", "--cc", "8.6"]])
+def test_fifos_and_dev_zero_in_an_environment_neither_hang_nor_fill_memory(shared, how, command):
+    _base, attacker, env = shared
+    prefix = _hostile_env(attacker, how)
+    proc = bounded([a.format(prefix=prefix) for a in command], env)
+    clean(proc)
+    if command[0] == "use":  # no selector: the declaration in conda-meta/state is unreadable, said in one line
+        line = one_line_error(proc, 2 if "missing SELECTOR" in proc.stderr else proc.returncode)
+        assert "conda-meta/state" in line or "missing SELECTOR" in line, line
+
+
+@pytest.mark.parametrize("how", ["fifo", "zero"])
+def test_conda_post_command_and_health_check_neither_hang_nor_fill_memory(shared, real_trees, how):
+    """What conda runs after every install/update in a switched environment, and `conda doctor`: the hook files
+    the state file names and torch's files, each a FIFO or /dev/zero."""
+    base, attacker, env = shared
+    prefix = _hostile_env(attacker, how)
+    fs = base / "fs"
+    (fs / "usr" / "local").mkdir(parents=True)
+    shutil.copytree(real_trees / "cuda-12.9", fs / "usr" / "local" / "cuda-12.9", symlinks=True)
+    os.unlink(prefix / "conda-meta" / "state")
+    proc = bounded(["use", "12.9", "-p", prefix, "--no-smoke"], dict(env, CUDASWITCH_FS_ROOT=str(fs),
+                                                                      CUDASWITCH_OS="linux"))
+    clean(proc)
+    assert proc.returncode == 0, proc.stderr
+    state = prefix / "etc" / "cudaswitch" / "state.yaml"
+    assert state.is_file()
+    # the owner of the environment replaces each hook file by a FIFO or a /dev/zero link
+    for rel in (Path("etc", "conda", "activate.d", "cudaswitch.sh"), Path("etc", "conda", "activate.d", "cudaswitch.csh")):
+        def swap(p=prefix / rel):
+            os.unlink(p)
+            os.mkfifo(p) if how == "fifo" else os.symlink("/dev/zero", p)
+        if (prefix / rel).exists():
+            os.chown(prefix / rel, NOBODY, NOBODY)
+            os.chown(prefix / rel.parent, NOBODY, NOBODY)
+            as_user(swap)
+    code = ("import sys; from cudaswitch.checks.conda_health import after_change, health; "
+            "print(after_change(sys.argv[1])); print([c.code for c in health(sys.argv[1])])")
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY * 2, MEMORY * 2))
+    run = subprocess.run([sys.executable, "-c", code, str(prefix)], capture_output=True, text=True, timeout=60,
+                         preexec_fn=limit, env=dict(env, PYTHONPATH=str(Path(seams_entry()).parent.parent)))
+    assert run.returncode == 0, run.stderr
+    assert "HOOKS_STALE" in run.stdout, run.stdout  # a hook that cannot be read is reported, not waited for
+
+
+def test_a_list_where_conda_keeps_a_mapping_in_conda_meta_state_is_one_line(shared):
+    _base, attacker, env = shared
+    prefix = attacker / "env"
+
+    def plant():
+        make_env(prefix)
+        (prefix / "conda-meta" / "state").write_text(json.dumps({"env_vars": ["x"]}))
+    as_user(plant)
+    proc = bounded(["use", "-p", prefix], env)
+    line = one_line_error(proc, proc.returncode)
+    assert proc.returncode != 70 and "env_vars is a list, not a mapping" in line, line

@@ -93,7 +93,12 @@ def resolve(environ: Dict[str, str], wire: Optional[Dict], system: System, timeo
     probe that found no libcuda is asked of nvidia-smi before giving up."""
     drv = from_override(environ) or Driver.from_probe(wire or {})
     if drv.source == "libcuda" and not drv.cuda_max:
-        drv = from_nvidia_smi(system, timeout) or drv
+        smi = from_nvidia_smi(system, timeout)
+        if smi is not None and smi.cuda_max is None:  # not run: the probe's record, with the reason why
+            from dataclasses import replace
+
+            smi = replace(drv, error=smi.error)
+        drv = smi or drv
     return drv
 
 

@@ -141,3 +141,66 @@ def test_a_list_where_conda_keeps_a_mapping_in_conda_meta_state_is_one_line(shar
     proc = bounded(["use", "-p", prefix], env)
     line = one_line_error(proc, proc.returncode)
     assert proc.returncode != 70 and "env_vars is a list, not a mapping" in line, line
+
+
+# ---- programs found on PATH ------------------------------------------------------------------------------------------
+
+def _planted_program(attacker: Path, name: str, marker: Path, output: str) -> Path:
+    folder = attacker / "bin"
+
+    def plant():
+        folder.mkdir(exist_ok=True)
+        (folder / name).write_text(f"#!/bin/sh\necho {name} >> {marker}\necho '{output}'\n")
+        (folder / name).chmod(0o755)
+    as_user(plant)
+    return folder
+
+
+SMI = "| NVIDIA-SMI 550.54.14   Driver Version: 550.54.14   CUDA Version: 12.4 |"
+
+
+def test_recommend_and_doctor_skip_an_nvidia_smi_in_another_users_folder_on_path_and_says_so(shared):
+    base, attacker, env = shared
+    marker = base / "pwned"
+    evil = _planted_program(attacker, "nvidia-smi", marker, SMI)
+    env.pop("CONDA_OVERRIDE_CUDA", None)
+    proc = bounded(["recommend", "--json"], dict(env, PATH=f"{evil}:/usr/bin:/bin"))
+    clean(proc)
+    assert not marker.exists(), marker.read_text()
+    data = json.loads(proc.stdout)["inputs"]
+    assert data["driver_source"] != "nvidia-smi" and data["driver_cuda_max"] is None, data
+    # doctor says why there is no driver reading
+    proc = bounded(["doctor"], dict(env, PATH=f"{evil}:/usr/bin:/bin"))
+    clean(proc)
+    assert not marker.exists(), marker.read_text()
+    assert "nvidia-smi not run" in proc.stdout and "belongs to nobody" in proc.stdout, proc.stdout
+    # a trusted nvidia-smi further along PATH is the one asked
+    good = base / "root-bin"
+    good.mkdir()
+    (good / "nvidia-smi").write_text(f"#!/bin/sh\necho '{SMI}'\n")
+    (good / "nvidia-smi").chmod(0o755)
+    proc = bounded(["recommend", "--json"], dict(env, PATH=f"{evil}:{good}:/usr/bin:/bin"))
+    data = json.loads(proc.stdout)["inputs"]
+    assert not marker.exists()
+    assert (data["driver_source"], data["driver_cuda_max"]) == ("nvidia-smi", "12.4"), data
+
+
+@pytest.mark.parametrize("via", ["PATH", "CXX"])
+def test_host_compiler_in_another_users_folder_is_not_run_as_root(shared, via):
+    from cudaswitch.checks.build import compiler_version
+    from cudaswitch.core.system import System
+
+    base, attacker, env = shared
+    marker = base / "pwned"
+    evil = _planted_program(attacker, "c++", marker, "g++ (GCC) 99.1.0")
+    environ = dict(env, PATH=f"{evil}:/usr/bin:/bin")
+    if via == "CXX":
+        environ["CXX"] = str(evil / "c++")
+    notes = []
+    found = compiler_version(System(os="linux", environ=environ), notes)
+    assert not marker.exists(), marker.read_text()
+    assert notes and "not run" in notes[0] and "belongs to" in notes[0], notes
+    if via == "PATH":  # the next c++ on PATH, the system's own, answers
+        assert found is not None and found[1] != "99.1.0", found
+    else:
+        assert found is None

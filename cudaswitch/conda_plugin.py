@@ -36,7 +36,13 @@ def health_check(prefix: str, verbose: bool) -> None:
     from conda.base.constants import OK_MARK, X_MARK
 
     from cudaswitch.checks.conda_health import health
-    from cudaswitch.core.i18n import _, tr
+    from cudaswitch.cli.output import printable
+    from cudaswitch.core.i18n import _
+
+    def tr(text):  # the texts name files and versions another user may have written: shown, never sent
+        from cudaswitch.core.i18n import tr as translate
+
+        return printable(translate(text)) if text else text
 
     checks = health(prefix)
     bad = [c for c in checks if not c.ok]
@@ -60,11 +66,12 @@ def post_command(command: str) -> None:
 
         prefix = context.target_prefix
         from cudaswitch.checks.conda_health import after_change
+        from cudaswitch.cli.output import printable
         from cudaswitch.core.i18n import tr
 
         line = after_change(prefix)
         if line:
-            line = tr(line)
+            line = printable(tr(line))  # wheel names and torch's CUDA come from the environment's files
     except Exception:  # never break or slow a conda command over a note
         return
     if line:

@@ -15,8 +15,11 @@ def _report_out(report, lines, as_json: bool) -> None:
     if as_json:
         _json_out(report.to_json())
     else:
+        from cudaswitch.cli.output import printable_lines
+
         for line in lines(report):
-            click.echo(line)
+            # names and versions in these lines come from files anyone who can write the environment wrote
+            click.echo(printable_lines(line))
     sys.exit(report.exit_code)
 
 

@@ -204,3 +204,25 @@ def test_host_compiler_in_another_users_folder_is_not_run_as_root(shared, via):
         assert found is not None and found[1] != "99.1.0", found
     else:
         assert found is None
+
+
+# ---- terminal escapes in what files say ----------------------------------------------------------------------------
+
+ESC = "\x1b]0;owned\x07\x1b[2J"
+
+
+def test_doctor_prints_torchs_own_files_escaped(shared):
+    _base, attacker, env = shared
+    prefix = attacker / "env"
+
+    def plant():
+        make_env(prefix)
+        (prefix / SP / "torch").mkdir(parents=True)
+        (prefix / SP / "torch" / "version.py").write_text(f"__version__ = '2.5.1{ESC}'\ncuda = '12.4{ESC}'\n")
+        (prefix / SP / "torch-2.5.1.dist-info").mkdir()
+    as_user(plant)
+    proc = bounded(["doctor", "-p", prefix], env)
+    out = clean(proc)
+    line = next(ln for ln in proc.stdout.splitlines() if "from its files" in ln)
+    assert "\x1b" not in out and "\x07" not in out, out
+    assert "\\x1b]0;owned\\x07" in line, line

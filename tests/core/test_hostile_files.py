@@ -226,3 +226,40 @@ def test_doctor_prints_torchs_own_files_escaped(shared):
     line = next(ln for ln in proc.stdout.splitlines() if "from its files" in ln)
     assert "\x1b" not in out and "\x07" not in out, out
     assert "\\x1b]0;owned\\x07" in line, line
+
+
+# ---- writing into a target -------------------------------------------------------------------------------------------
+
+def test_use_save_as_root_does_not_follow_another_users_environment_yml_link(shared, real_trees):
+    base, attacker, env = shared
+    victim = base / "victim"
+    victim.mkdir(mode=0o700)
+    secret = victim / "secret.yml"
+    secret.write_text("name: root-only\ndependencies: [python]\n")
+    secret.chmod(0o600)
+    fs = base / "fs"
+    (fs / "usr" / "local").mkdir(parents=True)
+    shutil.copytree(real_trees / "cuda-12.9", fs / "usr" / "local" / "cuda-12.9", symlinks=True)
+    prefix = make_env(base / "rootenv")  # root's own environment: only the file named by --save is another user's
+    proj = attacker / "proj"
+
+    def plant():
+        proj.mkdir()
+        os.symlink(secret, proj / "environment.yml")
+    as_user(plant)
+    env = dict(env, CUDASWITCH_FS_ROOT=str(fs), CUDASWITCH_OS="linux")
+    before = (secret.read_bytes(), os.stat(secret))
+    proc = bounded(["use", "12.9", "-p", prefix, "--no-smoke", "--save"], env, cwd=proj)
+    line = one_line_error(proc, proc.returncode)
+    assert "environment.yml" in line and "belongs to nobody" in line, line
+    after = os.stat(secret)
+    assert secret.read_bytes() == before[0] and (after.st_ino, after.st_mode) == (before[1].st_ino, before[1].st_mode)
+    assert not (prefix / "etc" / "cudaswitch" / "state.yaml").exists()  # refused before anything was switched
+    # root's own link to root's own file is followed, as for a dotfile manager's link
+    mine = base / "mine"
+    mine.mkdir()
+    (mine / "real.yml").write_text("name: mine\ndependencies: [python]\n")
+    os.symlink(mine / "real.yml", mine / "environment.yml")
+    proc = bounded(["use", "12.9", "-p", prefix, "--no-smoke", "--save"], env, cwd=mine)
+    assert proc.returncode == 0, proc.stderr
+    assert (mine / "environment.yml").is_symlink() and "CUDASWITCH_CUDA" in (mine / "real.yml").read_text()

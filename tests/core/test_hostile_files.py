@@ -263,3 +263,124 @@ def test_use_save_as_root_does_not_follow_another_users_environment_yml_link(sha
     proc = bounded(["use", "12.9", "-p", prefix, "--no-smoke", "--save"], env, cwd=mine)
     assert proc.returncode == 0, proc.stderr
     assert (mine / "environment.yml").is_symlink() and "CUDASWITCH_CUDA" in (mine / "real.yml").read_text()
+
+
+# ---- each protection layer of the Python children on its own ----------------------------------------------------
+# Planting in the working folder alone passes as long as any one layer holds (-I drops it from sys.path, and so does
+# the root folder as the child's working folder); each test below fails when its one layer is removed.
+
+def _mark_if_probe(marker: Path) -> str:
+    """Module text that records that it ran in a `python -c` child (the probe), not in the command line itself."""
+    return f"import sys\nif '-c' in sys.orig_argv:\n    open({str(marker)!r}, 'a').write('planted code ran\\n')\n"
+
+
+@pytest.mark.parametrize("via", ["PYTHONPATH", "user site"])
+def test_layer_isolated_mode_keeps_pythonpath_and_the_user_site_out_of_the_driver_query(shared, via):
+    import site
+
+    if via == "user site" and not site.ENABLE_USER_SITE:
+        pytest.skip("this interpreter is a virtual environment without system site-packages: it has no user site "
+                    "to block (CI's interpreter has one)")
+    base, attacker, env = shared
+    marker = base / "pwned"
+    home = attacker / "home"
+    user_site = home / ".local" / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    pp = attacker / "pp"
+
+    def plant():
+        if via == "PYTHONPATH":  # before the standard library on sys.path: a ctypes.py there wins
+            pp.mkdir()
+            (pp / "ctypes.py").write_text(_mark_if_probe(marker) + "from _ctypes import *  # noqa\n")
+        else:  # after it: a .pth file there runs at start-up (sudo -E keeps the invoking user's HOME)
+            user_site.mkdir(parents=True)
+            (user_site / "evil.pth").write_text(f"import sys; '-c' in sys.orig_argv and open({str(marker)!r}, 'a')"
+                                                ".write('planted code ran\\n')\n")
+    as_user(plant)
+    env = dict(env, **({"PYTHONPATH": str(pp)} if via == "PYTHONPATH" else {"HOME": str(home)}))
+    env.pop("CONDA_OVERRIDE_CUDA", None)
+    proc = bounded(["recommend", "--json"], env, cwd=base)
+    clean(proc)
+    assert not marker.exists(), marker.read_text()
+
+
+def test_layer_the_driver_query_runs_from_the_root_folder(shared, tmp_path):
+    """Seen from the outside: the child changes to / before it becomes `python -I`."""
+    import conftest
+
+    strace = conftest.require_tool("strace")
+    base, attacker, env = shared
+    env.pop("CONDA_OVERRIDE_CUDA", None)
+    log = tmp_path / "trace"
+    proc = subprocess.run([strace, "-f", "-qq", "-e", "trace=chdir,execve", "-o", str(log), sys.executable,
+                           seams_entry(), "recommend", "--json"], env=env, cwd=attacker, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    by_pid = {}
+    for line in log.read_text().splitlines():
+        pid, _, call = line.partition(" ")
+        by_pid.setdefault(pid, []).append(call.strip())
+    children = [calls for calls in by_pid.values() if any('"-I", "-c"' in c for c in calls if c.startswith("execve("))]
+    assert children, log.read_text()
+    for calls in children:
+        first_exec = next(i for i, c in enumerate(calls) if c.startswith("execve("))
+        assert any(c.startswith('chdir("/")') for c in calls[:first_exec]), calls
+
+
+def test_layer_the_smoke_test_runs_the_environments_python_in_its_own_prefix(shared):
+    """Not in the folder the command was started from: the probe also drops that folder from sys.path (pinned by
+    test_security's run_probe with cwd=), so this layer is seen through the working folder the interpreter gets."""
+    base, attacker, env = shared
+    prefix = make_env(base / "rootenv")
+    (prefix / "bin").mkdir()
+    seen = base / "cwd-seen"
+    (prefix / "bin" / "python").write_text(f"#!/bin/sh\npwd >> {seen}\nexec {sys.executable} \"$@\"\n")
+    (prefix / "bin" / "python").chmod(0o755)
+    proc = bounded(["smoke", "-p", prefix, "--cpu-ok"], env, cwd=attacker)
+    clean(proc)
+    assert seen.read_text().split() == [str(prefix)], seen.read_text()
+
+
+@pytest.mark.parametrize("layer", ["PYTHONPATH", "working folder"])
+def test_layer_the_cudnn_load_check_imports_nothing_from_pythonpath_or_the_working_folder(shared, real_trees, layer,
+                                                                                         tmp_path_factory):
+    """-I keeps PYTHONPATH out; the root folder as the child's working folder keeps the folder sudo ran in out of
+    it altogether (a ctypes.py there: -I alone would not list it either, so this one is seen through strace)."""
+    import cudnn_archives as ca
+
+    base, attacker, env = shared
+    marker = base / "pwned"
+    pp = attacker / "pp"
+
+    def plant():
+        pp.mkdir()
+        (pp / "ctypes.py").write_text(_mark_if_probe(marker) + "from _ctypes import *  # noqa\n")
+    as_user(plant)
+    archive = ca.make(tmp_path_factory.mktemp("arch"), "linux-9.10-archive")
+    fs = base / "fs"
+    (fs / "usr" / "local").mkdir(parents=True)
+    shutil.copytree(real_trees / "cuda-12.9", fs / "usr" / "local" / "cuda-12.9", symlinks=True)
+    env = dict(env, CUDASWITCH_FS_ROOT=str(fs), CUDASWITCH_OS="linux")
+    args = ["install-cudnn", archive, "--cuda", "12.9", "--yes"]
+    if layer == "PYTHONPATH":
+        proc = bounded(args, dict(env, PYTHONPATH=str(pp)), cwd=base, timeout=300)
+        clean(proc)
+        assert proc.returncode == 0, proc.stderr
+        assert not marker.exists(), marker.read_text()
+        return
+    import conftest
+
+    strace = conftest.require_tool("strace")
+    log = base / "trace"
+    proc = subprocess.run([strace, "-f", "-qq", "-e", "trace=chdir,execve", "-o", str(log), sys.executable,
+                           seams_entry(), *map(str, args)], env=env, cwd=pp, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    by_pid = {}
+    for line in log.read_text().splitlines():
+        pid, _, call = line.partition(" ")
+        by_pid.setdefault(pid, []).append(call.strip())
+    checks = [c for c in by_pid.values() if any('"-I", "-c"' in x for x in c if x.startswith("execve("))]
+    assert checks, log.read_text()
+    for calls in checks:
+        first_exec = next(i for i, c in enumerate(calls) if c.startswith("execve("))
+        assert any(c.startswith('chdir("/")') for c in calls[:first_exec]), calls

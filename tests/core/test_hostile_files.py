@@ -12,13 +12,12 @@ import resource
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
 from conftest import make_env, one_line_error
-from core.test_security import NOBODY, as_user, seams_entry
+from core.test_security import NOBODY, as_user, seams_entry, shared  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
                                 reason="replays attacks on root: the suite runs as root in CI")
@@ -42,17 +41,11 @@ def clean(proc):
 
 
 @pytest.fixture
-def shared(clean_env):
-    base = Path(tempfile.mkdtemp(prefix="cs-doors-"))
-    base.chmod(0o755)
-    attacker = base / "attacker"
-    attacker.mkdir()
-    os.chown(attacker, NOBODY, NOBODY)
-    home = base / "home"
-    home.mkdir()
-    env = dict(clean_env, HOME=str(home), CONDA_ENVS_DIRS=str(attacker))
-    yield base, attacker, env
-    shutil.rmtree(base, ignore_errors=True)
+def hostile(shared):
+    """test_security's `shared` folder (attacker/ owned by uid 65534, a root-only victim/, a root-owned HOME), with
+    conda told to list the environments in attacker/ (as ~/.conda/environments.txt would)."""
+    base, attacker, victim, env = shared
+    return base, attacker, dict(env, CONDA_ENVS_DIRS=str(attacker))
 
 
 SP = Path("lib", "python3.12", "site-packages")
@@ -84,8 +77,8 @@ def _hostile_env(attacker: Path, how: str) -> Path:
 @pytest.mark.parametrize("command", [["envs"], ["envs", "--json"], ["doctor", "-p", "{prefix}"],
                                      ["use", "-p", "{prefix}", "--dry-run"],
                                      ["recommend", "-p", "{prefix}", "--cuda", "12.4", "--cc", "8.6"]])
-def test_fifos_and_dev_zero_in_an_environment_neither_hang_nor_fill_memory(shared, how, command):
-    _base, attacker, env = shared
+def test_fifos_and_dev_zero_in_an_environment_neither_hang_nor_fill_memory(hostile, how, command):
+    _base, attacker, env = hostile
     prefix = _hostile_env(attacker, how)
     proc = bounded([a.format(prefix=prefix) for a in command], env)
     clean(proc)
@@ -95,10 +88,10 @@ def test_fifos_and_dev_zero_in_an_environment_neither_hang_nor_fill_memory(share
 
 
 @pytest.mark.parametrize("how", ["fifo", "zero"])
-def test_conda_post_command_and_health_check_neither_hang_nor_fill_memory(shared, real_trees, how):
+def test_conda_post_command_and_health_check_neither_hang_nor_fill_memory(hostile, real_trees, how):
     """What conda runs after every install/update in a switched environment, and `conda doctor`: the hook files
     the state file names and torch's files, each a FIFO or /dev/zero."""
-    base, attacker, env = shared
+    base, attacker, env = hostile
     prefix = _hostile_env(attacker, how)
     fs = base / "fs"
     (fs / "usr" / "local").mkdir(parents=True)
@@ -130,8 +123,8 @@ def test_conda_post_command_and_health_check_neither_hang_nor_fill_memory(shared
     assert "HOOKS_STALE" in run.stdout, run.stdout  # a hook that cannot be read is reported, not waited for
 
 
-def test_a_list_where_conda_keeps_a_mapping_in_conda_meta_state_is_one_line(shared):
-    _base, attacker, env = shared
+def test_a_list_where_conda_keeps_a_mapping_in_conda_meta_state_is_one_line(hostile):
+    _base, attacker, env = hostile
     prefix = attacker / "env"
 
     def plant():
@@ -159,8 +152,8 @@ def _planted_program(attacker: Path, name: str, marker: Path, output: str) -> Pa
 SMI = "| NVIDIA-SMI 550.54.14   Driver Version: 550.54.14   CUDA Version: 12.4 |"
 
 
-def test_recommend_and_doctor_skip_an_nvidia_smi_in_another_users_folder_on_path_and_says_so(shared):
-    base, attacker, env = shared
+def test_recommend_and_doctor_skip_an_nvidia_smi_in_another_users_folder_on_path_and_says_so(hostile):
+    base, attacker, env = hostile
     marker = base / "pwned"
     evil = _planted_program(attacker, "nvidia-smi", marker, SMI)
     env.pop("CONDA_OVERRIDE_CUDA", None)
@@ -186,11 +179,11 @@ def test_recommend_and_doctor_skip_an_nvidia_smi_in_another_users_folder_on_path
 
 
 @pytest.mark.parametrize("via", ["PATH", "CXX"])
-def test_host_compiler_in_another_users_folder_is_not_run_as_root(shared, via):
+def test_host_compiler_in_another_users_folder_is_not_run_as_root(hostile, via):
     from cudaswitch.checks.build import compiler_version
     from cudaswitch.core.system import System
 
-    base, attacker, env = shared
+    base, attacker, env = hostile
     marker = base / "pwned"
     evil = _planted_program(attacker, "c++", marker, "g++ (GCC) 99.1.0")
     environ = dict(env, PATH=f"{evil}:/usr/bin:/bin")
@@ -211,8 +204,8 @@ def test_host_compiler_in_another_users_folder_is_not_run_as_root(shared, via):
 ESC = "\x1b]0;owned\x07\x1b[2J"
 
 
-def test_doctor_prints_torchs_own_files_escaped(shared):
-    _base, attacker, env = shared
+def test_doctor_prints_torchs_own_files_escaped(hostile):
+    _base, attacker, env = hostile
     prefix = attacker / "env"
 
     def plant():
@@ -230,11 +223,9 @@ def test_doctor_prints_torchs_own_files_escaped(shared):
 
 # ---- writing into a target -------------------------------------------------------------------------------------------
 
-def test_use_save_as_root_does_not_follow_another_users_environment_yml_link(shared, real_trees):
-    base, attacker, env = shared
-    victim = base / "victim"
-    victim.mkdir(mode=0o700)
-    secret = victim / "secret.yml"
+def test_use_save_as_root_does_not_follow_another_users_environment_yml_link(hostile, real_trees):
+    base, attacker, env = hostile
+    secret = base / "victim" / "secret.yml"
     secret.write_text("name: root-only\ndependencies: [python]\n")
     secret.chmod(0o600)
     fs = base / "fs"
@@ -275,13 +266,13 @@ def _mark_if_probe(marker: Path) -> str:
 
 
 @pytest.mark.parametrize("via", ["PYTHONPATH", "user site"])
-def test_layer_isolated_mode_keeps_pythonpath_and_the_user_site_out_of_the_driver_query(shared, via):
+def test_layer_isolated_mode_keeps_pythonpath_and_the_user_site_out_of_the_driver_query(hostile, via):
     import site
 
     if via == "user site" and not site.ENABLE_USER_SITE:
         pytest.skip("this interpreter is a virtual environment without system site-packages: it has no user site "
                     "to block (CI's interpreter has one)")
-    base, attacker, env = shared
+    base, attacker, env = hostile
     marker = base / "pwned"
     home = attacker / "home"
     user_site = home / ".local" / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
@@ -303,18 +294,8 @@ def test_layer_isolated_mode_keeps_pythonpath_and_the_user_site_out_of_the_drive
     assert not marker.exists(), marker.read_text()
 
 
-def test_layer_the_driver_query_runs_from_the_root_folder(shared, tmp_path):
-    """Seen from the outside: the child changes to / before it becomes `python -I`."""
-    import conftest
-
-    strace = conftest.require_tool("strace")
-    base, attacker, env = shared
-    env.pop("CONDA_OVERRIDE_CUDA", None)
-    log = tmp_path / "trace"
-    proc = subprocess.run([strace, "-f", "-qq", "-e", "trace=chdir,execve", "-o", str(log), sys.executable,
-                           seams_entry(), "recommend", "--json"], env=env, cwd=attacker, capture_output=True,
-                          text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
+def _isolated_children_start_in_the_root_folder(log: Path) -> None:
+    """In an `strace -f -e trace=chdir,execve` log: every process that became `python -I -c` changed to / first."""
     by_pid = {}
     for line in log.read_text().splitlines():
         pid, _, call = line.partition(" ")
@@ -326,10 +307,25 @@ def test_layer_the_driver_query_runs_from_the_root_folder(shared, tmp_path):
         assert any(c.startswith('chdir("/")') for c in calls[:first_exec]), calls
 
 
-def test_layer_the_smoke_test_runs_the_environments_python_in_its_own_prefix(shared):
+def test_layer_the_driver_query_runs_from_the_root_folder(hostile, tmp_path):
+    """Seen from the outside: the child changes to / before it becomes `python -I`."""
+    import conftest
+
+    strace = conftest.require_tool("strace")
+    base, attacker, env = hostile
+    env.pop("CONDA_OVERRIDE_CUDA", None)
+    log = tmp_path / "trace"
+    proc = subprocess.run([strace, "-f", "-qq", "-e", "trace=chdir,execve", "-o", str(log), sys.executable,
+                           seams_entry(), "recommend", "--json"], env=env, cwd=attacker, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    _isolated_children_start_in_the_root_folder(log)
+
+
+def test_layer_the_smoke_test_runs_the_environments_python_in_its_own_prefix(hostile):
     """Not in the folder the command was started from: the probe also drops that folder from sys.path (pinned by
     test_security's run_probe with cwd=), so this layer is seen through the working folder the interpreter gets."""
-    base, attacker, env = shared
+    base, attacker, env = hostile
     prefix = make_env(base / "rootenv")
     (prefix / "bin").mkdir()
     seen = base / "cwd-seen"
@@ -341,13 +337,13 @@ def test_layer_the_smoke_test_runs_the_environments_python_in_its_own_prefix(sha
 
 
 @pytest.mark.parametrize("layer", ["PYTHONPATH", "working folder"])
-def test_layer_the_cudnn_load_check_imports_nothing_from_pythonpath_or_the_working_folder(shared, real_trees, layer,
+def test_layer_the_cudnn_load_check_imports_nothing_from_pythonpath_or_the_working_folder(hostile, real_trees, layer,
                                                                                          tmp_path_factory):
     """-I keeps PYTHONPATH out; the root folder as the child's working folder keeps the folder sudo ran in out of
     it altogether (a ctypes.py there: -I alone would not list it either, so this one is seen through strace)."""
     import cudnn_archives as ca
 
-    base, attacker, env = shared
+    base, attacker, env = hostile
     marker = base / "pwned"
     pp = attacker / "pp"
 
@@ -375,12 +371,4 @@ def test_layer_the_cudnn_load_check_imports_nothing_from_pythonpath_or_the_worki
                            seams_entry(), *map(str, args)], env=env, cwd=pp, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
-    by_pid = {}
-    for line in log.read_text().splitlines():
-        pid, _, call = line.partition(" ")
-        by_pid.setdefault(pid, []).append(call.strip())
-    checks = [c for c in by_pid.values() if any('"-I", "-c"' in x for x in c if x.startswith("execve("))]
-    assert checks, log.read_text()
-    for calls in checks:
-        first_exec = next(i for i, c in enumerate(calls) if c.startswith("execve("))
-        assert any(c.startswith('chdir("/")') for c in calls[:first_exec]), calls
+    _isolated_children_start_in_the_root_folder(log)

@@ -206,7 +206,9 @@ def build_findings(installs: Dict, toolkits, system: System, env_prefix: Optiona
                                                                 "(compute capability {cap}): the extension fails with "
                                                                 "'no kernel image is available'", value=arch_env,
                                                                 cap=cap)))
-    out.extend(finding("PROGRAM_NOT_RUN", WARNING, note) for note in notes)
+    # as root, a program another user could have put there was skipped (docs/design/security.md): said, not hidden
+    out.extend(Finding("PROGRAM_NOT_RUN", WARNING, note, N_("run the command as that user, or fix the folder's "
+                                                            "permissions (chown/chmod go-w)")) for note in notes)
     bins = [os.path.join(env_prefix, "Scripts" if system.windows else "bin")] if env_prefix else []
     if not system.which("ninja") and not any(system.which("ninja", path=b) for b in bins):
         out.append(finding("NINJA_MISSING", INFO, N_("ninja is not installed: cpp_extension falls back to slow, "

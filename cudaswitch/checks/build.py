@@ -220,13 +220,12 @@ def build_findings(installs: Dict, toolkits, system: System, env_prefix: Optiona
 def _trusted(system: System, program: str, notes: Optional[List[str]]) -> Optional[str]:
     """`program` (a name looked up on PATH, or a path) unless, as root, another user could have put it there: the
     same rule as for nvcc (docs/design/security.md); the reason goes into `notes`."""
-    from cudaswitch.core.trust import find_program, program_problem
+    from cudaswitch.core.trust import find_program, not_run, program_problem
 
     if os.path.dirname(program):
         why = program_problem(system.local(program))
         if why and notes is not None:
-            notes.append(M("{program} not run: {why}; cudaswitch runs no program another user could have put there",
-                           program=program, why=why))
+            notes.append(not_run(program, why))
         return None if why else program
     found, skipped = find_program(system, program)
     if skipped and notes is not None:

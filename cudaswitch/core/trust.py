@@ -417,9 +417,14 @@ class UntrustedProgram(CudaswitchError):
     """cudaswitch runs as root and the program (or a folder above it) could have been put there by another user."""
 
     def __init__(self, program, why: str):
-        super().__init__(M("{program} not run: {why}; cudaswitch run as {user} runs no program another user could "
-                           "have put there", program=program, why=why, user=user_name(euid())))
+        super().__init__(not_run(program, why))
         self.program, self.why = str(program), why
+
+
+def not_run(program, why: str) -> str:
+    """The one line saying that `program` was not started, and why."""
+    return M("{program} not run: {why}; cudaswitch run as {user} runs no program another user could have put there",
+             program=program, why=why, user=user_name(euid()))
 
 
 def program_problem(program) -> Optional[str]:
@@ -434,20 +439,16 @@ def program_problem(program) -> Optional[str]:
 def find_program(system, name: str):
     """(displayed path, note) of `name` on the system's PATH as the shell would find it, skipping, when root, every
     candidate another user could have put there (the note says which and why); (None, note) when none is left."""
-    search = system.environ.get("PATH", "")
     note = None
-    while True:
-        found = system.which(name, search)
+    for entry in system.split_list(system.environ.get("PATH", "")):
+        found = system.which(name, entry) if entry else None
         if not found:
-            return None, note
+            continue
         why = program_problem(system.local(found))
         if not why:
             return found, note
-        note = note or M("{program} not run: {why}; cudaswitch run as {user} runs no program another user could "
-                         "have put there", program=found, why=why, user=user_name(euid()))
-        folder = os.path.dirname(found)
-        parts = system.split_list(search)
-        search = system.pathsep.join(parts[parts.index(folder) + 1:] if folder in parts else [])
+        note = note or not_run(found, why)
+    return None, note
 
 
 def run_program(args, timeout: Optional[float], env=None, cwd=None, input: Optional[str] = None,

@@ -22,7 +22,7 @@ from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.system import System
 from cudaswitch.core.trust import read_bytes, read_text
 
-NVCC_LIMIT = 1 << 30  # nvcc is tens of MB; its architecture table is read from the whole binary
+NVCC_LIMIT = 256 << 20  # nvcc is tens of MB; its architecture table is read from the whole binary
 
 # The C++ standard torch's headers need (torch_release.csv cpp_std) -> the first GCC that implements it
 # (docs/design/checks.md section 3).

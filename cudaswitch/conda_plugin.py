@@ -36,8 +36,10 @@ def health_check(prefix: str, verbose: bool) -> None:
     from conda.base.constants import OK_MARK, X_MARK
 
     from cudaswitch.checks.conda_health import health, health_lines
+    from cudaswitch.cli.output import printable
 
-    print("\n".join(health_lines(health(prefix), OK_MARK, X_MARK, verbose)))
+    # the texts name files and versions another user may have written: shown, never sent to the terminal
+    print("\n".join(printable(line) for line in health_lines(health(prefix), OK_MARK, X_MARK, verbose)))
 
 
 def post_command(command: str) -> None:
@@ -46,11 +48,12 @@ def post_command(command: str) -> None:
 
         prefix = context.target_prefix
         from cudaswitch.checks.conda_health import after_change
+        from cudaswitch.cli.output import printable
         from cudaswitch.core.i18n import tr
 
         line = after_change(prefix)
         if line:
-            line = tr(line)
+            line = printable(tr(line))  # wheel names and torch's CUDA come from the environment's files
     except Exception:  # never break or slow a conda command over a note
         return
     if line:

@@ -36,6 +36,9 @@ __cudaswitch_reconcile() {
       _CUDASWITCH_SAVED_CUDA_PATH _CUDASWITCH_OLD_CUDA_PATH _CUDASWITCH_SAVED_CUDA_HOME _CUDASWITCH_OLD_CUDA_HOME \
       __cs_r __cs_d __cs_i
   fi
+  # the status goes back for the user's own prompt hooks that follow, except under errexit (set -e, zsh ERR_EXIT),
+  # where a prompt hook returning a failure that the user's `false && true` was allowed to leave closes the shell
+  case $- in *e*) return 0 ;; esac
   return "$1"
 }
 # Run before every prompt, first, keeping what the user already has there: bash's PROMPT_COMMAND (a string, or an
@@ -43,9 +46,11 @@ __cudaswitch_reconcile() {
 # spellings are not POSIX sh.)
 export CUDASWITCH_RECONCILER=1
 if [ -n "${ZSH_VERSION-}" ]; then
-  eval 'precmd_functions=(__cudaswitch_reconcile ${precmd_functions:#__cudaswitch_reconcile})'
+  # ${precmd_functions-}: an unset array under `set -u` (NO_UNSET) is not an error, nothing is added for it
+  eval 'precmd_functions=(__cudaswitch_reconcile ${${precmd_functions-}:#__cudaswitch_reconcile})'
 elif [ -n "${BASH_VERSION-}" ]; then
-  eval 'if (( BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 501 )) && [[ ${PROMPT_COMMAND@a} == *a* ]]; then
+  # every expansion of PROMPT_COMMAND tolerates it being unset: `set -u` before this block must not stop it
+  eval 'if (( BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 501 )) && [[ -n ${PROMPT_COMMAND+x} && ${PROMPT_COMMAND@a} == *a* ]]; then
     [[ " ${PROMPT_COMMAND[*]} " == *" __cudaswitch_reconcile "* ]] || PROMPT_COMMAND=(__cudaswitch_reconcile "${PROMPT_COMMAND[@]}")
   else
     case ";${PROMPT_COMMAND-};" in

@@ -20,6 +20,9 @@ from cudaswitch.checks import knowledge
 from cudaswitch.checks.diagnosis import ERROR, INFO, WARNING, Finding, finding
 from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.system import System
+from cudaswitch.core.trust import read_bytes, read_text
+
+NVCC_LIMIT = 256 << 20  # nvcc is tens of MB; its architecture table is read from the whole binary
 
 # The C++ standard torch's headers need (torch_release.csv cpp_std) -> the first GCC that implements it
 # (docs/design/checks.md section 3).
@@ -38,7 +41,7 @@ def host_limits(include_dir: Optional[str]) -> Dict:
     if not include_dir:
         return out
     try:
-        text = (Path(include_dir) / "crt" / "host_config.h").read_text(encoding="utf-8", errors="replace")
+        text = read_text(Path(include_dir) / "crt" / "host_config.h", errors="replace")
     except OSError:
         return out
     m = _GNU_MAX.search(text)
@@ -60,7 +63,7 @@ def nvcc_archs(nvcc: Optional[str]) -> List[str]:
     if not nvcc:
         return []
     try:
-        data = Path(os.path.realpath(nvcc)).read_bytes()
+        data = read_bytes(os.path.realpath(nvcc), limit=NVCC_LIMIT)
     except OSError:
         return []
     nums = {int(n) for n in re.findall(rb"\bsm_(\d{2,3})[af]?\b", data)}
@@ -84,12 +87,15 @@ def parse_arch_list(value: str) -> List[Tuple[str, str]]:
     return out
 
 
-def compiler_version(system: System) -> Optional[Tuple[str, str, str]]:
-    """(kind 'gcc'|'clang'|'msvc', version, first line) of the host compiler a build would use: one process."""
+def compiler_version(system: System, notes: Optional[List[str]] = None) -> Optional[Tuple[str, str, str]]:
+    """(kind 'gcc'|'clang'|'msvc', version, first line) of the host compiler a build would use: one process. As
+    root, a compiler another user could have put there is not run; `notes` gets why."""
     if system.windows:
         cmd = [system.which("cl") or "cl.exe"]
     else:
-        cxx = system.environ.get("CXX") or "c++"
+        cxx = _trusted(system, system.environ.get("CXX") or "c++", notes)
+        if cxx is None:
+            return None
         cmd = [cxx, "--version"]
     try:
         r = system.run(cmd, timeout=10)
@@ -125,6 +131,7 @@ def build_findings(installs: Dict, toolkits, system: System, env_prefix: Optiona
     if not cuda:
         return []
     out: List[Finding] = []
+    notes: List[str] = []
     tk, how = (selected, M("the environment's cudaswitch choice")) if selected is not None else \
         _build_toolkit(toolkits, system)
     torch_v = installs.get("build_version") or installs.get("version")
@@ -148,7 +155,7 @@ def build_findings(installs: Dict, toolkits, system: System, env_prefix: Optiona
     if system.windows:
         out += msvc_findings(system, tk, limits)
     elif limits:
-        comp = compiler_version(system)
+        comp = compiler_version(system, notes)
         std = None
         rel = knowledge.torch_releases().get(knowledge.vtuple(torch_v or "")[:2] if torch_v else ())
         if rel is not None:
@@ -179,7 +186,7 @@ def build_findings(installs: Dict, toolkits, system: System, env_prefix: Optiona
                                                                  "{cuda}'s nvcc cannot target (it can: {can})",
                                                                  names=', '.join(bad), cuda=tk.version,
                                                                  can=' '.join(can) or '?'), details=can))
-        cap = gpu_capability or _gpu_capability(system)
+        cap = gpu_capability or _gpu_capability(system, notes)
         if cap and entries and not any(cc == cap or (cc and cc.split('.')[0] == cap.split('.')[0]
                                                      and knowledge.vtuple(cc) <= knowledge.vtuple(cap))
                                        for _, cc in entries) \
@@ -189,6 +196,9 @@ def build_findings(installs: Dict, toolkits, system: System, env_prefix: Optiona
                                                                 "(compute capability {cap}): the extension fails with "
                                                                 "'no kernel image is available'", value=arch_env,
                                                                 cap=cap)))
+    # as root, a program another user could have put there was skipped (docs/design/security.md): said, not hidden
+    out.extend(Finding("PROGRAM_NOT_RUN", WARNING, note, N_("run the command as that user, or fix the folder's "
+                                                            "permissions (chown/chmod go-w)")) for note in notes)
     bins = [os.path.join(env_prefix, "Scripts" if system.windows else "bin")] if env_prefix else []
     if not system.which("ninja") and not any(system.which("ninja", path=b) for b in bins):
         out.append(finding("NINJA_MISSING", INFO, N_("ninja is not installed: cpp_extension falls back to slow, "
@@ -266,8 +276,24 @@ def msvc_findings(system: System, tk, limits: Dict) -> List[Finding]:
     return []
 
 
-def _gpu_capability(system: System) -> Optional[str]:
-    smi = system.which("nvidia-smi")
+def _trusted(system: System, program: str, notes: Optional[List[str]]) -> Optional[str]:
+    """`program` (a name looked up on PATH, or a path) unless, as root, another user could have put it there: the
+    same rule as for nvcc (docs/design/security.md); the reason goes into `notes`."""
+    from cudaswitch.core.trust import find_program, not_run, program_problem
+
+    if os.path.dirname(program):
+        why = program_problem(system.local(program))
+        if why and notes is not None:
+            notes.append(not_run(program, why))
+        return None if why else program
+    found, skipped = find_program(system, program)
+    if skipped and notes is not None:
+        notes.append(skipped)
+    return found
+
+
+def _gpu_capability(system: System, notes: Optional[List[str]] = None) -> Optional[str]:
+    smi = _trusted(system, "nvidia-smi", notes)
     if not smi:
         return None
     try:

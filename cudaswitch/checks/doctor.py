@@ -22,8 +22,8 @@ from cudaswitch.checks.severities import severity as table_severity
 from cudaswitch.checks.torchenv import torch_installs
 from cudaswitch.core.errors import UsageError
 from cudaswitch.core.i18n import M, N_, _, tr
-from cudaswitch.core.shellquote import for_user
 from cudaswitch.core.system import System
+from cudaswitch.core.trust import read_text
 
 
 @dataclass
@@ -131,7 +131,7 @@ def ldconf_findings(system: System, toolkits, selected_root: Optional[str]) -> L
     for name in names:
         path = folder / name
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            text = read_text(path, errors="replace")
         except OSError:
             continue
         dirs = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
@@ -222,7 +222,7 @@ def hook_findings(prefix: str) -> List[Finding]:
         if p.name.lower().startswith("cudaswitch"):
             continue
         try:
-            text = p.read_text(encoding="utf-8", errors="replace")
+            text = read_text(p, errors="replace")
         except OSError:
             continue
         hits = sorted({m.group(1).upper() for m in RX_SETS_CUDA.finditer(text)})

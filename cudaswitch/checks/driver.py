@@ -71,12 +71,16 @@ def from_override(environ: Dict[str, str]) -> Optional[Driver]:
 
 
 def from_nvidia_smi(system: System, timeout: float) -> Optional[Driver]:
-    exe = system.which("nvidia-smi")
+    from cudaswitch.core.errors import CudaswitchError
+    from cudaswitch.core.trust import find_program
+
+    # as root, an nvidia-smi in a folder on PATH that another user could write would run as root
+    exe, skipped = find_program(system, "nvidia-smi")
     if not exe:
-        return None
+        return Driver("nvidia-smi", None, error=skipped) if skipped else None
     try:
         proc = system.run([exe], timeout=timeout)
-    except (OSError, subprocess.SubprocessError):
+    except (OSError, subprocess.SubprocessError, CudaswitchError):
         return None
     m = re.search(r"CUDA Version:\s*(\d+\.\d+)", proc.stdout or "")
     d = re.search(r"Driver Version:\s*([\d.]+)", proc.stdout or "")
@@ -92,7 +96,12 @@ def resolve(environ: Dict[str, str], wire: Optional[Dict], system: System, timeo
     probe that found no libcuda is asked of nvidia-smi before giving up."""
     drv = from_override(environ) or Driver.from_probe(wire or {})
     if drv.source == "libcuda" and not drv.cuda_max:
-        drv = from_nvidia_smi(system, timeout) or drv
+        smi = from_nvidia_smi(system, timeout)
+        if smi is not None and smi.cuda_max is None:  # not run: the probe's record, with the reason why
+            from dataclasses import replace
+
+            smi = replace(drv, error=smi.error)
+        drv = smi or drv
     return drv
 
 

@@ -24,7 +24,9 @@ Version = Tuple[int, ...]
 def _read(name: str) -> List[Dict[str, str]]:
     from importlib.resources import files
 
-    text = files("cudaswitch.data").joinpath(name).read_text(encoding="utf-8")
+    from cudaswitch.core.trust import package_text
+
+    text = package_text(files("cudaswitch.data").joinpath(name))
     return list(csv.DictReader(io.StringIO(text)))
 
 

@@ -21,7 +21,9 @@ RX_STAGE = re.compile(r"^cudaswitch-probe: stage (\w+)$", re.M)
 
 
 def probe_source() -> str:
-    return PROBE.read_text(encoding="utf-8")
+    from cudaswitch.core.trust import package_text
+
+    return package_text(PROBE)
 
 
 # probe.py defines the marker: it runs in other interpreters and imports nothing of cudaswitch's
@@ -65,39 +67,40 @@ def run_probe(python: str, environ: Dict[str, str], timeout: float, args: Option
     imported modules print cannot corrupt it."""
     import tempfile
 
-    if isolated and cwd is None:
-        cwd = os.path.abspath(os.sep)
+    from cudaswitch.core.trust import run_program, run_python
+
     with tempfile.TemporaryDirectory(prefix="cudaswitch-probe-") as tmp:
         result = os.path.join(tmp, "record.json")
-        cmd = [python] + (["-I"] if isolated else []) + ["-c", probe_source()] + list(args or []) + ["--result", result]
+        cmd = ["-c", probe_source()] + list(args or []) + ["--result", result]
+        timed_out, code = False, None
         try:
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(environ), cwd=cwd)
+            with _Status(timeout, progress):
+                if isolated and cwd is None and python == sys.executable:
+                    proc = run_python(cmd, timeout, env=environ, text=False)
+                else:
+                    proc = run_program([python] + (["-I"] if isolated else []) + cmd, timeout, env=environ,
+                                       cwd=cwd or (os.path.abspath(os.sep) if isolated else None), text=False)
+            out, err, code = proc.stdout, proc.stderr, proc.returncode
         except OSError as exc:
             from cudaswitch.core.i18n import M
 
             raise CudaswitchError(M("cannot run {python}: {why}", python=python, why=exc.strerror or exc)) from None
-        timed_out = False
-        try:
-            with _Status(timeout, progress):
-                out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            proc.kill()
-            out, err = proc.communicate()
+        except subprocess.TimeoutExpired as exc:
+            timed_out, out, err, code = True, exc.output, exc.stderr, getattr(exc, "returncode", None)
         record = _read_record(result)
     out, err = _decode(out), _decode(err)
     stages = RX_STAGE.findall(err)
-    return ProbeOutcome(record if record is not None else _parse(out), proc.returncode, out, err, timed_out,
+    return ProbeOutcome(record if record is not None else _parse(out), code, out, err, timed_out,
                         stages[-1] if stages else None)
 
 
 def _read_record(path: str) -> Optional[dict]:
+    from cudaswitch.core.trust import read_json
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
+        return read_json(path, dict)
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) else None
 
 
 class _Status:

@@ -5,13 +5,13 @@ in, and the environment's Python version. `doctor`, `smoke`, `recommend`, `use a
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
 from typing import Dict
 
 from cudaswitch.checks import knowledge
+from cudaswitch.core.trust import read_json, read_text
 from cudaswitch.core.versions import cudnn_version_in
 from cudaswitch.discovery.environment import site_packages
 
@@ -33,8 +33,11 @@ def torch_installs(prefix: str) -> Dict:
         if not n.startswith(("pytorch-", "torch-")):
             continue
         try:
-            data = json.loads((meta / n).read_text(encoding="utf-8"))
+            data = read_json(meta / n, {"name": (str, type(None)), "version": (str, type(None)),
+                                        "build": (str, type(None))})
         except (OSError, ValueError):
+            continue
+        if not isinstance(data, dict):
             continue
         if data.get("name") in ("pytorch", "torch", "pytorch-gpu", "pytorch-cpu"):
             out["conda"].append({"name": data.get("name"), "version": data.get("version"), "build": data.get("build"),
@@ -47,8 +50,8 @@ def torch_installs(prefix: str) -> Dict:
         for d in sorted(Path(sp).glob("torch-*.dist-info")):
             installer = None
             try:
-                installer = (d / "INSTALLER").read_text(encoding="utf-8").strip()
-            except OSError:
+                installer = read_text(d / "INSTALLER", limit=4096, truncate=True).strip()
+            except (OSError, ValueError):
                 pass
             version = d.name[len("torch-"):-len(".dist-info")]
             out["dist_infos"].append({"name": "torch", "version": version, "installer": installer, "path": str(d)})
@@ -90,7 +93,7 @@ def _build_from_files(prefix: str, out: Dict) -> None:
     for sp in site_packages(prefix):
         vp = Path(sp) / "torch" / "version.py"
         try:
-            text = vp.read_text(encoding="utf-8", errors="replace")
+            text = read_text(vp, errors="replace")
         except OSError:
             continue
         found = {m.group(1): (m.group(2) if m.group(2) is not None else m.group(3)) for m in _VERSION_PY.finditer(text)}
@@ -107,7 +110,7 @@ def _build_from_files(prefix: str, out: Dict) -> None:
                 return
     for d in out["dist_infos"]:
         try:
-            text = (Path(d["path"]) / "METADATA").read_text(encoding="utf-8", errors="replace")
+            text = read_text(Path(d["path"]) / "METADATA", errors="replace")
         except OSError:
             continue
         m = _CUDNN_REQ.search(text)

@@ -17,6 +17,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from cudaswitch.checks import knowledge
 from cudaswitch.core import pe
 from cudaswitch.core.system import System
+from cudaswitch.core import trust
 
 RUNTIME_DLLS = ("msvcp140.dll", "vcruntime140.dll", "vcruntime140_1.dll")
 
@@ -161,7 +162,7 @@ def owning_package(system: System, prefix: str, path: str) -> Optional[str]:
         if not n.endswith(".json"):
             continue
         try:
-            rec = json.loads((meta / n).read_text(encoding="utf-8", errors="replace"))
+            rec = json.loads(trust.read_text(meta / n, errors="replace"))
         except (OSError, ValueError):
             continue
         files = rec.get("files") or [] if isinstance(rec, dict) else []

@@ -17,12 +17,14 @@ def _report_out(report, lines, as_json: bool, chain_first=None, chain_last=None,
         _json_out(report.to_json())
     else:
         from cudaswitch.cli.chainview import echo_chain
+        from cudaswitch.cli.output import printable_lines
 
         if chain_first:
             echo_chain(chain_first(report), environ or {})
             click.echo("")
         for line in lines(report):
-            click.echo(line)
+            # names and versions in these lines come from files anyone who can write the environment wrote
+            click.echo(printable_lines(line))
         if chain_last:
             click.echo("")
             echo_chain(chain_last(report), environ or {})

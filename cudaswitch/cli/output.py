@@ -24,6 +24,11 @@ def printable(text: str) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
+def printable_lines(text: str) -> str:
+    """`printable` for text of several lines: the line breaks stay, everything else is shown as in `printable`."""
+    return "\n".join(printable(line) for line in text.split("\n"))
+
+
 def _columns(text: str) -> int:
     """Terminal columns of `text`: a Chinese character takes two, a combining mark none."""
     import unicodedata

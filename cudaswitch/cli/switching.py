@@ -303,7 +303,6 @@ def init(shell, install, rc_file):
 def run(selector, command, ld_flag):
     """Run COMMAND with toolkit SELECTOR applied, touching neither the shell nor any environment:
     cudaswitch run 11.8 -- nvcc --version"""
-    import subprocess
 
     from cudaswitch.switching.switch import run_environ
     from cudaswitch.core.errors import UsageError
@@ -317,6 +316,7 @@ def run(selector, command, ld_flag):
         command = command[1:]
     if not command:
         raise UsageError(N_("missing COMMAND, e.g. 'cudaswitch run 11.8 -- nvcc --version'"))
+    from cudaswitch.core.trust import call_program, exec_program
     from cudaswitch.discovery.toolkits import select
 
     system = _system()
@@ -332,7 +332,7 @@ def run(selector, command, ld_flag):
         try:
             sys.stdout.flush()
             sys.stderr.flush()
-            os.execvpe(command[0], command, env)
+            exec_program(command, env)
         except FileNotFoundError:
             err = CudaswitchError(M("command not found: {command}", command=command[0]))
             err.exit_code = 127
@@ -346,7 +346,7 @@ def run(selector, command, ld_flag):
     # Windows: the console delivers Ctrl-C to the child too; this process only waits for its status.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        rc = subprocess.call(command, env=env)
+        rc = call_program(command, env)
     except FileNotFoundError:
         err = CudaswitchError(M("command not found: {command}", command=command[0]))
         err.exit_code = 127

@@ -41,7 +41,9 @@ def user_dir(system: System, kind: str) -> str:
 def load_config(path: Path) -> Tuple[dict, List[str]]:
     """(settings, problems). A missing file is an empty config; a broken one is reported, never fatal."""
     try:
-        text = path.read_text(encoding="utf-8")
+        from cudaswitch.core.trust import read_text
+
+        text = read_text(path)
     except FileNotFoundError:
         return {}, []
     except UnicodeDecodeError as exc:

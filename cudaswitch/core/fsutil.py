@@ -3,72 +3,18 @@
 from __future__ import annotations
 
 import os
-import stat
-import tempfile
 from pathlib import Path
 from typing import Optional, Union
 
-
-def current_umask() -> int:
-    """The process umask, read without a window in which another thread could create a file with umask 0."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
+from cudaswitch.core.trust import current_umask  # noqa: F401  (here since before the doors; callers import it)
 
 
 def atomic_write(path: Union[str, Path], data: Union[bytes, str], mode: Optional[int] = None,
                  follow_symlinks: bool = False) -> None:
-    """Replace `path` with `data` so that readers see the old or the new content, never a mix.
+    """Replace `path` with `data` atomically, keeping mode and owner: the write door, trust.write_file."""
+    from cudaswitch.core.trust import write_file
 
-    mkstemp creates owner-only (0600) files; in a shared environment other users must still read the hooks and the
-    state file, so the result gets the mode a plain open() would give (0666 less the umask), or, when a file is
-    replaced, that file's mode and (where allowed, i.e. as root) its owner and group. With `follow_symlinks`, a
-    symlink at `path` (a dotfile manager's rc file) stays a symlink and its target is replaced."""
-    path = Path(path)
-    if follow_symlinks and path.is_symlink():
-        path = Path(os.path.realpath(path))
-    if isinstance(data, str):
-        data = data.encode("utf-8")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        old = os.stat(path, follow_symlinks=False)
-    except OSError:
-        old = None
-    keep = old is not None and stat.S_ISREG(old.st_mode)
-    if mode is None:
-        mode = stat.S_IMODE(old.st_mode) if keep else 0o666 & ~current_umask()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if keep and hasattr(os, "chown") and (old.st_uid, old.st_gid) != _ids(tmp):
-            try:
-                os.chown(tmp, old.st_uid, old.st_gid)
-            except OSError:
-                pass  # only root may give a file away; the user's own new file is the best there is
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    fsync_dir(path.parent)
-
-
-def _ids(path: str):
-    st = os.stat(path)
-    return st.st_uid, st.st_gid
+    write_file(path, data, mode=mode, follow_symlinks=follow_symlinks)
 
 
 def nearest_existing(path: Path) -> Path:
@@ -105,24 +51,19 @@ def check_writable(path: Union[str, Path], advice: str) -> None:
 
 def fsync_dir(folder: Union[str, Path]) -> None:
     """Make a rename durable (POSIX); a no-op where folders cannot be opened (Windows)."""
-    try:
-        fd = os.open(str(folder), os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    from cudaswitch.core.trust import fsync_dir as sync
+
+    sync(folder)
 
 
 def load_yaml(path: Union[str, Path]):
     """Parsed YAML, or None when the file does not exist. ruamel.yaml is imported only here."""
     from ruamel.yaml import YAML
 
+    from cudaswitch.core.trust import read_text
+
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_text(path)
     except FileNotFoundError:
         return None
     return YAML(typ="safe").load(text)

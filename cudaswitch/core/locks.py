@@ -33,8 +33,7 @@ def lock_holder(fd: int) -> Optional[str]:
     st = os.fstat(fd)
     want = (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
     try:
-        with open("/proc/locks", encoding="ascii", errors="replace") as fh:
-            lines = fh.read().splitlines()
+        lines = trust.read_text("/proc/locks", encoding="ascii", errors="replace").splitlines()
     except OSError:
         return None
     for line in lines:
@@ -51,8 +50,7 @@ def lock_holder(fd: int) -> Optional[str]:
         if pid == os.getpid():
             continue
         try:
-            with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as fh:
-                comm = fh.read().strip()
+            comm = trust.read_text(f"/proc/{pid}/comm", errors="replace").strip()
             return M("process {pid} ({comm}, user {user})", pid=pid, comm=comm,
                      user=trust.user_name(os.stat(f"/proc/{pid}").st_uid))
         except OSError:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import BinaryIO, Dict, List, Optional, Tuple
 
 from cudaswitch.core.i18n import M
+from cudaswitch.core.trust import open_regular
 
 RT_VERSION = 16
 _FIXED_SIGNATURE = 0xFEEF04BD
@@ -46,7 +47,7 @@ def _read_at(fh: BinaryIO, offset: int, size: int) -> bytes:
 
 def is_pe(path: Path) -> bool:
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             head = fh.read(64)
             if len(head) < 64 or head[:2] != b"MZ":
                 return False
@@ -98,7 +99,7 @@ def _section_of(sections, rva: int):
 def read_version_info(path: Path) -> Optional[VersionInfo]:
     """The version resource of `path`; None when it is not a PE file or carries none. OSError when unreadable,
     PEError when the headers are damaged."""
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         parsed = _headers(fh)
         if parsed is None:
             return None
@@ -122,7 +123,7 @@ def imported_dlls(path: Path) -> Optional[List[str]]:
     zero one ends it), in the file's order: what the loader must find before the DLL's entry point runs. Delay-load
     imports (directory 13) are not listed: they are loaded at the first call, not at load time. None when `path` is
     not a PE file; OSError when unreadable, PEError when damaged."""
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         parsed = _headers(fh)
         if parsed is None:
             return None

@@ -40,8 +40,7 @@ def read(base: Path, parts: Iterable[str], name: str, limit: int = 1 << 20) -> O
         try:
             if not stat.S_ISREG(os.stat(path, follow_symlinks=False).st_mode):
                 return None
-            with path.open("rb") as fh:
-                return fh.read(limit)
+            return trust.read_bytes(path, limit, truncate=True)
         except OSError:
             return None
     try:

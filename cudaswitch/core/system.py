@@ -24,12 +24,13 @@ RegistryReader = Callable[[], List[Tuple[str, str]]]
 Runner = Callable[..., "subprocess.CompletedProcess[str]"]
 
 
-def run_subprocess(args: Sequence[str], timeout: float = 20.0, env: Optional[Mapping[str, str]] = None):
-    import subprocess  # only the commands that run a program pay for it
+def run_subprocess(args: Sequence[str], timeout: float = 20.0, env: Optional[Mapping[str, str]] = None,
+                   cwd: Optional[str] = None):
+    """The real runner: the start door (trust.run_program), which as root refuses a program another user could
+    have put there."""
+    from cudaswitch.core.trust import run_program
 
-    return subprocess.run(
-        list(args), capture_output=True, text=True, timeout=timeout, env=dict(env) if env is not None else None
-    )
+    return run_program(args, timeout, env=env, cwd=cwd)
 
 
 def read_windows_registry() -> List[Tuple[str, str]]:

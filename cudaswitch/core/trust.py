@@ -126,6 +126,19 @@ def executable_problem(path: Path) -> Optional[str]:
     return path_problem(real)
 
 
+def current_umask() -> int:
+    """The process umask, read without a window in which another thread could create a file with umask 0."""
+    try:
+        for line in read_text("/proc/self/status", encoding="ascii", errors="replace").splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 # ---- no-follow file operations inside a folder another user may control -------------------------------------------
 
 def open_dir(base: Path, parts: Iterable[str], create: bool = False) -> int:
@@ -206,8 +219,6 @@ def write_at(dir_fd: int, name: str, data: bytes) -> None:
     if keep:
         mode = stat.S_IMODE(old.st_mode)
     else:
-        from cudaswitch.core.fsutil import current_umask
-
         mode = 0o666 & ~current_umask()
     tmp = f".{name}.{secrets.token_hex(6)}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd)
@@ -248,13 +259,362 @@ def unlink_at(dir_fd: int, name: str) -> bool:
         return False
 
 
-# ---- starting a program ----------------------------------------------------------------------------------------
+# ---- the doors ------------------------------------------------------------------------------------------------------
+# Every read of a file cudaswitch does not own, every program it starts and every write into a target goes through
+# one of the functions below (docs/design/security.md, "The doors"). tests/core/test_doors.py walks the package's
+# syntax tree and fails on a raw open / read_text / subprocess / os.replace / shutil.rmtree anywhere else, so a new
+# feature cannot skip these checks by accident.
 
-def run_program(argv, env, timeout: float, cwd: Optional[str] = None):
-    """Start a program cudaswitch chose (a shell found on PATH, to run a hook it wrote) with exactly `env`, stdin
-    closed, and return the CompletedProcess with stdout and stderr as bytes. The caller checks the program with
-    `executable_problem` first; a timeout raises subprocess.TimeoutExpired after the process is killed."""
+READ_LIMIT = 64 << 20  # larger than any record, header or script cudaswitch reads; a sparse 1 TB file is not read
+
+
+class NotRegularFile(OSError):
+    """A FIFO, a device, a socket or a folder where a file was expected: reading it could block forever or never
+    end (/dev/zero), so it is never read."""
+
+    def __init__(self, path):
+        super().__init__(errno.EINVAL, M("not a regular file"), str(path))
+
+
+class TooLarge(OSError):
+    def __init__(self, path, limit: int):
+        super().__init__(errno.EFBIG, M("larger than {limit} bytes", limit=limit), str(path))
+
+
+class FileShapeError(ValueError):
+    """A JSON file that parses but does not have the shape cudaswitch reads from it; str() is one line naming the
+    file and the part that is wrong."""
+
+
+def open_regular(path, nofollow: bool = False):
+    """Door: a binary file object for `path`, only when it is a regular file. Opened with O_NONBLOCK, so a FIFO does
+    not block the open, and refused after `fstat` unless it is a regular file, so a link to /dev/zero, a FIFO or a
+    socket is never read. `nofollow`: a symlink at `path` itself is refused too (ELOOP). Raises OSError like open()
+    (FileNotFoundError when missing, NotRegularFile otherwise)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    if nofollow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(str(path), flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegularFile(path)
+        if flags & getattr(os, "O_NONBLOCK", 0):
+            import fcntl
+
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bytes(path, limit: int = READ_LIMIT, truncate: bool = False, nofollow: bool = False) -> bytes:
+    """Door: the content of a regular file (see open_regular). More than `limit` bytes: the first `limit` with
+    `truncate` (a header), else TooLarge: nothing cudaswitch parses whole is that large, and a file rewritten from
+    what was read must never be cut."""
+    with open_regular(path, nofollow=nofollow) as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        if not truncate:
+            raise TooLarge(path, limit)
+        data = data[:limit]
+    return data
+
+
+def read_text(path, encoding: str = "utf-8", errors: str = "strict", limit: int = READ_LIMIT,
+              truncate: bool = False, nofollow: bool = False) -> str:
+    """Door: read_bytes decoded (UnicodeDecodeError, a ValueError, as Path.read_text raises it)."""
+    return read_bytes(path, limit, truncate, nofollow).decode(encoding, errors)
+
+
+def read_json(path, shape=None, limit: int = READ_LIMIT, encoding: str = "utf-8"):
+    """Door: parsed JSON of a regular file whose value has `shape`, else FileShapeError (a ValueError, as a JSON
+    syntax error is) naming the file and the wrong part. Shapes: a type (dict, list, str, int, bool), a tuple of
+    shapes (any of them; type(None) allows null), {"key": shape} (a mapping whose listed keys, where present, have
+    their shapes; other keys are not looked at), {str: shape} (a mapping of text to shape), [shape] (a list of)."""
+    import json
+
+    text = read_text(path, encoding=encoding, limit=limit)
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise FileShapeError(M("{path}: not valid JSON ({why})", path=path, why=exc)) from None
+    if shape is not None:
+        wrong = _shape_problem(data, shape, "")
+        if wrong:
+            raise FileShapeError(M("{path}: {wrong}", path=path, wrong=wrong))
+    return data
+
+
+def _kind_name(t) -> str:
+    names = {dict: M("a mapping"), list: M("a list"), str: M("text"), int: M("a number"), float: M("a number"),
+             bool: M("true or false"), type(None): M("null")}
+    return names.get(t, t.__name__)
+
+
+def _kind(value) -> str:
+    for t in (bool, dict, list, str, int, float, type(None)):
+        if isinstance(value, t):
+            return _kind_name(t)
+    return type(value).__name__
+
+
+def _shape_problem(value, shape, where: str) -> Optional[str]:
+    here = where or M("the file")
+    if isinstance(shape, tuple):
+        for s in shape:
+            if _shape_problem(value, s, where) is None:
+                return None
+        return M("{where} is {got}, not {want}", where=here, got=_kind(value), want=_want(shape))
+    if isinstance(shape, type):
+        ok = isinstance(value, shape) and not (shape is int and isinstance(value, bool))
+        return None if ok else M("{where} is {got}, not {want}", where=here, got=_kind(value), want=_want(shape))
+    if isinstance(shape, list):
+        if not isinstance(value, list):
+            return M("{where} is {got}, not {want}", where=here, got=_kind(value), want=_want(shape))
+        for i, item in enumerate(value):
+            wrong = _shape_problem(item, shape[0], f"{where}[{i}]")
+            if wrong:
+                return wrong
+        return None
+    if not isinstance(value, dict):
+        return M("{where} is {got}, not {want}", where=here, got=_kind(value), want=_want(dict))
+    for key, sub in shape.items():
+        if isinstance(key, type):
+            for k, v in value.items():
+                wrong = _shape_problem(v, sub, f"{where}.{k}" if where else str(k))
+                if wrong:
+                    return wrong
+        elif key in value:
+            wrong = _shape_problem(value[key], sub, f"{where}.{key}" if where else key)
+            if wrong:
+                return wrong
+    return None
+
+
+def _want(shape) -> str:
+    if isinstance(shape, tuple):  # null is allowed where the tuple says so, but is not what a reader should write
+        shape = next((s for s in shape if s is not type(None)), type(None))
+    if isinstance(shape, type):
+        return _kind_name(shape)
+    return _kind_name(list if isinstance(shape, list) else dict)
+
+
+def package_text(path: Path) -> str:
+    """Door: a file shipped inside cudaswitch itself (templates, hook snippets, data tables, probe.py). Refuses a
+    path outside the package's own folders, so this door cannot become a way around read_text."""
+    from cudaswitch.core.resources import package_roots
+
+    real = Path(os.path.realpath(path))
+    if not any(real == r or r in real.parents for r in package_roots()):
+        raise ValueError(f"{path} is not one of cudaswitch's own files")
+    return read_text(real)
+
+
+# ---- starting a program --------------------------------------------------------------------------------------------
+
+class UntrustedProgram(CudaswitchError):
+    """cudaswitch runs as root and the program (or a folder above it) could have been put there by another user."""
+
+    def __init__(self, program, why: str):
+        super().__init__(not_run(program, why))
+        self.program, self.why = str(program), why
+
+
+def not_run(program, why: str) -> str:
+    """The one line saying that `program` was not started, and why."""
+    return M("{program} not run: {why}; cudaswitch run as {user} runs no program another user could have put there",
+             program=program, why=why, user=user_name(euid()))
+
+
+def program_problem(program) -> Optional[str]:
+    """Why cudaswitch, running as root, must not start `program` (an absolute path): its resolved file or a folder
+    above it could have been written by another user. None for an ordinary user, who runs what their own shell
+    would run and gains nothing (docs/design/security.md)."""
+    if euid() != 0:
+        return None
+    return executable_problem(Path(program))
+
+
+def find_program(system, name: str):
+    """(displayed path, note) of `name` on the system's PATH as the shell would find it, skipping, when root, every
+    candidate another user could have put there (the note says which and why); (None, note) when none is left."""
+    note = None
+    for entry in system.split_list(system.environ.get("PATH", "")):
+        found = system.which(name, entry) if entry else None
+        if not found:
+            continue
+        why = program_problem(system.local(found))
+        if not why:
+            return found, note
+        note = note or not_run(found, why)
+    return None, note
+
+
+def run_program(args, timeout: Optional[float], env=None, cwd=None, input: Optional[str] = None,
+                capture: bool = True, text: bool = True, checked: bool = True):
+    """Door: run `args` and wait at most `timeout` seconds (None: no limit); a CompletedProcess. As root, an
+    executable another user could have written raises UntrustedProgram before anything starts (`checked=False`
+    only for cudaswitch's own interpreter, see run_python). On timeout the process is killed and
+    subprocess.TimeoutExpired carries everything it printed until then. stdin is /dev/null unless `input` is given:
+    a program waiting for a password must not wait forever for a user who cannot see its prompt."""
+    import shutil
     import subprocess
 
-    return subprocess.run(list(argv), env=dict(env), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, timeout=timeout, check=False)
+    args = [str(a) for a in args]
+    if checked:
+        exe = args[0] if os.path.dirname(args[0]) else (shutil.which(args[0], path=(env or os.environ).get("PATH"))
+                                                        or args[0])
+        why = program_problem(exe) if os.path.isabs(exe) else None
+        if why:
+            raise UntrustedProgram(exe, why)
+    pipe = subprocess.PIPE if capture else None
+    proc = subprocess.Popen(args, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL, stdout=pipe,
+                            stderr=pipe, env=dict(env) if env is not None else None, cwd=cwd, text=text)
+    try:
+        out, err = proc.communicate(input, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        exc = subprocess.TimeoutExpired(args, timeout, output=out, stderr=err)
+        exc.returncode = proc.returncode
+        raise exc from None
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    return subprocess.CompletedProcess(args, proc.returncode, out, err)
+
+
+def run_python(args, timeout: Optional[float], env=None, text: bool = True):
+    """Door: cudaswitch's own Python with `-I` (no PYTHONPATH, no user site-packages, no working folder or script
+    folder on sys.path) from the root folder (a module in the caller's working folder is not even listed), so
+    nothing the caller's folder or environment holds is imported."""
+    import sys
+
+    return run_program([sys.executable, "-I", *args], timeout, env=env, cwd=os.path.abspath(os.sep), text=text,
+                       checked=False)
+
+
+def exec_program(argv, env) -> None:
+    """Door: become the command the user typed (`cudaswitch run X -- CMD`), found on the given PATH as `env` and
+    `sudo` find it. No ownership check: the user named it and runs it with their own rights either way."""
+    os.execvpe(argv[0], list(argv), env)
+
+
+def call_program(argv, env) -> int:
+    """Door: run the command the user typed and return its exit status (Windows, where a process cannot become
+    another); no ownership check, as exec_program."""
+    import subprocess
+
+    return subprocess.call(list(argv), env=env)
+
+
+# ---- writing into a target ------------------------------------------------------------------------------------------
+
+def foreign_link(path) -> Optional[str]:
+    """Why a symlink at `path` must not be followed: running as root, the link (or the file it leads to, or a
+    folder on the way) could have been made by another user, who would choose what root reads or replaces (a
+    root-only 0600 file). None when `path` is no link, or when not root."""
+    if not POSIX or euid() != 0:
+        return None
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISLNK(st.st_mode):
+        return None
+    if st.st_uid != 0:
+        return M("{path} is a symlink that belongs to {user}", path=path, user=user_name(st.st_uid))
+    return path_problem(Path(os.path.realpath(path)))
+
+
+def refuse_foreign_link(path, how: str) -> None:
+    why = foreign_link(path)
+    if why:
+        raise CudaswitchError(M("refused to follow {path}: {why}, and cudaswitch runs as {user}; {how}; nothing was "
+                                "changed", path=path, why=why, user=user_name(euid()), how=how))
+
+
+def write_file(path, data, mode: Optional[int] = None, follow_symlinks: bool = False) -> None:
+    """Door: replace `path` with `data` so that readers see the old or the new content, never a mix (a temporary
+    file in the same folder, fsync, rename).
+
+    mkstemp creates owner-only (0600) files; in a shared environment other users must still read the hooks and the
+    state file, so the result gets the mode a plain open() would give (0666 less the umask), or, when a file is
+    replaced, that file's mode and (where allowed, i.e. as root) its owner and group. With `follow_symlinks`, a
+    symlink at `path` (a dotfile manager's rc file) stays a symlink and its target is replaced, unless, as root,
+    the link is another user's (foreign_link): that user would choose which file root rewrites."""
+    import tempfile
+
+    path = Path(path)
+    if follow_symlinks and path.is_symlink():
+        refuse_foreign_link(path, M("write the file it points to yourself, or replace the link by a file"))
+        path = Path(os.path.realpath(path))
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        old = os.stat(path, follow_symlinks=False)
+    except OSError:
+        old = None
+    keep = old is not None and stat.S_ISREG(old.st_mode)
+    if mode is None:
+        mode = stat.S_IMODE(old.st_mode) if keep else 0o666 & ~current_umask()
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if keep and hasattr(os, "chown"):
+            st = os.stat(tmp)
+            if (old.st_uid, old.st_gid) != (st.st_uid, st.st_gid):
+                try:
+                    os.chown(tmp, old.st_uid, old.st_gid)
+                except OSError:
+                    pass  # only root may give a file away; the user's own new file is the best there is
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    fsync_dir(path.parent)
+
+
+def create_new(path, mode: int = 0o600):
+    """Door: a binary file object for a file that must not exist yet (O_EXCL), never through a symlink."""
+    fd = os.open(str(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_BINARY", 0), mode)
+    return os.fdopen(fd, "wb")
+
+
+def move(src, dst) -> None:
+    """Door: rename `src` over `dst` atomically. A symlink at `dst` is replaced, never followed; both lie in folders
+    the caller has checked (refuse_if_foreign) or created itself."""
+    os.replace(src, dst)
+
+
+def remove_tree(path, ignore_errors: bool = False) -> None:
+    """Door: delete a folder cudaswitch created (a staging or transaction folder). shutil.rmtree works through
+    folder descriptors on Linux and refuses a symlink at `path`, so a link swapped in does not lead it elsewhere."""
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=ignore_errors)
+
+
+def fsync_dir(folder) -> None:
+    """Make a rename durable (POSIX); a no-op where folders cannot be opened (Windows)."""
+    try:
+        fd = os.open(str(folder), os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -13,6 +13,7 @@ from typing import Iterable, List, NamedTuple, Optional, Tuple
 
 from cudaswitch.core.errors import UsageError
 from cudaswitch.core.i18n import M, N_
+from cudaswitch.core.trust import read_bytes, read_text
 
 # version.json's cuda.version third field is sometimes a build date (12.1.20230222; seen in
 # public install notes), sometimes an update number (13.0.2, S22): a third field >= 10000000 is a date.
@@ -73,7 +74,7 @@ def parse_dotted(text: str) -> Optional[CudaVersion]:
 
 def from_version_json(path: Path) -> Optional[CudaVersion]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
+        data = json.loads(read_text(path, encoding="utf-8-sig"))
     except PermissionError as exc:
         raise VersionFileError(M("{path}: permission denied ({reason}); check its permissions", path=path,
                                  reason=exc.strerror)) from None
@@ -97,7 +98,7 @@ def from_version_json(path: Path) -> Optional[CudaVersion]:
 
 def from_version_txt(path: Path) -> Optional[CudaVersion]:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_text(path, errors="replace")
     except OSError as exc:
         raise VersionFileError(M("{path}: unreadable ({reason})", path=path,
                                  reason=str(exc.strerror or exc))) from None
@@ -131,8 +132,7 @@ _CUDA_H = rb"#define\s+CUDA_VERSION\s+(\d+)"
 
 def from_cuda_h(path: Path) -> Optional[CudaVersion]:
     try:
-        with path.open("rb") as fh:
-            head = fh.read(1 << 16)  # the define sits near the top; cuda.h is over 1 MB
+        head = read_bytes(path, limit=1 << 16, truncate=True)  # the define sits near the top; cuda.h is over 1 MB
     except OSError as exc:
         raise VersionFileError(M("{path}: unreadable ({reason})", path=path,
                                  reason=str(exc.strerror or exc))) from None
@@ -253,7 +253,7 @@ def cudnn_version_in(include: Path) -> Optional[str]:
     """cuDNN version of the headers in an include folder, if any (cudnn_version.h first, cudnn.h for 7.x)."""
     for name in ("cudnn_version.h", "cudnn.h"):
         try:
-            found = parse_cudnn_header((include / name).read_text(encoding="utf-8", errors="replace"))
+            found = parse_cudnn_header(read_text(include / name, errors="replace"))
         except OSError:
             continue
         if found:

@@ -30,6 +30,7 @@ from typing import BinaryIO, Callable, Dict, List, Optional, Tuple
 
 from cudaswitch.core.errors import CudaswitchError
 from cudaswitch.core.i18n import M
+from cudaswitch.core.trust import open_regular, read_text
 from cudaswitch.core.versions import parse_cudnn_header
 
 CHUNK = 1 << 20
@@ -221,7 +222,7 @@ def sniff(path: Path, fh: Optional[BinaryIO] = None) -> str:
         head = fh.read(6)
         fh.seek(0)
     else:
-        with open(path, "rb") as raw:
+        with open_regular(path) as raw:
             head = raw.read(6)
     if head.startswith(b"PK\x03\x04") or head.startswith(b"PK\x05\x06"):
         return "zip"
@@ -282,7 +283,7 @@ def _why(exc: BaseException) -> str:
 def _read_tar(path: Path, fmt: str, state: "_State", write, progress, fh=None) -> None:
     import contextlib
 
-    with (contextlib.nullcontext(fh) if fh is not None else open(path, "rb")) as raw:
+    with (contextlib.nullcontext(fh) if fh is not None else open_regular(path)) as raw:
         counted = _Counting(raw, progress)
         dec = lzma.LZMAFile(counted) if fmt == "tar.xz" else __import__("gzip").GzipFile(fileobj=counted)
         with dec, _Prefetch(dec) as stream:
@@ -624,7 +625,7 @@ def sha256_file(path: Path, progress: Optional[Callable[[int], None]] = None, fh
     h = hashlib.sha256()
     if fh is not None:
         fh.seek(0)
-    with (contextlib.nullcontext(fh) if fh is not None else open(path, "rb")) as src:
+    with (contextlib.nullcontext(fh) if fh is not None else open_regular(path)) as src:
         while True:
             chunk = src.read(CHUNK)
             if not chunk:
@@ -642,7 +643,7 @@ def expected_from_redistrib(redistrib: Path, archive: Path) -> Tuple[str, Option
     import json
 
     try:
-        data = json.loads(Path(redistrib).read_text(encoding="utf-8"))
+        data = json.loads(read_text(redistrib))
     except OSError as exc:
         raise ArchiveError(M("{path}: cannot read ({why})", path=redistrib, why=exc.strerror or str(exc))) from None
     except ValueError as exc:
@@ -708,7 +709,7 @@ def peek_name(path) -> Optional[dict]:
         else:
             import gzip
 
-            with open(path, "rb") as raw:
+            with open_regular(path) as raw:
                 dec = lzma.LZMAFile(raw) if fmt == "tar.xz" else gzip.GzipFile(fileobj=raw)
                 with dec, tarfile.open(fileobj=dec, mode="r|") as tf:
                     first = next(iter(tf)).name

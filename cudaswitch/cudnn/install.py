@@ -13,6 +13,7 @@ from typing import Callable, ContextManager, Dict, Iterator, List, Optional
 
 from cudaswitch.core.errors import CudaswitchError, UsageError
 from cudaswitch.core.i18n import M, N_
+from cudaswitch.core.trust import open_regular
 from cudaswitch.core.system import System
 from cudaswitch.cudnn.archive import Archive, verify_integrity
 from cudaswitch.cudnn.lock import locked
@@ -167,7 +168,7 @@ def planned(system: System, archive: str, *, cuda: Optional[str] = None, into_en
     target, why = resolve_target(system, path, cuda, into_env, name, prefix)
     tell("target", M("into {target} ({why})", target=target.label, why=why))  # named before the long unpack
     try:
-        fh = open(path, "rb")  # hashed and unpacked from this one open file: a swapped file is never installed
+        fh = open_regular(path)  # hashed and unpacked from this one open file: a swapped file is never installed
     except OSError as exc:
         raise UsageError(M("cannot read {archive}: {why}", archive=archive, why=exc.strerror or exc)) from None
     with fh, locked(target):

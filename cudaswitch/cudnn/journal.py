@@ -25,7 +25,9 @@ SCHEMA = 1
 
 def _sha256(path: Path) -> str:
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
+    from cudaswitch.core.trust import open_regular
+
+    with open_regular(path) as fh:
         while True:
             chunk = fh.read(1 << 20)
             if not chunk:

@@ -30,8 +30,10 @@ class locked:
         if not hasattr(os, "geteuid"):  # Windows: no flock
             return self
         try:
-            self.fd = os.open(str(self.target.local_root), os.O_RDONLY)
-        except OSError:
+            from cudaswitch.core.trust import open_dir
+
+            self.fd = open_dir(self.target.local_root, [])
+        except (OSError, CudaswitchError):
             return self  # a missing root is reported by what follows
         if flock_within(self.fd, self.wait):
             return self

@@ -5,10 +5,10 @@ the next install-cudnn or uninstall-cudnn on that target, before it does anythin
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 from typing import List, Tuple
 
+from cudaswitch.core import trust
 from cudaswitch.core.errors import CudaswitchError
 from cudaswitch.core.i18n import M
 from cudaswitch.core.fsutil import fsync_dir
@@ -54,13 +54,13 @@ def roll_forward_install(txdir: Path, data: dict, root: Path) -> None:
         if not os.path.lexists(staged):
             continue  # already in place
         if op.action == "overwrite" and not os.path.lexists(backup) and os.path.lexists(dest):
-            os.replace(dest, backup)
-        os.replace(staged, dest)
+            trust.move(dest, backup)
+        trust.move(staged, dest)
     for d in {str(Path(Op.from_yaml(r).dest).parent) for r in data.get("ops") or []}:
         fsync_dir(d)
     data["phase"] = "installed"
     write_manifest(txdir, data, root)
-    shutil.rmtree(txdir / "stage", ignore_errors=True)
+    trust.remove_tree(txdir / "stage", ignore_errors=True)
 
 
 def roll_forward_uninstall(txdir: Path, data: dict, root: Path, checked: bool = False) -> None:
@@ -76,7 +76,7 @@ def roll_forward_uninstall(txdir: Path, data: dict, root: Path, checked: bool = 
         dest, backup = Path(op.dest), backup_path(txdir, op)
         if op.action == "overwrite":
             if os.path.lexists(backup):
-                os.replace(backup, dest)
+                trust.move(backup, dest)
         elif os.path.lexists(dest) and (checked or matches(dest, op)):
             os.unlink(dest)
     for d in {str(Path(op.dest).parent) for op in ops}:
@@ -86,7 +86,7 @@ def roll_forward_uninstall(txdir: Path, data: dict, root: Path, checked: bool = 
         (txdir / MANIFEST).unlink()
     except FileNotFoundError:
         pass
-    shutil.rmtree(txdir, ignore_errors=True)
+    trust.remove_tree(txdir, ignore_errors=True)
     remove_empty(data.get("record_created") or [])
 
 

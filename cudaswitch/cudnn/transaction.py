@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
+from cudaswitch.core import trust
 from cudaswitch.core.errors import CudaswitchError
 from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.fsutil import fsync_dir
@@ -192,7 +192,7 @@ def _leftover_warnings(prep: Prepared) -> List[str]:
 class _SyncedFile:
     def __init__(self, path: Path, mode: int):
         self.path = path
-        self.fh = open(path, "xb")
+        self.fh = trust.create_new(path)
         self.mode = mode
 
     def write(self, data: bytes) -> None:
@@ -212,12 +212,12 @@ def discard(txdir: Path, record_created: List[str]) -> None:
     """Remove a transaction that never reached its commit point; the manifest goes last."""
     try:
         for sub in ("stage", "backup"):
-            shutil.rmtree(txdir / sub, ignore_errors=True)
+            trust.remove_tree(txdir / sub, ignore_errors=True)
         try:
             (txdir / MANIFEST).unlink()
         except FileNotFoundError:
             pass
-        shutil.rmtree(txdir, ignore_errors=True)
+        trust.remove_tree(txdir, ignore_errors=True)
         fsync_dir(txdir.parent)
     finally:
         remove_empty(record_created)
@@ -281,9 +281,9 @@ def commit(prep: Prepared) -> Path:
             faults.reach("commit", k)
             dest = Path(op.dest)
             if op.action == "overwrite":
-                os.replace(dest, backup_path(txdir, op))
+                trust.move(dest, backup_path(txdir, op))
                 faults.reach("commit-mid", k)
-            os.replace(stage_path(txdir, op), dest)
+            trust.move(stage_path(txdir, op), dest)
             done = i
         for d in {str(Path(op.dest).parent) for op in prep.ops}:
             fsync_dir(d)
@@ -304,7 +304,7 @@ def commit(prep: Prepared) -> Path:
                                 "the next install-cudnn or uninstall-cudnn finishes that from the journal {manifest}",
                                 target=prep.target.label, why=exc_reason(exc),
                                 manifest=prep.target.display(txdir / MANIFEST))) from None
-    shutil.rmtree(txdir / "stage", ignore_errors=True)
+    trust.remove_tree(txdir / "stage", ignore_errors=True)
     return txdir / MANIFEST
 
 
@@ -322,8 +322,8 @@ def _rollback(prep: Prepared, done: int) -> None:
             continue
         dest, staged, backup = Path(op.dest), stage_path(txdir, op), backup_path(txdir, op)
         if not os.path.lexists(staged) and os.path.lexists(dest) and i <= done:
-            os.replace(dest, staged)
+            trust.move(dest, staged)
         if op.action == "overwrite" and os.path.lexists(backup):
-            os.replace(backup, dest)
+            trust.move(backup, dest)
     remove_empty(prep.created)
     discard(txdir, prep.record_created)

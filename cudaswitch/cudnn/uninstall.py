@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Tuple
 
+from cudaswitch.core import trust
 from cudaswitch.core.errors import CudaswitchError
 from cudaswitch.core.i18n import M
 from cudaswitch.cudnn.journal import MANIFEST, Op, matches, read_manifest, records, write_manifest
@@ -68,7 +69,7 @@ def uninstall(target: Target, force: bool = False) -> Uninstalled:
             dest = Path(op.dest)
             if os.path.lexists(dest):
                 keep = dest.with_name(dest.name + ".cudaswitch-changed")
-                os.replace(dest, keep)
+                trust.move(dest, keep)
                 kept.append(target.display(keep))
     data["phase"] = "uninstalling"
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Dict, List, Tuple
@@ -74,7 +75,8 @@ def verify(prep: Prepared, system: System) -> dict:
         env["LD_LIBRARY_PATH"] = str(libdir) + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
         args = [sys.executable, "-I", "-c", _LOAD, str(libdir / f"libcudnn.so.{major}")]
     try:
-        proc = system.run(args, timeout=120, env=env)
+        # -I and the root folder: nothing of the working folder sudo ran in is imported or even listed
+        proc = system.run(args, timeout=120, env=env, cwd=os.path.abspath(os.sep))
     except Exception as exc:  # timeouts, OSError
         result["library_error"] = M("could not run the load check ({error}: {why})", error=type(exc).__name__,
                                     why=str(exc))

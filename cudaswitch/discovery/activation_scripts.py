@@ -45,16 +45,16 @@ class Setter:
 
 def _read_text(folder: Path, name: str) -> Optional[str]:
     from cudaswitch.core import trust
+    from cudaswitch.core.errors import CudaswitchError
 
     if not trust.POSIX:
         try:
-            with open(folder / name, "rb") as fh:
-                return fh.read(SCRIPT_LIMIT).decode("utf-8", "replace")
+            return trust.read_text(folder / name, errors="replace", limit=SCRIPT_LIMIT, truncate=True)
         except OSError:
             return None
     try:
-        fd = os.open(str(folder), os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
+        fd = trust.open_dir(folder, [])
+    except (OSError, CudaswitchError):
         return None
     try:
         raw = trust.read_regular(fd, name, SCRIPT_LIMIT)

@@ -26,6 +26,7 @@ from typing import List, Mapping, Optional, Tuple
 
 from cudaswitch.core.i18n import M
 from cudaswitch.core.system import System
+from cudaswitch.core.trust import read_text
 
 _POSIX_SYSTEM = ("/etc/conda/.condarc", "/etc/conda/condarc", "/etc/conda/condarc.d/",
                  "/var/lib/conda/.condarc", "/var/lib/conda/condarc", "/var/lib/conda/condarc.d/")
@@ -197,7 +198,7 @@ def _read_condarc(path: str, system: System):
     from ruamel.yaml.error import YAMLError
 
     try:
-        text = system.local(path).read_text(encoding="utf-8")
+        text = read_text(system.local(path))
     except (OSError, UnicodeDecodeError) as exc:
         return None, M("{path}: unreadable ({why}); conda ignores it too", path=path,
                        why=getattr(exc, "strerror", None) or exc)
@@ -397,7 +398,7 @@ def environments_txt(system: System) -> List[str]:
     for home in dict.fromkeys(filter(None, _homes(system))):
         f = system.local(system.join(home, ".conda", "environments.txt"))
         try:
-            lines = f.read_text(encoding="utf-8", errors="replace").splitlines()
+            lines = read_text(f, errors="replace").splitlines()
         except OSError:
             continue
         out.extend(line.strip() for line in lines if line.strip() and is_environment(line.strip(), system))

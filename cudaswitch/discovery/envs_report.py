@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from cudaswitch.core.system import System
+from cudaswitch.core.trust import read_text
 
 ENVS_SCHEMA_KEYS = ("name", "prefix", "base", "active", "cuda", "torch", "nvidia_wheels", "smoke", "problems")
 _RX_VERSION_PY = re.compile(r"^(__version__|cuda)\s*(?::[^=]*)?=\s*['\"]([^'\"]*)['\"]", re.M)
@@ -30,7 +31,7 @@ def torch_build(prefix: str) -> Optional[Dict]:
     cuda, cudnn, source = installs.get("cuda"), None, "pip" if installs.get("dist_infos") else "conda"
     for sp in site_packages(prefix):
         try:
-            text = Path(sp, "torch", "version.py").read_text(encoding="utf-8", errors="replace")
+            text = read_text(Path(sp, "torch", "version.py"), errors="replace")
         except OSError:
             text = ""
         found = dict(_RX_VERSION_PY.findall(text))

@@ -137,19 +137,13 @@ def cuda_modules(system: System) -> List[ModuleFile]:
 
 def _read_text(system: System, path: str) -> Optional[str]:
     """A file cudaswitch does not own, read as a regular file only (a FIFO there cannot make `list` hang) and only
-    its first 256 KiB; links are resolved first, as module systems follow them (cuda/default -> 12.4)."""
-    from cudaswitch.core.trust import read_regular
+    its first 256 KiB (core/trust's reading door); links are followed, as module systems follow them (cuda/default ->
+    12.4)."""
+    from cudaswitch.core.trust import read_bytes
 
-    real = Path(os.path.realpath(system.local(path)))
     try:
-        fd = os.open(str(real.parent), os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        data = read_bytes(system.local(path), _READ_LIMIT, truncate=True)
     except OSError:
-        return None
-    try:
-        data = read_regular(fd, real.name, _READ_LIMIT)
-    finally:
-        os.close(fd)
-    if data is None:
         return None
     return data.decode("utf-8", "replace")
 
@@ -594,7 +588,7 @@ def render(tk, syntax: str, name: str) -> str:
     family = name.split("/", 1)[0]
     if syntax == LMOD:
         lines = [f"-- {title}", "-- written by 'cudaswitch modulefile'; its version read from the toolkit's files",
-                 f"help([[{title}]])", f'whatis("Name: CUDA Toolkit")', f'whatis("Version: {tk.version}")',
+                 f"help([[{title}]])", 'whatis("Name: CUDA Toolkit")', f'whatis("Version: {tk.version}")',
                  f"family({_lua_str(family)})", f"local root = {_lua_str(tk.root)}",
                  'pushenv("CUDA_HOME", root)', 'pushenv("CUDA_PATH", root)']
         lines += [f'prepend_path("PATH", {_lua_str(b)})' for b in reversed(tk.bin_dirs)]

@@ -21,7 +21,6 @@ import io
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -33,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence
 
+from cudaswitch.core import trust
 from cudaswitch.core.errors import CudaswitchError, UsageError
 from cudaswitch.core.fsutil import current_umask
 from cudaswitch.core.i18n import M, N_
@@ -188,13 +188,12 @@ def download(wheels: List[KnownWheel], dest: Path, runner: PipRunner = _pip, sho
     pins: Dict[str, List[str]] = {}
     for w in wheels:  # one line per package; every x86_64 file of that release may be the one pip picks
         pins.setdefault(f"{w.package}=={w.version}", []).append(f"--hash=sha256:{w.sha256}")
-    reqs.write_text("".join(f"{pin} {' '.join(hashes)}\n" for pin, hashes in pins.items()), encoding="utf-8")
+    trust.write_file(reqs, "".join(f"{pin} {' '.join(hashes)}\n" for pin, hashes in pins.items()))
     log = dest.parent / "pip.log"  # pip's debug log: the only place it says an index answered 401
     args = ["download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check", "--no-input",
             "--require-hashes", "--log", str(log), "-d", str(dest), "-r", str(reqs)]
     r = runner(args, show_progress)
     if r.returncode != 0:
-        from cudaswitch.core import trust
 
         try:
             fd = trust.open_dir(log.parent, [])
@@ -308,7 +307,7 @@ def _payload(zf: zipfile.ZipFile, wheel: str) -> List[tuple]:
 def _open_wheel(path: Path, known: Optional[KnownWheel]):
     """The wheel open once, its SHA-256 checked against the table from that same descriptor before any member is
     read (what was hashed is what is unpacked), as a ZipFile; CudaswitchError for a damaged or different file."""
-    fh = open(path, "rb")
+    fh = trust.open_regular(path)
     try:
         h = hashlib.sha256()
         for chunk in iter(lambda: fh.read(CHUNK), b""):
@@ -473,10 +472,10 @@ def assemble(wheels: List[Path], root: Path, requested: str, known: Optional[Dic
             {"name": i["name"], "version": i["version"]} for i in infos}
     version_json = {"cuda": {"name": "CUDA SDK", "version": nvcc["version"]}, **comp,
                     "cudaswitch": {"assembled_from": [i["file"] for i in infos]}}
-    (root / "version.json").write_text(json.dumps(version_json, indent=3) + "\n", encoding="utf-8")
+    trust.write_file(root / "version.json", json.dumps(version_json, indent=3) + "\n")
     files += ["version.json", MANIFEST]
-    (root / MANIFEST).write_text(json.dumps({"version": nvcc["version"], "wheels": infos, "files": sorted(files)},
-                                            indent=1) + "\n", encoding="utf-8")
+    trust.write_file(root / MANIFEST, json.dumps({"version": nvcc["version"], "wheels": infos,
+                                                  "files": sorted(files)}, indent=1) + "\n")
     return InstallResult(nvcc["version"], str(root), infos)
 
 
@@ -496,7 +495,6 @@ def _check_destination(dest: Path, what: str) -> None:
     it exists; a plain file stands where a folder above it should be; a folder above it could have been written
     by another user (who could then swap the staging folder or the result for a link: the rule of
     docs/design/security.md)."""
-    from cudaswitch.core import trust
 
     if os.path.lexists(dest):
         raise UsageError(M("{dest} already exists; 'cudaswitch uninstall-toolkit {dest}' removes a toolkit it "
@@ -530,7 +528,7 @@ def _clean_up(stage: Optional[Path], made: List[Path]) -> None:
     old = signal.signal(signal.SIGINT, signal.SIG_IGN) if held else None
     try:
         if stage is not None:
-            shutil.rmtree(stage, ignore_errors=True)
+            trust.remove_tree(stage, ignore_errors=True)
         for p in reversed(made):
             try:
                 p.rmdir()
@@ -581,7 +579,6 @@ def install(version: str, system: System, into: Optional[str] = None, runner: Pi
             return InstallResult(full, have, already=have)
     _check_destination(dest, M("install CUDA {version} into {dest}", version=f"{major}.{minor}", dest=dest))
     if into:  # refused now rather than after the download: the result would be installed but not listed
-        from cudaswitch.core import trust
         from cudaswitch.discovery.toolkit_store import _registry
 
         trust.refuse_if_foreign([_registry(system)], M("record {dest} in the list of installed toolkits", dest=dest),
@@ -614,7 +611,7 @@ def install(version: str, system: System, into: Optional[str] = None, runner: Pi
         if os.path.islink(built) or not os.path.isdir(built):
             raise CudaswitchError(M("{path} is no longer the folder cudaswitch built; nothing was installed",
                                     path=built))
-        os.rename(built, dest)
+        trust.move(built, dest)
     except OSError as exc:
         _clean_up(stage, made)
         raise CudaswitchError(M("cannot install CUDA {major}.{minor} into {dest}: {why}; nothing was installed",
@@ -637,7 +634,6 @@ def install(version: str, system: System, into: Optional[str] = None, runner: Pi
 def _manifest(root: Path) -> Optional[dict]:
     """The record install-toolkit left in a toolkit it made, or None when there is none or it is not one
     (malformed, a link, a FIFO): such a folder is simply not one cudaswitch made, and blocks no other."""
-    from cudaswitch.core import trust
 
     try:
         fd = trust.open_dir(root, [])
@@ -723,7 +719,6 @@ def uninstall(selector: str, system: System, force: bool = False) -> str:
     """Remove a toolkit install-toolkit made, exactly what it made. Refused while conda environments use it
     (unless `force`), when another user could have written it, or when it holds files cudaswitch did not put
     there."""
-    from cudaswitch.core import trust
 
     root = find_installed(selector, system)
     trust.refuse_if_foreign([root], M("remove {root}", root=root),
@@ -758,12 +753,12 @@ def uninstall(selector: str, system: System, force: bool = False) -> str:
     # Rename first: the toolkit disappears from `list` at once, even if the deletion is interrupted.
     trash = root.with_name(f".{root.name}.removing-{os.getpid()}")
     try:
-        os.rename(root, trash)
+        trust.move(root, trash)
     except OSError as exc:
         raise CudaswitchError(M("cannot remove {root}: {why}; nothing was removed", root=root,
                                 why=exc.strerror or exc)) from None
     try:
-        shutil.rmtree(trash)
+        trust.remove_tree(trash)
     except OSError as exc:
         raise CudaswitchError(M("{root} is gone from its place, but deleting its files stopped: {why}; remove {trash} "
                                 "with rm -rf", root=root, why=exc.strerror or exc, trash=trash)) from None

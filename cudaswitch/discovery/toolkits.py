@@ -18,6 +18,7 @@ from cudaswitch.core import versions
 from cudaswitch.core.errors import UsageError
 from cudaswitch.core.i18n import M
 from cudaswitch.core.system import System
+from cudaswitch.core.trust import read_bytes, read_json, read_text
 from cudaswitch.core.versions import CudaVersion, VersionFileError, VersionReading
 
 LINUX_ARCHES = ("x86_64-linux", "sbsa-linux", "aarch64-linux", "ppc64le-linux")
@@ -135,7 +136,7 @@ def _known_conda_envs(system: System) -> List[str]:
     if not home:
         return []
     try:
-        text = system.local(system.join(home, ".conda", "environments.txt")).read_text(encoding="utf-8")
+        text = read_text(system.local(system.join(home, ".conda", "environments.txt")))
     except (OSError, UnicodeDecodeError):
         return []
     return [line.strip() for line in text.splitlines() if line.strip()]
@@ -198,7 +199,7 @@ def resolve_nvcc(system: System, nvcc: str) -> str:
     real = Path(os.path.realpath(loc))
     try:
         if real.stat().st_size < 4096:
-            head = real.read_bytes()[:4096]
+            head = read_bytes(real, limit=4096, truncate=True)
             if head.startswith(b"#!"):
                 m = re.search(_EXEC_LINE, head.decode("utf-8", "replace"))
                 if m:
@@ -686,11 +687,9 @@ def _one_of_twins(hits: List[Toolkit], prefer: Optional[str], notes: Optional[Li
 
 def _nvcc_component(system: System, tk: Toolkit) -> Optional[CudaVersion]:
     """The nvcc component's version: version.json's cuda_nvcc entry, else an nvidia_cuda_nvcc dist-info name."""
-    import json
-
     loc = system.local(tk.root)
     try:
-        comp = json.loads((loc / "version.json").read_text(encoding="utf-8")).get("cuda_nvcc") or {}
+        comp = read_json(loc / "version.json", encoding="utf-8-sig").get("cuda_nvcc") or {}
         v = versions.parse_dotted(str(comp.get("version", ""))) if isinstance(comp, dict) else None
         if v:
             return v

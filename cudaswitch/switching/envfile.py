@@ -13,7 +13,6 @@ document plus the one entry, else nothing is written.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -30,9 +29,12 @@ _RX_VERSION = re.compile(r"\d+(\.\d+){0,2}")
 
 def declared(prefix: str) -> Optional[Tuple[str, str]]:
     """(version, where) the environment declares, from conda-meta/state; None when it declares none."""
+    from cudaswitch.core.trust import read_json
+
     path = Path(prefix, "conda-meta", "state")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        # conda writes {"env_vars": {"NAME": "value"}}; anything else there is not conda's and is not acted on
+        data = read_json(path, {"env_vars": ({str: (str, int, float, bool, type(None))}, type(None))})
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
@@ -168,8 +170,12 @@ def updated_text(text: str, version: str, path: str = DEFAULT_FILE) -> Tuple[str
 
 
 def read_file(path: str) -> str:
+    from cudaswitch.core.trust import read_bytes, refuse_foreign_link
+
+    # as root, another user's link named environment.yml could lead to a root-only file: neither read nor rewritten
+    refuse_foreign_link(path, M("run it as that user, or give the file itself: --save FILE"))
     try:
-        raw = Path(path).read_bytes()
+        raw = read_bytes(path)
     except FileNotFoundError:
         raise UsageError(M("no environment file {path}; 'conda env export --from-history > {path}' makes one, or "
                            "give its path: --save FILE", path=path)) from None
@@ -182,9 +188,11 @@ def read_file(path: str) -> str:
 
 
 def write_file(path: str, text: str) -> None:
-    """Atomically, keeping the file's mode and owner; a symlinked file is written at its target."""
-    from cudaswitch.core.fsutil import atomic_write
+    """Atomically, keeping the file's mode and owner; a symlinked file is written at its target, unless, as root,
+    the link is another user's (trust.write_file refuses it)."""
+    from cudaswitch.core.trust import refuse_foreign_link, write_file as atomic_write
 
+    refuse_foreign_link(path, M("run it as that user, or give the file itself: --save FILE"))
     real = os.path.realpath(path)
     st = os.stat(real)
     atomic_write(real, text.encode("utf-8"), mode=st.st_mode & 0o7777)

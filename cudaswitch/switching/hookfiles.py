@@ -41,7 +41,9 @@ def template_dir() -> Path:
 
 
 def _template(name: str) -> str:
-    return (template_dir() / name).read_text(encoding="utf-8")
+    from cudaswitch.core.trust import package_text
+
+    return package_text(template_dir() / name)
 
 
 def hook_path(prefix: str, direction: str, shell: Shell) -> Path:
@@ -172,8 +174,7 @@ def render_all(changes: Changes, version: str, windows: bool = False) -> Dict[st
 
 def is_ours(path: Path) -> bool:
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(300)
+        head = trust.read_bytes(path, limit=300, truncate=True)
     except OSError:
         return False
     return HOOK_FILE_MARKER.encode() in head

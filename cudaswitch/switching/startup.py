@@ -6,13 +6,12 @@ from __future__ import annotations
 import codecs
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Mapping, Optional, Tuple
 
 from cudaswitch.core.errors import CudaswitchError, UsageError
-from cudaswitch.core.i18n import M
+from cudaswitch.core.i18n import M, tr
 from cudaswitch.core.fsutil import atomic_write
 from cudaswitch.switching.shells import INIT_SHELLS, init_shell
 
@@ -27,7 +26,9 @@ def hooks_dir() -> Path:
 
 
 def snippet(filename: str) -> str:
-    return (hooks_dir() / filename).read_text(encoding="utf-8")
+    from cudaswitch.core.trust import package_text
+
+    return package_text(hooks_dir() / filename)
 
 
 def init_text(shell: str, one_line: bool = False) -> str:
@@ -41,7 +42,22 @@ def init_text(shell: str, one_line: bool = False) -> str:
         # csh has no functions: precmd sources the reconciler file, only while a record is set (one test per
         # prompt); an existing precmd alias is kept and runs first.
         where = str(hooks_dir() / sh.reconciler).replace("'", "'\\''")
-        run = f'if ( $?_CUDASWITCH_ADDED_PATH ) source "{where}"'
+        # the file lies in cudaswitch's installation: once that is deleted or rebuilt on another Python, sourcing it
+        # would print "No such file or directory" at every prompt. Without it, the record is cleared once (the
+        # reconciler cannot run, so the record is useless here) and one line says what is left and what to do; only
+        # where the reconciler would have acted (the active environment has no cudaswitch hook), so an
+        # environment's own deactivate hook still finds its record. One-line `if`s only: an alias holds one line.
+        gone = tr(M("cudaswitch: its prompt-time reconciler {file} is gone (cudaswitch was removed or reinstalled); "
+                    "the CUDA entries it added stay in this shell: open a new one, and run 'cudaswitch init tcsh' "
+                    "again", file=where)).replace('"', "").replace("'", "'\"'\"'").replace("!", "\\!")
+        # csh expands a one-line `if`'s command before testing it: "$CONDA_PREFIX/..." goes through eval, as in
+        # hooks/tcsh.csh, and the alias text is single-quoted, so inner single quotes are written '"'"'
+        inner = ("'\"'\"'if ( -f \"$CONDA_PREFIX/etc/conda/activate.d/cudaswitch.csh\" ) set _cs_gone = 0'\"'\"'")
+        run = (f'set _cs_gone = 0 ; if ( $?_CUDASWITCH_ADDED_PATH && ! -e "{where}" ) set _cs_gone = 1 ; '
+               f'if ( $_cs_gone == 1 && $?CONDA_PREFIX ) eval {inner} ; '
+               f'if ( $_cs_gone == 1 ) echo "{gone}" ; '
+               f'if ( $_cs_gone == 1 ) unsetenv _CUDASWITCH_ADDED_PATH ; unset _cs_gone ; '
+               f'if ( $?_CUDASWITCH_ADDED_PATH && -e "{where}" ) source "{where}"')
         text = text.rstrip("\n") + "\n" + "\n".join([
             "# cudaswitch prompt-time reconciler: takes a cudaswitch PATH entry back off after a switch to an",
             "# environment without cudaswitch hooks (conda#14762); see hooks/reconcile.csh.",
@@ -92,11 +108,16 @@ def rc_file(shell: str, environ: Mapping[str, str]) -> Path:
     return Path(base or home / start.base_default) / start.under
 
 
-def powershell_profile(which=shutil.which, run=subprocess.run, environ=None, windows=None) -> Path:
+def powershell_profile(which=shutil.which, run=None, environ=None, windows=None) -> Path:
     """The profile every PowerShell host of this user reads ($PROFILE.CurrentUserAllHosts), found as `conda init
     powershell` finds it: ask PowerShell itself (pwsh 7 first, then Windows PowerShell 5.1) when one is on PATH,
     which also follows a Documents folder redirected to OneDrive. Without one: a OneDrive Documents folder that
     holds a PowerShell folder, else Documents; pwsh 7 reads Documents\\PowerShell, 5.1 WindowsPowerShell."""
+    import subprocess
+
+    from cudaswitch.core.trust import run_program
+
+    run = run or run_program
     environ = os.environ if environ is None else environ
     windows = sys.platform == "win32" if windows is None else windows
     for exe in ("pwsh", "powershell"):
@@ -105,9 +126,8 @@ def powershell_profile(which=shutil.which, run=subprocess.run, environ=None, win
             continue
         try:
             out = run([found, "-NoLogo", "-NoProfile", "-NonInteractive", "-Command",
-                       "$PROFILE.CurrentUserAllHosts"], capture_output=True, text=True, timeout=60,
-                      stdin=subprocess.DEVNULL)
-        except (OSError, subprocess.SubprocessError):
+                       "$PROFILE.CurrentUserAllHosts"], timeout=60)
+        except (OSError, subprocess.SubprocessError, CudaswitchError):
             continue
         lines = out.stdout.strip().splitlines() if out.returncode == 0 else []
         if lines and lines[-1].strip():
@@ -128,7 +148,9 @@ def _read_startup_file(target: Path) -> Tuple[str, str]:
     """(text, encoding) of a startup file. Windows PowerShell 5.1's `>` writes UTF-16 with a BOM; keep whatever
     encoding the file has so that the user's own lines come back byte for byte."""
     try:
-        data = target.read_bytes()
+        from cudaswitch.core.trust import read_bytes
+
+        data = read_bytes(target)
     except FileNotFoundError:
         return "", "utf-8"
     except OSError as e:

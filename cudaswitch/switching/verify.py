@@ -260,12 +260,18 @@ def _states(out: str, cmd: bool, nul: bool = False) -> List[Dict[str, str]]:
 Runner = Callable[..., "subprocess.CompletedProcess[bytes]"]
 
 
+def _run_bytes(argv, env, timeout):
+    """A shell run through trust's door, its output kept as bytes (a hook's values are decoded by the caller)."""
+    return trust.run_program(argv, timeout, env=env, text=False)
+
+
 def check_shell(shell: RealShell, program: str, prefix: str, changes: Changes, start: Dict[str, str],
                 dirs: Sequence[str], folder: Path, python: str = sys.executable,
-                run: Runner = trust.run_program, spell: Callable[[str], str] = str, launcher: Sequence[str] = (),
+                run: Runner = None, spell: Callable[[str], str] = str, launcher: Sequence[str] = (),
                 timeout: float = TIMEOUT) -> ShellCheck:
     """Run one shell (see the module's doc); `spell` gives a path as that shell writes it (wine: `Z:\\...`),
     `launcher` what starts it (wine)."""
+    run = run or _run_bytes
     from cudaswitch.core.fsutil import atomic_write
 
     t0 = time.perf_counter()

@@ -146,3 +146,34 @@ def test_checks_without_conda(tmp_path):
     assert after_change(str(p)) is None and after_change(None) is None
     checks = health(str(p), System(environ={"PATH": ""}))
     assert [c.code for c in checks] == ["NOT_SWITCHED"] and checks[0].ok and checks[0].severity == "info"
+
+
+ESC = "\x1b]0;owned\x07\x1b[2J"  # an OSC title change and a screen clear, as a file's owner can write them
+
+
+def test_after_conda_update_file_contents_are_printed_escaped(tmp_path, conda_env, real_conda):
+    """The wheel names and torch's CUDA in the note come from the environment's files: shown, never sent."""
+    p = _prefix(tmp_path)
+    assert run_cli(["use", "12.9", "-p", str(p), "--no-smoke"], conda_env).returncode == 0
+    sp = p / "lib" / "python3.11" / "site-packages"
+    info = next(nvidia_wheels.extracted("nvidia-cuda-runtime-cu12==12.9.79").glob("*.dist-info"))
+    shutil.copytree(info, sp / f"nvidia_cuda{ESC}_runtime_cu12-12.9.79.dist-info")
+    (sp / "torch").mkdir()
+    (sp / "torch" / "version.py").write_text(f"__version__ = '2.5.1+cu118'\ncuda = '11.8{ESC}'\n")
+    (sp / "torch-2.5.1+cu118.dist-info").mkdir()
+    r = real_conda.run(["update", "--all", "-p", str(p), "--offline", "--yes"], env=conda_env)
+    note = [line for line in r.stderr.splitlines() if "cudaswitch" in line]
+    assert note and "\x1b" not in r.stderr and "\x07" not in r.stderr, r.stderr
+    assert "\\x1b]0;owned\\x07" in note[0], note
+
+
+def test_conda_update_in_a_switched_env_does_not_hang_on_a_fifo(tmp_path, conda_env, real_conda):
+    p = _prefix(tmp_path)
+    assert run_cli(["use", "12.9", "-p", str(p), "--no-smoke"], conda_env).returncode == 0
+    sp = p / "lib" / "python3.11" / "site-packages"
+    (sp / "torch").mkdir()
+    os.mkfifo(sp / "torch" / "version.py")
+    (sp / "torch-2.5.1.dist-info").mkdir()
+    os.mkfifo(sp / "torch-2.5.1.dist-info" / "INSTALLER")
+    r = real_conda.run(["update", "--all", "-p", str(p), "--offline", "--yes"], env=conda_env, timeout=120)
+    assert "Traceback" not in r.stderr, r.stderr

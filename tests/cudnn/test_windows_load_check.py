@@ -66,8 +66,9 @@ def _windows_verify(loader, tmp_path, monkeypatch, bindir, major, drop=None, see
     (tk,) = discover(system).toolkits
     target = toolkit_target(system, tk)
 
-    def wine_child(args, timeout=20.0, env=None):
+    def wine_child(args, timeout=20.0, env=None, cwd=None):
         assert args[1] == "-I"  # isolated: nothing from the working folder is imported
+        assert cwd == os.path.abspath(os.sep)  # and started in the root folder, where no DLL lies either
         *_, dll, bin_arg = args
         path_entries = [e for e in env["PATH"].split(";") if e and os.path.isdir(e)]
         if seen is not None:

@@ -171,3 +171,86 @@ def test_reconciler_spawns_no_process(shell, tmp_path):
     assert proc.returncode == 0, proc.stderr
     calls = [ln for ln in log.read_text().splitlines() if re.search(r"\b(execve|clone3?|v?fork)\(", ln)]
     assert len(calls) == 1 and "execve(" in calls[0], calls
+
+
+def _tcsh_with_a_reconciler_that_goes_away(tmp_path, conda_prefix):
+    """An interactive tcsh with `cudaswitch init tcsh` whose reconciler file (in cudaswitch's installation) is
+    deleted while the shell runs, as when the venv is removed or rebuilt on another Python; a record is set before
+    and after. All it printed."""
+    require_tool("tcsh")
+    installed = tmp_path / "venv" / "shell_hooks"
+    installed.mkdir(parents=True)
+    real = startup.hooks_dir() / "reconcile.csh"
+    (installed / "reconcile.csh").write_text(real.read_text(encoding="utf-8"), encoding="utf-8")
+    init = tmp_path / "init.tcsh"
+    init.write_text(startup.init_text("tcsh").replace(str(real), str(installed / "reconcile.csh")))
+    record = "setenv PATH /cuda/bin:$PATH ; setenv _CUDASWITCH_ADDED_PATH /cuda/bin"
+    show = 'if ( $?_CUDASWITCH_ADDED_PATH ) echo RECORD""-KEPT ; echo "PATH=$PATH"'
+    lines = [f"source {Q['tcsh'](str(init))}", record, show, f"rm -rf {Q['tcsh'](str(tmp_path / 'venv'))}", record,
+             show, "echo one", "echo two", show]
+    env = clean_environ(PATH="/usr/bin:/bin", CONDA_PREFIX=str(conda_prefix), TERM="dumb", HOME=str(tmp_path))
+    return interact(ARGV["tcsh"], lines, env, tmp_path)
+
+
+def test_tcsh_reconciler_gone_with_its_installation_says_so_once_and_clears_the_record(tmp_path):
+    plain = tmp_path / "plain"  # the active environment has no cudaswitch hooks: the reconciler would act
+    (plain / "bin").mkdir(parents=True)
+    text = _tcsh_with_a_reconciler_that_goes_away(tmp_path, plain)
+    assert "No such file" not in text, text
+    before, after = text.split("rm -rf", 1)
+    assert "PATH=/usr/bin:/bin" in before and "RECORD-KEPT" not in before, text  # it ran while it was there
+    assert after.count("prompt-time reconciler") == 1 and "is gone" in after, text
+    assert "RECORD-KEPT" not in after, text
+
+
+def test_tcsh_reconciler_gone_keeps_the_record_of_a_switched_environment(tmp_path):
+    switched = tmp_path / "switched"  # its own deactivate hook removes the entries by that record: keep it
+    (switched / "etc" / "conda" / "activate.d").mkdir(parents=True)
+    (switched / "etc" / "conda" / "activate.d" / "cudaswitch.csh").write_text("")
+    text = _tcsh_with_a_reconciler_that_goes_away(tmp_path, switched)
+    assert "No such file" not in text and "is gone" not in text, text
+    assert text.split("rm -rf", 1)[1].count("RECORD-KEPT") == 2, text
+
+
+def _strict_session(shell, tmp_path, before, after):
+    """An interactive bash or zsh where `before` runs ahead of `cudaswitch init` and `after` follows it; all it
+    printed. A record with no cudaswitch environment active: the reconciler acts at the next prompt."""
+    require_tool(shell)
+    init = tmp_path / "init.sh"
+    init.write_text(startup.init_text(shell))
+    (tmp_path / "plain" / "bin").mkdir(parents=True)
+    lines = before + [f". {quote_sh(str(init))}", "echo SOURCED''-INIT"] + after
+    env = clean_environ(PATH="/usr/bin:/bin", CONDA_PREFIX=str(tmp_path / "plain"), TERM="dumb", HOME=str(tmp_path),
+                        PS1="$ ")
+    return interact(ARGV[shell], lines, env, tmp_path)
+
+
+ERREXIT = {"bash": ["set -e"], "zsh": ["setopt ERR_EXIT"]}
+NOUNSET = {"bash": ["set -u", "unset PROMPT_COMMAND"], "zsh": ["set -u", "unset precmd_functions"]}
+RECORD = "PATH=/cuda/bin:$PATH; _CUDASWITCH_ADDED_PATH=/cuda/bin; export PATH _CUDASWITCH_ADDED_PATH"
+SHOW = 'echo "NOW=$PATH"'
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_reconciler_does_not_close_an_errexit_shell_after_an_ignored_failure(shell, tmp_path):
+    text = _strict_session(shell, tmp_path, ERREXIT[shell], ["false && true", "echo STILL''-ALIVE", RECORD,
+                                                             "false || false && true", SHOW])
+    after = text.split("SOURCED-INIT", 1)[1]
+    assert "STILL-ALIVE" in after, text
+    assert "NOW=/usr/bin:/bin" in after, text  # and it still reconciles
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_reconciler_is_installed_under_nounset_without_a_prompt_hook(shell, tmp_path):
+    show = 'echo "HOOKS=${PROMPT_COMMAND-}"' if shell == "bash" else 'echo "HOOKS=${precmd_functions-}"'
+    text = _strict_session(shell, tmp_path, NOUNSET[shell], [show, RECORD, SHOW])
+    assert "unbound variable" not in text and "parameter not set" not in text, text
+    after = text.split("SOURCED-INIT", 1)[1]
+    assert "HOOKS=__cudaswitch_reconcile" in after, text
+    assert "NOW=/usr/bin:/bin" in after, text
+
+
+def test_reconciler_keeps_the_exit_status_for_the_users_own_prompt_hook(tmp_path):
+    text = _strict_session("bash", tmp_path, ["PROMPT_COMMAND='echo \"RC=$?\"'"], ["false", "true"])
+    after = text.split("SOURCED-INIT", 1)[1]
+    assert "RC=1" in after and "RC=0" in after, text

@@ -36,7 +36,8 @@ SEVERITIES: Dict[str, object] = {
     "MULTIPLE_CUDA_ON_LD_LIBRARY_PATH": WARNING,
     "LDCONF_PINS_CUDA": WARNING,
     "FOREIGN_CUDA_HOOKS": WARNING,
-    "CUDA_MODULE_LOADED": WARNING,  # a module's toolkit beside the switch: the later of the two wins (checks/modules.py)
+    "CUDA_MODULE_LOADED": WARNING,
+    "PROGRAM_NOT_RUN": WARNING,  # as root, a program another user could have put on PATH is skipped, and said  # a module's toolkit beside the switch: the later of the two wins (checks/modules.py)
     # how far the switch reaches (checks/reach.py)
     "PYTHON_HOOK": INFO,
     "PYTHON_HOOK_STALE": WARNING,

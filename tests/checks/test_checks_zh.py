@@ -249,7 +249,7 @@ def test_conda_doctor_and_the_note_after_an_update_read_in_chinese(tmp_path, cle
     (sp / "torch-2.8.0+cu118.dist-info").mkdir()
     r = real_conda.run(["doctor", "-p", str(p), "cudaswitch"], env=env, check=False)
     out = r.stdout
-    assert "❌ CUDA (cudaswitch):" in out
+    assert "❌ CUDA（cudaswitch）：" in out
     assert ("错误     TORCH_TOOLKIT_MAJOR_MISMATCH: torch 2.8.0+cu118 是为 CUDA 11.8 编译的，但该虚拟环境使用 CUDA "
             "12.9.1：torch.utils.cpp_extension 拒绝用另一个 CUDA 主版本编译扩展") in out, out
     assert f"解决: cudaswitch use 11.8 -p {p}" in out

@@ -105,13 +105,11 @@ def test_cmd_prompt_gives_the_same_words(wine_printargv, tmp_path):
 def test_install_toolkit_hint_is_quoted_for_the_users_shell(monkeypatch, clean_env):
     """The installer itself downloads ~200 MB (tests/discovery/test_toolkit_install.py runs it); here only its
     record is given, to see the line printed after it."""
-    from types import SimpleNamespace
-
     from cudaswitch.discovery import toolkit_install
 
     root = "/tmp/工具 包/cuda 13.0"
-    monkeypatch.setattr(toolkit_install, "install", lambda *a, **k: SimpleNamespace(
-        version="13.0.88", root=root, wheels=[], download_bytes=0, disk_bytes=0))
+    monkeypatch.setattr(toolkit_install, "install", lambda *a, **k: toolkit_install.InstallResult(
+        version="13.0.88", root=root))
     for shell, family in (("/bin/bash", q.SH), ("/usr/bin/fish", q.FISH), ("/bin/tcsh", q.CSH)):
         r = run_cli(["install-toolkit", "13.0"], env=dict(clean_env, SHELL=shell))
         assert f"Use it: cudaswitch use {q.quote(root, family)}   " in r.stdout, r.stdout

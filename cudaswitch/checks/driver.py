@@ -97,7 +97,9 @@ def resolve(environ: Dict[str, str], wire: Optional[Dict], system: System, timeo
     drv = from_override(environ) or Driver.from_probe(wire or {})
     if drv.source == "libcuda" and not drv.cuda_max:
         smi = from_nvidia_smi(system, timeout)
-        if smi is not None and smi.cuda_max is None:  # not run: the probe's record, with the reason why
+        if smi is not None and smi.cuda_max is None and not smi.driver_version:
+            # not run: the probe's record, with the reason why (a driver_version says it ran: a driver too old to
+            # name a CUDA version)
             from dataclasses import replace
 
             smi = replace(drv, error=smi.error)

@@ -58,12 +58,15 @@ def test_a_driver_that_lists_the_gpu_points_at_the_torch_build():
     assert "reinstall torch from a CUDA index" in f.fix and "install the NVIDIA driver" not in f.fix
 
 
-def test_a_driver_too_old_to_name_a_cuda_version_is_too_old_not_missing():
+def test_a_driver_too_old_to_name_a_cuda_version_is_too_old_not_missing(tmp_path):
     """nvidia-smi's real header without its `CUDA Version:` field (old drivers print none): the driver is there,
     and older than torch's CUDA 13.0 needs."""
     text = (RECORDS / "h200_nvidia-smi.txt").read_text().replace("CUDA Version: 13.0", "")
-    system = System(os="linux", environ={"PATH": "/usr/bin"}, run=lambda *a, **k: SimpleNamespace(stdout=text))
-    system.which = lambda name, path=None: "/usr/bin/nvidia-smi" if name == "nvidia-smi" else None
+    smi = tmp_path / "bin" / "nvidia-smi"  # a program of this user's, so trust's PATH walk takes it
+    smi.parent.mkdir()
+    smi.write_text("#!/bin/sh\n")
+    smi.chmod(0o755)
+    system = System(os="linux", environ={"PATH": str(smi.parent)}, run=lambda *a, **k: SimpleNamespace(stdout=text))
     drv = drivers.resolve({}, {"source": "libcuda", "cuda_max": None, "error": "cuDriverGetVersion returned 3"},
                           system)
     assert drv.source == "nvidia-smi" and drv.cuda_max is None and drv.driver_version == "580.159.04"

@@ -19,8 +19,13 @@ def test_install_cudnn_of_an_unpacked_folder_says_to_give_the_archive(tmp_path, 
     assert "is a directory" not in line
 
 
-def test_envs_without_any_conda_says_so_and_exits_1(tmp_path, clean_env):
+def test_envs_without_any_conda_says_so_and_exits_1(tmp_path, clean_env, monkeypatch):
     clean_env.update(HOME=str(tmp_path), PATH="/usr/bin:/bin", XDG_CONFIG_HOME=str(tmp_path / "cfg"))
+    # as root, envs reads every user's ~/.conda/environments.txt (as conda does); this machine's other users and
+    # their environments are not part of the case, so the run is an ordinary user's
+    from cudaswitch.discovery import condaenvs
+
+    monkeypatch.setattr(condaenvs, "_is_admin", lambda system: False)
     line = one_line_error(run_cli(["envs"], env=clean_env), 1)
     assert "no conda found" in line and "CONDA_EXE" in line
     r = run_cli(["envs", "--json"], env=clean_env)

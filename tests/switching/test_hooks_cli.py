@@ -153,7 +153,11 @@ def test_the_real_conda_base_is_recognised_by_its_files(real_conda, tmp_path):
 
     verdict = base_by_files(str(real_conda.root))
     assert verdict.is_base is True, verdict
-    env = real_conda.create(tmp_path / "made")
+    # conda records every environment it creates in $HOME/.conda/environments.txt: a home of the test's own
+    home = tmp_path / "home"
+    home.mkdir()
+    env = real_conda.create(tmp_path / "made", env={k: v for k, v in os.environ.items() if k != "CONDARC"} |
+                            {"HOME": str(home)})
     assert base_by_files(str(env)).is_base is False
 
 

@@ -147,14 +147,9 @@ prepend-path PATH $root/bin
 
 
 @pytest.fixture(scope="module")
-def trees(tmp_path_factory):
-    """/opt-style folder with cuda-11.8 and cuda-12.9 built from NVIDIA's real wheels (versions 11.8.89, 12.9.1)."""
-    import cudatrees
-
-    base = tmp_path_factory.mktemp("apps")
-    cudatrees.cuda_11_8(base / "cuda-11.8")
-    cudatrees.cuda_12_9(base / "cuda-12.9")
-    return base
+def trees(real_trees):
+    """/usr/local-style folder with cuda-11.8 and cuda-12.9 built from NVIDIA's real wheels (11.8.89, 12.9.1)."""
+    return real_trees
 
 
 def _modulepath(tmp_path: Path, trees: Path) -> Path:

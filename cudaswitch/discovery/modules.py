@@ -320,13 +320,9 @@ def _lua_env(text: str, name: str, version: str) -> Tuple[Dict[str, List[str]], 
         if assign is not None:
             try:
                 v, i = expr(start)
-                local[assign] = v if depth == 0 and assign not in local else None
-                if local[assign] is None:
-                    reasons[assign] = _IN_CONDITION if depth else _SET_TWICE
             except _Unresolved as exc:
-                local[assign] = None
-                reasons[assign] = M("comes from {what}", what=exc.args[0])
-                i = start + 1
+                v, i = exc, start + 1
+            _assign(local, reasons, assign, v, depth)
             continue
         if kind == "name" and value in _LUA_SET and i + 1 < len(toks) and toks[i + 1] == ("op", "("):
             try:
@@ -345,6 +341,17 @@ def _lua_env(text: str, name: str, version: str) -> Tuple[Dict[str, List[str]], 
             continue
         i += 1
     return env, why
+
+
+def _assign(local: Dict[str, Optional[str]], reasons: Dict[str, str], key: str, value, depth: int) -> None:
+    """A module variable (Lua `local x = ...`, Tcl `set x ...`) keeps a value only when it is set once, at the top
+    level, from something readable; otherwise it has none, and `reasons` says why (`value` is then the _Unresolved)."""
+    if isinstance(value, _Unresolved):
+        local[key], reasons[key] = None, M("comes from {what}", what=value.args[0])
+    elif depth or key in local:
+        local[key], reasons[key] = None, _IN_CONDITION if depth else _SET_TWICE
+    else:
+        local[key] = value
 
 
 def _matters(var: str) -> bool:
@@ -484,15 +491,11 @@ def _tcl_env(text: str, name: str, version: str) -> Tuple[Dict[str, List[str]], 
     for depth, words in _tcl_commands(text):
         cmd = words[0]
         if cmd == "set" and len(words) == 3:
-            key = words[1]
             try:
                 value = _tcl_subst(words[2], local, name, version, reasons)
-                local[key] = value if depth == 0 and key not in local else None
-                if local[key] is None:
-                    reasons[key] = _IN_CONDITION if depth else _SET_TWICE
             except _Unresolved as exc:
-                local[key] = None
-                reasons[key] = M("comes from {what}", what=exc.args[0])
+                value = exc
+            _assign(local, reasons, words[1], value, depth)
             continue
         if cmd in _TCL_SET:
             rest, skip = [], False

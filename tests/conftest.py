@@ -19,6 +19,43 @@ pytest_plugins = ["cudnn_fixtures"]
 IN_CI = bool(os.environ.get("CI"))
 
 
+# What a contributor's machine sets that no test is about (the second pass of .ci/run sets each one, see
+# .ci/gpu-workstation): removed from os.environ for every test, so every CLI run, in process or not, starts from
+# a machine without them. A test about one sets it itself.
+_MACHINE_VARS = ("LD_LIBRARY_PATH", "MODULEPATH", "MODULESHOME", "LOADEDMODULES", "_LMFILES_", "PYTHONUSERBASE",
+                 "JUPYTER_PATH", "JUPYTER_DATA_DIR", "LANGUAGE", "LC_ALL")
+_MACHINE_PREFIXES = ("CUDA", "CONDA", "_CONDA", "_CE_", "MAMBA", "_CUDASWITCH", "LMOD", "__LMOD", "_ModuleTable",
+                     "LC_", "BASH_FUNC_module", "BASH_FUNC_ml")
+_SUITE_VARS = ("CUDASWITCH_TEST_", "CUDASWITCH_FUZZ_", "CUDASWITCH_LANG")  # the suite's own knobs stay
+
+
+def _machine_free(environ):
+    """`environ` without the machine's CUDA, conda, module-system and locale settings, and PATH without a folder that
+    holds an nvcc (a toolkit's bin, or a wrapper such as /usr/local/bin/nvcc): what a test starts from."""
+    env = {k: v for k, v in environ.items()
+           if k.startswith(_SUITE_VARS) or not (k in _MACHINE_VARS or k.startswith(_MACHINE_PREFIXES))}
+    env["PATH"] = os.pathsep.join(p for p in environ.get("PATH", "").split(os.pathsep)
+                                  if p and not os.path.exists(os.path.join(p, "nvcc")))
+    env["LANG"] = "C.UTF-8"
+    return env
+
+
+@pytest.fixture(autouse=True)
+def _not_this_machine(request, monkeypatch):
+    """Every test runs as on a machine without a toolkit, a module system or a conda of its own: the machine's
+    variables are scrubbed and discovery's standard places (/usr/local, /opt, ...) point at a folder that does not
+    exist (tests/seams.py), unless the test is marked `this_machine`."""
+    if request.node.get_closest_marker("this_machine"):
+        monkeypatch.setenv("SUITE_MACHINE_ROOT", "/")
+        return
+    env = _machine_free(os.environ)
+    for k in [k for k in os.environ if k not in env]:
+        monkeypatch.delenv(k)
+    for k, v in env.items():
+        if os.environ.get(k) != v:
+            monkeypatch.setenv(k, v)
+
+
 @pytest.fixture(scope="session")
 def real_trees(tmp_path_factory):
     """`/usr/local`-style folder holding cuda-11.8 and cuda-12.9 built from the real NVIDIA wheels."""
@@ -108,14 +145,14 @@ def _run_cli_process(args, environ, *, cwd, input, timeout, stdin):
 
 def cli_on_path(tmp_path):
     """tmp_path/bin holding a `cudaswitch` program that runs this checkout in a real process (what pip's entry point
-    would do), for a real shell that calls the command by name. Returns that folder."""
+    would do, with the suite's seams on: tests/seams.py), for a real shell that calls the command by name. Returns
+    that folder."""
     import shlex
 
     bindir = tmp_path / "bin"
     bindir.mkdir()
     exe = bindir / "cudaswitch"
-    exe.write_text(f"#!/bin/sh\nPYTHONPATH={shlex.quote(str(REPO))} exec {shlex.quote(sys.executable)} "
-                   f"-m cudaswitch \"$@\"\n")
+    exe.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(seams.ENTRY)} \"$@\"\n")
     exe.chmod(0o755)
     return bindir
 

@@ -6,6 +6,12 @@ EACCES), corrupts one line of a rendered hook ("corrupt@hook:sh", `corrupt_hook`
 nearly every run and counts stderr lines). conftest.py enables it in the pytest process; `run_cli` and the tests'
 subprocesses start the CLI through `python tests/seams.py ARGS` (same as `python -m cudaswitch ARGS`, with the
 seams on).
+
+It also points discovery's look into the machine's own places (/usr/local, /opt, the Debian toolkit folder, the
+running Python's site-packages) at `SUITE_MACHINE_ROOT`, by default a folder that does not exist: a test sees
+the toolkits of this machine only when it is about them and sets `SUITE_MACHINE_ROOT=/` (conftest's
+`this_machine` mark). Every other input of the machine reaches cudaswitch through the environment, which conftest
+scrubs.
 """
 
 from __future__ import annotations
@@ -54,6 +60,13 @@ def corrupt_hook(shell_key: str, direction: str, text: str, entry: str) -> str:
     return text
 
 
+NO_MACHINE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "no-machine")  # never created
+
+
+def machine_root() -> str:
+    return os.environ.get("SUITE_MACHINE_ROOT") or NO_MACHINE
+
+
 def enable() -> None:
     from cudaswitch.cudnn import faults
     from cudaswitch.core import system
@@ -62,6 +75,7 @@ def enable() -> None:
     faults.HOOK = env_fault
     hookfiles.CORRUPT = corrupt_hook
     system.QUIET_RELOCATION = True
+    system.MACHINE_ROOT = machine_root
 
 
 ENTRY = os.path.abspath(__file__)

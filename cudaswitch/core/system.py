@@ -19,6 +19,10 @@ if TYPE_CHECKING:
 # (key name such as "v11.3", InstallDir) pairs from HKLM\SOFTWARE\NVIDIA Corporation\GPU Computing Toolkit\CUDA
 # tests/seams.py sets this: the suite relocates nearly every run, and its assertions count stderr lines
 QUIET_RELOCATION = False
+# tests/seams.py sets this: the folder that stands for "/" when discovery looks in the machine's own places
+# (/usr/local, /opt), so that a test not about the machine finds nothing its developer installed there (nor pip
+# wheels beside the test runner); None (always, outside the suite): the real places
+MACHINE_ROOT: Optional[Callable[[], str]] = None
 
 RegistryReader = Callable[[], List[Tuple[str, str]]]
 Runner = Callable[..., "subprocess.CompletedProcess[str]"]
@@ -122,6 +126,13 @@ class System:
 
         return M("CUDASWITCH_FS_ROOT is set: every path shown as /... (or C:\\...) lies under {root}, not on this "
                  "machine's own file system", root=self.root)
+
+    def machine_place(self, folder: str) -> str:
+        """`folder`, one of the machine's standard places (/usr/local), as discovery reads it."""
+        if self.root is not None or MACHINE_ROOT is None:
+            return folder
+        where = MACHINE_ROOT()
+        return folder if where == "/" else where.rstrip("/") + folder
 
     @property
     def windows(self) -> bool:

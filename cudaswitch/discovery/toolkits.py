@@ -87,12 +87,13 @@ def _children(system: System, folder: str, pattern: str) -> List[str]:
 
 def _linux_candidates(system: System) -> List[_Candidate]:
     out: List[_Candidate] = []
-    for path in _children(system, "/usr/local", r"^cuda(-[\d.]+)?$"):
+    for path in _children(system, system.machine_place("/usr/local"), r"^cuda(-[\d.]+)?$"):
         out.append(_Candidate(path, "/usr/local"))
-    for path in _children(system, "/opt", r"^cuda"):
+    for path in _children(system, system.machine_place("/opt"), r"^cuda"):
         out.append(_Candidate(path, "/opt"))
-    if system.local("/usr/lib/nvidia-cuda-toolkit").is_dir():
-        out.append(_Candidate("/usr/lib/nvidia-cuda-toolkit", "debian-package", kind=DEBIAN))
+    debian = system.machine_place("/usr/lib/nvidia-cuda-toolkit")
+    if system.local(debian).is_dir():
+        out.append(_Candidate(debian, "debian-package", kind=DEBIAN))
     return out
 
 
@@ -147,7 +148,7 @@ def _pip_candidates(system: System) -> List[_Candidate]:
     if paths is None:
         import sys
 
-        paths = sys.path
+        paths = sys.path if system.machine_place("/") == "/" else []
     out: List[_Candidate] = []
     for site in paths:
         if not site or not site.endswith(("site-packages", "dist-packages")):

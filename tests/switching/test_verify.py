@@ -354,3 +354,30 @@ def test_the_plan_is_what_every_shell_does_from_any_start(tmp_path_factory, path
                         _CUDASWITCH_SAVED_CUDA_HOME="1" if saved else None)
     result = verify.verify(prefix, ch, env, [prefix + "/bin"], present)
     assert result.ok, [(c.shell, [(d.phase, d.detail) for d in c.differences], c.note) for c in result.checks]
+
+
+@pytest.mark.parametrize("var, entry", [("PATH", "/nvvm/bin"), ("LD_LIBRARY_PATH", "/lib64")])
+def test_a_wrong_later_entry_or_a_wrong_library_folder_is_caught(tmp_path, var, entry):
+    """The check compares every entry of every list the hook edits: an activate hook that spells its second PATH
+    entry wrong, or its LD_LIBRARY_PATH entry (a program that loads the wrong libraries), is named in each shell
+    with the entry, and its files are removed."""
+    present = _present(POSIX)
+    root = str(tmp_path / "cuda")
+    os.makedirs(root + "/bin")
+    prefix = str(make_env(tmp_path / "env"))
+    ch = _changes(root)
+    ch.prepend["PATH"].append(root + "/nvvm/bin")
+    hookfiles.write_hooks(prefix, ch, "12.9")
+    for shell in ("sh", "fish", "csh"):
+        hook = hookfiles.hook_path(prefix, "activate", hookfiles.SHELLS[shell])
+        text = hook.read_text()
+        assert root + entry in text, (shell, text)
+        hook.write_text(text.replace(root + entry, root + entry + "-wrong"))
+    env = clean_environ(PATH=f"{prefix}/bin:/usr/bin:/bin", CONDA_PREFIX=prefix, LD_LIBRARY_PATH="/mine")
+    result = verify.verify(prefix, ch, env, [prefix + "/bin"], present)
+    n = 2 if var == "PATH" else 1
+    for c in result.checks:
+        details = [d.detail for d in c.differences if d.phase == "activate" and d.var == var]
+        assert c.status == "differs" and details == [f"{var} entry {n} is {root + entry + '-wrong'!r}, expected "
+                                                     f"{root + entry!r}"], (c.shell, c.differences)
+    assert len(result.removed) == 6

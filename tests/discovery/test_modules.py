@@ -228,6 +228,16 @@ def test_reading_a_modulefile_finds_the_folder_the_real_module_system_sets(syste
     ('if (mode() == "load") then\n  setenv("CUDA_HOME", "/opt/cuda-12.1")\nend\n', "12.1.lua", "inside a condition"),
     ("#%Module1.0\nif {[is-loaded gcc]} {\n  setenv CUDA_HOME /opt/cuda-12.1\n}\n", "12.1", "inside a condition"),
     ('setenv("CUDA_VERSION", "12.1")\n', "12.1.lua", "neither CUDA_HOME"),
+    # a variable is read only when set once, at the top level: one set inside a condition, or set twice (the load
+    # takes whichever ran last), could be another folder than the one read
+    ("#%Module1.0\nif {[is-loaded gcc]} {\n  set root /opt/cuda-12.1\n}\nsetenv CUDA_HOME $root\n", "12.1",
+     "'$root', which is set inside a condition"),
+    ('if (mode() == "load") then\n  local root = "/opt/cuda-12.1"\nend\nsetenv("CUDA_HOME", root)\n', "12.1.lua",
+     "'root', which is set inside a condition"),
+    ("#%Module1.0\nset root /opt/cuda-11.8\nset root /opt/cuda-12.1\nsetenv CUDA_HOME $root\n", "12.1",
+     "'$root', which is set twice"),
+    ('local root = "/opt/cuda-11.8"\nroot = "/opt/cuda-12.1"\nsetenv("CUDA_HOME", root)\n', "12.1.lua",
+     "'root', which is set twice"),
 ])
 def test_a_modulefile_that_depends_on_its_load_is_not_guessed(text, file, why, tmp_path):
     from cudaswitch.core.system import System
@@ -236,6 +246,30 @@ def test_a_modulefile_that_depends_on_its_load_is_not_guessed(text, file, why, t
     (tmp_path / file).write_text(text)
     mf = read_modulefile(System(os="linux", environ={}), "cuda/12.1", str(tmp_path / file))
     assert mf.root is None and why in mf.why, mf
+
+
+@pytest.mark.parametrize("system", ["lmod", "envmodules"])
+def test_a_folder_joined_from_three_parts_is_the_one_the_module_system_sets(system, trees, tmp_path, clean_env):
+    """pathJoin (Lua) and [file join] (Tcl) of three parts, one with a trailing '/': cudaswitch reads the folder
+    the real module system sets."""
+    from cudaswitch.core.system import System
+    from cudaswitch.discovery.modules import read_modulefile
+
+    top, name = os.path.split(str(trees))
+    mp = tmp_path / "mf"
+    (mp / "cuda").mkdir(parents=True)
+    if system == "lmod":
+        path = mp / "cuda" / "12.9.lua"
+        path.write_text(f'local root = pathJoin("{top}", "{name}/", "cuda-12.9")\nsetenv("CUDA_HOME", root)\n'
+                        'prepend_path("PATH", pathJoin(root, "bin"))\n')
+    else:
+        path = mp / "cuda" / "12.9"
+        path.write_text(f"#%Module1.0\nset root [file join {top} {name}/ cuda-12.9]\nsetenv CUDA_HOME $root\n"
+                        "prepend-path PATH $root/bin\n")
+    mf = read_modulefile(System(os="linux", environ={}), "cuda/12.9", str(path))
+    assert mf is not None and mf.why is None and mf.root == str(trees / "cuda-12.9"), mf
+    _, after = modulesystems.run(system, ["load cuda/12.9"], _env(clean_env, mp))
+    assert after["CUDA_HOME"] == mf.root
 
 
 def test_files_that_are_not_modulefiles_are_left_out(tmp_path):

@@ -123,7 +123,7 @@ def ldconf_findings(system: System, toolkits, selected_root: Optional[str]) -> L
     out: List[Finding] = []
     if system.windows:
         return out
-    folder = system.local("/etc/ld.so.conf.d")
+    folder = system.local(system.machine_place("/etc/ld.so.conf.d"))
     try:
         names = sorted(os.listdir(folder))
     except OSError:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 # tests/seams.py sets this: the suite relocates nearly every run, and its assertions count stderr lines
 QUIET_RELOCATION = False
 # tests/seams.py sets this: the folder that stands for "/" when discovery looks in the machine's own places
-# (/usr/local, /opt), so that a test not about the machine finds nothing its developer installed there (nor pip
+# (/usr/local, /opt, /etc/ld.so.conf.d), so that a test not about the machine finds nothing its developer installed there (nor pip
 # wheels beside the test runner); None (always, outside the suite): the real places
 MACHINE_ROOT: Optional[Callable[[], str]] = None
 

@@ -139,3 +139,23 @@ def test_colours_only_where_the_terminal_reads_them(environ, windows, colour):
     from cudaswitch.cli.chainview import use_colour
 
     assert use_colour(_Terminal(), environ, windows=windows) is colour
+
+
+def test_with_two_broken_links_the_first_is_where_the_chain_breaks():
+    """A toolkit that is gone and a PyTorch whose import fails: the chain breaks at the toolkit, the first of the
+    two (fix it first; the later one may follow from it), and is marked there only."""
+    from cudaswitch.checks.chain import Chain, Link
+    from cudaswitch.checks.diagnosis import ERROR, Finding
+    from cudaswitch.cli.chainview import chain_lines
+
+    chain = Chain([Link("driver", "580.65, max CUDA 13.0", "libcuda"),
+                   Link("toolkit", "12.4.0", "/usr/local/cuda-12.4",
+                        [Finding("CUDA_PATH_MISSING", ERROR, "CUDA_PATH=/gone does not exist", "unset it")]),
+                   Link("cudnn", None, "not found"),
+                   Link("torch", "2.13.0", "/envs/x",
+                        [Finding("IMPORT_FAILED", ERROR, "libc10.so: cannot open shared object file", "reinstall")]),
+                   Link("python", "3.11.7", "/envs/x/bin/python")])
+    lines = chain_lines(chain, unicode=False, colour=False)
+    marked = [line.split()[1] for line in lines if "the chain breaks here" in line]
+    assert marked == ["CUDA"], lines
+    assert sum(line.startswith("  x ") for line in lines) == 2

@@ -218,6 +218,18 @@ def test_live_place_from_the_files(tmp_path):
     assert pythonhook.live_place(str(w), windows=True).rel == "Lib/site-packages"
 
 
+def test_of_two_live_interpreters_bin_python_does_not_name_the_newest_is_chosen(tmp_path):
+    """After an upgrade that left the old interpreter in place, with bin/python a wrapper that names neither: the
+    newest Python (3.10, not 3.9 as the folder names sort) gets the startup file."""
+    p = tmp_path / "env"
+    for v in ("3.9", "3.10"):
+        (p / "lib" / f"python{v}" / "site-packages").mkdir(parents=True)
+        (p / "bin").mkdir(exist_ok=True)
+        (p / "bin" / f"python{v}").write_text("")
+    (p / "bin" / "python").write_text("#!/bin/sh\nexec \"$(dirname \"$0\")/python3.10\" \"$@\"\n")
+    assert pythonhook.live_place(str(p), windows=False).rel == "lib/python3.10/site-packages"
+
+
 def test_windows_module_adds_dll_directories_and_switches_away_from_the_installer_default(tmp_path):
     """The module written for Windows, executed here against a dict standing for os.environ and a stand-in for
     os.add_dll_directory (Linux has none): NVIDIA's installer default CUDA_PATH is switched away from, a CUDA_PATH

@@ -311,6 +311,22 @@ def test_2_a_member_leaving_the_toolkit_is_refused_and_nothing_is_written(member
     assert not escape.exists() and not (tmp_path / "outside").exists()
 
 
+def test_2_a_folder_of_the_toolkit_that_is_a_link_out_of_it_is_not_written_through(tmp_path):
+    """The member names are checked before anything is written; the unpack still refuses to write through a
+    folder of the staging root that is a link leading out of it (one that arrived as a link), and writes nothing
+    there."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    root = tmp_path / "stage" / "root"
+    root.mkdir(parents=True)
+    os.symlink(outside, root / "bin")
+    whl = hostile_wheel(tmp_path / "w", "13.0.88")
+    with pytest.raises(CudaswitchError, match=r"member 'nvidia/cu13/bin/nvcc' would be written outside the toolkit; "
+                                              r"nothing was installed"):
+        ti.unpack(whl, root, [], 0o755)
+    assert os.listdir(outside) == []
+
+
 def test_2_damaged_wheels_are_one_line_not_an_internal_error(tmp_path):
     whl = hostile_wheel(tmp_path / "w", "13.0.88")
     cut = tmp_path / "cut" / whl.name

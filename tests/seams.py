@@ -2,7 +2,7 @@
 
 `enable()` makes the CLI honour CUDASWITCH_FAULT (fault injection in cudnn/faults.py: "kill@commit:3" kills the
 process with SIGKILL the 3rd time it reaches point `commit`, "enospc@stage:2" raises ENOSPC there, "eacces@..."
-EACCES), corrupts one line of a rendered hook ("corrupt@hook:sh", `corrupt_hook`), and silences the note every command prints when CUDASWITCH_FS_ROOT relocates "/" (the suite relocates
+EACCES, "sigint@unpack:3" sends the process a Ctrl-C the first time it gets there), corrupts one line of a rendered hook ("corrupt@hook:sh", `corrupt_hook`), and silences the note every command prints when CUDASWITCH_FS_ROOT relocates "/" (the suite relocates
 nearly every run and counts stderr lines). conftest.py enables it in the pytest process; `run_cli` and the tests'
 subprocesses start the CLI through `python tests/seams.py ARGS` (same as `python -m cudaswitch ARGS`, with the
 seams on).
@@ -38,6 +38,12 @@ def env_fault(point: str, n: int) -> None:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         elif action == "eacces":
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+        elif action == "sigint" and item not in _SIGNALLED:  # Ctrl-C, once: another thread may reach it too
+            _SIGNALLED.add(item)
+            os.kill(os.getpid(), signal.SIGINT)
+
+
+_SIGNALLED: set = set()
 
 
 def corrupt_hook(shell_key: str, direction: str, text: str, entry: str) -> str:

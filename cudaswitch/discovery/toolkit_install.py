@@ -38,6 +38,7 @@ from cudaswitch.core.fsutil import current_umask
 from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.system import System
 from cudaswitch.core.versions import numbers
+from cudaswitch.cudnn import faults
 from cudaswitch.discovery.toolkit_store import store_dir
 
 # The wheels a toolkit that builds CUDA extensions needs: compiler driver + front end, crt headers, cicc/libnvvm,
@@ -335,7 +336,8 @@ def unpack(wheel: Path, root: Path, files: List[str], exec_mode: int, known: Opt
     with zf:
         record = _record_hashes(zf, wheel.name)
         real_root = os.path.realpath(root)
-        for info, rel in _payload(zf, wheel.name):
+        for n, (info, rel) in enumerate(_payload(zf, wheel.name), 1):
+            faults.reach("unpack", n)
             want = record.get(info.filename)
             if want is None:
                 raise CudaswitchError(M("{wheel}: {file} is not listed in the wheel's RECORD", wheel=wheel.name,
@@ -519,17 +521,25 @@ def _make_parents(folder: Path) -> List[Path]:
     return made
 
 
-def _clean_up(stage: Optional[Path], made: List[Path]) -> None:
-    """Remove the staging folder and the folders this install created, with Ctrl-C held off meanwhile: a second
-    Ctrl-C during the cleanup would otherwise leave a `.partial-*` behind."""
+def _clean_up(stage: Optional[Path], made: List[Path], installed: Optional[Path] = None) -> None:
+    """Remove the staging folder and the folders this install created, with Ctrl-C held meanwhile: a second
+    Ctrl-C during the cleanup of a failed install would otherwise leave a `.partial-*` behind. After a finished
+    install (`installed`: the toolkit just moved into place, not yet recorded) a Ctrl-C held here is honoured, not
+    lost: the toolkit is taken out again and KeyboardInterrupt raised, so the user gets the machine as it was."""
     import signal
 
     held = threading.current_thread() is threading.main_thread()
-    old = signal.signal(signal.SIGINT, signal.SIG_IGN) if held else None
+    pressed: List[int] = []
+    old = signal.signal(signal.SIGINT, lambda *_: pressed.append(1)) if held else None
+    undo = False
     try:
+        faults.reach("cleanup", 1)
         if stage is not None:
             trust.remove_tree(stage, ignore_errors=True)
-        for p in reversed(made):
+        undo = installed is not None and bool(pressed)  # decided once: a later Ctrl-C finds the install complete
+        if undo:
+            trust.remove_tree(installed, ignore_errors=True)
+        for p in reversed(made if installed is None or undo else []):
             try:
                 p.rmdir()
             except OSError:
@@ -537,6 +547,8 @@ def _clean_up(stage: Optional[Path], made: List[Path]) -> None:
     finally:
         if held:
             signal.signal(signal.SIGINT, old)
+    if undo:
+        raise KeyboardInterrupt
 
 
 def already_installed(system: System, version: str) -> Optional[str]:
@@ -619,7 +631,7 @@ def install(version: str, system: System, into: Optional[str] = None, runner: Pi
     except BaseException:
         _clean_up(stage, made)
         raise
-    _clean_up(stage, [])
+    _clean_up(stage, made, installed=dest)
     if into:
         from cudaswitch.discovery.toolkit_store import register
 

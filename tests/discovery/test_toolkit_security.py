@@ -560,33 +560,22 @@ def test_5_concurrent_installs_all_stay_registered(shared):
     assert sorted(got) == sorted(f"/opt/tk{k}-{i}" for k in range(4) for i in range(25))
 
 
-def test_5_ctrl_c_during_the_unpack_stops_and_leaves_no_partial(shared):
-    """Interrupted while the wheels unpack, then again while it cleans up (an impatient user): exit 130 with one
-    line, and neither the toolkit nor its staging folder is left."""
+@pytest.mark.parametrize("fault", ["sigint@unpack:3,sigint@cleanup:1", "sigint@cleanup:1"],
+                         ids=["during-the-unpack-and-its-cleanup", "after-the-move-into-place"])
+def test_5_ctrl_c_during_the_unpack_stops_and_leaves_no_partial(shared, fault):
+    """Ctrl-C while the wheels unpack (at the third file of a wheel), then again while it cleans up (an impatient
+    user); or once, while a finished install removes its staging folder: exit 130 with one line, and neither the
+    toolkit nor its staging folder is left. The seam of tests/seams.py sends the Ctrl-C at those points."""
     base, _attacker, _victim, env = shared
-    env = dict(env, PIP_FIND_LINKS=str(nw.cache_dir() / "wheels"))
+    env = dict(env, PIP_FIND_LINKS=str(nw.cache_dir() / "wheels"), CUDASWITCH_FAULT=fault)
     for spec in nw.TOOLKIT_13_0:
         nw.wheel(spec)
     opt = base / "opt"
     opt.mkdir()
-    proc = subprocess.Popen(console_script(base) + ["install-toolkit", "13.0", "-q", "--again", "--into",
-                                                    str(opt / "cuda-13.0")],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 300
-        while not list(opt.glob(".cuda-13.0.partial-*/root/*")):
-            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
-        time.sleep(0.2)
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 130 and err.strip().splitlines() == ["cudaswitch: error: interrupted"], err
+    r = run_cli(["install-toolkit", "13.0", "-q", "--again", "--into", opt / "cuda-13.0"], env, timeout=600)
+    assert r.returncode == 130 and r.stderr.strip().splitlines() == ["cudaswitch: error: interrupted"], r.stderr
     assert os.listdir(opt) == []
+    assert _registered(System(os="linux", environ=env)) == []
 
 
 # ---- issue 21: a toolkit environments use ----------------------------------------------------------------------

@@ -1,4 +1,5 @@
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -23,32 +24,43 @@ IN_CI = bool(os.environ.get("CI"))
 # .ci/gpu-workstation): removed from os.environ for every test, so every CLI run, in process or not, starts from
 # a machine without them. A test about one sets it itself.
 _MACHINE_VARS = ("LD_LIBRARY_PATH", "MODULEPATH", "MODULESHOME", "LOADEDMODULES", "_LMFILES_", "PYTHONUSERBASE",
-                 "JUPYTER_PATH", "JUPYTER_DATA_DIR", "LANGUAGE", "LC_ALL")
+                 "JUPYTER_PATH", "JUPYTER_DATA_DIR", "LANGUAGE", "LC_ALL", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
+                 "XDG_CACHE_HOME")
 _MACHINE_PREFIXES = ("CUDA", "CONDA", "_CONDA", "_CE_", "MAMBA", "_CUDASWITCH", "LMOD", "__LMOD", "_ModuleTable",
                      "LC_", "BASH_FUNC_module", "BASH_FUNC_ml")
 _SUITE_VARS = ("CUDASWITCH_TEST_", "CUDASWITCH_FUZZ_", "CUDASWITCH_LANG")  # the suite's own knobs stay
+_HOME = os.path.expanduser("~")
+_CACHE = str(cudatrees.nw.cache_dir())  # the test cache stays where it is when HOME moves
+_PIP_CONFIGS = (".config/pip/pip.conf", ".pip/pip.conf")  # how pip reaches a package index here: not about CUDA
 
 
-def _machine_free(environ):
-    """`environ` without the machine's CUDA, conda, module-system and locale settings, and PATH without a folder that
-    holds an nvcc (a toolkit's bin, or a wrapper such as /usr/local/bin/nvcc): what a test starts from."""
+def _machine_free(environ, home):
+    """`environ` without the machine's CUDA, conda, module-system and locale settings, PATH without a folder that
+    holds an nvcc (a toolkit's bin, or a wrapper such as /usr/local/bin/nvcc), and HOME an empty folder (no
+    ~/.condarc, ~/.conda/environments.txt, user site, cudaswitch config or store): what a test starts from."""
     env = {k: v for k, v in environ.items()
            if k.startswith(_SUITE_VARS) or not (k in _MACHINE_VARS or k.startswith(_MACHINE_PREFIXES))}
     env["PATH"] = os.pathsep.join(p for p in environ.get("PATH", "").split(os.pathsep)
                                   if p and not os.path.exists(os.path.join(p, "nvcc")))
     env["LANG"] = "C.UTF-8"
+    env["HOME"] = str(home)
+    env.setdefault("CUDASWITCH_TEST_CACHE", _CACHE)
+    for conf in _PIP_CONFIGS:
+        if os.path.isfile(os.path.join(_HOME, conf)):
+            (home / conf).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(os.path.join(_HOME, conf), home / conf)
     return env
 
 
 @pytest.fixture(autouse=True)
-def _not_this_machine(request, monkeypatch):
+def _not_this_machine(request, monkeypatch, tmp_path_factory):
     """Every test runs as on a machine without a toolkit, a module system or a conda of its own: the machine's
-    variables are scrubbed and discovery's standard places (/usr/local, /opt, ...) point at a folder that does not
-    exist (tests/seams.py), unless the test is marked `this_machine`."""
+    variables are scrubbed, HOME is a fresh folder, and discovery's standard places (/usr/local, /opt, ...) point at
+    a folder that does not exist (tests/seams.py), unless the test is marked `this_machine`."""
     if request.node.get_closest_marker("this_machine"):
         monkeypatch.setenv("SUITE_MACHINE_ROOT", "/")
         return
-    env = _machine_free(os.environ)
+    env = _machine_free(os.environ, tmp_path_factory.mktemp("home"))
     for k in [k for k in os.environ if k not in env]:
         monkeypatch.delenv(k)
     for k, v in env.items():

@@ -16,11 +16,9 @@ import http.server
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import threading
-import time
 import zipfile
 from pathlib import Path
 

@@ -1,0 +1,206 @@
+"""The privilege boundary (docs/design/security.md, "The boundary"): root on another user's environment works as
+that user, and every program cudaswitch starts is the file it checked. Each attack is replayed with the real second
+uid of tests/other_user.py: what she plants leaves a marker when it runs, and the marker's owner says with whose
+rights it ran."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, make_env, require_tool
+from other_user import NOBODY, as_user, console_script, shared_base
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                                reason="replays attacks by another user on root: needs root (CI runs as root)")
+
+
+@pytest.fixture
+def base():
+    base, attacker, _victim, _home = shared_base("cudaswitch-boundary-")
+    yield base, attacker
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def _readable_python(base: Path):
+    """A command prefix running this interpreter from a bind mount inside `base`, in a private mount namespace:
+    the suite's interpreter may live under root's 0700 home, where the owner's side of the boundary could not read
+    it; an installed cudaswitch lives where every user can."""
+    src = Path(sys.base_prefix)
+    dst = base / "py"
+    dst.mkdir(exist_ok=True)
+    dst.chmod(0o755)
+    rel = Path(os.path.realpath(sys.executable)).relative_to(os.path.realpath(src))
+    site = Path(sysconfig.get_paths()["purelib"])  # click and the other run-time dependencies
+    return [require_tool("unshare"), "-m", "--propagation", "private", "sh", "-c",
+            'mount --bind "$0" "$1" && shift && exec "$@"', str(src), str(dst)], dst / rel, site
+
+
+def _cli(base: Path, args, env, uid=None, cwd="/"):
+    prefix, python, site = _readable_python(base)
+    script = console_script(base)
+    script[0] = str(python)
+    # the run-time dependencies from where the bind mount shows them (not every build finds its own site-packages
+    # when started from another prefix)
+    env = dict(env, PYTHONPATH=str(base / "py" / site.relative_to(os.path.realpath(sys.base_prefix))))
+    user = [] if uid is None else [require_tool("setpriv"), f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+    return subprocess.run([*prefix, *user, *script, *map(str, args)], env=env, capture_output=True, text=True,
+                          timeout=300, cwd=cwd)
+
+
+def _toolkit(base: Path, real_trees) -> Path:
+    tk = base / "cuda-12.9"
+    shutil.copytree(real_trees / "cuda-12.9", tk, symlinks=True)
+    return tk
+
+
+def _her_env(attacker: Path) -> Path:
+    prefix = attacker / "env"
+    as_user(lambda: make_env(prefix))
+    return prefix
+
+
+def _owners(prefix: Path):
+    return {p: p.lstat().st_uid for p in [prefix, *prefix.rglob("*")]}
+
+
+def _env(base: Path):
+    return {"PATH": "/usr/bin:/bin", "HOME": str(base / "home"), "LANG": "C.UTF-8", "TMPDIR": "/tmp"}
+
+
+def test_roots_use_on_her_environment_works_as_her_and_she_can_off_it(base, real_trees):
+    base, attacker = base
+    tk = _toolkit(base, real_trees)
+    prefix = _her_env(attacker)
+    proc = _cli(base, ["use", tk, "-p", prefix, "--no-smoke"], _env(base))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "working as nobody (uid 65534)" in proc.stderr and str(prefix) in proc.stderr, proc.stderr
+    assert (prefix / "etc" / "conda" / "activate.d" / "cudaswitch.sh").is_file()
+    assert "Hooks run in bash" in proc.stdout, proc.stdout  # the hook check ran, as her
+    root_owned = [p for p, uid in _owners(prefix).items() if uid != NOBODY]
+    assert root_owned == [], root_owned
+    # her own `off` works: nothing root left there locks her out
+    off = _cli(base, ["off", "-p", prefix], _env(base), uid=NOBODY)
+    assert off.returncode == 0, off.stdout + off.stderr
+    assert not (prefix / "etc" / "conda" / "activate.d" / "cudaswitch.sh").exists()
+    assert not (prefix / "etc" / "cudaswitch" / "state.yaml").exists()
+
+
+def test_roots_off_and_refresh_on_her_environment_work_as_her(base, real_trees):
+    base, attacker = base
+    tk = _toolkit(base, real_trees)
+    prefix = _her_env(attacker)
+    assert _cli(base, ["use", tk, "-p", prefix, "--no-smoke", "--no-verify"], _env(base), uid=NOBODY).returncode == 0
+    again = _cli(base, ["use", "--refresh", "-p", prefix, "--no-smoke", "--no-verify"],
+                 dict(_env(base), CUDASWITCH_SEARCH_PATH=str(base)))
+    assert again.returncode == 0 and "working as nobody (uid 65534)" in again.stderr, again.stdout + again.stderr
+    assert [p for p, uid in _owners(prefix).items() if uid != NOBODY] == []
+    off = _cli(base, ["off", "-p", prefix], _env(base))
+    assert off.returncode == 0 and "working as nobody (uid 65534)" in off.stderr, off.stdout + off.stderr
+    assert not (prefix / "etc" / "cudaswitch" / "state.yaml").exists()
+
+
+def test_her_pth_runs_with_her_rights_when_root_smoke_tests_her_environment(base):
+    """Root's `smoke` on her environment runs her Python, as her: her `.pth` cannot act as root."""
+    base, attacker = base
+    prefix = attacker / "env"
+    marker = base / "marker"
+    marker_dir = base / "markers"
+    marker_dir.mkdir()
+    marker_dir.chmod(0o1777)
+    py = Path(os.path.realpath(sys.executable))
+    ver = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    bind_py = base / "py" / py.relative_to(os.path.realpath(sys.base_prefix))
+
+    def plant():
+        make_env(prefix)
+        (prefix / "bin").mkdir()
+        (prefix / "bin" / "python").symlink_to(bind_py)
+        (prefix / "pyvenv.cfg").write_text(f"home = {bind_py.parent}\ninclude-system-site-packages = false\n")
+        site = prefix / "lib" / ver / "site-packages"
+        site.mkdir(parents=True)
+        (site / "evil.pth").write_text(
+            f"import os; open({str(marker_dir / 'ran')!r} + '-' + str(os.geteuid()), 'w').close()\n")
+    as_user(plant)
+    proc = _cli(base, ["smoke", "-p", prefix, "--cpu-ok"], _env(base))
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr
+    assert "working as nobody (uid 65534)" in proc.stderr, proc.stderr
+    ran = sorted(p.name for p in marker_dir.iterdir())
+    assert ran and all(name == f"ran-{NOBODY}" for name in ran), ran  # it ran, and never as root
+    assert not marker.exists()
+
+
+def test_an_environment_of_a_uid_without_a_user_is_a_one_line_refusal(base, real_trees):
+    base, attacker = base
+    tk = _toolkit(base, real_trees)
+    prefix = base / "orphan"
+    make_env(prefix)
+    for p in [prefix, *prefix.rglob("*")]:
+        os.lchown(p, 4242424, 4242424)
+    proc = _cli(base, ["use", tk, "-p", prefix, "--no-smoke"], _env(base))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cudaswitch: error: ") and "uid 4242424" in lines[0], lines
+    assert not (prefix / "etc").exists()
+
+
+def test_a_root_owned_environment_stays_roots_work(base, real_trees):
+    base, _attacker = base
+    tk = _toolkit(base, real_trees)
+    prefix = base / "shared-env"
+    make_env(prefix)
+    proc = _cli(base, ["use", tk, "-p", prefix, "--no-smoke", "--no-verify"], _env(base))
+    assert proc.returncode == 0, proc.stderr
+    assert "working as" not in proc.stderr
+    assert (prefix / "etc" / "cudaswitch" / "state.yaml").stat().st_uid == 0
+
+
+# ---- the mechanism, with the runner passed in ------------------------------------------------------------------------
+
+def test_the_child_drops_uid_gid_and_groups_and_cannot_regain_root():
+    from cudaswitch.core.asowner import Owner, run_as
+
+    def work():
+        gained = True
+        try:
+            os.setuid(0)
+        except PermissionError:
+            gained = False
+        return {"res": list(os.getresuid()), "gid": list(os.getresgid()), "groups": os.getgroups(),
+                "gained": gained}
+    got = run_as(Owner(NOBODY, NOBODY, "nobody", "/nonexistent"), work)
+    assert got == {"res": [NOBODY] * 3, "gid": [NOBODY] * 3, "groups": [NOBODY], "gained": False}
+
+
+def test_a_failed_drop_runs_no_work_and_is_one_line():
+    from cudaswitch.core.asowner import Owner, run_as
+    from cudaswitch.core.errors import CudaswitchError
+
+    def dropper(owner):
+        raise PermissionError(1, "Operation not permitted")
+
+    def work():  # would leave a file were it run
+        Path("/tmp/cudaswitch-boundary-should-not-exist").write_text("x")
+    with pytest.raises(CudaswitchError) as exc:
+        run_as(Owner(NOBODY, NOBODY, "nobody", "/"), work, dropper=dropper)
+    assert "refused to work as nobody (uid 65534)" in str(exc.value)
+    assert not Path("/tmp/cudaswitch-boundary-should-not-exist").exists()
+
+
+def test_errors_and_exit_codes_of_the_child_reach_the_parent():
+    from cudaswitch.core.asowner import Owner, run_as
+    from cudaswitch.core.errors import CudaswitchError, UsageError
+
+    owner = Owner(NOBODY, NOBODY, "nobody", "/")
+    with pytest.raises(SystemExit) as done:
+        run_as(owner, lambda: sys.exit(3))
+    assert done.value.code == 3
+    with pytest.raises(CudaswitchError) as exc:
+        run_as(owner, lambda: (_ for _ in ()).throw(UsageError("bad selector")))
+    assert str(exc.value) == "bad selector" and exc.value.exit_code == 2

@@ -88,10 +88,11 @@ def drop(owner: Owner, ops=os) -> None:
         raise OSError(M("the switch to {user} did not take", user=owner.label()))
 
 
-def run_as(owner: Owner, work: Callable[[], object], fork=None, dropper=drop):
+def run_as(owner: Owner, work: Callable[[], object], fork=None, dropper=drop, unreadable=None):
     """work()'s JSON-able result, computed in a child that has become `owner`. A CudaswitchError, an exit
     (sys.exit) or an interrupt in the child is raised again here, with its line and code; so is a failure to drop,
-    before the work starts. `fork` and `dropper` are passed in by tests."""
+    before the work starts. `fork`, `dropper` and `unreadable` (the check of cudaswitch's own files) are passed in
+    by tests."""
     import signal
 
     fork = fork or os.fork
@@ -104,7 +105,7 @@ def run_as(owner: Owner, work: Callable[[], object], fork=None, dropper=drop):
     pid = fork()
     if pid == 0:  # pragma: no cover - runs in the child, checked through its effects
         os.close(rfd)
-        _child(owner, work, wfd, dropper)
+        _child(owner, work, wfd, dropper, unreadable or _unreadable_own_files)
     os.close(wfd)
     old = signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the child too; it answers for both
     try:
@@ -116,9 +117,9 @@ def run_as(owner: Owner, work: Callable[[], object], fork=None, dropper=drop):
     return _outcome(owner, data, status)
 
 
-def _child(owner: Owner, work, wfd: int, dropper) -> None:  # pragma: no cover - see run_as
+def _child(owner: Owner, work, wfd: int, dropper, unreadable) -> None:  # pragma: no cover - see run_as
     try:
-        payload = json.dumps(_attempt(owner, work, dropper)).encode("utf-8")
+        payload = json.dumps(_attempt(owner, work, dropper, unreadable)).encode("utf-8")
     except BaseException:
         payload = b'{"crash": "Exception", "message": "the result could not be sent"}'
     try:
@@ -134,14 +135,14 @@ def _child(owner: Owner, work, wfd: int, dropper) -> None:  # pragma: no cover -
         os._exit(0)
 
 
-def _attempt(owner: Owner, work, dropper) -> dict:
+def _attempt(owner: Owner, work, dropper, unreadable) -> dict:
     """What the child sends back: the work's result, or how it ended."""
     try:
         dropper(owner)
     except OSError as exc:
         return {"error": M("refused to work as {user}: {why}; nothing was changed", user=owner.label(),
                            why=exc.strerror or exc), "code": 1}
-    blocked = _unreadable_own_files()
+    blocked = unreadable()
     if blocked:
         return {"error": M("refused to work as {user}: that user cannot read cudaswitch's own files ({path}); "
                            "install cudaswitch where every user can read it, or run it as that user; nothing was "

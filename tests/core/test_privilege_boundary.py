@@ -174,7 +174,8 @@ def test_the_child_drops_uid_gid_and_groups_and_cannot_regain_root():
             gained = False
         return {"res": list(os.getresuid()), "gid": list(os.getresgid()), "groups": os.getgroups(),
                 "gained": gained}
-    got = run_as(Owner(NOBODY, NOBODY, "nobody", "/nonexistent"), work)
+    # this interpreter may sit in root's 0700 home: the check of cudaswitch's own files is the next test's
+    got = run_as(Owner(NOBODY, NOBODY, "nobody", "/nonexistent"), work, unreadable=lambda: None)
     assert got == {"res": [NOBODY] * 3, "gid": [NOBODY] * 3, "groups": [NOBODY], "gained": False}
 
 
@@ -193,14 +194,26 @@ def test_a_failed_drop_runs_no_work_and_is_one_line():
     assert not Path("/tmp/cudaswitch-boundary-should-not-exist").exists()
 
 
+def test_own_files_the_owner_cannot_read_are_a_one_line_refusal_before_any_work():
+    from cudaswitch.core.asowner import Owner, run_as
+    from cudaswitch.core.errors import CudaswitchError
+
+    flag = Path("/tmp/cudaswitch-boundary-should-not-exist")
+    with pytest.raises(CudaswitchError) as exc:
+        run_as(Owner(NOBODY, NOBODY, "nobody", "/"), lambda: flag.write_text("x"),
+               unreadable=lambda: "/root/.venv/lib/python3.11")
+    assert "cannot read cudaswitch's own files (/root/.venv/lib/python3.11)" in str(exc.value)
+    assert not flag.exists()
+
+
 def test_errors_and_exit_codes_of_the_child_reach_the_parent():
     from cudaswitch.core.asowner import Owner, run_as
     from cudaswitch.core.errors import CudaswitchError, UsageError
 
     owner = Owner(NOBODY, NOBODY, "nobody", "/")
     with pytest.raises(SystemExit) as done:
-        run_as(owner, lambda: sys.exit(3))
+        run_as(owner, lambda: sys.exit(3), unreadable=lambda: None)
     assert done.value.code == 3
     with pytest.raises(CudaswitchError) as exc:
-        run_as(owner, lambda: (_ for _ in ()).throw(UsageError("bad selector")))
+        run_as(owner, lambda: (_ for _ in ()).throw(UsageError("bad selector")), unreadable=lambda: None)
     assert str(exc.value) == "bad selector" and exc.value.exit_code == 2

@@ -109,8 +109,16 @@ def run_as(owner: Owner, work: Callable[[], object], fork=None, dropper=drop, un
     os.close(wfd)
     old = signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the child too; it answers for both
     try:
-        with os.fdopen(rfd, "rb") as fh:
-            data = fh.read(16 << 20)
+        chunks = []
+        try:
+            while sum(map(len, chunks)) < 16 << 20:  # a result record is small; a runaway child is not read on
+                chunk = os.read(rfd, 1 << 16)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        finally:
+            os.close(rfd)
+        data = b"".join(chunks)
         _, status = os.waitpid(pid, 0)
     finally:
         signal.signal(signal.SIGINT, old)

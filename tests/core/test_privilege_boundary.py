@@ -217,3 +217,71 @@ def test_errors_and_exit_codes_of_the_child_reach_the_parent():
     with pytest.raises(CudaswitchError) as exc:
         run_as(owner, lambda: (_ for _ in ()).throw(UsageError("bad selector")), unreadable=lambda: None)
     assert str(exc.value) == "bad selector" and exc.value.exit_code == 2
+
+
+# ---- programs are started by the path that was checked -------------------------------------------------------------
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+def _venv_link(folder: Path, name: str, marker: Path) -> Path:
+    """folder/bin/NAME, a link to the system's Python, with a pyvenv.cfg beside it and a site-packages whose .pth
+    leaves `marker`-UID when a Python started through the link reads it."""
+    real = Path(os.path.realpath(SYSTEM_PYTHON))
+    (folder / "bin").mkdir()
+    link = folder / "bin" / name
+    link.symlink_to(real)
+    (folder / "pyvenv.cfg").write_text(f"home = {real.parent}\ninclude-system-site-packages = false\n")
+    site = folder / "lib" / real.name / "site-packages"
+    site.mkdir(parents=True)
+    (site / "canary.pth").write_text(f"import os; open({str(marker)!r} + '-' + str(os.geteuid()), 'w').close()\n")
+    return link
+
+
+@pytest.fixture
+def markers(base):
+    folder = base[0] / "markers"
+    folder.mkdir()
+    folder.chmod(0o1777)
+    return folder
+
+
+def _need_system_python():
+    if not os.path.isfile(SYSTEM_PYTHON):
+        pytest.skip(f"needs the system's Python at {SYSTEM_PYTHON}")
+
+
+def test_a_link_in_her_folder_to_the_system_python_is_neither_found_nor_run(base, markers):
+    """Her `nvidia-smi` (or `dash`) links to the system's Python, which is root's; started through the link, Python
+    reads her pyvenv.cfg and runs her .pth as root."""
+    from cudaswitch.core import trust
+    from cudaswitch.core.system import System
+
+    _need_system_python()
+    _base, attacker = base
+    as_user(lambda: _venv_link(attacker, "nvidia-smi", markers / "ran"))
+    link = attacker / "bin" / "nvidia-smi"
+    found, note = trust.find_program(System(os="linux", environ={"PATH": str(link.parent)}), "nvidia-smi")
+    assert found is None and note and str(attacker) in note and "nobody (uid 65534)" in note, (found, note)
+    with pytest.raises(trust.UntrustedProgram):
+        trust.run_program([str(link)], 20)
+    assert list(markers.iterdir()) == []
+
+
+def test_a_trusted_link_is_started_by_its_resolved_file_not_through_the_link(base, markers):
+    """A root-owned link (in a root-owned folder) to the system's Python, whose pyvenv.cfg names a site-packages
+    she may write: started by the resolved file, Python never looks beside the link."""
+    from cudaswitch.core import trust
+
+    _need_system_python()
+    root, _attacker = base
+    shared = root / "shared"
+    shared.mkdir()
+    link = _venv_link(shared, "dash", markers / "ran")
+    site = next((shared / "lib").glob("*/site-packages"))
+    os.chown(site, NOBODY, NOBODY)  # hers, below folders only root may write
+    assert trust.executable_problem(link) is None
+    proc = trust.run_program([str(link), "-c", "import sys; print(sys.prefix)"], 20)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() != str(shared), proc.stdout
+    assert list(markers.iterdir()) == []

@@ -285,3 +285,56 @@ def test_a_trusted_link_is_started_by_its_resolved_file_not_through_the_link(bas
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() != str(shared), proc.stdout
     assert list(markers.iterdir()) == []
+
+
+# ---- the hook check runs its own copy of the hooks, and its Python children run -I from / --------------------------
+
+def _hook_setup(tmp_path):
+    from cudaswitch.switching import hookfiles, verify
+    from cudaswitch.switching.activation import Changes
+    from shell_driver import clean_environ
+
+    root = str(tmp_path / "cuda")
+    os.makedirs(root + "/bin")
+    prefix = str(make_env(tmp_path / "env"))
+    ch = Changes(scalars={"CUDA_PATH": root, "CUDA_HOME": root}, prepend={"PATH": [root + "/bin"]})
+    hookfiles.write_hooks(prefix, ch, "12.9")
+    env = clean_environ(PATH=f"{prefix}/bin:/usr/bin:/bin", CONDA_PREFIX=prefix)
+    present = [(sh, require_tool(sh.program)) for sh in verify.LINUX_SHELLS if sh.name in ("bash", "dash")]
+    return prefix, ch, env, present
+
+
+def test_a_hook_swapped_after_use_wrote_it_is_not_what_the_check_runs(tmp_path):
+    """Between `use` writing etc/conda/activate.d/cudaswitch.sh and the shell sourcing it, whoever may write that
+    folder swaps it; the check runs the text `use` wrote, from its own folder."""
+    from cudaswitch.switching import verify
+
+    prefix, ch, env, present = _hook_setup(tmp_path)
+    marker = tmp_path / "swapped-hook-ran"
+    hook = Path(prefix, "etc", "conda", "activate.d", "cudaswitch.sh")
+
+    def swap_then_run(argv, env, timeout):
+        hook.write_text(f"touch {marker}\n")  # the owner's move, in the window
+        return verify._run_bytes(argv, env, timeout)
+    result = verify.verify(prefix, ch, env, [prefix + "/bin"], present, run=swap_then_run)
+    assert not marker.exists()
+    assert [c.status for c in result.checks] == ["ok", "ok"], [(c.shell, c.note) for c in result.checks]
+
+
+def test_the_checks_python_child_imports_nothing_from_the_callers_folder(tmp_path, monkeypatch):
+    """Without the system's `env` each shell's state comes from `python -c`; a json.py in the folder cudaswitch
+    was started from must not be imported (the PowerShell check's dump is the same `python -I -c`)."""
+    from cudaswitch.switching import verify
+
+    monkeypatch.setattr(verify, "ENV_PROGRAMS", ())
+    prefix, ch, env, present = _hook_setup(tmp_path)
+    here = tmp_path / "here"
+    here.mkdir()
+    marker = tmp_path / "json-ran"
+    (here / "json.py").write_text(f"open({str(marker)!r}, 'w').close()\nfrom _json import *\n")
+    monkeypatch.chdir(here)
+    result = verify.verify(prefix, ch, env, [prefix + "/bin"], present)
+    assert not marker.exists()
+    assert [c.status for c in result.checks] == ["ok", "ok"], [(c.shell, c.note) for c in result.checks]
+    _ext, ps1 = verify.driver(verify.LINUX_SHELLS[-1], "a.ps1", "d.ps1", "/usr/bin/python3", env, env)
+    assert ps1.count(b"/usr/bin/python3' -I -c ") == 2, ps1

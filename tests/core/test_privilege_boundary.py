@@ -338,3 +338,40 @@ def test_the_checks_python_child_imports_nothing_from_the_callers_folder(tmp_pat
     assert [c.status for c in result.checks] == ["ok", "ok"], [(c.shell, c.note) for c in result.checks]
     _ext, ps1 = verify.driver(verify.LINUX_SHELLS[-1], "a.ps1", "d.ps1", "/usr/bin/python3", env, env)
     assert ps1.count(b"/usr/bin/python3' -I -c ") == 2, ps1
+
+
+# ---- smoke: a root-owned environment whose sys.path another user may write -----------------------------------------
+
+@pytest.mark.parametrize("where", ["site-packages", "pth"])
+def test_smoke_does_not_run_a_root_owned_env_whose_site_packages_another_user_may_write(base, markers, where):
+    """A shared environment owned by root, its site-packages writable by her group (or a .pth in it hers): her
+    .pth would run as root at the interpreter's start."""
+    from conftest import run_cli
+
+    root, _attacker = base
+    prefix = make_env(root / "shared-env")
+    (prefix / "bin").mkdir()
+    real = Path(os.path.realpath(sys.executable))
+    (prefix / "bin" / "python").symlink_to(real)
+    (prefix / "pyvenv.cfg").write_text(f"home = {real.parent}\ninclude-system-site-packages = false\n")
+    site = prefix / "lib" / real.name / "site-packages"
+    site.mkdir(parents=True)
+    pth = site / "canary.pth"
+    canary = f"import os; open({str(markers / 'ran')!r} + '-' + str(os.geteuid()), 'w').close()\n"
+    if where == "site-packages":
+        os.chown(site, 0, NOBODY)
+        site.chmod(0o775)
+        as_user(lambda: pth.write_text(canary))
+    else:
+        pth.write_text("")
+        os.chown(pth, NOBODY, NOBODY)
+        as_user(lambda: pth.write_text(canary))
+    proc = run_cli(["smoke", "-p", prefix, "--cpu-ok"], _env(root), process=True)
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr
+    assert list(markers.iterdir()) == []
+    said = proc.stdout + proc.stderr
+    assert "PYTHON_FOREIGN" in said and str(site) in said, said
+    if where == "site-packages":
+        assert "writable by group nogroup" in said and "chmod go-w" in said, said
+    else:
+        assert "belongs to nobody (uid 65534)" in said and "sudo -u nobody cudaswitch smoke -p" in said, said

@@ -218,5 +218,8 @@ def as_owner_of(prefix: str, work: Callable[[], object], say: Callable[[str], No
     owner = owner_to_become(prefix, euid)
     if owner is None:
         return work()
-    say(working_as_line(owner, prefix))
-    return runner(owner, work)
+
+    def as_them():
+        say(working_as_line(owner, prefix))  # said once it is true: the child has become the owner
+        return work()
+    return runner(owner, as_them)

@@ -115,15 +115,25 @@ def owner_hint(path: Path) -> str:
 
 def executable_problem(path: Path) -> Optional[str]:
     """Why cudaswitch must not execute `path` (discovery runs nvcc only when nobody else could have put it there):
-    the resolved file and every folder above it must belong to the invoking user or root and not be writable by
-    others."""
+    the link's own folders (whoever may write them may replace the link between the check and the start) and the
+    resolved file with every folder above it must belong to the invoking user or root and not be writable by
+    others. The program is then started by its resolved path (resolved_program)."""
     if not POSIX:
         return None
     try:
         real = Path(os.path.realpath(path))
     except OSError:
         return M("{path} cannot be resolved", path=path)
-    return path_problem(real)
+    return path_problem(Path(os.path.abspath(path))) or (path_problem(real) if real != Path(path) else None)
+
+
+def resolved_program(path) -> str:
+    """The file a trusted `path` leads to, which is what is started: a link in a folder only root can write cannot
+    change between the check and the start, and the program sees its own name, not the link's (a Python reached
+    through a link reads the pyvenv.cfg beside the link, and with it the link owner's site-packages)."""
+    if not POSIX:
+        return str(path)
+    return os.path.realpath(path)
 
 
 def current_umask() -> int:
@@ -468,6 +478,8 @@ def run_program(args, timeout: Optional[float], env=None, cwd=None, input: Optio
         why = program_problem(exe) if os.path.isabs(exe) else None
         if why:
             raise UntrustedProgram(exe, why)
+        if os.path.isabs(exe) and euid() == 0:
+            args[0] = resolved_program(exe)  # the file checked is the file started (no window through a link)
     pipe = subprocess.PIPE if capture else None
     proc = subprocess.Popen(args, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL, stdout=pipe,
                             stderr=pipe, env=dict(env) if env is not None else None, cwd=cwd, text=text)

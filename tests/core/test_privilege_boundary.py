@@ -9,13 +9,12 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
 
 from conftest import REPO, make_env, require_tool
-from other_user import NOBODY, as_user, console_script, shared_base
+from other_user import NOBODY, as_user, readable_cli, shared_base
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
                                 reason="replays attacks by another user on root: needs root (CI runs as root)")
@@ -28,30 +27,8 @@ def base():
     shutil.rmtree(base, ignore_errors=True)
 
 
-def _readable_python(base: Path):
-    """A command prefix running this interpreter from a bind mount inside `base`, in a private mount namespace:
-    the suite's interpreter may live under root's 0700 home, where the owner's side of the boundary could not read
-    it; an installed cudaswitch lives where every user can."""
-    src = Path(sys.base_prefix)
-    dst = base / "py"
-    dst.mkdir(exist_ok=True)
-    dst.chmod(0o755)
-    rel = Path(os.path.realpath(sys.executable)).relative_to(os.path.realpath(src))
-    site = Path(sysconfig.get_paths()["purelib"])  # click and the other run-time dependencies
-    return [require_tool("unshare"), "-m", "--propagation", "private", "sh", "-c",
-            'mount --bind "$0" "$1" && shift && exec "$@"', str(src), str(dst)], dst / rel, site
-
-
 def _cli(base: Path, args, env, uid=None, cwd="/"):
-    prefix, python, site = _readable_python(base)
-    script = console_script(base)
-    script[0] = str(python)
-    # the run-time dependencies from where the bind mount shows them (not every build finds its own site-packages
-    # when started from another prefix)
-    env = dict(env, PYTHONPATH=str(base / "py" / site.relative_to(os.path.realpath(sys.base_prefix))))
-    user = [] if uid is None else [require_tool("setpriv"), f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
-    return subprocess.run([*prefix, *user, *script, *map(str, args)], env=env, capture_output=True, text=True,
-                          timeout=300, cwd=cwd)
+    return readable_cli(base, args, env, uid=uid, cwd=cwd)
 
 
 def _toolkit(base: Path, real_trees) -> Path:

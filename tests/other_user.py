@@ -95,10 +95,10 @@ def readable_cli(base: Path, args, env, uid=None, cwd="/", timeout=300):
 
 
 def without_working_as(proc):
-    """`proc` with the line saying cudaswitch worked as the environment's owner taken off stderr (and that line),
-    for the checks that want the rest of stderr to be one error line."""
+    """(`proc` with its notes taken off stderr, the line saying cudaswitch worked as the environment's owner), for
+    the checks that want the rest of stderr to be one error line."""
     lines = proc.stderr.splitlines(keepends=True)
     said = [ln for ln in lines if ln.startswith("cudaswitch: note: working as ")]
     assert said, proc.stderr
-    return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout,
-                                       "".join(ln for ln in lines if ln not in said)), said[0]
+    return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout, "".join(
+        ln for ln in lines if not ln.startswith("cudaswitch: note: "))), said[0]

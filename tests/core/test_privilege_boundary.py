@@ -352,3 +352,35 @@ def test_smoke_does_not_run_a_root_owned_env_whose_site_packages_another_user_ma
         assert "writable by group nogroup" in said and "chmod go-w" in said, said
     else:
         assert "belongs to nobody (uid 65534)" in said and "sudo -u nobody cudaswitch smoke -p" in said, said
+
+
+# ---- the driver query loads no libcuda from a folder another user may write -----------------------------------------
+
+def _canary_library(folder: Path, marker: Path) -> Path:
+    """folder/libcuda.so.1: a real shared library whose constructor leaves `marker`-UID when it is loaded."""
+    src = folder / "canary.c"
+    src.write_text('#include <stdio.h>\n#include <unistd.h>\n__attribute__((constructor)) static void ran(void) {'
+                   f' char p[4096]; snprintf(p, sizeof p, "%s-%d", "{marker}", (int)geteuid());'
+                   ' FILE *f = fopen(p, "w"); if (f) fclose(f); }\n')
+    lib = folder / "libcuda.so.1"
+    subprocess.run([require_tool("gcc"), "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
+    return lib
+
+
+def test_the_driver_query_loads_no_libcuda_from_her_folder_on_ld_library_path(base, markers):
+    from cudaswitch.checks import driver
+    from cudaswitch.core.system import System
+
+    root, attacker = base
+    as_user(lambda: _canary_library(attacker, markers / "hers"))
+    got = driver.query(System(os="linux", environ={"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": str(attacker)}))
+    assert list(markers.iterdir()) == [], got
+    assert got.library != str(attacker / "libcuda.so.1")
+    # a folder only root may write is still searched, and its libcuda is loaded by its absolute path
+    mine = root / "driver"
+    mine.mkdir()
+    _canary_library(mine, markers / "root")
+    got = driver.query(System(os="linux", environ={"PATH": "/usr/bin:/bin",
+                                                   "LD_LIBRARY_PATH": f"{attacker}:{mine}"}))
+    assert [p.name for p in markers.iterdir()] == ["root-0"]
+    assert got.library == str(mine / "libcuda.so.1"), got

@@ -151,13 +151,18 @@ def current_umask() -> int:
 
 # ---- no-follow file operations inside a folder another user may control -------------------------------------------
 
-def open_dir(base: Path, parts: Iterable[str], create: bool = False) -> int:
+def open_dir(base, parts: Iterable[str], create: bool = False, shown: Optional[Path] = None) -> int:
     """A descriptor of base/parts..., opened one component at a time without following a symlink below `base`
-    (base itself was named by the user and may be a link). Missing folders are created with `create`. Raises
-    CudaswitchError naming a component that is a symlink or not a folder."""
+    (base itself was named by the user and may be a link; or a folder descriptor, `shown` as that path in
+    messages, so that a folder already opened is never looked up by its path again). Missing folders are created
+    with `create`. Raises CudaswitchError naming a component that is a symlink or not a folder."""
     flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
-    fd = os.open(str(base), flags)
-    where = Path(base)
+    if isinstance(base, int):
+        fd = os.dup(base)
+        where = Path(shown or ".")
+    else:
+        fd = os.open(str(base), flags)
+        where = Path(base)
     try:
         for name in parts:
             where = where / name
@@ -183,6 +188,22 @@ def open_dir(base: Path, parts: Iterable[str], create: bool = False) -> int:
     except BaseException:
         os.close(fd)
         raise
+
+
+def open_named_dir(folder, parts: Iterable[str], what: str, how: str, create: bool = False) -> int:
+    """open_dir for a folder the user named (`modulefile SEL DIR`). As root, DIR is not taken on trust either: a link
+    on the way to it that another user made (in a sticky /tmp a link can be anyone's) or whose target they could
+    change, or a folder of the resolved path another user could write, is refused (`what`/`how` as for
+    refuse_if_foreign); the resolved path is then opened from / one component at a time, so a link swapped in
+    after the check is not followed either."""
+    if not POSIX or euid() != 0:
+        return open_dir(folder, parts, create)
+    absolute = Path(os.path.abspath(folder))
+    for p in reversed([absolute, *absolute.parents]):
+        refuse_foreign_link(p, how)
+    real = Path(os.path.realpath(absolute))
+    refuse_if_foreign([real], what, how)
+    return open_dir(Path(real.anchor), [*real.parts[1:], *parts], create)
 
 
 def regular_stat(dir_fd: int, name: str) -> Optional[os.stat_result]:

@@ -384,3 +384,68 @@ def test_the_driver_query_loads_no_libcuda_from_her_folder_on_ld_library_path(ba
                                                    "LD_LIBRARY_PATH": f"{attacker}:{mine}"}))
     assert [p.name for p in markers.iterdir()] == ["root-0"]
     assert got.library == str(mine / "libcuda.so.1"), got
+
+
+# ---- the startup file's bytecode goes where the module went ---------------------------------------------------------
+
+def test_the_startup_files_bytecode_is_written_through_the_open_folder_not_its_path(tmp_path, monkeypatch):
+    """Between writing the module and its __pycache__, site-packages is swapped for a link to another folder: the
+    .pyc goes into the folder the module went to (opened once, never looked up by path again), and nothing is
+    created where the link points."""
+    from cudaswitch.switching import pythonhook
+
+    ver = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    prefix = make_env(tmp_path / "env")
+    site = prefix / "lib" / f"python{ver}" / "site-packages"
+    site.mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    moved = tmp_path / "the-real-site-packages"
+    real_bytecode = pythonhook.bytecode
+
+    def swap_then_compile(*args):
+        site.rename(moved)
+        site.symlink_to(elsewhere)
+        return real_bytecode(*args)
+    monkeypatch.setattr(pythonhook, "bytecode", swap_then_compile)
+    place = pythonhook.Place(["lib", f"python{ver}", "site-packages"], ver)
+    pythonhook.write(str(prefix), place, b"X = 1\n")
+    assert list(elsewhere.iterdir()) == []
+    assert [p.name for p in (moved / "__pycache__").iterdir()] == [f"_cudaswitch_cuda.{sys.implementation.cache_tag}.pyc"]
+
+
+# ---- modulefile DIR: no link planted as DIR or along it is followed -------------------------------------------------
+
+@pytest.mark.parametrize("planted", ["DIR", "along"])
+def test_modulefile_follows_no_link_another_user_planted(base, real_trees, planted):
+    """In a sticky shared folder (a /tmp) she leaves a link to a folder only root may write (/etc/cuda); root's
+    `modulefile 12.9 /tmp/mods` would create the module's folder and file there."""
+    from conftest import run_cli
+
+    root, attacker = base
+    sticky = root / "sticky"
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    victim = root / "victim-etc"
+    victim.mkdir(mode=0o755)
+    as_user(lambda: (sticky / "mods").symlink_to(victim))
+    folder = sticky / "mods" if planted == "DIR" else sticky / "mods" / "site"
+    if planted == "along":
+        (victim / "site").mkdir()
+    env = dict(_env(root), CUDASWITCH_SEARCH_PATH=str(real_trees))
+    proc = run_cli(["modulefile", "12.9", folder, "--tcl"], env)
+    line = proc.stderr.strip()
+    assert proc.returncode == 1 and line.startswith("cudaswitch: error: refused to follow"), proc.stdout + line
+    assert str(sticky / "mods") in line and "nobody (uid 65534)" in line and "\n" not in line, line
+    assert sorted(p.name for p in victim.rglob("*")) == ([] if planted == "DIR" else ["site"])
+
+
+def test_modulefile_into_a_folder_of_roots_own_still_works(base, real_trees):
+    from conftest import run_cli
+
+    root, _attacker = base
+    folder = root / "modulefiles"
+    folder.mkdir()
+    proc = run_cli(["modulefile", "12.9", folder, "--tcl"], dict(_env(root), CUDASWITCH_SEARCH_PATH=str(real_trees)))
+    assert proc.returncode == 0, proc.stderr
+    assert (folder / "cuda" / "12.9").is_file()

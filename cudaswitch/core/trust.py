@@ -483,12 +483,15 @@ def find_program(system, name: str):
 
 
 def run_program(args, timeout: Optional[float], env=None, cwd=None, input: Optional[str] = None,
-                capture: bool = True, text: bool = True, checked: bool = True):
+                capture: bool = True, text: bool = True, checked: bool = True, by_link: bool = False):
     """Door: run `args` and wait at most `timeout` seconds (None: no limit); a CompletedProcess. As root, an
     executable another user could have written raises UntrustedProgram before anything starts (`checked=False`
     only for cudaswitch's own interpreter, see run_python). On timeout the process is killed and
     subprocess.TimeoutExpired carries everything it printed until then. stdin is /dev/null unless `input` is given:
-    a program waiting for a password must not wait forever for a user who cannot see its prompt."""
+    a program waiting for a password must not wait forever for a user who cannot see its prompt. As root a checked
+    program is started by its resolved file; `by_link` keeps the path it was found at, for an environment's Python
+    whose link and pyvenv.cfg make it that environment (the smoke test, which has checked the folders that
+    Python reads): the link's folders are checked too, so it cannot change between the check and the start."""
     import shutil
     import subprocess
 
@@ -499,7 +502,7 @@ def run_program(args, timeout: Optional[float], env=None, cwd=None, input: Optio
         why = program_problem(exe) if os.path.isabs(exe) else None
         if why:
             raise UntrustedProgram(exe, why)
-        if os.path.isabs(exe) and euid() == 0:
+        if os.path.isabs(exe) and euid() == 0 and not by_link:
             args[0] = resolved_program(exe)  # the file checked is the file started (no window through a link)
     pipe = subprocess.PIPE if capture else None
     proc = subprocess.Popen(args, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL, stdout=pipe,

@@ -5,7 +5,9 @@ a user runs it."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
+import sysconfig
 import tempfile
 import traceback
 from pathlib import Path
@@ -68,3 +70,35 @@ def shared_base(prefix: str):
     home = base / "home"
     home.mkdir()
     return base, attacker, victim, home
+
+
+def readable_cli(base: Path, args, env, uid=None, cwd="/", timeout=300):
+    """The command line (console_script) as a real process whose interpreter every user can read: this one, from a
+    bind mount at base/py in a private mount namespace (the suite's interpreter may sit in root's 0700 home, where
+    the other side of the privilege boundary, cudaswitch working as an environment's owner, could not import from
+    it; an installed cudaswitch lives where every user can). `uid`: run as that user instead of root."""
+    src = Path(os.path.realpath(sys.base_prefix))
+    dst = base / "py"
+    dst.mkdir(exist_ok=True)
+    dst.chmod(0o755)
+    python = dst / Path(os.path.realpath(sys.executable)).relative_to(src)
+    # the run-time dependencies where the bind mount shows them (not every build finds its own site-packages when
+    # started from another prefix)
+    site = dst / Path(os.path.realpath(sysconfig.get_paths()["purelib"])).relative_to(src)
+    script = console_script(base)
+    script[0] = str(python)
+    user = [] if uid is None else ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+    return subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                           'mount --bind "$0" "$1" && shift && exec "$@"', str(src), str(dst), *user, *script,
+                           *map(str, args)], env=dict(env, PYTHONPATH=str(site)), capture_output=True, text=True,
+                          timeout=timeout, cwd=cwd)
+
+
+def without_working_as(proc):
+    """(`proc` with its notes taken off stderr, the line saying cudaswitch worked as the environment's owner), for
+    the checks that want the rest of stderr to be one error line."""
+    lines = proc.stderr.splitlines(keepends=True)
+    said = [ln for ln in lines if ln.startswith("cudaswitch: note: working as ")]
+    assert said, proc.stderr
+    return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout, "".join(
+        ln for ln in lines if not ln.startswith("cudaswitch: note: "))), said[0]

@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Dict, List, Optional
 
 from cudaswitch.checks.runner import run_probe
@@ -112,13 +113,49 @@ def quick(system: System) -> Driver:
     return from_override(system.environ) or Driver.from_probe({"source": None, "cuda_max": None})
 
 
+# where conda's __cuda looks after the loader's own search (docs/design/checks.md section 2), WSL last
+LIBCUDA_FOLDERS = ("/usr/lib64/nvidia", "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64",
+                   "/usr/lib/wsl/lib")
+
+
+def trusted_libraries(environ):
+    """(the probe's environment, the libcuda files it may load) as root: LD_LIBRARY_PATH keeps only folders nobody
+    else could have written (the loader would take libcuda, and every library it or Python needs, from the first
+    folder that has one), and libcuda is named by absolute path in those folders and the system's, never by the
+    bare name a planted folder could answer. An ordinary user's own settings are theirs: unchanged, no list."""
+    import os
+
+    from cudaswitch.core import trust
+
+    environ = dict(environ)
+    if not trust.POSIX or trust.euid() != 0:
+        return environ, []
+    folders = [d for d in environ.get("LD_LIBRARY_PATH", "").split(":") if d]
+    kept = [d for d in folders if os.path.isabs(d) and not trust.path_problem(Path(d))]
+    if kept != folders:
+        if kept:
+            environ["LD_LIBRARY_PATH"] = ":".join(kept)
+        else:
+            environ.pop("LD_LIBRARY_PATH", None)
+    libraries = []
+    for folder in kept + [d for d in LIBCUDA_FOLDERS if d not in kept]:
+        for name in ("libcuda.so.1", "libcuda.so"):
+            path = os.path.join(folder, name)
+            if os.path.isfile(path) and not trust.executable_problem(Path(path)):
+                libraries.append(trust.resolved_program(path))
+                break
+    return environ, libraries
+
+
 def query(system: System, timeout: float = 20.0) -> Driver:
     """For doctor and recommend: probe.py's --driver-only mode in a subprocess of cudaswitch's own Python
     (isolated), unless the override says it."""
     over = from_override(system.environ)
     if over:
         return over
-    outcome = run_probe(sys.executable, dict(system.environ), timeout, ["--driver-only"], isolated=True)
+    environ, libraries = trusted_libraries(system.environ)
+    args = ["--driver-only"] + [a for lib in libraries for a in ("--libcuda", lib)]
+    outcome = run_probe(sys.executable, environ, timeout, args, isolated=True)
     wire = (outcome.record or {}).get("driver")
     if not wire:
         wire = {"source": "libcuda", "cuda_max": None, "devices": [],

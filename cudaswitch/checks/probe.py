@@ -45,7 +45,9 @@ def _err(exc):
 
 # ---- driver: the maximum CUDA version it supports (conda's __cuda method) and the GPUs -------------------------
 
-def _libcuda_candidates():
+def _libcuda_candidates(given=None):
+    if given:  # absolute paths in folders cudaswitch has checked (driver.query): nothing found by name
+        return list(given)
     if sys.platform == "win32":
         return ["nvcuda.dll"]
     # the soname, then these folders, WSL last: where conda's __cuda looks (docs/design/checks.md section 2)
@@ -67,11 +69,12 @@ def _load(candidates):
     return None, None, errors
 
 
-def ask_driver(query_devices):
-    """cuDriverGetVersion needs no cuInit; the device queries do (and a hidden device makes cuInit fail)."""
+def ask_driver(query_devices, libraries=None):
+    """cuDriverGetVersion needs no cuInit; the device queries do (and a hidden device makes cuInit fail).
+    `libraries`: the only files to load (absolute paths), instead of the soname and the usual folders."""
     out = {"source": "libcuda", "library": None, "cuda_max": None, "driver_version": None, "devices": [],
            "cuinit": None, "error": None}
-    lib, name, errors = _load(_libcuda_candidates())
+    lib, name, errors = _load(_libcuda_candidates(libraries))
     if lib is None:
         out["error"] = "no NVIDIA driver library (%s)" % ("libcuda" if sys.platform != "win32" else "nvcuda.dll")
         out["load_errors"] = errors[-3:]
@@ -87,7 +90,10 @@ def ask_driver(query_devices):
     except Exception as exc:  # symbol missing: not a real driver
         out["error"] = "cuDriverGetVersion failed: %s" % exc
     # driver version string from NVML (libnvidia-ml / nvml.dll); optional
-    nvml, _, _ = _load(["nvml.dll"] if sys.platform == "win32" else ["libnvidia-ml.so.1", "libnvidia-ml.so"])
+    nvml_names = ["libnvidia-ml.so.1", "libnvidia-ml.so"]
+    if libraries:  # beside the libcuda loaded, never by name
+        nvml_names = [os.path.join(os.path.dirname(name), n) for n in nvml_names]
+    nvml, _, _ = _load(["nvml.dll"] if sys.platform == "win32" else nvml_names)
     if nvml is not None:
         try:
             if nvml.nvmlInit_v2() == 0:
@@ -332,7 +338,8 @@ def main(argv):
     if "--driver-only" in argv:
         # like conda: a hidden device list makes cuInit fail, so the machine-level query ignores it
         os.environ.pop("CUDA_VISIBLE_DEVICES", None)
-        record["driver"] = ask_driver(query_devices=True)
+        given = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--libcuda"]
+        record["driver"] = ask_driver(query_devices=True, libraries=given or None)
     else:
         record["driver"] = ask_driver(query_devices=False)
         record["cuda_visible_devices"] = env_cvd

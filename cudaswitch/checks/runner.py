@@ -78,8 +78,10 @@ def run_probe(python: str, environ: Dict[str, str], timeout: float, args: Option
                 if isolated and cwd is None and python == sys.executable:
                     proc = run_python(cmd, timeout, env=environ, text=False)
                 else:
+                    # an environment's Python is often a link whose pyvenv.cfg makes it that environment (a venv)
                     proc = run_program([python] + (["-I"] if isolated else []) + cmd, timeout, env=environ,
-                                       cwd=cwd or (os.path.abspath(os.sep) if isolated else None), text=False)
+                                       cwd=cwd or (os.path.abspath(os.sep) if isolated else None), text=False,
+                                       by_link=True)
             out, err, code = proc.stdout, proc.stderr, proc.returncode
         except OSError as exc:
             from cudaswitch.core.i18n import M

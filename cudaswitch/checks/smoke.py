@@ -173,13 +173,62 @@ def _foreign_python(env) -> Optional[Finding]:
     if trust.euid() != 0:
         return None  # an ordinary user runs a shared environment's Python anyway, by activating it
     why = trust.path_problem(Path(env.prefix)) or trust.executable_problem(Path(env.python))
+    where = Path(env.prefix)
+    if not why:
+        why, where = _path_folders_problem(env.prefix)
     if not why:
         return None
-    fix = M("run it as that user: {hint} cudaswitch smoke -p {prefix}", hint=trust.owner_hint(Path(env.prefix)),
-            prefix=for_user([env.prefix]))
+    try:
+        theirs = os.stat(where).st_uid != 0
+    except OSError:
+        theirs = True
+    fix = M("run it as that user: {hint} cudaswitch smoke -p {prefix}", hint=trust.owner_hint(where),
+            prefix=for_user([env.prefix])) if theirs else \
+        M("let only root write it (chmod go-w {path}), or run it as a user of that group: sudo -u USER cudaswitch "
+          "smoke -p {prefix}", path=for_user([str(where)]), prefix=for_user([env.prefix]))
     return finding("PYTHON_FOREIGN", INFO, M("not run: {why}, and cudaswitch runs as {user}; it does not run a program "
                                              "another user could have replaced; {fix}", why=why,
                                              user=trust.user_name(trust.euid()), fix=fix), fix)
+
+
+def _path_folders_problem(prefix: str):
+    """(why, path) for the first folder on the environment's sys.path (its standard library, lib-dynload,
+    site-packages), or entry of a site-packages (a .pth, a package such as torch, sitecustomize), that another user
+    could have written: the interpreter reads and runs them at start, before the smoke test's first line; (None,
+    None) when there is none. A root-owned environment can still hold a folder a group may write."""
+    from pathlib import Path
+
+    from cudaswitch.core import trust
+    from cudaswitch.discovery.environment import site_packages
+
+    lib = Path(prefix, "lib")
+    folders = [p for p in sorted(lib.glob("python3*")) if p.is_dir()] if lib.is_dir() else []
+    folders += [p / "lib-dynload" for p in folders if (p / "lib-dynload").is_dir()]
+    sites = [Path(sp) for sp in site_packages(prefix)]
+    for folder in folders + sites:
+        why = trust.path_problem(folder)
+        if why:
+            return why, folder
+    for sp in sites:
+        try:
+            entries = list(os.scandir(sp))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                st = entry.stat(follow_symlinks=False)
+                if entry.is_symlink():  # a link's own mode is always 0777: its owner, then its target count
+                    why = (M("{path} {why}", path=entry.path, why=M("belongs to {user}",
+                                                                   user=trust.user_name(st.st_uid)))
+                           if st.st_uid not in (0, trust.euid()) else trust.path_problem(Path(entry.path)))
+                else:
+                    why = trust.stat_problem(st)
+                    why = why and M("{path} {why}", path=entry.path, why=why)
+            except OSError:
+                continue
+            if why:
+                return why, Path(entry.path)
+    return None, None
 
 
 def _python_unreadable(python: str, prefix: str) -> Optional[Finding]:

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from cudaswitch.cli.common import _json_out, _record_smoke, _system, handle_errors
+from cudaswitch.cli.common import _as_owner, _json_out, _record_smoke, _system, handle_errors
 from cudaswitch.cli.options import _env_options, _seconds, _version_arg
 
 
@@ -47,11 +47,15 @@ def smoke(name, prefix, as_json, cpu_ok, timeout):
 
     system = _system()
     env = resolve_env(system, name, prefix, command="smoke")
-    report = run_smoke(env, system, timeout=timeout, cpu_ok=cpu_ok, progress=not as_json)
-    _record_smoke(env, report)
-    from cudaswitch.checks.chain import from_smoke
 
-    _report_out(report, smoke_lines, as_json, chain_last=from_smoke, environ=system.environ)
+    def work():
+        from cudaswitch.checks.chain import from_smoke
+
+        report = run_smoke(env, system, timeout=timeout, cpu_ok=cpu_ok, progress=not as_json)
+        _record_smoke(env, report)
+        _report_out(report, smoke_lines, as_json, chain_last=from_smoke, environ=system.environ)
+
+    _as_owner(env, work)
 
 
 @click.command()

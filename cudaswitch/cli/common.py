@@ -110,6 +110,17 @@ def _system():
     return system
 
 
+def _as_owner(env, work):
+    """work() as the owner of `env` where cudaswitch runs with more privilege (core/asowner.py), saying so on
+    stderr; here otherwise."""
+    from cudaswitch.cli.output import printable
+    from cudaswitch.core.asowner import as_owner_of
+    from cudaswitch.core.i18n import _, tr
+
+    return as_owner_of(env.prefix, work, lambda line: click.echo(printable(
+        _("cudaswitch: note: {note}").format(note=tr(line))), err=True))
+
+
 def _discover(system):
     from cudaswitch.discovery.toolkits import discover
 

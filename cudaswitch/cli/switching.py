@@ -7,8 +7,8 @@ import sys
 
 import click
 
-from cudaswitch.cli.common import (_discover, _fail, _json_out, _no_nvcc_note, _note, _record_smoke, _system, _warn,
-                                   handle_errors)
+from cudaswitch.cli.common import (_as_owner, _discover, _fail, _json_out, _no_nvcc_note, _note, _record_smoke,
+                                   _system, _warn, handle_errors)
 from cudaswitch.cli.options import _env_options, _force_option, _python_hook_option, _seconds
 from cudaswitch.core.errors import CudaswitchError
 from cudaswitch.core.i18n import M, N_, _, tr
@@ -77,6 +77,14 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
         click.echo(tr(M("Would make environment {name} ({prefix}) use CUDA {version} ({root}); nothing written.",
                         name=env.name, prefix=env.prefix, version=tk.version, root=tk.root)))
         return
+    _as_owner(env, lambda: _use_as_owner(env, tk, choice, system, saving, no_verify, no_smoke, timeout, cpu_ok))
+
+
+def _use_as_owner(env, tk, choice, system, saving, no_verify, no_smoke, timeout, cpu_ok):
+    """Everything `use` does to the environment, run as its owner where cudaswitch has more privilege
+    (core/asowner.py): the hooks, the startup file, the hook check in real shells, --save and the smoke test."""
+    from cudaswitch.switching import switch
+
     done = switch.use(env, tk, choice, system)
     changes = done.changes
     click.echo(tr(M("Environment {name} ({prefix}) now uses CUDA {version} ({root}).", name=env.name, prefix=env.prefix,
@@ -228,7 +236,12 @@ def off(name, prefix):
 
     system = _system()
     env = resolve_env(system, name, prefix, command="off")
-    done = switch.off(env, system.environ)
+    _as_owner(env, lambda: _off_lines(env, switch.off(env, system.environ), system))
+
+
+def _off_lines(env, done, system):
+    from cudaswitch.switching import switch
+
     removed, had_state, state = done.removed, done.had_state, done.state
     if not removed and not had_state:
         click.echo(tr(M("Environment {name} ({prefix}) was not switched by cudaswitch; nothing to remove.", name=env.name,

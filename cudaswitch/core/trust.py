@@ -115,15 +115,25 @@ def owner_hint(path: Path) -> str:
 
 def executable_problem(path: Path) -> Optional[str]:
     """Why cudaswitch must not execute `path` (discovery runs nvcc only when nobody else could have put it there):
-    the resolved file and every folder above it must belong to the invoking user or root and not be writable by
-    others."""
+    the link's own folders (whoever may write them may replace the link between the check and the start) and the
+    resolved file with every folder above it must belong to the invoking user or root and not be writable by
+    others. The program is then started by its resolved path (resolved_program)."""
     if not POSIX:
         return None
     try:
         real = Path(os.path.realpath(path))
     except OSError:
         return M("{path} cannot be resolved", path=path)
-    return path_problem(real)
+    return path_problem(Path(os.path.abspath(path))) or (path_problem(real) if real != Path(path) else None)
+
+
+def resolved_program(path) -> str:
+    """The file a trusted `path` leads to, which is what is started: a link in a folder only root can write cannot
+    change between the check and the start, and the program sees its own name, not the link's (a Python reached
+    through a link reads the pyvenv.cfg beside the link, and with it the link owner's site-packages)."""
+    if not POSIX:
+        return str(path)
+    return os.path.realpath(path)
 
 
 def current_umask() -> int:
@@ -141,13 +151,18 @@ def current_umask() -> int:
 
 # ---- no-follow file operations inside a folder another user may control -------------------------------------------
 
-def open_dir(base: Path, parts: Iterable[str], create: bool = False) -> int:
+def open_dir(base, parts: Iterable[str], create: bool = False, shown: Optional[Path] = None) -> int:
     """A descriptor of base/parts..., opened one component at a time without following a symlink below `base`
-    (base itself was named by the user and may be a link). Missing folders are created with `create`. Raises
-    CudaswitchError naming a component that is a symlink or not a folder."""
+    (base itself was named by the user and may be a link; or a folder descriptor, `shown` as that path in
+    messages, so that a folder already opened is never looked up by its path again). Missing folders are created
+    with `create`. Raises CudaswitchError naming a component that is a symlink or not a folder."""
     flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
-    fd = os.open(str(base), flags)
-    where = Path(base)
+    if isinstance(base, int):
+        fd = os.dup(base)
+        where = Path(shown or ".")
+    else:
+        fd = os.open(str(base), flags)
+        where = Path(base)
     try:
         for name in parts:
             where = where / name
@@ -173,6 +188,22 @@ def open_dir(base: Path, parts: Iterable[str], create: bool = False) -> int:
     except BaseException:
         os.close(fd)
         raise
+
+
+def open_named_dir(folder, parts: Iterable[str], what: str, how: str, create: bool = False) -> int:
+    """open_dir for a folder the user named (`modulefile SEL DIR`). As root, DIR is not taken on trust either: a link
+    on the way to it that another user made (in a sticky /tmp a link can be anyone's) or whose target they could
+    change, or a folder of the resolved path another user could write, is refused (`what`/`how` as for
+    refuse_if_foreign); the resolved path is then opened from / one component at a time, so a link swapped in
+    after the check is not followed either."""
+    if not POSIX or euid() != 0:
+        return open_dir(folder, parts, create)
+    absolute = Path(os.path.abspath(folder))
+    for p in reversed([absolute, *absolute.parents]):
+        refuse_foreign_link(p, how)
+    real = Path(os.path.realpath(absolute))
+    refuse_if_foreign([real], what, how)
+    return open_dir(Path(real.anchor), [*real.parts[1:], *parts], create)
 
 
 def regular_stat(dir_fd: int, name: str) -> Optional[os.stat_result]:
@@ -452,12 +483,15 @@ def find_program(system, name: str):
 
 
 def run_program(args, timeout: Optional[float], env=None, cwd=None, input: Optional[str] = None,
-                capture: bool = True, text: bool = True, checked: bool = True):
+                capture: bool = True, text: bool = True, checked: bool = True, by_link: bool = False):
     """Door: run `args` and wait at most `timeout` seconds (None: no limit); a CompletedProcess. As root, an
     executable another user could have written raises UntrustedProgram before anything starts (`checked=False`
     only for cudaswitch's own interpreter, see run_python). On timeout the process is killed and
     subprocess.TimeoutExpired carries everything it printed until then. stdin is /dev/null unless `input` is given:
-    a program waiting for a password must not wait forever for a user who cannot see its prompt."""
+    a program waiting for a password must not wait forever for a user who cannot see its prompt. As root a checked
+    program is started by its resolved file; `by_link` keeps the path it was found at, for an environment's Python
+    whose link and pyvenv.cfg make it that environment (the smoke test, which has checked the folders that
+    Python reads): the link's folders are checked too, so it cannot change between the check and the start."""
     import shutil
     import subprocess
 
@@ -468,6 +502,8 @@ def run_program(args, timeout: Optional[float], env=None, cwd=None, input: Optio
         why = program_problem(exe) if os.path.isabs(exe) else None
         if why:
             raise UntrustedProgram(exe, why)
+        if os.path.isabs(exe) and euid() == 0 and not by_link:
+            args[0] = resolved_program(exe)  # the file checked is the file started (no window through a link)
     pipe = subprocess.PIPE if capture else None
     proc = subprocess.Popen(args, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL, stdout=pipe,
                             stderr=pipe, env=dict(env) if env is not None else None, cwd=cwd, text=text)

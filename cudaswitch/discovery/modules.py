@@ -610,7 +610,7 @@ def export(tk, syntax: str, name: str, folder: Optional[Path], force: bool = Fal
     """Render, and with `folder` write FOLDER/NAME[.lua] atomically (a folder another user could swap is refused,
     as for every write: core/trust). A different file already there is kept unless `force`."""
     from cudaswitch.core.errors import CudaswitchError
-    from cudaswitch.core.trust import open_dir, read_regular, regular_stat, write_at
+    from cudaswitch.core.trust import open_named_dir, read_regular, regular_stat, write_at
 
     text = render(tk, syntax, name)
     if folder is None:
@@ -618,7 +618,8 @@ def export(tk, syntax: str, name: str, folder: Optional[Path], force: bool = Fal
     *subdirs, leaf = name.split("/")
     leaf += ".lua" if syntax == LMOD else ""
     target = folder.joinpath(*subdirs, leaf)
-    fd = open_dir(folder, subdirs, create=True)
+    fd = open_named_dir(folder, subdirs, M("write a modulefile into {folder}", folder=folder),
+                        M("give a folder only root can write, reached through no other user's link"), create=True)
     try:
         other = leaf[:-4] if syntax == LMOD else leaf + ".lua"
         if regular_stat(fd, other) is not None and not force:

@@ -226,8 +226,8 @@ def write(prefix: str, place: Place, module: bytes) -> List[Path]:
         trust.write_at(fd, SOURCE, module)
         _drop_bytecode(where, fd)  # a .pyc of an earlier choice is checked by mtime, but a same-second rewrite is not
         pyc = bytecode(module, os.stat(SOURCE, dir_fd=fd, follow_symlinks=False), place, prefix)
-        if pyc is not None:
-            cache = trust.open_dir(where, ["__pycache__"], create=True)
+        if pyc is not None:  # through the folder already open: a link swapped in at its path leads nowhere
+            cache = trust.open_dir(fd, ["__pycache__"], create=True, shown=where)
             try:
                 trust.write_at(cache, pyc[0], pyc[1])
             finally:
@@ -265,10 +265,8 @@ def _drop_bytecode(where: Path, fd: Optional[int] = None) -> List[str]:
     from cudaswitch.core import readin
 
     removed = []
-    stale = [n for n in readin.names(where, ["__pycache__"]) if n.startswith(MODULE + ".") and n.endswith(".pyc")]
-    if not stale:
-        return removed
     if fd is None or not trust.POSIX:
+        stale = [n for n in readin.names(where, ["__pycache__"]) if n.startswith(MODULE + ".") and n.endswith(".pyc")]
         for n in stale:
             try:
                 Path(where, "__pycache__", n).unlink()
@@ -276,8 +274,12 @@ def _drop_bytecode(where: Path, fd: Optional[int] = None) -> List[str]:
             except OSError:
                 pass
         return removed
-    cache = trust.open_dir(where, ["__pycache__"])
     try:
+        cache = trust.open_dir(fd, ["__pycache__"], shown=where)
+    except (FileNotFoundError, CudaswitchError):
+        return removed  # none, or a link: nothing of ours is behind it
+    try:
+        stale = [n for n in os.listdir(cache) if n.startswith(MODULE + ".") and n.endswith(".pyc")]
         for n in stale:
             st = trust.regular_stat(cache, n)
             if st is not None and stat.S_ISREG(st.st_mode) and trust.unlink_at(cache, n):

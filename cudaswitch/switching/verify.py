@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from cudaswitch.core import trust
+from cudaswitch.core.errors import CudaswitchError
 from cudaswitch.core.i18n import M
 from cudaswitch.switching import hookfiles
 from cudaswitch.switching.activation import LISTS, RECORD, Changes, activated, conda_activated, deactivated
@@ -213,7 +214,7 @@ def driver(shell: RealShell, act: str, deact: str, python: str, start: Mapping[s
     path = after.get("PATH") or ""
     q = {"sh": quote_sh, "fish": quote_fish, "csh": quote_csh, "ps1": quote_ps1}.get(shell.hook)
     if q is not None and shell.hook != "ps1":
-        dump = f"echo {MARK}; {q(envprog)} -0" if envprog else f"{q(python)} -c {q(_DUMP)}"
+        dump = f"echo {MARK}; {q(envprog)} -0" if envprog else f"{q(python)} -I -c {q(_DUMP)}"
     if shell.hook == "sh":
         lines = ["__cudaswitch_verify() { . \"$1\"; }", f"__cudaswitch_verify {q(act)}", dump,
                  f"PATH={q(path)}; export PATH; unset CONDA_PREFIX", f"__cudaswitch_verify {q(deact)}", dump]
@@ -229,9 +230,9 @@ def driver(shell: RealShell, act: str, deact: str, python: str, start: Mapping[s
         return "csh", ("\n".join(lines) + "\n").encode("utf-8")
     if shell.hook == "ps1":
         lines = ["function __cudaswitch_verify([string]$hook) { . $hook }", f"__cudaswitch_verify {q(act)}",
-                 f"& {q(python)} -c {q(_DUMP)}", f"$Env:PATH = {q(path)}",
+                 f"& {q(python)} -I -c {q(_DUMP)}", f"$Env:PATH = {q(path)}",
                  "Remove-Item Env:CONDA_PREFIX -ErrorAction SilentlyContinue", f"__cudaswitch_verify {q(deact)}",
-                 f"& {q(python)} -c {q(_DUMP)}", "exit 0"]
+                 f"& {q(python)} -I -c {q(_DUMP)}", "exit 0"]
         text = "\n".join(lines) + "\n"
         return "ps1", text.encode("ascii") if text.isascii() else text.encode("utf-8-sig")
     # cmd.exe: `set` prints the environment (a Windows Python need not be reachable from cmd, e.g. under wine)
@@ -261,8 +262,9 @@ Runner = Callable[..., "subprocess.CompletedProcess[bytes]"]
 
 
 def _run_bytes(argv, env, timeout):
-    """A shell run through trust's door, its output kept as bytes (a hook's values are decoded by the caller)."""
-    return trust.run_program(argv, timeout, env=env, text=False)
+    """A shell run through trust's door, its output kept as bytes (a hook's values are decoded by the caller), from
+    the root folder: the dump's Python (`-I` too) then finds no module of the caller's working folder."""
+    return trust.run_program(argv, timeout, env=env, text=False, cwd=os.path.abspath(os.sep))
 
 
 def check_shell(shell: RealShell, program: str, prefix: str, changes: Changes, start: Dict[str, str],
@@ -279,8 +281,11 @@ def check_shell(shell: RealShell, program: str, prefix: str, changes: Changes, s
     if record.cannot_express and record.cannot_express(changes):
         return ShellCheck(shell.name, shell.hook, "skipped", note=record.cannot_express(changes))
     sep = ";" if shell.windows else ":"
-    act = spell(str(hookfiles.hook_path(prefix, "activate", record)))
-    deact = spell(str(hookfiles.hook_path(prefix, "deactivate", record)))
+    try:
+        act, deact = (spell(str(p)) for p in _private_copies(prefix, record, folder, shell.program))
+    except (OSError, CudaswitchError) as exc:
+        return ShellCheck(shell.name, shell.hook, "failed", note=M("its hooks could not be read: {why}",
+                                                                   why=getattr(exc, "strerror", None) or exc))
     plan = plan_for(shell, changes, start)
     after_conda = conda_deactivated(plan, dirs, sep)
     envprog = env_program() if shell.hook in ("sh", "fish", "csh") else None
@@ -326,6 +331,31 @@ def check_shell(shell: RealShell, program: str, prefix: str, changes: Changes, s
     diffs += compare("deactivate", want_back, got_deact, sep, shell.windows, shell.empty_is_unset, shell.dot_lists)
     return ShellCheck(shell.name, shell.hook, "differs" if diffs else "ok", diffs, warning,
                       _merged(start, got_act), seconds)
+
+
+def _private_copies(prefix: str, record, folder: Path, tag: str) -> Tuple[Path, Path]:
+    """The activate and deactivate hooks of one kind, copied into the check's own folder (0700, the checker's),
+    which is what the shell runs: whoever may write the environment's hook folders could swap a hook between
+    `use` writing it and the shell sourcing it, and have that run in the checker's shells."""
+    from cudaswitch.core.fsutil import atomic_write
+
+    copies = []
+    for direction in ("activate", "deactivate"):
+        where = hookfiles.hook_path(prefix, direction, record)
+        if trust.POSIX:  # through the folders without following a link, as use wrote them
+            fd = trust.open_dir(Path(prefix), where.parent.relative_to(prefix).parts)
+            try:
+                data = trust.read_regular(fd, where.name, limit=trust.READ_LIMIT)
+            finally:
+                os.close(fd)
+        else:
+            data = trust.read_bytes(where)
+        if data is None:
+            raise CudaswitchError(M("{path} is not a regular file", path=where))
+        copy = folder / f"{tag}-{direction}.{record.ext}"
+        atomic_write(copy, data)
+        copies.append(copy)
+    return copies[0], copies[1]
 
 
 def _merged(start: Mapping[str, str], got: Mapping[str, str]) -> Dict[str, str]:

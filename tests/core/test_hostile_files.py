@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import make_env, one_line_error
+from other_user import readable_cli
 from core.test_security import NOBODY, as_user, seams_entry, shared  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
@@ -97,8 +98,8 @@ def test_conda_post_command_and_health_check_neither_hang_nor_fill_memory(hostil
     (fs / "usr" / "local").mkdir(parents=True)
     shutil.copytree(real_trees / "cuda-12.9", fs / "usr" / "local" / "cuda-12.9", symlinks=True)
     os.unlink(prefix / "conda-meta" / "state")
-    proc = bounded(["use", "12.9", "-p", prefix, "--no-smoke"], dict(env, CUDASWITCH_FS_ROOT=str(fs),
-                                                                      CUDASWITCH_OS="linux"))
+    proc = readable_cli(base, ["use", "12.9", "-p", prefix, "--no-smoke"], dict(env, CUDASWITCH_FS_ROOT=str(fs),
+                                                                                 CUDASWITCH_OS="linux"))
     clean(proc)
     assert proc.returncode == 0, proc.stderr
     state = prefix / "etc" / "cudaswitch" / "state.yaml"

@@ -21,7 +21,7 @@ import pytest
 import cudatrees
 import cudnn_archives as ca
 from conftest import make_env, one_line_error, run_cli
-from other_user import NOBODY, as_user, console_script, refused, shared_base
+from other_user import NOBODY, as_user, console_script, readable_cli, refused, shared_base, without_working_as
 
 TOP = "cudnn-linux-x86_64-9.10.2.21_cuda12-archive"
 
@@ -164,11 +164,15 @@ def test_2_use_does_not_write_through_a_linked_folder(linked, shared, real_trees
     as_user(plant)
     env = dict(env, CUDASWITCH_FS_ROOT=str(fs), CUDASWITCH_OS="linux")
     before = tree(prefix)
-    refused(run_cli(["use", "12.9", "-p", str(prefix), "--no-smoke"], env), f"{linked} is a symlink",
-            "nothing was changed")
+    # root works as her on her environment (the privilege boundary), and even she does not write through the link
+    proc, said = without_working_as(readable_cli(base, ["use", "12.9", "-p", str(prefix), "--no-smoke"], env))
+    assert "nobody (uid 65534)" in said
+    # her own rights stop it where the link leads (root's profile.d), or the no-follow walk does
+    line = refused(proc, str(prefix / linked), "nothing was changed")
+    assert "is a symlink" in line or "permission denied" in line, line
     assert list(profile_d.iterdir()) == []
     assert tree(prefix) == before
-    proc = run_cli(["off", "-p", str(prefix)], env)
+    proc = readable_cli(base, ["off", "-p", str(prefix)], env)
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr
     assert list(profile_d.iterdir()) == [] and os.path.islink(prefix / linked)
 
@@ -315,24 +319,26 @@ def test_5_an_archive_swapped_after_its_sha256_check_is_not_installed(shared, re
 
 # ---- 6. use does not run another user's Python ---------------------------------------------------------------------
 
-def test_6_use_skips_the_smoke_test_in_another_users_env(shared, real_trees):
+def test_6_use_runs_the_smoke_test_in_another_users_env_only_as_that_user(shared, real_trees):
     base, attacker, _victim, env = shared
     fs = _fs_with_12_9(base, real_trees)
-    marker = base / "pwned"
+    marker = attacker / "pwned"
     prefix = _attacker_env(attacker)
 
     def plant():
         py = prefix / "bin" / "python"
-        py.write_text(f"#!/bin/sh\ntouch {marker}\n")
+        py.write_text(f"#!/bin/sh\nid -u >> {marker}\n")
         py.chmod(0o755)
     as_user(plant)
-    proc = run_cli(["use", "12.9", "-p", str(prefix)], dict(env, CUDASWITCH_FS_ROOT=str(fs), CUDASWITCH_OS="linux"))
+    proc = readable_cli(base, ["use", "12.9", "-p", str(prefix)],
+                        dict(env, CUDASWITCH_FS_ROOT=str(fs), CUDASWITCH_OS="linux"))
     assert "Traceback" not in proc.stderr, proc.stderr
-    assert not marker.exists()
-    assert "not run" in proc.stdout and "belongs to" in proc.stdout and "sudo -u" in proc.stdout, proc.stdout
-    # the hooks were written, inside the environment only, and belong to nobody else
+    assert "working as nobody (uid 65534)" in proc.stderr, proc.stderr
+    # her "python" ran, as the smoke test runs an environment's Python: with her rights, never root's
+    assert set(marker.read_text().split()) == {str(NOBODY)}
+    # the hooks were written, inside the environment only, and belong to her
     hook = prefix / "etc" / "conda" / "activate.d" / "cudaswitch.sh"
-    assert hook.is_file() and not hook.is_symlink()
+    assert hook.is_file() and not hook.is_symlink() and hook.stat().st_uid == NOBODY
 
 
 # ---- 7. destinations stay inside the toolkit ---------------------------------------------------------------------

@@ -62,9 +62,14 @@ class _OneLineErrors(click.Group):
         prepare()
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        from cudaswitch.core import audit
+
         try:
             try:
-                super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+                with audit.active():  # as root: every start, load and write held to the trust rule as it happens
+                    super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            except audit.AuditViolation as exc:
+                _fail(exc.line, 1)
             except _NO_ARGS_IS_HELP as exc:  # bare `cudaswitch`: the help itself, not squashed into one error line
                 exc.show()
                 sys.exit(exc.exit_code)

@@ -4,7 +4,6 @@ timeout, and the record it writes comes back as a `ProbeOutcome` (docs/design/ch
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -14,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional
 
+from cudaswitch.core import trust
 from cudaswitch.core.errors import CudaswitchError
 
 PROBE = Path(__file__).with_name("probe.py")
@@ -46,7 +46,7 @@ def _parse(stdout: str) -> Optional[dict]:
     for line in reversed((stdout or "").splitlines()):
         if line.startswith(MARKER):
             try:
-                return json.loads(line[len(MARKER):])
+                return trust.parse_json(line[len(MARKER):], "the probe's record")
             except ValueError:
                 return None
     return None

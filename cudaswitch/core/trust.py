@@ -332,18 +332,26 @@ def read_json(path, shape=None, limit: int = READ_LIMIT, encoding: str = "utf-8"
     syntax error is) naming the file and the wrong part. Shapes: a type (dict, list, str, int, bool), a tuple of
     shapes (any of them; type(None) allows null), {"key": shape} (a mapping whose listed keys, where present, have
     their shapes; other keys are not looked at), {str: shape} (a mapping of text to shape), [shape] (a list of)."""
-    import json
-
-    text = read_text(path, encoding=encoding, limit=limit)
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise FileShapeError(M("{path}: not valid JSON ({why})", path=path, why=exc)) from None
+    data = parse_json(read_text(path, encoding=encoding, limit=limit), path)
     if shape is not None:
         wrong = _shape_problem(data, shape, "")
         if wrong:
             raise FileShapeError(M("{path}: {wrong}", path=path, wrong=wrong))
     return data
+
+
+def parse_json(text, where):
+    """Door: the value of JSON text (str or bytes, already read through a door), else FileShapeError naming `where`.
+    Linear: the parser recurses once per level of nesting and stops at the interpreter's recursion limit, which
+    ends here as one line (a file nested 100,000 deep is refused, not a crash), as any syntax error does."""
+    import json
+
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise FileShapeError(M("{path}: nested too deeply to be a file cudaswitch reads", path=where)) from None
+    except ValueError as exc:  # a syntax error, or bytes that are not UTF-8
+        raise FileShapeError(M("{path}: not valid JSON ({why})", path=where, why=exc)) from None
 
 
 def _kind_name(t) -> str:

@@ -30,6 +30,7 @@ from typing import BinaryIO, Callable, Dict, List, Optional, Tuple
 
 from cudaswitch.core.errors import CudaswitchError
 from cudaswitch.core.i18n import M
+from cudaswitch.core import trust
 from cudaswitch.core.trust import open_regular, read_text
 from cudaswitch.core.versions import parse_cudnn_header
 
@@ -640,13 +641,13 @@ def sha256_file(path: Path, progress: Optional[Callable[[int], None]] = None, fh
 
 def expected_from_redistrib(redistrib: Path, archive: Path) -> Tuple[str, Optional[int]]:
     """(sha256, size) of `archive` as NVIDIA's redistrib_<version>.json lists it."""
-    import json
-
     try:
-        data = json.loads(read_text(redistrib))
+        data = trust.parse_json(read_text(redistrib), redistrib)
     except OSError as exc:
         raise ArchiveError(M("{path}: cannot read ({why})", path=redistrib, why=exc.strerror or str(exc))) from None
-    except ValueError as exc:
+    except trust.FileShapeError as exc:  # names the file: not JSON, or nested too deeply
+        raise ArchiveError(exc.args[0]) from None
+    except ValueError as exc:  # not UTF-8
         raise ArchiveError(M("{path}: not valid JSON ({why})", path=redistrib, why=str(exc))) from None
     found = []
 

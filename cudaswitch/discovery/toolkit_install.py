@@ -644,7 +644,7 @@ def _manifest(root: Path) -> Optional[dict]:
     finally:
         os.close(fd)
     try:
-        rec = json.loads(data.decode("utf-8")) if data is not None else None
+        rec = trust.parse_json(data, root / MANIFEST) if data is not None else None
     except (UnicodeDecodeError, ValueError):
         return None
     if (not isinstance(rec, dict) or not isinstance(rec.get("version"), str) or not isinstance(rec.get("files"), list)

@@ -249,7 +249,7 @@ def _states(out: str, cmd: bool, nul: bool = False) -> List[Dict[str, str]]:
     if nul:  # `env -0` right after the marker line: NAME=VALUE, each ended by a NUL
         return [dict(e.split("=", 1) for e in c[1:].split("\0")[:-1] if "=" in e) for c in chunks]
     if not cmd:
-        return [json.loads(c.splitlines()[0]) for c in chunks if c.strip()]
+        return [trust.parse_json(c.splitlines()[0], "the shell's environment") for c in chunks if c.strip()]
     states = []
     for chunk in chunks:
         lines = chunk.replace("\r", "").splitlines()[1:]

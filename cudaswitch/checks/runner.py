@@ -65,11 +65,10 @@ def run_probe(python: str, environ: Dict[str, str], timeout: float, args: Option
     with -I (no PYTHONPATH, no user site, no working folder on sys.path) from the root folder, so nothing from the
     caller's folder or environment is imported. The probe writes its record to a file of its own, so whatever the
     imported modules print cannot corrupt it."""
-    import tempfile
 
     from cudaswitch.core.trust import run_program, run_python
 
-    with tempfile.TemporaryDirectory(prefix="cudaswitch-probe-") as tmp:
+    with trust.private_temp_dir("cudaswitch-probe-") as tmp:
         result = os.path.join(tmp, "record.json")
         cmd = ["-c", probe_source()] + list(args or []) + ["--result", result]
         timed_out, code = False, None

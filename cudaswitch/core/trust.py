@@ -626,3 +626,60 @@ def fsync_dir(folder) -> None:
         pass
     finally:
         os.close(fd)
+
+
+# ---- changing names in a folder the caller checked or created -----------------------------------------------------
+# Thin on purpose: each is one system call the caller has already placed (refuse_if_foreign, open_dir, its own staging
+# folder). Being doors, they are what tests/core/test_doors.py lets through, and what core/audit.py sees as root.
+
+def make_dirs(path, mode: int = 0o777, exist_ok: bool = True) -> None:
+    """Door: create `path` and any missing folders above it (os.makedirs)."""
+    os.makedirs(path, mode, exist_ok=exist_ok)
+
+
+def make_dir(path, mode: int = 0o777, dir_fd: Optional[int] = None) -> None:
+    """Door: create one folder (os.mkdir); FileExistsError when there is one."""
+    os.mkdir(path, mode, dir_fd=dir_fd)
+
+
+def remove(path, missing_ok: bool = False) -> None:
+    """Door: remove one file or link (never what a link points to)."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        if not missing_ok:
+            raise
+
+
+def remove_dir(path, dir_fd: Optional[int] = None) -> None:
+    """Door: remove one empty folder (OSError when it is not empty)."""
+    os.rmdir(path, dir_fd=dir_fd)
+
+
+def symlink(target, link) -> None:
+    """Door: make `link` point to `target`."""
+    os.symlink(target, link)
+
+
+def chown(path, uid: int, gid: int) -> None:
+    """Door: give a file cudaswitch wrote to its owner (root only)."""
+    os.chown(path, uid, gid)
+
+
+def set_mode(fd: int, mode: int) -> None:
+    """Door: the mode of a file cudaswitch holds open (a descriptor, so no link on the way can redirect it)."""
+    os.fchmod(fd, mode)
+
+
+def private_dir(prefix: str, dir=None) -> str:
+    """Door: a new 0700 folder of cudaswitch's own (tempfile.mkdtemp), in `dir` or the system's temporary folder."""
+    import tempfile
+
+    return tempfile.mkdtemp(prefix=prefix, dir=dir)
+
+
+def private_temp_dir(prefix: str):
+    """Door: as private_dir, as a context manager that removes it afterwards (tempfile.TemporaryDirectory)."""
+    import tempfile
+
+    return tempfile.TemporaryDirectory(prefix=prefix)

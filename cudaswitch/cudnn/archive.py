@@ -282,9 +282,7 @@ def _why(exc: BaseException) -> str:
 
 
 def _read_tar(path: Path, fmt: str, state: "_State", write, progress, fh=None) -> None:
-    import contextlib
-
-    with (contextlib.nullcontext(fh) if fh is not None else open_regular(path)) as raw:
+    with _opened(path, fh) as raw:
         counted = _Counting(raw, progress)
         dec = lzma.LZMAFile(counted) if fmt == "tar.xz" else __import__("gzip").GzipFile(fileobj=counted)
         with dec, _Prefetch(dec) as stream:
@@ -385,8 +383,15 @@ def _tar_kind(info: tarfile.TarInfo) -> str:
     return "special"
 
 
+def _opened(path: Path, fh: Optional[BinaryIO]):
+    """The archive as a file object: the one the caller opened through a door, else `path` opened through one."""
+    import contextlib
+
+    return contextlib.nullcontext(fh) if fh is not None else open_regular(path)
+
+
 def _read_zip(path: Path, state: "_State", write, progress, fh=None) -> None:
-    with zipfile.ZipFile(fh if fh is not None else path) as zf:
+    with _opened(path, fh) as raw, zipfile.ZipFile(raw) as zf:
         infos = zf.infolist()
         # the central directory is complete: check every name before reading any data
         pre = _State(path)
@@ -612,7 +617,7 @@ def declared_size(path: Path, fh: Optional[BinaryIO] = None) -> Optional[int]:
     try:
         if sniff(path, fh) != "zip":
             return None
-        with zipfile.ZipFile(fh if fh is not None else path) as zf:
+        with _opened(path, fh) as raw, zipfile.ZipFile(raw) as zf:
             return sum(i.file_size for i in zf.infolist())
     except (OSError, zipfile.BadZipFile, ArchiveError):
         return None  # reported by the full read
@@ -704,7 +709,7 @@ def peek_name(path) -> Optional[dict]:
     try:
         fmt = sniff(path)
         if fmt == "zip":
-            with zipfile.ZipFile(path) as zf:
+            with open_regular(path) as raw, zipfile.ZipFile(raw) as zf:
                 names = zf.namelist()
             first = names[0] if names else ""
         else:

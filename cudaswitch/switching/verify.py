@@ -358,11 +358,10 @@ def verify(prefix: str, changes: Changes, start: Dict[str, str], dirs: Sequence[
            shells: Sequence[Tuple[RealShell, str]], missing: Sequence[RealShell] = (), **kw) -> Verification:
     """Every present shell in parallel, one process each; `dirs`: the folders conda put on PATH for the env. The
     hooks of a kind any shell disagreed with are removed."""
-    import tempfile
 
     slots: List[Optional[ShellCheck]] = [None] * len(shells)
     try:
-        folder = tempfile.TemporaryDirectory(prefix="cudaswitch-verify-")
+        folder = trust.private_temp_dir("cudaswitch-verify-")
     except OSError as exc:
         return Verification([ShellCheck(sh.name, sh.hook, "skipped", note=M("no temporary folder: {why}",
                                                                             why=exc.strerror or exc))

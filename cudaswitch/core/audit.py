@@ -40,6 +40,7 @@ _forced = False  # the test suite: on whoever runs it
 _trusted_folders: Dict[str, bool] = {}
 VIOLATIONS: List[str] = []  # every line said, for the test suite to fail a test on (a handler may swallow one)
 ON_VIOLATION: Optional[Callable[[str], None]] = None
+ON_READ: Optional[Callable[[str], None]] = None  # tests/hostile/: told every file opened for reading
 
 
 class AuditViolation(BaseException):
@@ -162,8 +163,9 @@ def _folder_problem(folder: str, me: int) -> Optional[str]:
 
 
 def path_rule_problem(path: str, me: Optional[int] = None, file_mode: bool = True) -> Optional[str]:
-    """The one rule for `path` (absolute): its folders, the file or link itself, and, for a link, the resolved
-    target and its folders. `file_mode`: a world- or group-writable file counts (a program, a library); for a
+    """The one rule for `path` (absolute): its folders, the file or link itself, and for a link every hop on the way
+    to what it names (each link's owner and folders: a link in a trusted folder to her link to /bin/true is hers to
+    flip), then the resolved file. `file_mode`: a world- or group-writable file counts (a program, a library); for a
     write only its owner does (what is written there replaces its content anyway, and /dev/null is writable by
     all). None when nothing another user could have placed decides what happens there."""
     from cudaswitch.core.trust import stat_problem
@@ -172,26 +174,26 @@ def path_rule_problem(path: str, me: Optional[int] = None, file_mode: bool = Tru
     if me is None:
         return None
     path = os.path.abspath(path)
-    why = _folder_problem(os.path.dirname(path), me)
-    if why:
-        return why
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return None
-    if stat.S_ISLNK(st.st_mode):
-        why = _owner_problem(st, me)
-        if why:
-            return M("{path} {why}", path=path, why=why)
-        real = os.path.realpath(path)
-        why = _folder_problem(os.path.dirname(real), me)
+    for _hop in range(40):  # the kernel's own limit on links followed (ELOOP after that)
+        folder = os.path.dirname(path)
+        why = _folder_problem(folder, me)
+        if not why:
+            real_folder = os.path.realpath(folder)
+            why = _folder_problem(real_folder, me) if real_folder != folder else None
         if why:
             return why
         try:
-            st = os.stat(real)
-        except OSError:
-            return None  # a broken link: the call itself fails
-        path = real
+            st = os.lstat(path)
+        except FileNotFoundError:
+            return None
+        if not stat.S_ISLNK(st.st_mode):
+            break
+        why = _owner_problem(st, me)
+        if why:
+            return M("{path} {why}", path=path, why=why)
+        path = os.path.normpath(os.path.join(os.path.realpath(folder), os.readlink(path)))
+    else:
+        return None  # a loop of links: the call itself fails
     if stat.S_ISCHR(st.st_mode):
         return None  # /dev/null, a terminal: nothing anyone plants
     why = stat_problem(st, me) if file_mode else _owner_problem(st, me)
@@ -254,9 +256,16 @@ def _judge(event: str, args) -> Optional[str]:
         path, mode, flags = args
         writing = (isinstance(flags, int) and flags & _WRITE_FLAGS) or (isinstance(mode, str) and
                                                                           any(c in mode for c in "wax+"))
-        if not writing or isinstance(path, int):
+        if isinstance(path, int):
             return None
-        target = _at(path, _caller_dir_fd())
+        if not writing and ON_READ is None:
+            return None
+        name = _fspath(path)
+        target = _at(name, None if os.path.isabs(name) else _caller_dir_fd())
+        if not writing:
+            if target:
+                ON_READ(target)
+            return None
         return _say("write", target, path_rule_problem(target, me, file_mode=False)) if target else None
     if event == "ctypes.dlopen":
         name = _fspath(args[0])

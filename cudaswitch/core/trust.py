@@ -683,3 +683,32 @@ def private_temp_dir(prefix: str):
     import tempfile
 
     return tempfile.TemporaryDirectory(prefix=prefix)
+
+
+# ---- the registry of input sources ----------------------------------------------------------------------------------
+# Every place cudaswitch takes a file, a program, a library or a setting from that someone else may own. A new input
+# source is added here as well as routed through the doors above: tests/hostile/ plants a canary into every source
+# listed (its planters must name exactly these) and fails when one runs as root, or when root reads a file of the
+# hostile account outside them.
+INPUT_SOURCES = {
+    "path": "the folders on PATH (nvcc, nvidia-smi, the shells, conda, pip, ldconfig)",
+    "ld_library_path": "the folders on LD_LIBRARY_PATH (libcuda, libcudnn)",
+    "pyvenv": "a link to a real interpreter with a pyvenv.cfg beside it (Python then reads that folder's "
+              "site-packages)",
+    "env_prefix": "a conda environment's prefix: bin/python and the other programs in it",
+    "site_packages": "an environment's site-packages: .pth files, torch's version.py, the startup file's folder",
+    "activate_d": "an environment's etc/conda/activate.d, deactivate.d and env_vars.d",
+    "kernelspecs": "Jupyter's kernels/*/kernel.json in every data folder",
+    "conda_meta": "an environment's conda-meta: history, package records, state",
+    "version_files": "a toolkit's version.json, version.txt, cuda.h, cudnn_version.h and bin/nvcc",
+    "condarc": "conda's settings: CONDARC, ~/.condarc, the environments list",
+    "pip_config": "pip's settings: PIP_CONFIG_FILE, pip.conf",
+    "bash_env": "BASH_ENV, read by every non-interactive bash",
+    "env": "ENV, read by sh and dash",
+    "zdotdir": "ZDOTDIR, the folder of zsh's startup files",
+    "zshenv": ".zshenv, read by every zsh",
+    "fish_conf_d": "fish's conf.d folders (XDG_CONFIG_HOME, XDG_DATA_DIRS)",
+    "tcshrc": ".tcshrc and .cshrc, read by tcsh",
+    "modulepath": "the folders on MODULEPATH and their modulefiles",
+    "spider_cache": "Lmod's spider caches",
+}

@@ -81,6 +81,15 @@ def test_a_root_link_into_her_folder_is_not_started(world):
     assert not (base / "pwned").exists()
 
 
+def test_every_hop_of_a_link_counts_not_only_where_it_ends(world):
+    """root's link -> her link -> /bin/true: she can flip her link to her script between the check and the start."""
+    base, attacker = world
+    as_user(lambda: (attacker / "hop").symlink_to("/bin/true"))
+    link = base / "nvcc2"
+    link.symlink_to(attacker / "hop")
+    stopped(lambda: subprocess.run([str(link)]), attacker)
+
+
 def test_a_group_writable_folder_counts_for_root(world):
     base, _attacker = world
     shared = base / "shared"

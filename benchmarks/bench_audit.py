@@ -28,6 +28,13 @@ _ENTRY = ("import sys\nsys.path[0] = {repo!r}\nfrom cudaswitch.core import audit
           "from cudaswitch.cli import main\nmain(prog_name='cudaswitch')\n")
 ON = "audit.force()"
 OFF = "audit.wanted = lambda: False"
+# the hook on, with the time spent judging summed and printed at exit: a share of the same run, which the load of a
+# shared machine slows alike (the with/without ratios above swing with it)
+SPENT = ("audit.force()\nimport atexit, time\nspent = [0.0, 0]\n_judge = audit._judge\n"
+         "def judge(event, args):\n    t = time.perf_counter()\n    try:\n        return _judge(event, args)\n"
+         "    finally:\n        spent[0] += time.perf_counter() - t\n        spent[1] += 1\n"
+         "audit._judge = judge\nstart = time.perf_counter()\n"
+         "atexit.register(lambda: sys.stderr.write(f'AUDIT {spent[0]} {spent[1]} {time.perf_counter() - start}\\n'))")
 # the suite with the hook off: a plugin loaded after conftest switches it back off
 _SUITE_OFF = ("import pytest\n\n@pytest.hookimpl(trylast=True)\ndef pytest_configure(config):\n"
               "    from cudaswitch.core import audit\n    audit.wanted = lambda: False\n")
@@ -61,6 +68,18 @@ def main() -> None:
             for c, argv in commands.items():
                 for m in entries:
                     times[(c, m)].append(timed([sys.executable, str(entries[m]), *argv], env, check=False))
+        spent_entry = base / "entry-spent.py"
+        spent_entry.write_text(_ENTRY.format(repo=str(REPO), switch=SPENT))
+        shares = {c: [] for c in commands}
+        events = {}
+        for _ in range(args.runs):
+            for c, argv in commands.items():
+                err = subprocess.run([sys.executable, str(spent_entry), *argv], env=env, capture_output=True,
+                                     text=True).stderr
+                line = next(ln for ln in err.splitlines() if ln.startswith("AUDIT "))
+                judged, count, wall = line.split()[1:]
+                shares[c].append(float(judged) / float(wall))
+                events[c] = int(count)
         plugin = base / "suite_off.py"
         plugin.write_text(_SUITE_OFF)
         suite = {"on": [], "off": []}
@@ -74,7 +93,8 @@ def main() -> None:
                 suite[m].append(time.perf_counter() - t)
     for c in commands:
         on, off = statistics.median(times[(c, "on")]), statistics.median(times[(c, "off")])
-        print(f"{c:7s} with the hook {on * 1000:7.1f} ms, without {off * 1000:7.1f} ms, ratio {on / off:.3f}")
+        print(f"{c:7s} with the hook {on * 1000:7.1f} ms, without {off * 1000:7.1f} ms, ratio {on / off:.3f}; "
+              f"judging {events[c]} events took {statistics.median(shares[c]) * 100:.2f}% of the command")
     on, off = statistics.median(suite["on"]), statistics.median(suite["off"])
     print(f"suite   {args.suite_file}: with the hook {on:.1f} s, without {off:.1f} s, ratio {on / off:.3f}")
 

@@ -37,9 +37,17 @@ def health_check(prefix: str, verbose: bool) -> None:
 
     from cudaswitch.checks.conda_health import health, health_lines
     from cudaswitch.cli.output import printable
+    from cudaswitch.core import audit
 
+    try:
+        with audit.active():  # as root, held to the trust rule as the command line is
+            lines = health_lines(health(prefix), OK_MARK, X_MARK, verbose)
+    except audit.AuditViolation as exc:
+        from cudaswitch.core.i18n import tr
+
+        lines = [tr(exc.line)]
     # the texts name files and versions another user may have written: shown, never sent to the terminal
-    print("\n".join(printable(line) for line in health_lines(health(prefix), OK_MARK, X_MARK, verbose)))
+    print("\n".join(printable(line) for line in lines))
 
 
 def post_command(command: str) -> None:
@@ -49,9 +57,14 @@ def post_command(command: str) -> None:
         prefix = context.target_prefix
         from cudaswitch.checks.conda_health import after_change
         from cudaswitch.cli.output import printable
+        from cudaswitch.core import audit
         from cudaswitch.core.i18n import tr
 
-        line = after_change(prefix)
+        try:
+            with audit.active():
+                line = after_change(prefix)
+        except audit.AuditViolation as exc:
+            line = exc.line
         if line:
             line = printable(tr(line))  # wheel names and torch's CUDA come from the environment's files
     except Exception:  # never break or slow a conda command over a note

@@ -12,7 +12,20 @@ sys.path.insert(0, str(Path(__file__).parent / "fake_torch"))
 import cudatrees  # noqa: E402
 import seams  # noqa: E402
 
-seams.enable()
+seams.enable()  # with the run-time trust rule of core/audit.py on in every test, whoever runs the suite
+
+from cudaswitch.core import audit  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _audit_violations():
+    """A test fails when cudaswitch's code broke the trust rule, even where a handler swallowed the stop; a test
+    that provokes one on purpose takes it with audit.take_violations()."""
+    audit.take_violations()
+    yield
+    left = audit.take_violations()
+    if left:
+        pytest.fail("the audit hook stopped cudaswitch: " + "; ".join(left), pytrace=False)
 
 # the cuDNN tests' fixtures (tests/cudnn/) live in their own module, loaded here once
 pytest_plugins = ["cudnn_fixtures"]

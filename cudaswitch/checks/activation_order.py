@@ -4,7 +4,7 @@ conda runs the `etc/conda/activate.d` scripts of the shell's extension sorted by
 (conda/activate.py `_get_activate_scripts`), after it exported the environment's `conda env config vars`; so a
 user's `env_vars.sh` (`e` after `c`) or `~local.sh` runs after `cudaswitch.sh` and its CUDA_HOME is the one the
 shell keeps, while `00-cuda.sh` or a config var is overridden by the switch. conda-forge's own CUDA scripts are
-condaforge.py's to explain. Kept apart from the reader of activate.d that `status` uses, so the two can be made one.
+condaforge.py's to explain. The files are read by discovery/activation_scripts.py's one reader of activate.d.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from typing import List
 
 OURS = "cudaswitch"
 # a line of sh, fish, csh, PowerShell or cmd that sets one of the CUDA location variables
-RX_SETS_CUDA = re.compile(r"""(?:export\s+|set\s+(?:-gx\s+)?|setenv\s+|\$env:|SetEnvironmentVariable\(\s*["']|^\s*)"""
+# (linear: the line-start alternative skips blanks, not newlines, so a run of empty lines is not rescanned per line)
+RX_SETS_CUDA = re.compile(r"""(?:export\s+|set\s+(?:-gx\s+)?|setenv\s+|\$env:|SetEnvironmentVariable\(\s*["']|^[ \t]*)"""
                           r"""(CUDA_HOME|CUDA_PATH|CUDA_ROOT|CUDA_TOOLKIT_ROOT_DIR)\b\s*[=\s]""", re.M | re.I)
 
 
@@ -30,20 +31,20 @@ class LaterSetter:
 def later_setters(prefix: str, ext: str = "sh", skip: List[str] = ()) -> List[LaterSetter]:
     """The scripts of `ext` that run after cudaswitch's and set a CUDA variable, in the order conda runs them;
     `skip`: files to leave out (relative to the prefix, as conda-meta records name them)."""
-    from cudaswitch.core import readin
+    from cudaswitch.discovery.activation_scripts import scripts
 
-    folder = Path(prefix, "etc", "conda", "activate.d")
-    parts = ["etc", "conda", "activate.d"]
     skipped = {os.path.basename(s) for s in skip}
     ours = f"{OURS}.{ext}"
     out = []
-    for name in readin.names(Path(prefix), parts):  # sorted by code point, as conda sorts them
-        if not name.endswith("." + ext) or name <= ours or name in skipped:
+    for script in scripts(prefix, "." + ext):
+        if script.name <= ours or script.name in skipped:
             continue
-        raw = readin.read(Path(prefix), parts, name)
-        if raw is None:
-            continue
-        hits = sorted({m.group(1).upper() for m in RX_SETS_CUDA.finditer(raw.decode("utf-8", "replace"))})
+        hits = cuda_variables(script.text)
         if hits:
-            out.append(LaterSetter(str(folder / name), hits))
+            out.append(LaterSetter(script.path, hits))
     return out
+
+
+def cuda_variables(text: str) -> List[str]:
+    """The CUDA location variables a script's text sets, sorted."""
+    return sorted({m.group(1).upper() for m in RX_SETS_CUDA.finditer(text)})

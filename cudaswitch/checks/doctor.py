@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from cudaswitch.checks import driver as drivers
-from cudaswitch.checks.activation_order import RX_SETS_CUDA
 from cudaswitch.checks import knowledge
 from cudaswitch.checks.diagnosis import ERROR, INFO, WARNING, Finding, install_findings, message, severity_label
 from cudaswitch.checks.driver import Driver
@@ -212,25 +211,19 @@ def windows_findings(system: System, prefix: Optional[str]) -> List[Finding]:
 # ---- the environment's hooks and torch install -----------------------------------------------------------------
 
 def hook_findings(prefix: str) -> List[Finding]:
-    folder = Path(prefix) / "etc" / "conda" / "activate.d"
-    try:
-        files = sorted(p for p in folder.iterdir() if p.is_file())
-    except OSError:
-        return []
+    from cudaswitch.checks.activation_order import cuda_variables
+    from cudaswitch.discovery.activation_scripts import scripts
+
     out: List[Finding] = []
-    for p in files:
-        if p.name.lower().startswith("cudaswitch"):
+    for script in scripts(prefix):
+        if script.name.lower().startswith("cudaswitch"):
             continue
-        try:
-            text = read_text(p, errors="replace")
-        except OSError:
-            continue
-        hits = sorted({m.group(1).upper() for m in RX_SETS_CUDA.finditer(text)})
+        hits = cuda_variables(script.text)
         if hits:
             out.append(_f("FOREIGN_CUDA_HOOKS", WARNING, M("{path} also sets {names} on activation; whichever hook "
-                                                           "runs last wins", path=str(p), names=', '.join(hits)), N_("remove that package's hook or the package that installs it "
+                                                           "runs last wins", path=script.path, names=', '.join(hits)), N_("remove that package's hook or the package that installs it "
                           "(conda list shows it), or keep it and do not use cudaswitch in this environment"),
-                          [str(p)]))
+                          [script.path]))
     return out
 
 

@@ -4,7 +4,6 @@ timeout, and the record it writes comes back as a `ProbeOutcome` (docs/design/ch
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -14,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional
 
+from cudaswitch.core import trust
 from cudaswitch.core.errors import CudaswitchError
 
 PROBE = Path(__file__).with_name("probe.py")
@@ -46,7 +46,7 @@ def _parse(stdout: str) -> Optional[dict]:
     for line in reversed((stdout or "").splitlines()):
         if line.startswith(MARKER):
             try:
-                return json.loads(line[len(MARKER):])
+                return trust.parse_json(line[len(MARKER):], "the probe's record")
             except ValueError:
                 return None
     return None
@@ -65,11 +65,10 @@ def run_probe(python: str, environ: Dict[str, str], timeout: float, args: Option
     with -I (no PYTHONPATH, no user site, no working folder on sys.path) from the root folder, so nothing from the
     caller's folder or environment is imported. The probe writes its record to a file of its own, so whatever the
     imported modules print cannot corrupt it."""
-    import tempfile
 
     from cudaswitch.core.trust import run_program, run_python
 
-    with tempfile.TemporaryDirectory(prefix="cudaswitch-probe-") as tmp:
+    with trust.private_temp_dir("cudaswitch-probe-") as tmp:
         result = os.path.join(tmp, "record.json")
         cmd = ["-c", probe_source()] + list(args or []) + ["--result", result]
         timed_out, code = False, None

@@ -147,8 +147,6 @@ def too_old(copies: List[RuntimeCopy], torch_version: Optional[str]) -> List[Tup
 
 def owning_package(system: System, prefix: str, path: str) -> Optional[str]:
     """The conda package whose record lists `path` (conda-meta/*.json "files"), e.g. vc14_runtime."""
-    import json
-
     meta = system.local(system.join(prefix, "conda-meta"))
     try:
         names = sorted(os.listdir(meta))
@@ -162,7 +160,7 @@ def owning_package(system: System, prefix: str, path: str) -> Optional[str]:
         if not n.endswith(".json"):
             continue
         try:
-            rec = json.loads(trust.read_text(meta / n, errors="replace"))
+            rec = trust.read_json(meta / n)
         except (OSError, ValueError):
             continue
         files = rec.get("files") or [] if isinstance(rec, dict) else []

@@ -3,8 +3,10 @@ that command runs (start-up time is part of every command)."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import importlib
+import os
 import sys
 
 import click
@@ -62,9 +64,13 @@ class _OneLineErrors(click.Group):
         prepare()
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        audit = _audit()
         try:
             try:
-                super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+                with audit.active() if audit else contextlib.nullcontext():
+                    super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            except audit.AuditViolation if audit else () as exc:
+                _fail(exc.line, 1)
             except _NO_ARGS_IS_HELP as exc:  # bare `cudaswitch`: the help itself, not squashed into one error line
                 exc.show()
                 sys.exit(exc.exit_code)
@@ -111,6 +117,16 @@ class _OneLineErrors(click.Group):
     def get_help_option(self, ctx):
         _give_help_option(self, ctx)
         return super().get_help_option(ctx)
+
+
+def _audit():
+    """core/audit.py when its hook belongs in this run: as root, every start, load and write is held to the trust
+    rule as it happens (or the test suite loaded it and forced it on). An ordinary user's command does not even
+    import it."""
+    audit = sys.modules.get("cudaswitch.core.audit")
+    if audit is None and hasattr(os, "geteuid") and os.geteuid() == 0:
+        from cudaswitch.core import audit
+    return audit if audit is not None and audit.wanted() else None
 
 
 def _click_message(exc: click.ClickException) -> str:

@@ -363,18 +363,26 @@ def read_json(path, shape=None, limit: int = READ_LIMIT, encoding: str = "utf-8"
     syntax error is) naming the file and the wrong part. Shapes: a type (dict, list, str, int, bool), a tuple of
     shapes (any of them; type(None) allows null), {"key": shape} (a mapping whose listed keys, where present, have
     their shapes; other keys are not looked at), {str: shape} (a mapping of text to shape), [shape] (a list of)."""
-    import json
-
-    text = read_text(path, encoding=encoding, limit=limit)
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise FileShapeError(M("{path}: not valid JSON ({why})", path=path, why=exc)) from None
+    data = parse_json(read_text(path, encoding=encoding, limit=limit), path)
     if shape is not None:
         wrong = _shape_problem(data, shape, "")
         if wrong:
             raise FileShapeError(M("{path}: {wrong}", path=path, wrong=wrong))
     return data
+
+
+def parse_json(text, where):
+    """Door: the value of JSON text (str or bytes, already read through a door), else FileShapeError naming `where`.
+    Linear: the parser recurses once per level of nesting and stops at the interpreter's recursion limit, which
+    ends here as one line (a file nested 100,000 deep is refused, not a crash), as any syntax error does."""
+    import json
+
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise FileShapeError(M("{path}: nested too deeply to be a file cudaswitch reads", path=where)) from None
+    except ValueError as exc:  # a syntax error, or bytes that are not UTF-8
+        raise FileShapeError(M("{path}: not valid JSON ({why})", path=where, why=exc)) from None
 
 
 def _kind_name(t) -> str:
@@ -654,3 +662,89 @@ def fsync_dir(folder) -> None:
         pass
     finally:
         os.close(fd)
+
+
+# ---- changing names in a folder the caller checked or created -----------------------------------------------------
+# Thin on purpose: each is one system call the caller has already placed (refuse_if_foreign, open_dir, its own staging
+# folder). Being doors, they are what tests/core/test_doors.py lets through, and what core/audit.py sees as root.
+
+def make_dirs(path, mode: int = 0o777, exist_ok: bool = True) -> None:
+    """Door: create `path` and any missing folders above it (os.makedirs)."""
+    os.makedirs(path, mode, exist_ok=exist_ok)
+
+
+def make_dir(path, mode: int = 0o777, dir_fd: Optional[int] = None) -> None:
+    """Door: create one folder (os.mkdir); FileExistsError when there is one."""
+    os.mkdir(path, mode, dir_fd=dir_fd)
+
+
+def remove(path, missing_ok: bool = False) -> None:
+    """Door: remove one file or link (never what a link points to)."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        if not missing_ok:
+            raise
+
+
+def remove_dir(path, dir_fd: Optional[int] = None) -> None:
+    """Door: remove one empty folder (OSError when it is not empty)."""
+    os.rmdir(path, dir_fd=dir_fd)
+
+
+def symlink(target, link) -> None:
+    """Door: make `link` point to `target`."""
+    os.symlink(target, link)
+
+
+def chown(path, uid: int, gid: int) -> None:
+    """Door: give a file cudaswitch wrote to its owner (root only)."""
+    os.chown(path, uid, gid)
+
+
+def set_mode(fd: int, mode: int) -> None:
+    """Door: the mode of a file cudaswitch holds open (a descriptor, so no link on the way can redirect it)."""
+    os.fchmod(fd, mode)
+
+
+def private_dir(prefix: str, dir=None) -> str:
+    """Door: a new 0700 folder of cudaswitch's own (tempfile.mkdtemp), in `dir` or the system's temporary folder."""
+    import tempfile
+
+    return tempfile.mkdtemp(prefix=prefix, dir=dir)
+
+
+def private_temp_dir(prefix: str):
+    """Door: as private_dir, as a context manager that removes it afterwards (tempfile.TemporaryDirectory)."""
+    import tempfile
+
+    return tempfile.TemporaryDirectory(prefix=prefix)
+
+
+# ---- the registry of input sources ----------------------------------------------------------------------------------
+# Every place cudaswitch takes a file, a program, a library or a setting from that someone else may own. A new input
+# source is added here as well as routed through the doors above: tests/hostile/ plants a canary into every source
+# listed (its planters must name exactly these) and fails when one runs as root, or when root reads a file of the
+# hostile account outside them.
+INPUT_SOURCES = {
+    "path": "the folders on PATH (nvcc, nvidia-smi, the shells, conda, pip, ldconfig)",
+    "ld_library_path": "the folders on LD_LIBRARY_PATH (libcuda, libcudnn)",
+    "pyvenv": "a link to a real interpreter with a pyvenv.cfg beside it (Python then reads that folder's "
+              "site-packages)",
+    "env_prefix": "a conda environment's prefix: bin/python and the other programs in it",
+    "site_packages": "an environment's site-packages: .pth files, torch's version.py, the startup file's folder",
+    "activate_d": "an environment's etc/conda/activate.d, deactivate.d and env_vars.d",
+    "kernelspecs": "Jupyter's kernels/*/kernel.json in every data folder",
+    "conda_meta": "an environment's conda-meta: history, package records, state",
+    "version_files": "a toolkit's version.json, version.txt, cuda.h, cudnn_version.h and bin/nvcc",
+    "condarc": "conda's settings: CONDARC, ~/.condarc, the environments list",
+    "pip_config": "pip's settings: PIP_CONFIG_FILE, pip.conf",
+    "bash_env": "BASH_ENV, read by every non-interactive bash",
+    "env": "ENV, read by sh and dash",
+    "zdotdir": "ZDOTDIR, the folder of zsh's startup files",
+    "zshenv": ".zshenv, read by every zsh",
+    "fish_conf_d": "fish's conf.d folders (XDG_CONFIG_HOME, XDG_DATA_DIRS)",
+    "tcshrc": ".tcshrc and .cshrc, read by tcsh",
+    "modulepath": "the folders on MODULEPATH and their modulefiles",
+    "spider_cache": "Lmod's spider caches",
+}

@@ -6,13 +6,13 @@ in cuda.h (S25) and `nvcc --version` (S26, S28).
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Iterable, List, NamedTuple, Optional, Tuple
 
 from cudaswitch.core.errors import UsageError
 from cudaswitch.core.i18n import M, N_
+from cudaswitch.core import trust
 from cudaswitch.core.trust import read_bytes, read_text
 
 # version.json's cuda.version third field is sometimes a build date (12.1.20230222; seen in
@@ -74,15 +74,14 @@ def parse_dotted(text: str) -> Optional[CudaVersion]:
 
 def from_version_json(path: Path) -> Optional[CudaVersion]:
     try:
-        data = json.loads(read_text(path, encoding="utf-8-sig"))
+        data = trust.parse_json(read_text(path, encoding="utf-8-sig"), path)
     except PermissionError as exc:
         raise VersionFileError(M("{path}: permission denied ({reason}); check its permissions", path=path,
                                  reason=exc.strerror)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise VersionFileError(M("{path}: unreadable ({reason})", path=path, reason=str(exc))) from None
-    except ValueError as exc:
-        raise VersionFileError(M("{path}: not valid JSON ({reason}); reinstall the toolkit or delete the file",
-                                 path=path, reason=str(exc))) from None
+    except trust.FileShapeError as exc:  # not JSON, or nested too deeply: the line names the file
+        raise VersionFileError(M("{error}; reinstall the toolkit or delete the file", error=exc.args[0])) from None
     cuda = data.get("cuda") if isinstance(data, dict) else None
     v = parse_dotted(str(cuda.get("version", ""))) if isinstance(cuda, dict) else None
     if v is None:

@@ -30,6 +30,7 @@ from typing import BinaryIO, Callable, Dict, List, Optional, Tuple
 
 from cudaswitch.core.errors import CudaswitchError
 from cudaswitch.core.i18n import M
+from cudaswitch.core import trust
 from cudaswitch.core.trust import open_regular, read_text
 from cudaswitch.core.versions import parse_cudnn_header
 
@@ -281,9 +282,7 @@ def _why(exc: BaseException) -> str:
 
 
 def _read_tar(path: Path, fmt: str, state: "_State", write, progress, fh=None) -> None:
-    import contextlib
-
-    with (contextlib.nullcontext(fh) if fh is not None else open_regular(path)) as raw:
+    with _opened(path, fh) as raw:
         counted = _Counting(raw, progress)
         dec = lzma.LZMAFile(counted) if fmt == "tar.xz" else __import__("gzip").GzipFile(fileobj=counted)
         with dec, _Prefetch(dec) as stream:
@@ -384,8 +383,15 @@ def _tar_kind(info: tarfile.TarInfo) -> str:
     return "special"
 
 
+def _opened(path: Path, fh: Optional[BinaryIO]):
+    """The archive as a file object: the one the caller opened through a door, else `path` opened through one."""
+    import contextlib
+
+    return contextlib.nullcontext(fh) if fh is not None else open_regular(path)
+
+
 def _read_zip(path: Path, state: "_State", write, progress, fh=None) -> None:
-    with zipfile.ZipFile(fh if fh is not None else path) as zf:
+    with _opened(path, fh) as raw, zipfile.ZipFile(raw) as zf:
         infos = zf.infolist()
         # the central directory is complete: check every name before reading any data
         pre = _State(path)
@@ -611,7 +617,7 @@ def declared_size(path: Path, fh: Optional[BinaryIO] = None) -> Optional[int]:
     try:
         if sniff(path, fh) != "zip":
             return None
-        with zipfile.ZipFile(fh if fh is not None else path) as zf:
+        with _opened(path, fh) as raw, zipfile.ZipFile(raw) as zf:
             return sum(i.file_size for i in zf.infolist())
     except (OSError, zipfile.BadZipFile, ArchiveError):
         return None  # reported by the full read
@@ -640,13 +646,13 @@ def sha256_file(path: Path, progress: Optional[Callable[[int], None]] = None, fh
 
 def expected_from_redistrib(redistrib: Path, archive: Path) -> Tuple[str, Optional[int]]:
     """(sha256, size) of `archive` as NVIDIA's redistrib_<version>.json lists it."""
-    import json
-
     try:
-        data = json.loads(read_text(redistrib))
+        data = trust.parse_json(read_text(redistrib), redistrib)
     except OSError as exc:
         raise ArchiveError(M("{path}: cannot read ({why})", path=redistrib, why=exc.strerror or str(exc))) from None
-    except ValueError as exc:
+    except trust.FileShapeError as exc:  # names the file: not JSON, or nested too deeply
+        raise ArchiveError(exc.args[0]) from None
+    except ValueError as exc:  # not UTF-8
         raise ArchiveError(M("{path}: not valid JSON ({why})", path=redistrib, why=str(exc))) from None
     found = []
 
@@ -703,7 +709,7 @@ def peek_name(path) -> Optional[dict]:
     try:
         fmt = sniff(path)
         if fmt == "zip":
-            with zipfile.ZipFile(path) as zf:
+            with open_regular(path) as raw, zipfile.ZipFile(raw) as zf:
                 names = zf.namelist()
             first = names[0] if names else ""
         else:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, List, Optional, Tuple
 
+from cudaswitch.core import trust
 from cudaswitch.core.errors import CudaswitchError
 from cudaswitch.core.i18n import M
 
@@ -164,7 +165,7 @@ def created_parents(base: Path, stop: Path) -> List[str]:
 def remove_empty(dirs: List[str]) -> None:
     for d in reversed(dirs):
         try:
-            os.rmdir(d)
+            trust.remove_dir(d)
         except OSError:
             pass
 

@@ -45,7 +45,7 @@ def recover(target: Target) -> List[Tuple[str, str]]:
 
 def roll_forward_install(txdir: Path, data: dict, root: Path) -> None:
     for d in data.get("created") or []:
-        os.makedirs(d, exist_ok=True)
+        trust.make_dirs(d)
     for raw in data.get("ops") or []:
         op = Op.from_yaml(raw)
         if op.action == "identical":
@@ -78,12 +78,12 @@ def roll_forward_uninstall(txdir: Path, data: dict, root: Path, checked: bool = 
             if os.path.lexists(backup):
                 trust.move(backup, dest)
         elif os.path.lexists(dest) and (checked or matches(dest, op)):
-            os.unlink(dest)
+            trust.remove(dest)
     for d in {str(Path(op.dest).parent) for op in ops}:
         fsync_dir(d)
     remove_empty(data.get("created") or [])
     try:
-        (txdir / MANIFEST).unlink()
+        trust.remove(txdir / MANIFEST)
     except FileNotFoundError:
         pass
     trust.remove_tree(txdir, ignore_errors=True)

@@ -113,9 +113,9 @@ def prepare(archive_path: Path, target: Target, force: bool = False, progress=No
     check_writable(target)
     record_created = created_parents(target.record_base, target.local_root)
     try:
-        target.record_base.mkdir(parents=True, exist_ok=True)
+        trust.make_dirs(target.record_base)
         txdir = target.record_base / _txid(target.record_base)
-        txdir.mkdir()
+        trust.make_dir(txdir)
     except OSError as exc:
         remove_empty(record_created)
         raise explain(exc, target, "preparing to install into") from None
@@ -136,7 +136,7 @@ def prepare(archive_path: Path, target: Target, force: bool = False, progress=No
             count[0] += 1
             faults.reach("stage", count[0])
             p = stage_path(txdir, entry)
-            p.parent.mkdir(parents=True, exist_ok=True)
+            trust.make_dirs(p.parent)
             check_space(p.parent, entry.size, target)
             return _SyncedFile(p, entry.mode)
 
@@ -145,8 +145,8 @@ def prepare(archive_path: Path, target: Target, force: bool = False, progress=No
         for e in archive.installable:
             if e.kind == "symlink":
                 p = stage_path(txdir, e)
-                p.parent.mkdir(parents=True, exist_ok=True)
-                os.symlink(e.link, p)
+                trust.make_dirs(p.parent)
+                trust.symlink(e.link, p)
         for sub in ("bin", "include", "lib"):
             if (txdir / "stage" / sub).is_dir():
                 fsync_dir(txdir / "stage" / sub)
@@ -204,7 +204,7 @@ class _SyncedFile:
         self.fh.flush()
         os.fsync(self.fh.fileno())
         if hasattr(os, "fchmod"):
-            os.fchmod(self.fh.fileno(), self.mode)  # the archive's mode, before the rename (cudnn-modes-owners)
+            trust.set_mode(self.fh.fileno(), self.mode)  # the archive's mode, before the rename (cudnn-modes-owners)
         self.fh.close()
 
 
@@ -214,7 +214,7 @@ def discard(txdir: Path, record_created: List[str]) -> None:
         for sub in ("stage", "backup"):
             trust.remove_tree(txdir / sub, ignore_errors=True)
         try:
-            (txdir / MANIFEST).unlink()
+            trust.remove(txdir / MANIFEST)
         except FileNotFoundError:
             pass
         trust.remove_tree(txdir, ignore_errors=True)
@@ -262,9 +262,9 @@ def commit(prep: Prepared) -> Path:
                 "forced": prep.problems, "ops": [op.to_yaml() for op in prep.ops],
                 "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     try:
-        (txdir / "backup").mkdir(exist_ok=True)
+        trust.make_dirs(txdir / "backup")
         for role in ("bin", "include", "lib"):
-            (txdir / "backup" / role).mkdir(exist_ok=True)
+            trust.make_dirs(txdir / "backup" / role)
         write_manifest(txdir, manifest, prep.target.local_root)  # the commit point (cudnn-commit-point)
     except BaseException as exc:
         discard(txdir, prep.record_created)
@@ -272,7 +272,7 @@ def commit(prep: Prepared) -> Path:
     done = 0
     try:
         for d in prep.created:
-            os.makedirs(d, exist_ok=True)
+            trust.make_dirs(d)
         k = 0
         for i, op in enumerate(prep.ops, 1):
             if op.action == "identical":

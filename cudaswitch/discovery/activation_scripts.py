@@ -14,7 +14,6 @@ another file, an `eval`) is not seen. `setters(prefix, names, ext)` is the reusa
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -22,15 +21,18 @@ from pathlib import Path
 from typing import Iterable, List, Optional
 
 # one assignment per shell syntax: export X=..., X=..., set -gx X ..., setenv X ..., $env:X = ..., set "X=..."
+# Linear on any text: no two quantifiers next to each other match the same characters (a run of newlines or of
+# letters is tried once per start, not once per way of splitting it), and a start is a fixed character or word.
 _VALUE = r"""(?:"[^"\n]*"|'[^'\n]*'|[^\s;&|]+)"""
-_ASSIGN = (r"(?:^|[;&|]\s*|\bthen\s+|\bdo\s+|\belse\s+)\s*(?:export\s+|declare\s+-x\s+)?(?P<sh>{name})=(?P<shv>"
+_ASSIGN = (r"(?:^|[;&|]|\bthen\b|\bdo\b|\belse\b)[ \t]*(?:(?:export|declare[ \t]+-x)[ \t]+)?(?P<sh>{name})=(?P<shv>"
            + _VALUE + "?)",
-           r"\bset\s+(?:-[a-zA-Z]*x[a-zA-Z]*\s+)(?P<fish>{name})\s+(?P<fishv>" + _VALUE + ")",
+           r"\bset[ \t]+-(?=[a-zA-Z]*x)[a-zA-Z]+[ \t]+(?P<fish>{name})[ \t]+(?P<fishv>" + _VALUE + ")",
            r"\bsetenv\s+(?P<csh>{name})\s+(?P<cshv>" + _VALUE + ")",
            r"\$env:(?P<ps>{name})\s*=\s*(?P<psv>" + _VALUE + ")",
            r"""\bset\s+"?(?P<bat>{name})=(?P<batv>[^"\r\n]*)""")
 
 SCRIPT_LIMIT = 256 << 10
+ACTIVATE_D = ("etc", "conda", "activate.d")
 
 
 @dataclass
@@ -43,30 +45,35 @@ class Setter:
     kind: str  # "env_vars" (conda-meta/state, env_vars.d) or "script" (activate.d)
 
 
-def _read_text(folder: Path, name: str) -> Optional[str]:
-    from cudaswitch.core import trust
-    from cudaswitch.core.errors import CudaswitchError
+@dataclass
+class Script:
+    name: str  # the file's name in activate.d
+    path: str
+    text: str  # its first SCRIPT_LIMIT bytes, decoded leniently
 
-    if not trust.POSIX:
-        try:
-            return trust.read_text(folder / name, errors="replace", limit=SCRIPT_LIMIT, truncate=True)
-        except OSError:
-            return None
-    try:
-        fd = trust.open_dir(folder, [])
-    except (OSError, CudaswitchError):
-        return None
-    try:
-        raw = trust.read_regular(fd, name, SCRIPT_LIMIT)
-    finally:
-        os.close(fd)
-    return None if raw is None else raw.decode("utf-8", "replace")
+
+def scripts(prefix: str, ext: Optional[str] = None) -> List[Script]:
+    """The one reader of an environment's activate.d (status, doctor's CUDA_SET_AFTER_SWITCH and
+    FOREIGN_CUDA_HOOKS read it through this): each regular file whose name ends in `ext` (every file when None), in
+    the order conda runs them (code point), its first SCRIPT_LIMIT bytes, no link followed inside the environment."""
+    from cudaswitch.core import readin
+
+    out = []
+    for name in readin.names(Path(prefix), ACTIVATE_D):  # sorted by code point, as conda sorts one folder's paths
+        if ext is not None and not name.endswith(ext):
+            continue
+        raw = readin.read(Path(prefix), ACTIVATE_D, name, SCRIPT_LIMIT)
+        if raw is not None:
+            out.append(Script(name, str(Path(prefix, *ACTIVATE_D, name)), raw.decode("utf-8", "replace")))
+    return out
 
 
 def _json_vars(folder: Path, name: str, key: Optional[str]) -> dict:
-    text = _read_text(folder, name)
+    from cudaswitch.core import readin, trust
+
+    raw = readin.read(folder, [], name, SCRIPT_LIMIT)
     try:
-        data = json.loads(text) if text else {}
+        data = trust.parse_json(raw, folder / name) if raw else {}
     except ValueError:
         return {}
     if key is not None:
@@ -77,13 +84,11 @@ def _json_vars(folder: Path, name: str, key: Optional[str]) -> dict:
 def _env_var_setters(prefix: str, names: Iterable[str]) -> List[Setter]:
     out: List[Setter] = []
     wanted = set(names)
+    from cudaswitch.core import readin
+
     pkg = Path(prefix, "etc", "conda", "env_vars.d")
-    try:
-        files = sorted(os.listdir(pkg))
-    except OSError:
-        files = []
     found = {}
-    for name in files:
+    for name in readin.names(pkg, []):
         for var, value in _json_vars(pkg, name, None).items():
             if var in wanted:
                 found[var] = Setter(var, str(value), str(pkg / name), "env_vars")
@@ -97,27 +102,14 @@ def _env_var_setters(prefix: str, names: Iterable[str]) -> List[Setter]:
     return out
 
 
-def script_names(prefix: str, ext: str) -> List[str]:
-    """activate.d's scripts for a shell's extension (".sh", ".fish", ".csh", ".bat", ".ps1") in conda's order."""
-    folder = os.path.join(prefix, "etc", "conda", "activate.d")
-    try:
-        paths = [os.path.join(folder, n) for n in os.listdir(folder)]
-    except OSError:
-        return []
-    return [os.path.basename(p) for p in sorted(p for p in paths if p.endswith(ext))]
-
-
 def setters(prefix: str, names: Iterable[str], ext: str = ".sh") -> List[Setter]:
     """Everything that sets one of `names` when conda activates `prefix` in a shell whose scripts end in `ext`, in
     the order conda applies them: the last one for a variable is the value the shell ends with."""
     names = list(names)
     out = _env_var_setters(prefix, names)
-    folder = Path(prefix, "etc", "conda", "activate.d")
     rx = [re.compile(p.format(name="|".join(re.escape(n) for n in names)), re.M) for p in _ASSIGN]
-    for name in script_names(prefix, ext):
-        text = _read_text(folder, name)
-        if not text:
-            continue
+    for script in scripts(prefix, ext):
+        text = script.text
         hits = []
         for r in rx:
             for m in r.finditer(text):
@@ -125,7 +117,7 @@ def setters(prefix: str, names: Iterable[str], ext: str = ".sh") -> List[Setter]
                 value = next(v for k, v in m.groupdict().items() if v is not None and k.endswith("v"))
                 hits.append((m.start(), var, value.strip("'\"")))
         for _, var, value in sorted(hits):
-            out.append(Setter(var, value, str(folder / name), "script"))
+            out.append(Setter(var, value, script.path, "script"))
     return out
 
 

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import List, Optional
 
+from cudaswitch.core import trust
 from cudaswitch.core.errors import CudaswitchError, UsageError
 from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.system import System
@@ -264,11 +265,11 @@ def clear_state(env: CondaEnv) -> bool:
 
     if not trust.POSIX:
         try:
-            env.state_path.unlink()
+            trust.remove(env.state_path)
         except FileNotFoundError:
             return False
         try:
-            env.state_path.parent.rmdir()
+            trust.remove_dir(env.state_path.parent)
         except OSError:
             pass
         return True
@@ -287,7 +288,7 @@ def clear_state(env: CondaEnv) -> bool:
     except (OSError, CudaswitchError):
         return removed
     try:
-        os.rmdir(STATE_FILE[-2], dir_fd=parent)
+        trust.remove_dir(STATE_FILE[-2], dir_fd=parent)
     except OSError:
         pass
     finally:

@@ -10,7 +10,6 @@ it finds alone) and goes stale after the next `cudaswitch use`.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,7 +69,7 @@ def data_dirs(environ, windows: bool, conda_roots: List[str] = ()) -> List[str]:
 
 def read_all(dirs: List[str]) -> List[Kernelspec]:
     """Every readable kernelspec under <dir>/kernels; the first folder with a name wins, as in jupyter_client."""
-    from cudaswitch.core import readin
+    from cudaswitch.core import readin, trust
 
     found: Dict[str, Kernelspec] = {}
     for d in dirs:
@@ -80,7 +79,7 @@ def read_all(dirs: List[str]) -> List[Kernelspec]:
                 continue
             raw = readin.read(kernels, [name], "kernel.json")
             try:
-                spec = json.loads(raw.decode("utf-8")) if raw else None
+                spec = trust.parse_json(raw, kernels / name / "kernel.json") if raw else None
             except (UnicodeDecodeError, ValueError):
                 continue
             if not isinstance(spec, dict) or not isinstance(spec.get("argv"), list):

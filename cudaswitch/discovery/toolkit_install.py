@@ -23,7 +23,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import zipfile
@@ -184,7 +183,7 @@ _HASH_ROW = re.compile(r"^\s*(\S+?)==(\S+) from (\S+?):?(?:\s|$)")
 
 def download(wheels: List[KnownWheel], dest: Path, runner: PipRunner = _pip, show_progress: bool = False) \
         -> List[Path]:
-    dest.mkdir()
+    trust.make_dir(dest)
     reqs = dest.parent / "requirements.txt"
     pins: Dict[str, List[str]] = {}
     for w in wheels:  # one line per package; every x86_64 file of that release may be the one pip picks
@@ -384,15 +383,15 @@ def _finish_layout(root: Path, files: List[str]) -> None:
         for so in sorted(lib.glob("lib*.so.*")):
             plain = lib / (so.name.split(".so.")[0] + ".so")
             if not plain.exists():
-                os.symlink(so.name, plain)
+                trust.symlink(so.name, plain)
                 links.append(f"lib/{plain.name}")
-        os.symlink("lib", root / "lib64")
+        trust.symlink("lib", root / "lib64")
         links.append("lib64")
     target = root / "targets" / "x86_64-linux"
-    target.mkdir(parents=True)
+    trust.make_dirs(target, exist_ok=False)
     for sub in ("include", "lib"):
         if (root / sub).is_dir():
-            os.symlink(f"../../{sub}", target / sub)
+            trust.symlink(f"../../{sub}", target / sub)
             links.append(f"targets/x86_64-linux/{sub}")
     files.extend(links)
 
@@ -412,7 +411,7 @@ def payload_bytes(wheels: List[Path]) -> int:
     total = 0
     for w in wheels:
         try:
-            with zipfile.ZipFile(w) as zf:
+            with trust.open_regular(w) as fh, zipfile.ZipFile(fh) as zf:
                 total += sum(i.file_size for i, _ in _payload(zf, w.name))
         except (zipfile.BadZipFile, OSError, CudaswitchError):
             pass  # reported by the unpack itself
@@ -433,7 +432,7 @@ def assemble(wheels: List[Path], root: Path, requested: str, known: Optional[Dic
     names = []
     for w in wheels:
         try:
-            with zipfile.ZipFile(w) as zf:
+            with trust.open_regular(w) as fh, zipfile.ZipFile(fh) as zf:
                 names += [rel for _, rel in _payload(zf, w.name)]
         except (zipfile.BadZipFile, OSError):
             names.append("")  # unreadable: one after the other, the unpack reports it
@@ -516,7 +515,7 @@ def _make_parents(folder: Path) -> List[Path]:
     made: List[Path] = []
     for p in reversed([folder, *folder.parents]):
         if not os.path.lexists(p):
-            os.mkdir(p)
+            trust.make_dir(p)
             made.append(p)
     return made
 
@@ -541,7 +540,7 @@ def _clean_up(stage: Optional[Path], made: List[Path], installed: Optional[Path]
             trust.remove_tree(installed, ignore_errors=True)
         for p in reversed(made if installed is None or undo else []):
             try:
-                p.rmdir()
+                trust.remove_dir(p)
             except OSError:
                 break
     finally:
@@ -605,7 +604,7 @@ def install(version: str, system: System, into: Optional[str] = None, runner: Pi
         # Staging beside the destination (same file system, so the final rename is atomic), a hidden 0700 folder
         # only this user can enter, in a folder nobody else can write (checked above): nobody can swap its
         # contents. Discovery does not announce hidden folders, so an interrupted install is invisible to `list`.
-        stage = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=dest.parent))
+        stage = Path(trust.private_dir(f".{dest.name}.partial-", dir=dest.parent))
         t0 = time.perf_counter()
         files = download(wheels, stage / "wheels", runner, show_progress)
         t1 = time.perf_counter()
@@ -656,7 +655,7 @@ def _manifest(root: Path) -> Optional[dict]:
     finally:
         os.close(fd)
     try:
-        rec = json.loads(data.decode("utf-8")) if data is not None else None
+        rec = trust.parse_json(data, root / MANIFEST) if data is not None else None
     except (UnicodeDecodeError, ValueError):
         return None
     if (not isinstance(rec, dict) or not isinstance(rec.get("version"), str) or not isinstance(rec.get("files"), list)

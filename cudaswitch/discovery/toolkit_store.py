@@ -60,7 +60,7 @@ def registry_locked(system: System, wait: Optional[float] = None) -> Iterator[in
     from cudaswitch.core.i18n import M
 
     folder = _registry(system).parent
-    folder.mkdir(parents=True, exist_ok=True)
+    trust.make_dirs(folder)
     why = registry_problem(system)
     if why:
         raise CudaswitchError(M("refused to update the list of installed toolkits: {why}; set "

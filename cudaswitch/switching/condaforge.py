@@ -17,7 +17,6 @@ headers: `use` refuses that without --force, and `doctor` says which one each co
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -99,7 +98,7 @@ class CondaCuda:
 def read(prefix: str, windows: bool = False) -> CondaCuda:
     """The CUDA packages conda's records say are installed. A record that cannot be read or parsed is skipped: the
     environment is conda's, and a broken record is conda's to report."""
-    from cudaswitch.core import readin
+    from cudaswitch.core import readin, trust
 
     packages: List[Package] = []
     for fname in readin.names(Path(prefix), ["conda-meta"]):
@@ -107,7 +106,7 @@ def read(prefix: str, windows: bool = False) -> CondaCuda:
             continue
         raw = readin.read(Path(prefix), ["conda-meta"], fname, 4 << 20)
         try:
-            rec = json.loads(raw.decode("utf-8")) if raw else None
+            rec = trust.parse_json(raw, f"{prefix}/conda-meta/{fname}") if raw else None
         except (UnicodeDecodeError, ValueError):
             rec = None
         if not isinstance(rec, dict):

@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 from typing import Optional, Tuple
 
+from cudaswitch.core import trust
 from cudaswitch.core.errors import CudaswitchError, UsageError
 from cudaswitch.core.i18n import M
 
@@ -200,7 +201,7 @@ def write_file(path: str, text: str) -> None:
         try:
             now = os.stat(real)
             if (now.st_uid, now.st_gid) != (st.st_uid, st.st_gid):
-                os.chown(real, st.st_uid, st.st_gid)
+                trust.chown(real, st.st_uid, st.st_gid)
         except OSError:
             pass
 

@@ -247,7 +247,7 @@ def remove_hooks(prefix: str, created_dirs: List[str] = ()) -> List[Path]:
     if not trust.POSIX:
         for rel in sorted(created_dirs, key=len, reverse=True):  # deepest first
             try:
-                os.rmdir(Path(prefix, rel))
+                trust.remove_dir(Path(prefix, rel))
             except OSError:
                 pass
         return removed
@@ -258,7 +258,7 @@ def remove_hooks(prefix: str, created_dirs: List[str] = ()) -> List[Path]:
         except (OSError, CudaswitchError):
             continue
         try:
-            os.rmdir(name, dir_fd=fd)
+            trust.remove_dir(name, dir_fd=fd)
         except OSError:
             pass  # not empty (the user's hooks live there too), already gone, or a link
         finally:
@@ -280,7 +280,7 @@ def _remove_ours(prefix: str, shells: List[Shell]) -> List[Path]:
             for d in DIRECTIONS:
                 path = hook_path(prefix, d, shell)
                 if path.exists() and is_ours(path):
-                    path.unlink()
+                    trust.remove(path)
                     removed.append(path)
         return removed
     for d in DIRECTIONS:

@@ -269,7 +269,7 @@ def _drop_bytecode(where: Path, fd: Optional[int] = None) -> List[str]:
         stale = [n for n in readin.names(where, ["__pycache__"]) if n.startswith(MODULE + ".") and n.endswith(".pyc")]
         for n in stale:
             try:
-                Path(where, "__pycache__", n).unlink()
+                trust.remove(Path(where, "__pycache__", n))
                 removed.append(n)
             except OSError:
                 pass
@@ -296,13 +296,13 @@ def _remove_here(prefix: str, place: Place) -> List[Path]:
         for name in reversed(NAMES):  # the .pth first
             if _ours(prefix, place, name):
                 try:
-                    (where / name).unlink()
+                    trust.remove(where / name)
                     removed.append(where / name)
                 except OSError:
                     pass
         if _drop_bytecode(where):
             try:
-                (where / "__pycache__").rmdir()
+                trust.remove_dir(where / "__pycache__")
             except OSError:
                 pass
         return removed
@@ -316,7 +316,7 @@ def _remove_here(prefix: str, place: Place) -> List[Path]:
                 removed.append(where / name)
         if _drop_bytecode(where, fd):
             try:
-                os.rmdir("__pycache__", dir_fd=fd)  # Python made it for our module; only when nothing else is in it
+                trust.remove_dir("__pycache__", dir_fd=fd)  # Python made it for our module; only when nothing else is in it
             except OSError:
                 pass
     finally:

@@ -250,7 +250,7 @@ def _states(out: str, cmd: bool, nul: bool = False) -> List[Dict[str, str]]:
     if nul:  # `env -0` right after the marker line: NAME=VALUE, each ended by a NUL
         return [dict(e.split("=", 1) for e in c[1:].split("\0")[:-1] if "=" in e) for c in chunks]
     if not cmd:
-        return [json.loads(c.splitlines()[0]) for c in chunks if c.strip()]
+        return [trust.parse_json(c.splitlines()[0], "the shell's environment") for c in chunks if c.strip()]
     states = []
     for chunk in chunks:
         lines = chunk.replace("\r", "").splitlines()[1:]
@@ -388,11 +388,10 @@ def verify(prefix: str, changes: Changes, start: Dict[str, str], dirs: Sequence[
            shells: Sequence[Tuple[RealShell, str]], missing: Sequence[RealShell] = (), **kw) -> Verification:
     """Every present shell in parallel, one process each; `dirs`: the folders conda put on PATH for the env. The
     hooks of a kind any shell disagreed with are removed."""
-    import tempfile
 
     slots: List[Optional[ShellCheck]] = [None] * len(shells)
     try:
-        folder = tempfile.TemporaryDirectory(prefix="cudaswitch-verify-")
+        folder = trust.private_temp_dir("cudaswitch-verify-")
     except OSError as exc:
         return Verification([ShellCheck(sh.name, sh.hook, "skipped", note=M("no temporary folder: {why}",
                                                                             why=exc.strerror or exc))

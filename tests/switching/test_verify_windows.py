@@ -190,3 +190,28 @@ def test_every_windows_start_holds_the_other_shells_records(tmp_path):
 def test_the_code_pages_name_pythons_codecs():
     assert verify.codec(936) == "gbk" and verify.codec(65001) == "utf-8" and verify.codec(850) == "cp850"
     assert verify.codec(1252) == "cp1252" and verify.codec(99999) == "utf-8"
+
+
+@pytest.mark.parametrize("code", [0, 1])
+def test_the_cmd_wrapper_applies_the_hook_whatever_use_exits_with(wine, tmp_path, code):
+    """hooks/cmd.bat (`init cmd`'s wrapper) after `use` exits 0 or 1 (its smoke test failed with the switch kept:
+    it has said "Applied to this shell"): the window holds the switch, the exit code is use's, no helper is left.
+    (The real command cannot run under wine: a cudaswitch.bat stands in for it, exiting with `code`.)"""
+    exe, wenv = wine
+    root, ch = _toolkit(tmp_path)
+    local = make_env(tmp_path / "env A")
+    hookfiles.write_hooks(str(local), ch, "11.8", windows=True)
+    repo = Path(__file__).resolve().parents[2]
+    shutil.copy(repo / "hooks" / "cmd.bat", tmp_path / "cs.bat")
+    stand_in = tmp_path / "bin"
+    stand_in.mkdir()
+    (stand_in / "cudaswitch.bat").write_bytes(f"@echo use ran with %CUDASWITCH_APPLIES%\r\n@exit /b {code}\r\n"
+                                              .encode())
+    drv = tmp_path / "drive.bat"
+    drv.write_bytes((f'@set "PATH={z(stand_in)};C:\\windows\\system32;C:\\windows"\r\n'
+                     f'@set "CONDA_PREFIX={z(local)}"\r\n'
+                     f'@call "{z(tmp_path / "cs.bat")}" use 11.8\r\n'
+                     '@echo [rc=%ERRORLEVEL%^|%CUDA_PATH%^|%_CS_RC%^|%CUDASWITCH_APPLIES%]\r\n').encode())
+    r = winfiles.run_wine([exe, "cmd", "/d", "/c", z(drv)], dict(wenv), timeout=180)
+    assert "use ran with 1" in r.stdout, r.stdout
+    assert r.stdout.strip().splitlines()[-1] == f"[rc={code}|{root}||]", r.stdout

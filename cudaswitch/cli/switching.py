@@ -62,7 +62,8 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
             raise UsageError(refusal)
         click.confirm(tr(question), abort=True)
     notes = []
-    tk = switch.resolve_toolkit(_discover(system), choice, env, system, notes)
+    found = _discover(system)
+    tk = switch.resolve_toolkit(found, choice, env, system, notes)
     _note(notes)
     if choice.declared:
         click.echo(tr(M("Using CUDA {selector}: {declared}.", selector=choice.selector, declared=choice.declared)))
@@ -77,6 +78,11 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
         click.echo(tr(M("Would make environment {name} ({prefix}) use CUDA {version} ({root}); nothing written.",
                         name=env.name, prefix=env.prefix, version=tk.version, root=tk.root)))
         return
+    from cudaswitch.checks import hookhealth
+
+    # what the files of the earlier switch were, by content, before they are rewritten (said after the rewrite)
+    before = hookhealth.health(env, choice.old, hookhealth.toolkit_for(choice.old, found), system) \
+        if choice.old is not None else None
     done = switch.use(env, tk, choice, system)
     changes = done.changes
     click.echo(tr(M("Environment {name} ({prefix}) now uses CUDA {version} ({root}).", name=env.name, prefix=env.prefix,
@@ -95,6 +101,9 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
     click.echo(tr(M("Hooks for sh/bash/zsh, fish, csh, cmd.exe and PowerShell: {count} files named cudaswitch.* in "
                     "{folder}", count=len(done.written), folder=folder)))
     _python_hook_lines(done)
+    if before is not None and before.bad:
+        click.echo("  " + tr(M("Rewrote files that were out of date: {files}",
+                               files=hookhealth.shown(f.line for f in before.bad))))
     _conda_cuda_lines(done)
     verified = None
     if not no_verify:

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -29,6 +30,9 @@ from cudaswitch.switching.activation import LISTS, RECORD, Changes, activated, c
 from cudaswitch.switching.shells import SHELLS, bat_spelling, quote_csh, quote_fish, quote_ps1, quote_sh
 
 MARK = "__CUDASWITCH_STATE__"
+# PowerShell's version, printed by the driver first: an empty value deletes the variable before pwsh 7.5 (.NET 9) and
+# in Windows PowerShell 5.1, so which of the two the plan is compared with is the running one's, not the name's
+PSVERSION = "__CUDASWITCH_PSVERSION__"
 # The dump: the shell's exported environment as JSON, from a child Python (only exported variables count). No
 # double quote, `%`, `!` or `^` in it, so every shell (and Windows PowerShell 5.1's native argument passing, which
 # mangles embedded double quotes) hands it over unchanged.
@@ -245,7 +249,9 @@ def driver(shell: RealShell, act: str, deact: str, python: str, start: Mapping[s
                  f"source {q(deact)}", dump.replace("; ", "\n")]
         return "csh", ("\n".join(lines) + "\n").encode("utf-8")
     if shell.hook == "ps1":
-        lines = ["function __cudaswitch_verify([string]$hook) { . $hook }", f"__cudaswitch_verify {q(act)}",
+        lines = [f"Write-Output ('{PSVERSION} ' + $PSVersionTable.PSVersion.Major + '.' + "
+                 "$PSVersionTable.PSVersion.Minor)",
+                 "function __cudaswitch_verify([string]$hook) { . $hook }", f"__cudaswitch_verify {q(act)}",
                  f"& {q(python)} -c {q(_DUMP)}", f"$Env:PATH = {q(path)}",
                  "Remove-Item Env:CONDA_PREFIX -ErrorAction SilentlyContinue", f"__cudaswitch_verify {q(deact)}",
                  f"& {q(python)} -c {q(_DUMP)}", "exit 0"]
@@ -368,6 +374,11 @@ def check_shell(shell: RealShell, program: str, prefix: str, changes: Changes, s
                           note=M("it exited with {code} before the hooks had run: {last}", code=proc.returncode,
                                  last=last[0][:200]))
     got_act, got_deact = states
+    version = re.search(PSVERSION + r" (\d+)\.(\d+)", out) if shell.hook == "ps1" else None
+    if version and (int(version.group(1)), int(version.group(2))) < (7, 5) and not shell.empty_is_unset:
+        shell = replace(shell, empty_is_unset=True)
+        plan = plan_for(shell, changes, start)
+        after_conda = conda_deactivated(plan, dirs, sep)
     warning = next((ln for ln in (err + "\n" + out).splitlines() if ln.startswith("cudaswitch: warning:")), None)
     diffs = compare("activate", plan, got_act, sep, shell.windows, shell.empty_is_unset, shell.dot_lists)
     if diffs and shell.hook == "bat" and warning and "PATH left as it is" in warning and \

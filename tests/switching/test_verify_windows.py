@@ -215,3 +215,77 @@ def test_the_cmd_wrapper_applies_the_hook_whatever_use_exits_with(wine, tmp_path
     r = winfiles.run_wine([exe, "cmd", "/d", "/c", z(drv)], dict(wenv), timeout=180)
     assert "use ran with 1" in r.stdout, r.stdout
     assert r.stdout.strip().splitlines()[-1] == f"[rc={code}|{root}||]", r.stdout
+
+
+# ---- PowerShell, in the interpreter (no PowerShell runs here) -----------------------------------------------------
+
+def _interpreted(version, windows, banner=True):
+    """A runner that does what the PowerShell driver does, with tests/pwsh_subset.py running the real hook files:
+    print the version line (as $PSVersionTable gives it), dot-source activate, dump, set PATH as the driver does,
+    drop CONDA_PREFIX, dot-source deactivate, dump."""
+    import json
+    import re
+
+    import pwsh_subset
+
+    def run(argv, env, timeout):
+        script = Path(argv[-1][2:].replace("\\", "/") if argv[-1].startswith("Z:") else argv[-1]).read_text(
+            encoding="utf-8-sig")
+        act, deact = re.findall(r"^__cudaswitch_verify '((?:[^']|'')*)'$", script, re.M)
+        path = re.search(r"^\$Env:PATH = '((?:[^']|'')*)'$", script, re.M).group(1).replace("''", "'")
+        def hook(p):
+            p = p.replace("''", "'")
+            return Path(p[2:].replace("\\", "/") if p.startswith("Z:") else p).read_text(encoding="utf-8-sig")
+
+        first = pwsh_subset.run(hook(act), dict(env), windows, version, isdir=lambda p: True)
+        second_env = dict(first.env, PATH=path)
+        second_env.pop("CONDA_PREFIX", None)
+        second = pwsh_subset.run(hook(deact), second_env, windows, version, isdir=lambda p: True)
+        out = (f"{verify.PSVERSION} {version}\n" if banner else "") + \
+            f"\n{verify.MARK}{json.dumps(first.env)}\n\n{verify.MARK}{json.dumps(second.env)}\n"
+        return subprocess.CompletedProcess(argv, 0, out.encode(), b"")
+    return run
+
+
+def _ps_env(tmp_path, windows):
+    local = make_env(tmp_path / "env")
+    root = r"C:\CUDA\v11.8" if windows else str(tmp_path / "cuda")
+    sep = "\\" if windows else "/"
+    ch = Changes(scalars={"CUDA_PATH": root, "CUDA_HOME": root}, prepend={"PATH": [root + sep + "bin"]})
+    hookfiles.write_hooks(str(local), ch, "11.8", windows=windows)
+    return local, root, ch
+
+
+@pytest.mark.parametrize("version", ["7.4", "7.5"])
+def test_the_pwsh_check_models_the_running_version(tmp_path, version):
+    """pwsh 7.0-7.4 delete a variable set to '' (7.5 keeps it): a start with an empty CUDA_HOME gives a different
+    record, and the check reads which pwsh ran from $PSVersionTable instead of taking every pwsh for 7.5."""
+    local, root, ch = _ps_env(tmp_path, windows=False)
+    bindir = str(local / "bin")
+    start = {"PATH": f"{bindir}:/usr/bin", "CONDA_PREFIX": str(local), "CUDA_HOME": ""}
+    shell = verify.LINUX_SHELLS[-1]
+    check = verify.check_shell(shell, "pwsh", str(local), ch, start, [bindir], tmp_path,
+                               run=_interpreted(version, False))
+    assert check.status == "ok", [d.detail for d in check.differences]
+    assert ("_CUDASWITCH_OLD_CUDA_HOME" in check.environ) == (version == "7.5")
+    if version == "7.4":  # without the version line the check would take it for 7.5, and disagree
+        blind = verify.check_shell(shell, "pwsh", str(local), ch, start, [bindir], tmp_path,
+                                   run=_interpreted(version, False, banner=False))
+        assert blind.status == "differs" and blind.differences[0].var == "_CUDASWITCH_OLD_CUDA_HOME"
+
+
+@pytest.mark.parametrize("which", [1, 2], ids=["Windows PowerShell", "pwsh"])
+def test_powershell_from_a_cmd_start_takes_out_only_cmds_copies(tmp_path, which):
+    """PowerShell started from cmd.exe: the start holds cmd's records (entries with a trailing backslash) and the
+    NVIDIA installer's own copy of the same folder; the hook takes out cmd's copy, the installer's stays."""
+    local, root, ch = _ps_env(tmp_path, windows=True)
+    prefix = z(local)
+    env_bin = prefix + "\\Library\\bin"
+    start = {"PATH": f"{env_bin};C:\\windows;{root}\\bin", "CONDA_PREFIX": prefix}
+    shell = verify.WINDOWS_SHELLS[which]
+    given = verify.with_other_windows_records(shell, ch, start)
+    assert given["PATH"].startswith(root + "\\bin\\;") and given["_CUDASWITCH_ADDED_PATH"] == root + "\\bin\\"
+    check = verify.check_shell(shell, "pwsh", str(local), ch, start, [env_bin], tmp_path, spell=_spell,
+                               run=_interpreted("5.1" if which == 1 else "7.5", True), codepages=(437, 437))
+    assert check.status == "ok", [d.detail for d in check.differences]
+    assert check.environ["PATH"].split(";") == [root + "\\bin", env_bin, "C:\\windows", root + "\\bin"]

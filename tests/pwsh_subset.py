@@ -63,7 +63,7 @@ _WRAPPERS = {"pipeline", "pipeline_chain", "logical_expression", "bitwise_expres
              "comparison_argument_expression", "additive_argument_expression", "multiplicative_argument_expression",
              "format_argument_expression", "range_argument_expression", "for_initializer", "for_condition",
              "for_iterator"}
-_VOID_COMMANDS = {"remove-item", "remove-variable", "set-item"}  # write nothing to the pipeline (no -PassThru)
+_VOID_COMMANDS = {"write-warning", "remove-item", "remove-variable", "set-item"}  # write nothing to the pipeline (no -PassThru)
 _VOID_METHODS = {"add", "removeat", "insertrange", "setenvironmentvariable", "writeline"}
 
 
@@ -119,13 +119,16 @@ class Result:
     stderr: List[str]
     variables: Dict[str, object]  # what is left in the caller's scope (dot-sourcing)
     functions: List[str] = field(default_factory=list)
+    warnings: List[str] = field(default_factory=list)  # Write-Warning's stream
 
 
 class Interpreter:
     def __init__(self, env: Dict[str, str], windows: bool, version: str = "7.5",
-                 isdir: Callable[[str], bool] = os.path.isdir, isfile: Callable[[str], bool] = os.path.isfile):
+                 isdir: Callable[[str], bool] = os.path.isdir, isfile: Callable[[str], bool] = os.path.isfile,
+                 language: str = "FullLanguage"):
         self.env = EnvBlock(env, windows)
-        self.windows, self.version = windows, version
+        self.windows, self.version, self.language = windows, version, language
+        self.warnings: List[str] = []
         self.isdir, self.isfile = isdir, isfile
         self.scopes: List[Dict[str, object]] = [{}]
         self.functions: Dict[str, object] = {}
@@ -151,6 +154,8 @@ class Interpreter:
             return low == "true"
         if low.startswith("env:"):
             return self.env.get(name[4:])
+        if low == "executioncontext":
+            return _Context(self.language)
         for scope in reversed(self.scopes):
             if low in scope:
                 return scope[low]
@@ -172,9 +177,7 @@ class Interpreter:
             return ""
         if isinstance(v, bool):
             return "True" if v else "False"
-        if isinstance(v, PsList):
-            return "System.Collections.Generic.List`1[System.String]"
-        if isinstance(v, list):
+        if isinstance(v, list):  # a List[string] too: an enumerable in a string context is joined with $OFS
             return " ".join(self.to_string(x) for x in v)  # $OFS: an array in a string context
         return str(v)
 
@@ -468,6 +471,8 @@ class Interpreter:
             if tname in ("console", "system.console") and name == "error":
                 return _Stderr()
             raise Unsupported(f"static member [{tname}]::{name}")
+        if isinstance(target, _Context) and name in ("sessionstate", "languagemode"):
+            return target if name == "sessionstate" else target.mode
         if name == "count" and isinstance(target, list):
             return len(target)
         if name == "count":
@@ -489,6 +494,9 @@ class Interpreter:
             args = [self.ev(c) for c in _named(lst)] if lst.type == "argument_expression_list" else [self.ev(lst)]
         static = any(c.type == "::" for c in n.children)
         target = self.ev(target_node)
+        if static and isinstance(target, _Type) and self.language != "FullLanguage":
+            raise PsError(f"[{target.name}]::{name}: cannot invoke method. Method invocation is supported only on "
+                          f"core types in this language mode.")
         if static and isinstance(target, _Type):
             if target.name in ("environment", "system.environment"):
                 if name == "getenvironmentvariable" and len(args) == 1:
@@ -556,18 +564,25 @@ class Interpreter:
         pos, params = self.command_args(n)
         if name in self.functions:
             return self.call_function(self.functions[name], pos)
+        quiet = self.to_string(params.get("-erroraction", "")).lower() in ("silentlycontinue", "ignore")
         if name == "remove-item":
             for p in self.enumerate_value(params.get("-literalpath", pos[0] if pos else None)):
-                self.remove_item(self.to_string(p))
+                self.remove_item(self.to_string(p), quiet)
             return []
         if name == "remove-variable":
+            # only the current scope's (about_Scopes: Remove-Variable without -Scope acts locally)
             for v in self.enumerate_value(params.get("-name", pos[0] if pos else None)):
-                for scope in reversed(self.scopes):
-                    if str(v).lower() in scope:
-                        del scope[str(v).lower()]
-                        break
+                if str(v).lower() in self.scopes[-1]:
+                    del self.scopes[-1][str(v).lower()]
+                elif not quiet:
+                    raise PsError(f"Remove-Variable: cannot find a variable with the name '{v}' (in this scope)")
+            return []
+        if name == "write-warning":
+            self.warnings.append(self.to_string(params.get("-message", pos[0] if pos else "")))
             return []
         if name == "test-path":
+            if "-literalpath" not in params and pos and any(ch in self.to_string(pos[0]) for ch in "[]*?`"):
+                raise Unsupported(f"Test-Path with a wildcard pattern (-Path): {self.to_string(pos[0])}")
             path = self.to_string(params.get("-literalpath", pos[0] if pos else ""))
             if path.lower().startswith("env:"):
                 return [self.env.get(path[4:]) is not None]
@@ -577,6 +592,8 @@ class Interpreter:
             return [self.isdir(path) if kind == "container" else self.isfile(path) if kind == "leaf" else
                     self.isdir(path) or self.isfile(path)]
         if name == "new-object" and pos and self.to_string(pos[0]) == "System.Collections.Generic.List[string]":
+            if self.language != "FullLanguage":
+                raise PsError("New-Object: cannot create type. Only core types are supported in this language mode.")
             return [PsList()]
         if name == "get-item":
             path = self.to_string(pos[0] if pos else params.get("-literalpath"))
@@ -593,8 +610,11 @@ class Interpreter:
             raise Unsupported(f"Set-Item {path}")
         raise Unsupported(f"command {name}")
 
-    def remove_item(self, path: str) -> None:
+    def remove_item(self, path: str, quiet: bool = False) -> None:
         if path.lower().startswith("env:"):
+            if self.env.get(path[4:]) is None and not quiet:
+                # a non-terminating error PowerShell prints (and $ErrorActionPreference='Stop' makes terminating)
+                raise PsError(f"Remove-Item: cannot find path '{path}' because it does not exist")
             self.env.delete(path[4:])
         elif path.lower().startswith("function:"):
             self.functions.pop(path.split("\\")[-1].split(":")[-1].lower(), None)
@@ -647,6 +667,13 @@ class _Stderr:
 
 
 @dataclass
+class _Context:
+    """$ExecutionContext, as far as a hook reads it: .SessionState.LanguageMode."""
+
+    mode: str
+
+
+@dataclass
 class _EnvItem:
     value: str
 
@@ -662,18 +689,23 @@ class _Function:
 
 
 def run(text: str, env: Dict[str, str], windows: bool, version: str = "7.5", call: Optional[str] = None,
-        isdir: Callable[[str], bool] = os.path.isdir, isfile: Callable[[str], bool] = os.path.isfile) -> Result:
-    """Dot-source `text` into a fresh scope with environment `env` (then call function `call`, if given)."""
+        isdir: Callable[[str], bool] = os.path.isdir, isfile: Callable[[str], bool] = os.path.isfile,
+        language: str = "FullLanguage") -> Result:
+    """Dot-source `text` into a fresh scope with environment `env` (then call function `call`, if given).
+    `language`: the session's language mode (ConstrainedLanguage under AppLocker/WDAC)."""
     root = parse(text)
     if root.has_error:
         raise PsError("the file does not parse")
-    it = Interpreter(env, windows, version, isdir, isfile)
+    it = Interpreter(env, windows, version, isdir, isfile, language)
     out: list = []
-    it.exec_stmt(root, out)
+    try:
+        it.exec_stmt(root, out)
+    except _Return:  # `return` in a script ends the script (about_Return)
+        pass
     if call:
         out.extend(it.call_function(it.functions[call.lower()], []))
     return Result(it.env.as_dict(), [o for o in out if o is not _VOID], it.stderr, dict(it.scopes[0]),
-                  sorted(it.functions))
+                  sorted(it.functions), it.warnings)
 
 
 # ---- the subset (docs/design/activation.md, "PowerShell constructs") ---------------------------------------------
@@ -727,6 +759,13 @@ def subset_problems(text: str, hook: bool = True, output_ok: tuple = ()) -> List
         name = _text(_named(n)[1]).lower()
         if name in ("remove", "push", "pop") or (name == "add" and "arraylist" in text.lower()):
             errs.append(f".{name}() writes a value to the pipeline: {line(n)}")
+    for n in _iter_type(root, "command"):
+        name, args = _command_name(n), _text(n).lower()
+        if name == "test-path" and "-literalpath" not in args:
+            errs.append(f"Test-Path without -LiteralPath (-Path takes [ ] * ? as a wildcard pattern): {line(n)}")
+        if name in ("remove-item", "remove-variable") and "-erroraction silentlycontinue" not in args:
+            errs.append(f"{name} without -ErrorAction SilentlyContinue (a missing one is an error, and terminates "
+                        f"under $ErrorActionPreference='Stop'): {line(n)}")
     for n in _iter_type(root, "variable"):
         if _text(n).lower() in ("$iswindows", "$islinux", "$ismacos", "$iscoreclr"):
             errs.append(f"{_text(n)} does not exist on Windows PowerShell 5.1: {line(n)}")

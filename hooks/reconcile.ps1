@@ -50,7 +50,11 @@ function global:__cudaswitch_reconcile {
         Remove-Item -LiteralPath "Env:_CUDASWITCH_SAVED_$name", "Env:_CUDASWITCH_OLD_$name" -ErrorAction SilentlyContinue
     }
 }
+# $? is read-only: the status the user's last command left is read first and, when it was a failure, made again
+# with an error that goes nowhere, so a prompt that shows it (starship, oh-my-posh) still sees it.
 function global:prompt {
+    $__cs_status = $?
     __cudaswitch_reconcile
+    if (-not $__cs_status) { Write-Error -Message '' -ErrorAction Ignore }
     __cudaswitch_prompt_before
 }

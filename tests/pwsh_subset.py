@@ -63,7 +63,7 @@ _WRAPPERS = {"pipeline", "pipeline_chain", "logical_expression", "bitwise_expres
              "comparison_argument_expression", "additive_argument_expression", "multiplicative_argument_expression",
              "format_argument_expression", "range_argument_expression", "for_initializer", "for_condition",
              "for_iterator"}
-_VOID_COMMANDS = {"write-warning", "remove-item", "remove-variable", "set-item"}  # write nothing to the pipeline (no -PassThru)
+_VOID_COMMANDS = {"write-warning", "write-error", "remove-item", "remove-variable", "set-item"}  # write nothing to the pipeline (no -PassThru)
 _VOID_METHODS = {"add", "removeat", "insertrange", "setenvironmentvariable", "writeline"}
 
 
@@ -129,6 +129,9 @@ class Interpreter:
         self.env = EnvBlock(env, windows)
         self.windows, self.version, self.language = windows, version, language
         self.warnings: List[str] = []
+        # $?: set by every pipeline and assignment (not by an if/foreach around them); False after a command that
+        # wrote an error, which `Write-Error '' -ErrorAction Ignore` does without adding to $Error
+        self.question, self._failed = True, False
         self.isdir, self.isfile = isdir, isfile
         self.scopes: List[Dict[str, object]] = [{}]
         self.functions: Dict[str, object] = {}
@@ -156,6 +159,8 @@ class Interpreter:
             return self.env.get(name[4:])
         if low == "executioncontext":
             return _Context(self.language)
+        if low == "?":
+            return self.question
         for scope in reversed(self.scopes):
             if low in scope:
                 return scope[low]
@@ -231,9 +236,13 @@ class Interpreter:
                 raise _Return()
             raise Unsupported(f"flow control {kw}")
         u = _unwrap(n)
+        self._failed = False
         if u.type == "assignment_expression":
-            return self.exec_assign(u)
-        out.extend(self.write(n))
+            self.exec_assign(u)
+        else:
+            out.extend(self.write(n))
+        if u.type not in ("if_statement", "foreach_statement", "for_statement"):
+            self.question = not self._failed
 
     def write(self, n) -> list:
         """The objects a pipeline writes."""
@@ -577,6 +586,9 @@ class Interpreter:
                 elif not quiet:
                     raise PsError(f"Remove-Variable: cannot find a variable with the name '{v}' (in this scope)")
             return []
+        if name == "write-error" and self.to_string(params.get("-erroraction", "")).lower() == "ignore":
+            self._failed = True
+            return []
         if name == "write-warning":
             self.warnings.append(self.to_string(params.get("-message", pos[0] if pos else "")))
             return []
@@ -690,19 +702,21 @@ class _Function:
 
 def run(text: str, env: Dict[str, str], windows: bool, version: str = "7.5", call: Optional[str] = None,
         isdir: Callable[[str], bool] = os.path.isdir, isfile: Callable[[str], bool] = os.path.isfile,
-        language: str = "FullLanguage") -> Result:
+        language: str = "FullLanguage", status: bool = True) -> Result:
     """Dot-source `text` into a fresh scope with environment `env` (then call function `call`, if given).
     `language`: the session's language mode (ConstrainedLanguage under AppLocker/WDAC)."""
     root = parse(text)
     if root.has_error:
         raise PsError("the file does not parse")
     it = Interpreter(env, windows, version, isdir, isfile, language)
+    it.question = status  # $? as the user's last command left it (before `call`, when given)
     out: list = []
     try:
         it.exec_stmt(root, out)
     except _Return:  # `return` in a script ends the script (about_Return)
         pass
     if call:
+        it.question = status
         out.extend(it.call_function(it.functions[call.lower()], []))
     return Result(it.env.as_dict(), [o for o in out if o is not _VOID], it.stderr, dict(it.scopes[0]),
                   sorted(it.functions), it.warnings)

@@ -325,3 +325,13 @@ def test_the_interpreter_is_as_strict_as_powershell_where_the_hooks_could_slip()
     r = ps.run("$l = New-Object 'System.Collections.Generic.List[string]'\n$l.Add('a')\n$l.Add('b')\n"
                "$Env:X = \"$l\"", env, False)
     assert r.env["X"] == "a b"
+
+
+@pytest.mark.parametrize("status", [True, False])
+def test_the_prompt_wrapper_keeps_the_last_commands_status(status):
+    """starship and oh-my-posh read $? first thing in their prompt function: after the reconciler ran it must still
+    say how the user's last command ended (the wrapper reads it first and remakes a failure)."""
+    user_prompt = "function global:prompt { if ($?) { 'ok> ' } else { 'failed> ' } }\n"
+    text = user_prompt + (hooks_dir() / "reconcile.ps1").read_text(encoding="utf-8")
+    got = ps.run(text, {"PATH": "/usr/bin"}, False, call="prompt", status=status)
+    assert got.output == ["ok> " if status else "failed> "]

@@ -18,7 +18,14 @@ about_Comparison_Operators, about_Environment_Variables, about_Scopes): pipeline
 function's output is what reached its pipeline; `@( )` collects its statements' output into a new array; the unary
 comma wraps its operand in a one-element array; `-join` converts each element with ToString, so a nested array is
 the text `System.Object[]`; `-split` is a regular expression unless `SimpleMatch`; comparison operators with a
-collection on the left filter it; `$null` passed to a .NET `string` parameter arrives as `''`.
+collection on the left filter it; `$null` passed to a .NET `string` parameter arrives as `''`. Where PowerShell is
+strict the interpreter is too: a positional `Test-Path` is a wildcard pattern (refused), removing a missing `Env:`
+item without `-ErrorAction SilentlyContinue` is an error, `Remove-Variable` acts on the current scope only, a
+`List[string]` in a string is joined with `$OFS`, ConstrainedLanguage (`language=`) forbids `[Type]::Method()` and
+`New-Object` of a generic list, `$?` follows each pipeline and assignment (`status=` is the one the user's last
+command left), and the `init` function runs whole (`Get-Command ... | Select-Object -First 1`, `& $exe @args`
+against `programs=`, `try`/`finally`, dot-sourcing a file). Not modelled: conda's module / `Invoke-Expression`
+context, beyond dot-sourcing into the caller's scope.
 """
 
 from __future__ import annotations
@@ -125,13 +132,15 @@ class Result:
 class Interpreter:
     def __init__(self, env: Dict[str, str], windows: bool, version: str = "7.5",
                  isdir: Callable[[str], bool] = os.path.isdir, isfile: Callable[[str], bool] = os.path.isfile,
-                 language: str = "FullLanguage"):
+                 language: str = "FullLanguage", programs: Optional[Dict[str, Callable]] = None):
         self.env = EnvBlock(env, windows)
         self.windows, self.version, self.language = windows, version, language
         self.warnings: List[str] = []
         # $?: set by every pipeline and assignment (not by an if/foreach around them); False after a command that
         # wrote an error, which `Write-Error '' -ErrorAction Ignore` does without adding to $Error
         self.question, self._failed = True, False
+        # native programs by name: (arguments, environment) -> exit code; `& $exe @args` runs them
+        self.programs: Dict[str, Callable] = dict(programs or {})
         self.isdir, self.isfile = isdir, isfile
         self.scopes: List[Dict[str, object]] = [{}]
         self.functions: Dict[str, object] = {}
@@ -225,6 +234,16 @@ class Interpreter:
             return self.exec_foreach(n, out)
         if t == "for_statement":
             return self.exec_for(n, out)
+        if t == "try_statement":
+            fin = [c for c in n.children if c.type == "finally_clause"]
+            if [c for c in n.children if c.type == "catch_clauses"]:
+                raise Unsupported("try with catch")
+            try:
+                self.exec_stmt(next(c for c in n.children if c.type == "statement_block"), out)
+            finally:
+                for c in fin:
+                    self.exec_stmt(next(x for x in c.children if x.type == "statement_block"), out)
+            return
         if t == "flow_control_statement":
             kw = n.children[0].type
             if kw == "break":
@@ -249,6 +268,13 @@ class Interpreter:
         u = _unwrap(n)
         if u.type == "command":
             return self.run_command(u)
+        if u.type in ("pipeline", "pipeline_chain") and len(_named(u)) == 2 and \
+                _unwrap(_named(u)[1]).type == "command" and \
+                _command_name(_unwrap(_named(u)[1])) == "select-object":
+            pos, params = self.command_args(_unwrap(_named(u)[1]))
+            if set(params) != {"-first"} or pos:
+                raise Unsupported(f"Select-Object {_text(_named(u)[1])}")
+            return self.write(_named(u)[0])[:int(self.to_string(params["-first"]))]
         if u.type == "pipeline_chain" or (u.type == "pipeline" and len(_named(u)) > 1):
             raise Unsupported(f"a pipeline of several commands: {_text(u)[:60]}")
         if u.type in ("if_statement", "foreach_statement", "for_statement"):
@@ -268,7 +294,7 @@ class Interpreter:
         if target.type != "variable":
             raise Unsupported(f"assignment to {_text(target)}")
         vu = _unwrap(value)
-        if vu.type in ("command", "if_statement", "foreach_statement", "for_statement"):
+        if vu.type in ("command", "if_statement", "foreach_statement", "for_statement", "pipeline", "pipeline_chain"):
             got = self.write(value)  # a statement's output: one object is a scalar, none is $null
             val = None if not got else got[0] if len(got) == 1 else got
         else:
@@ -555,6 +581,9 @@ class Interpreter:
                 value = _text(c)
             elif c.type == "script_block_expression":
                 value = _ScriptBlock(c)
+            elif _unwrap(c).type == "variable" and _text(c).startswith("@"):  # splatting: each element an argument
+                pos.extend(self.enumerate_value(self.lookup(_text(c)[1:])))
+                continue
             else:
                 value = self.ev(c)
             if pending:
@@ -567,6 +596,13 @@ class Interpreter:
 
     def run_command(self, n) -> list:
         name_node = n.child_by_field_name("command_name")
+        op = next((c for c in n.children if c.type == "command_invokation_operator"), None)
+        expr = next((c for c in n.children if c.type == "command_name_expr"), None)
+        if op is not None and (expr or name_node) is not None:
+            target = expr or name_node
+            while target.type in ("command_name_expr", "path_command_name", "command_name") and _named(target):
+                target = _named(target)[0]
+            return self.invoke_operator(_text(op), self.ev(target), n)
         if name_node is None:
             raise Unsupported(f"invocation {_text(n)[:60]}")
         name = _text(name_node).lower()
@@ -588,6 +624,17 @@ class Interpreter:
             return []
         if name == "write-error" and self.to_string(params.get("-erroraction", "")).lower() == "ignore":
             self._failed = True
+            return []
+        if name == "join-path" and len(pos) == 2 and not params:
+            sep = "\\" if self.windows else "/"
+            return [self.to_string(pos[0]).rstrip("/\\") + sep + self.to_string(pos[1]).lstrip("/\\")]
+        if name == "get-command":
+            if self.to_string(params.get("-commandtype", "")).lower() != "application" or len(pos) != 1:
+                raise Unsupported(f"Get-Command {_text(n)[:60]}")
+            if self.to_string(pos[0]) in self.programs:
+                return [_App(self.to_string(pos[0]))]
+            if self.to_string(params.get("-erroraction", "")).lower() == "stop":
+                raise PsError(f"Get-Command: the term '{self.to_string(pos[0])}' is not recognized")
             return []
         if name == "write-warning":
             self.warnings.append(self.to_string(params.get("-message", pos[0] if pos else "")))
@@ -621,6 +668,28 @@ class Interpreter:
                 return []
             raise Unsupported(f"Set-Item {path}")
         raise Unsupported(f"command {name}")
+
+    def invoke_operator(self, op: str, target, n) -> list:
+        """`& $exe args` (a native program: its exit code in $LASTEXITCODE) and `. FILE` (dot-sourcing a script:
+        it runs in this scope; its `return` ends it)."""
+        pos, params = self.command_args(n)
+        if op == "&" and isinstance(target, _App) and not params:
+            code = self.programs[target.name]([self.to_string(a) for a in pos], self.env)
+            self.scopes[0]["lastexitcode"] = code
+            self._failed = code != 0
+            return []
+        if op == "." and isinstance(target, str) and not pos and not params:
+            with open(target, encoding="utf-8-sig") as fh:
+                root = parse(fh.read())
+            if root.has_error:
+                raise PsError(f"{target} does not parse")
+            out: list = []
+            try:
+                self.exec_stmt(root, out)
+            except _Return:
+                pass
+            return out
+        raise Unsupported(f"{op} {_text(n)[:60]}")
 
     def remove_item(self, path: str, quiet: bool = False) -> None:
         if path.lower().startswith("env:"):
@@ -679,6 +748,13 @@ class _Stderr:
 
 
 @dataclass
+class _App:
+    """What Get-Command -CommandType Application returns: a native program, by name."""
+
+    name: str
+
+
+@dataclass
 class _Context:
     """$ExecutionContext, as far as a hook reads it: .SessionState.LanguageMode."""
 
@@ -702,13 +778,14 @@ class _Function:
 
 def run(text: str, env: Dict[str, str], windows: bool, version: str = "7.5", call: Optional[str] = None,
         isdir: Callable[[str], bool] = os.path.isdir, isfile: Callable[[str], bool] = os.path.isfile,
-        language: str = "FullLanguage", status: bool = True) -> Result:
+        language: str = "FullLanguage", status: bool = True, args: Optional[List[str]] = None,
+        programs: Optional[Dict[str, Callable]] = None) -> Result:
     """Dot-source `text` into a fresh scope with environment `env` (then call function `call`, if given).
     `language`: the session's language mode (ConstrainedLanguage under AppLocker/WDAC)."""
     root = parse(text)
     if root.has_error:
         raise PsError("the file does not parse")
-    it = Interpreter(env, windows, version, isdir, isfile, language)
+    it = Interpreter(env, windows, version, isdir, isfile, language, programs)
     it.question = status  # $? as the user's last command left it (before `call`, when given)
     out: list = []
     try:
@@ -717,7 +794,7 @@ def run(text: str, env: Dict[str, str], windows: bool, version: str = "7.5", cal
         pass
     if call:
         it.question = status
-        out.extend(it.call_function(it.functions[call.lower()], []))
+        out.extend(it.call_function(it.functions[call.lower()], list(args or [])))
     return Result(it.env.as_dict(), [o for o in out if o is not _VOID], it.stderr, dict(it.scopes[0]),
                   sorted(it.functions), it.warnings)
 

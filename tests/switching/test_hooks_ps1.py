@@ -335,3 +335,31 @@ def test_the_prompt_wrapper_keeps_the_last_commands_status(status):
     text = user_prompt + (hooks_dir() / "reconcile.ps1").read_text(encoding="utf-8")
     got = ps.run(text, {"PATH": "/usr/bin"}, False, call="prompt", status=status)
     assert got.output == ["ok> " if status else "failed> "]
+
+
+@pytest.mark.parametrize("code", [0, 1])
+def test_the_init_function_runs_the_command_and_applies_the_hook(tmp_path, code):
+    """hooks/powershell.ps1's `cudaswitch` function, run for real in the interpreter: it finds the program with
+    Get-Command | Select-Object, tells it that it applies (CUDASWITCH_APPLIES=1, gone afterwards), dot-sources the
+    active environment's activate hook whatever the exit code (`use` exits 1 when its smoke test fails with the switch
+    kept) and leaves that exit code in $LASTEXITCODE. (The program is a stand-in: no cudaswitch runs here.)"""
+    from conftest import make_env
+
+    root = tmp_path / "cuda-12.1"
+    (root / "bin").mkdir(parents=True)
+    prefix = make_env(tmp_path / "env")
+    ch = Changes(scalars={"CUDA_PATH": str(root), "CUDA_HOME": str(root)}, prepend={"PATH": [str(root / "bin")]})
+    hooks.write_hooks(str(prefix), ch, "12.1")
+    seen = []
+
+    def program(args, env):
+        seen.append((args, env.get("CUDASWITCH_APPLIES")))
+        return code
+
+    text = (hooks_dir() / "powershell.ps1").read_text(encoding="utf-8")
+    got = ps.run(text, {"PATH": "/usr/bin", "CONDA_PREFIX": str(prefix)}, False, call="cudaswitch",
+                 args=["use", "12.1"], programs={"cudaswitch": program})
+    assert seen == [(["use", "12.1"], "1")]
+    assert got.env["CUDA_HOME"] == str(root) and got.env["PATH"] == f"{root}/bin:/usr/bin"
+    assert "CUDASWITCH_APPLIES" not in got.env and got.variables["lastexitcode"] == code
+    assert got.output == [] and not [v for v in got.variables if v.startswith("__cs")]

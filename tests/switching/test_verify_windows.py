@@ -24,28 +24,11 @@ import winfiles
 from conftest import make_env, require_tool
 from cudaswitch.switching import hookfiles, verify
 from cudaswitch.switching.activation import Changes
-from shell_driver import clean_environ
-
-
-def z(local) -> str:
-    return "Z:" + str(local).replace("/", "\\")
+from test_verify import _wine_run, wine, z  # noqa: F401 (wine: the module's fixture, shared)
 
 
 def _spell(p: str) -> str:
     return z(p) if p.startswith("/") else p
-
-
-@pytest.fixture(scope="module")
-def wine():
-    import nvidia_wheels
-
-    exe = require_tool("wine")
-    prefix = nvidia_wheels.cache_dir() / "wineprefix"
-    env = clean_environ(WINEDEBUG="-all", WINEPREFIX=str(prefix), WINEDLLOVERRIDES="mscoree,mshtml=")
-    server = shutil.which("wineserver")
-    if server:
-        subprocess.run([server, "-p30"], env=env, check=False)
-    return exe, env
 
 
 def _locale(wine_env, lang):
@@ -54,13 +37,6 @@ def _locale(wine_env, lang):
             lang.lower().replace("utf-8", "utf8")) < 0:
         pytest.fail(f"locale {lang} is not installed (.ci/run makes it with localedef)")
     return dict(wine_env, LANG=lang, LC_ALL=lang)
-
-
-def _piped(wine_env):
-    def run(argv, env, timeout):
-        r = winfiles.run_wine(argv, dict(wine_env), timeout=timeout, merged=False)
-        return subprocess.CompletedProcess(argv, r.returncode, r.stdout.encode("latin-1"), r.stderr.encode("latin-1"))
-    return run
 
 
 def _in_console_with_chcp(wine_env, codepage):
@@ -116,7 +92,7 @@ CHINESE_PATH = r"C:\Users\张三\AppData\Local\Microsoft\WindowsApps;C:\windows\
 def test_a_chinese_account_on_path_is_verified_and_the_hooks_are_kept(wine, tmp_path):
     """zh_CN: `set` prints 张三 as D5 C5 C8 FD (code page 936); read as UTF-8 it would differ and the hooks go."""
     exe, wenv = wine
-    result, root, hooks = _verify(tmp_path, CHINESE_PATH, _piped(_locale(wenv, "zh_CN.UTF-8")), (936, 936),
+    result, root, hooks = _verify(tmp_path, CHINESE_PATH, _wine_run(_locale(wenv, "zh_CN.UTF-8")), (936, 936),
                                   env_name="用户 张三 env")
     check = _ok(result, hooks)
     assert r"C:\Users\张三\AppData\Local\Microsoft\WindowsApps" in check.environ["PATH"].split(";")
@@ -127,7 +103,7 @@ def test_read_as_utf8_the_chinese_output_differs(wine, tmp_path):
     """The same run decoded as the check did before (UTF-8): the account name is U+FFFD and the check disagrees —
     the proof that the test above depends on the code page."""
     exe, wenv = wine
-    result, _, hooks = _verify(tmp_path, CHINESE_PATH, _piped(_locale(wenv, "zh_CN.UTF-8")), (936, 65001))
+    result, _, hooks = _verify(tmp_path, CHINESE_PATH, _wine_run(_locale(wenv, "zh_CN.UTF-8")), (936, 65001))
     (check,) = result.checks
     assert check.status == "differs" and "\ufffd" in check.differences[0].detail
     assert result.removed == hooks
@@ -137,7 +113,7 @@ def test_a_western_console_with_a_non_ascii_start_value(wine, tmp_path):
     """de_DE under wine: batch files read in 850, output in 1252. CUDA_PATH and a PATH entry hold ü and é."""
     exe, wenv = wine
     extra = {"CUDA_PATH": r"C:\Programme\Jürgen's CUDA", "CUDA_HOME": r"C:\Café"}
-    result, root, hooks = _verify(tmp_path, r"C:\Users\Jürgen\bin;C:\windows", _piped(_locale(wenv, "de_DE.UTF-8")),
+    result, root, hooks = _verify(tmp_path, r"C:\Users\Jürgen\bin;C:\windows", _wine_run(_locale(wenv, "de_DE.UTF-8")),
                                   (850, 1252), extra=extra)
     check = _ok(result, hooks)
     assert check.environ["_CUDASWITCH_OLD_CUDA_PATH"] == r"C:\Programme\Jürgen's CUDA"
@@ -161,7 +137,7 @@ def test_cmd_inside_powershell_keeps_nvidias_adjacent_entries(wine, tmp_path):
     same text in front and recorded it. cmd started there (verify's start holds PowerShell's records) keeps the
     installer's copies and takes out only its own."""
     exe, wenv = wine
-    result, root, hooks = _verify(tmp_path, r"C:\windows\system32;ROOT\bin;ROOT\libnvvp;C:\windows", _piped(wenv),
+    result, root, hooks = _verify(tmp_path, r"C:\windows\system32;ROOT\bin;ROOT\libnvvp;C:\windows", _wine_run(wenv),
                                   (437, 1252))
     check = _ok(result, hooks)
     path = check.environ["PATH"].split(";")

@@ -121,7 +121,10 @@ def env_report(system, found=None) -> Optional[dict]:
         from cudaswitch.checks import hookhealth
 
         result = hookhealth.health(env, state, hookhealth.toolkit_for(state, found), system)
-        health = dict(result.to_json(), findings=[f.to_json() for f in hookhealth.findings(env, result)])
+        # the messages themselves, not asdict's copies: `status` prints them translated
+        health = dict(result.to_json(), findings=[{"code": f.code, "severity": f.severity, "cause": f.cause,
+                                                   "fix": f.fix, "details": list(f.details)}
+                                                  for f in hookhealth.findings(env, result)])
     return {"name": env.name, "prefix": env.prefix, "state": state.to_json() if state else None,
             "leftover_path": leftover,
             "python_hook": python_hook(env.prefix, system.windows).to_json() if state else None,

@@ -85,6 +85,8 @@ def test_a_hook_an_earlier_build_wrote_with_this_version_is_named_and_refreshed(
     assert found["HOOKS_STALE"]["severity"] == "warning" and "use --refresh -p" in found["HOOKS_STALE"]["fix"]
     assert f"warning: hook files out of date: {line}; run `cudaswitch use --refresh -p" in _status(cli_env, prefix)
     assert _conda(cli_env, prefix)["HOOKS_STALE"].message == f"hook files out of date: {line}"
+    zh = _status(dict(cli_env, CUDASWITCH_LANG="zh_CN"), prefix)
+    assert f"激活脚本文件已过期：{PS1} 与 cudaswitch {__version__} 为同一次切换写出的内容不同；运行 `cudaswitch use" in zh
     out = run_cli(["use", "--refresh", "-p", str(prefix), "--no-smoke", "--no-verify"], cli_env).stdout
     assert f"Rewrote files that were out of date: {line}" in out, out
     assert hook.read_text() == text

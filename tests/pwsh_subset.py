@@ -70,7 +70,8 @@ _WRAPPERS = {"pipeline", "pipeline_chain", "logical_expression", "bitwise_expres
              "comparison_argument_expression", "additive_argument_expression", "multiplicative_argument_expression",
              "format_argument_expression", "range_argument_expression", "for_initializer", "for_condition",
              "for_iterator"}
-_VOID_COMMANDS = {"write-warning", "write-error", "remove-item", "remove-variable", "set-item"}  # write nothing to the pipeline (no -PassThru)
+# write nothing to the pipeline (no -PassThru)
+_VOID_COMMANDS = {"write-warning", "write-error", "remove-item", "remove-variable", "set-item"}
 _VOID_METHODS = {"add", "removeat", "insertrange", "setenvironmentvariable", "writeline"}
 
 

@@ -1,8 +1,8 @@
 """What the conda plugin (cudaswitch/conda_plugin.py) says, as plain records, testable without conda.
 
 `health(prefix)`: the lines `conda doctor` prints for an environment: the toolkit it is switched to is missing,
-its hook files are missing or were written by another cudaswitch version, CUDA_HOME / CUDA_PATH / nvcc disagree,
-torch was built for another CUDA major than the toolkit.
+its hook files are not what this build writes for the same switch (checks/hookhealth.py), CUDA_HOME / CUDA_PATH /
+nvcc disagree, torch was built for another CUDA major than the toolkit.
 
 `after_change(prefix)`: after `conda install/update/remove`, one line when something `use` decided depends on
 what changed, else None. It reads only the state file and a few folder listings, and returns at once (one stat)
@@ -20,7 +20,6 @@ from cudaswitch import __version__
 from cudaswitch.checks.severities import INFO, fails, severity
 from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.shellquote import for_user
-
 
 
 @dataclass

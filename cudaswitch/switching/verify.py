@@ -224,7 +224,8 @@ def _detail(var: str, want: Optional[str], got: Optional[str], sep: str) -> str:
 
 
 def driver(shell: RealShell, act: str, deact: str, python: str, start: Mapping[str, str],
-           after: Mapping[str, str], envprog: Optional[str] = None, codepage: Optional[int] = None) -> Tuple[str, bytes]:
+           after: Mapping[str, str], envprog: Optional[str] = None,
+           codepage: Optional[int] = None) -> Tuple[str, bytes]:
     """(file extension, bytes) of the script one shell runs: activate as conda runs it, dump, leave PATH and
     CONDA_PREFIX as `conda deactivate` does, deactivate, dump. For cmd.exe the start is set in the script
     (wine does not hand PATH over from the process); the others get it as their environment. `envprog`: the

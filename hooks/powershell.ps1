@@ -3,9 +3,9 @@
 # dot-sources the active environment's own hook.
 function cudaswitch {
     $h = $null
-    if ($Env:CONDA_PREFIX) { $h = [IO.Path]::Combine($Env:CONDA_PREFIX, 'etc', 'conda') }
+    if ($Env:CONDA_PREFIX) { $h = Join-Path (Join-Path $Env:CONDA_PREFIX 'etc') 'conda' }
     # off: undo this session's CUDA settings while the deactivate hook still exists (off removes it).
-    if ($args.Count -gt 0 -and $args[0] -eq 'off' -and $h -and (Test-Path (Join-Path $h 'deactivate.d/cudaswitch.ps1'))) {
+    if ($args.Count -gt 0 -and $args[0] -eq 'off' -and $h -and (Test-Path -LiteralPath (Join-Path $h 'deactivate.d/cudaswitch.ps1'))) {
         . (Join-Path $h 'deactivate.d/cudaswitch.ps1')
     }
     $exe = Get-Command cudaswitch -CommandType Application -ErrorAction Stop | Select-Object -First 1
@@ -13,7 +13,7 @@ function cudaswitch {
     try { & $exe @args } finally { Remove-Item Env:CUDASWITCH_APPLIES -ErrorAction SilentlyContinue }
     $rc = $LASTEXITCODE
     if ($args.Count -gt 0 -and ($args[0] -eq 'use' -or $args[0] -eq 'off')) {
-        if ($h -and (Test-Path (Join-Path $h 'activate.d/cudaswitch.ps1'))) {
+        if ($h -and (Test-Path -LiteralPath (Join-Path $h 'activate.d/cudaswitch.ps1'))) {
             . (Join-Path $h 'activate.d/cudaswitch.ps1')
         } else {
             Remove-Item Env:_CUDASWITCH_ADDED_PATH -ErrorAction SilentlyContinue

@@ -51,13 +51,19 @@
 @set "_CS_P=;%PATH%;"
 @REM CALL SET expands twice: the only way to use the recorded text as a pattern without delayed expansion.
 @REM (wine 8 skips every CALL of a built-in while PATH has an empty entry; real cmd.exe does not, see README.)
-@if defined _CUDASWITCH_ADDED_PATH call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%" >nul
-@if defined _CUDASWITCH_ADDED_PATH call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%" >nul
+@REM Only a record in this hook's spelling (ending in a backslash) is taken out: a PowerShell session's record
+@REM (cmd started inside it: conda run, a build .bat) is spelled as the NVIDIA installer writes its own
+@REM entries, and replacing every copy of that text would take theirs out too.
+@set "_CS_R="
+@if defined _CUDASWITCH_ADDED_PATH if "%_CUDASWITCH_ADDED_PATH:~-1%"=="\" set "_CS_R=1"
+@if defined _CS_R call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%" >nul
+@if defined _CS_R call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%" >nul
 @if defined _CS_OK set "PATH=@PATH_ADD@%_CS_P:~0,-1%"
 @if not defined _CS_OK if defined _CUDASWITCH_ADDED_PATH set "PATH=%_CS_P:~1,-1%"
 @set "_CUDASWITCH_ADDED_PATH="
 @if defined _CS_OK set "_CUDASWITCH_ADDED_PATH=@PATH_ADD@"
 @set "_CS_P="
+@set "_CS_R="
 @goto cs_done
 :cs_skip
 @echo cudaswitch: warning: PATH left as it is: %_CS_SKIP%; CUDA @VERSION@ is not switched in this window 1>&2

@@ -4,6 +4,12 @@
 # "PowerShell constructs"): no functions, lists split and joined inline on the environment's own text with the
 # literal separator, values read with [Environment]::GetEnvironmentVariable ($null when unset), unset with
 # Remove-Item, every statement an assignment or a void call so nothing reaches the pipeline.
+# ConstrainedLanguage mode (AppLocker, WDAC) blocks [Environment] and New-Object List[string]: one line instead of
+# a screen of errors, and nothing is changed.
+if ($ExecutionContext.SessionState.LanguageMode -ne 'FullLanguage') {
+    Write-Warning 'cudaswitch: this PowerShell does not run in FullLanguage mode (an AppLocker or WDAC policy), where its hooks cannot run; CUDA is not switched in this session'
+    return
+}
 $__cs_root = @ROOT@
 $__cs_sep = [string][IO.Path]::PathSeparator
 $__cs_ok = Test-Path -LiteralPath $__cs_root -PathType Container
@@ -23,10 +29,12 @@ foreach ($__cs_name in 'PATH', 'LD_LIBRARY_PATH') {
     if ($__cs_rec) {
         foreach ($__cs_r in ($__cs_rec -split $__cs_sep, 0, 'SimpleMatch')) {
             for ($__cs_i = 0; $__cs_i -lt $__cs_keep.Count; $__cs_i++) {
-                if ($__cs_keep[$__cs_i] -eq $__cs_r) { $__cs_keep.RemoveAt($__cs_i); break }
+                if ($__cs_keep[$__cs_i] -ceq $__cs_r -or ($__cs_sep -eq ';' -and $__cs_keep[$__cs_i] -eq $__cs_r)) { $__cs_keep.RemoveAt($__cs_i); break }
             }
         }
     }
+    # one empty element alone is no list (sh: ':x' without 'x' is ''); kept, it would add the current folder
+    if ($__cs_keep.Count -eq 1 -and $__cs_keep[0] -eq '') { $__cs_keep.RemoveAt(0) }
     # HL4: only our entries were left and cudaswitch had found the list unset: it counts as unset again
     $__cs_set = $null -ne $__cs_val
     if ($__cs_rec -and $__cs_keep.Count -eq 0 -and [Environment]::GetEnvironmentVariable("_CUDASWITCH_UNSET_$__cs_name")) {

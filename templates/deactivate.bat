@@ -42,8 +42,13 @@
 @set "_CS_P=;%PATH%;"
 @REM CALL SET expands twice: the only way to use the recorded text as a pattern without delayed expansion. The
 @REM recorded entries end in a backslash, a spelling only cudaswitch writes, so the user's copies never match.
-@if defined _CUDASWITCH_ADDED_PATH call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%" >nul
-@if defined _CUDASWITCH_ADDED_PATH call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%" >nul
+@REM Only a record in this hook's spelling (ending in a backslash) is taken out: a PowerShell session's record
+@REM (cmd started inside it: conda run, a build .bat) is spelled as the NVIDIA installer writes its own
+@REM entries, and replacing every copy of that text would take theirs out too.
+@set "_CS_R="
+@if defined _CUDASWITCH_ADDED_PATH if "%_CUDASWITCH_ADDED_PATH:~-1%"=="\" set "_CS_R=1"
+@if defined _CS_R call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%" >nul
+@if defined _CS_R call set "_CS_P=%%_CS_P:;%_CUDASWITCH_ADDED_PATH%;=;%%" >nul
 @if defined _CUDASWITCH_ADDED_PATH set "PATH=%_CS_P:~1,-1%"
 @REM On a switch or reactivate the env's Library\bin is still on PATH and conda will export a PATH it
 @REM computed before this hook ran, bringing our entries back: keep the record for the next cudaswitch hook.
@@ -54,6 +59,7 @@
 @REM which on cmd.exe ends every batch level, conda's own included)
 @if "%_CS_T:"=%"=="%_CS_P:"=%" set "_CUDASWITCH_ADDED_PATH="
 @set "_CS_P="
+@set "_CS_R="
 @set "_CS_T="
 @goto cs_done
 :cs_skip

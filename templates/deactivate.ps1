@@ -2,6 +2,12 @@
 # Do not edit: 'cudaswitch use' rewrites it, 'cudaswitch off' removes it.
 # Works only from the records the activate hook left (docs/design/activation.md), so it is a no-op without them.
 # The same plain constructs as the activate hook (docs/design/activation.md, "PowerShell constructs").
+# ConstrainedLanguage mode (AppLocker, WDAC) blocks [Environment] and New-Object List[string]: one line instead of
+# a screen of errors, and nothing is changed.
+if ($ExecutionContext.SessionState.LanguageMode -ne 'FullLanguage') {
+    Write-Warning 'cudaswitch: this PowerShell does not run in FullLanguage mode (an AppLocker or WDAC policy), where its hooks cannot run; CUDA is not switched in this session'
+    return
+}
 $__cs_sep = [string][IO.Path]::PathSeparator
 foreach ($__cs_name in 'PATH', 'LD_LIBRARY_PATH') {
     $__cs_rec = [Environment]::GetEnvironmentVariable("_CUDASWITCH_ADDED_$__cs_name")
@@ -13,9 +19,11 @@ foreach ($__cs_name in 'PATH', 'LD_LIBRARY_PATH') {
         }
         foreach ($__cs_r in ($__cs_rec -split $__cs_sep, 0, 'SimpleMatch')) {
             for ($__cs_i = 0; $__cs_i -lt $__cs_keep.Count; $__cs_i++) {
-                if ($__cs_keep[$__cs_i] -eq $__cs_r) { $__cs_keep.RemoveAt($__cs_i); break }
+                if ($__cs_keep[$__cs_i] -ceq $__cs_r -or ($__cs_sep -eq ';' -and $__cs_keep[$__cs_i] -eq $__cs_r)) { $__cs_keep.RemoveAt($__cs_i); break }
             }
         }
+        # one empty element alone is no list (sh: ':x' without 'x' is ''); kept, it would add the current folder
+        if ($__cs_keep.Count -eq 1 -and $__cs_keep[0] -eq '') { $__cs_keep.RemoveAt(0) }
         # HL4: unset again when cudaswitch had found it unset and nothing else is left
         if ($__cs_keep.Count -eq 0 -and [Environment]::GetEnvironmentVariable("_CUDASWITCH_UNSET_$__cs_name")) {
             Remove-Item -LiteralPath "Env:$__cs_name" -ErrorAction SilentlyContinue

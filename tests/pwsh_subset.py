@@ -18,7 +18,14 @@ about_Comparison_Operators, about_Environment_Variables, about_Scopes): pipeline
 function's output is what reached its pipeline; `@( )` collects its statements' output into a new array; the unary
 comma wraps its operand in a one-element array; `-join` converts each element with ToString, so a nested array is
 the text `System.Object[]`; `-split` is a regular expression unless `SimpleMatch`; comparison operators with a
-collection on the left filter it; `$null` passed to a .NET `string` parameter arrives as `''`.
+collection on the left filter it; `$null` passed to a .NET `string` parameter arrives as `''`. Where PowerShell is
+strict the interpreter is too: a positional `Test-Path` is a wildcard pattern (refused), removing a missing `Env:`
+item without `-ErrorAction SilentlyContinue` is an error, `Remove-Variable` acts on the current scope only, a
+`List[string]` in a string is joined with `$OFS`, ConstrainedLanguage (`language=`) forbids `[Type]::Method()` and
+`New-Object` of a generic list, `$?` follows each pipeline and assignment (`status=` is the one the user's last
+command left), and the `init` function runs whole (`Get-Command ... | Select-Object -First 1`, `& $exe @args`
+against `programs=`, `try`/`finally`, dot-sourcing a file). Not modelled: conda's module / `Invoke-Expression`
+context, beyond dot-sourcing into the caller's scope.
 """
 
 from __future__ import annotations
@@ -63,7 +70,8 @@ _WRAPPERS = {"pipeline", "pipeline_chain", "logical_expression", "bitwise_expres
              "comparison_argument_expression", "additive_argument_expression", "multiplicative_argument_expression",
              "format_argument_expression", "range_argument_expression", "for_initializer", "for_condition",
              "for_iterator"}
-_VOID_COMMANDS = {"remove-item", "remove-variable", "set-item"}  # write nothing to the pipeline (no -PassThru)
+# write nothing to the pipeline (no -PassThru)
+_VOID_COMMANDS = {"write-warning", "write-error", "remove-item", "remove-variable", "set-item"}
 _VOID_METHODS = {"add", "removeat", "insertrange", "setenvironmentvariable", "writeline"}
 
 
@@ -119,13 +127,21 @@ class Result:
     stderr: List[str]
     variables: Dict[str, object]  # what is left in the caller's scope (dot-sourcing)
     functions: List[str] = field(default_factory=list)
+    warnings: List[str] = field(default_factory=list)  # Write-Warning's stream
 
 
 class Interpreter:
     def __init__(self, env: Dict[str, str], windows: bool, version: str = "7.5",
-                 isdir: Callable[[str], bool] = os.path.isdir, isfile: Callable[[str], bool] = os.path.isfile):
+                 isdir: Callable[[str], bool] = os.path.isdir, isfile: Callable[[str], bool] = os.path.isfile,
+                 language: str = "FullLanguage", programs: Optional[Dict[str, Callable]] = None):
         self.env = EnvBlock(env, windows)
-        self.windows, self.version = windows, version
+        self.windows, self.version, self.language = windows, version, language
+        self.warnings: List[str] = []
+        # $?: set by every pipeline and assignment (not by an if/foreach around them); False after a command that
+        # wrote an error, which `Write-Error '' -ErrorAction Ignore` does without adding to $Error
+        self.question, self._failed = True, False
+        # native programs by name: (arguments, environment) -> exit code; `& $exe @args` runs them
+        self.programs: Dict[str, Callable] = dict(programs or {})
         self.isdir, self.isfile = isdir, isfile
         self.scopes: List[Dict[str, object]] = [{}]
         self.functions: Dict[str, object] = {}
@@ -151,6 +167,10 @@ class Interpreter:
             return low == "true"
         if low.startswith("env:"):
             return self.env.get(name[4:])
+        if low == "executioncontext":
+            return _Context(self.language)
+        if low == "?":
+            return self.question
         for scope in reversed(self.scopes):
             if low in scope:
                 return scope[low]
@@ -172,9 +192,7 @@ class Interpreter:
             return ""
         if isinstance(v, bool):
             return "True" if v else "False"
-        if isinstance(v, PsList):
-            return "System.Collections.Generic.List`1[System.String]"
-        if isinstance(v, list):
+        if isinstance(v, list):  # a List[string] too: an enumerable in a string context is joined with $OFS
             return " ".join(self.to_string(x) for x in v)  # $OFS: an array in a string context
         return str(v)
 
@@ -217,6 +235,16 @@ class Interpreter:
             return self.exec_foreach(n, out)
         if t == "for_statement":
             return self.exec_for(n, out)
+        if t == "try_statement":
+            fin = [c for c in n.children if c.type == "finally_clause"]
+            if [c for c in n.children if c.type == "catch_clauses"]:
+                raise Unsupported("try with catch")
+            try:
+                self.exec_stmt(next(c for c in n.children if c.type == "statement_block"), out)
+            finally:
+                for c in fin:
+                    self.exec_stmt(next(x for x in c.children if x.type == "statement_block"), out)
+            return
         if t == "flow_control_statement":
             kw = n.children[0].type
             if kw == "break":
@@ -228,15 +256,26 @@ class Interpreter:
                 raise _Return()
             raise Unsupported(f"flow control {kw}")
         u = _unwrap(n)
+        self._failed = False
         if u.type == "assignment_expression":
-            return self.exec_assign(u)
-        out.extend(self.write(n))
+            self.exec_assign(u)
+        else:
+            out.extend(self.write(n))
+        if u.type not in ("if_statement", "foreach_statement", "for_statement"):
+            self.question = not self._failed
 
     def write(self, n) -> list:
         """The objects a pipeline writes."""
         u = _unwrap(n)
         if u.type == "command":
             return self.run_command(u)
+        if u.type in ("pipeline", "pipeline_chain") and len(_named(u)) == 2 and \
+                _unwrap(_named(u)[1]).type == "command" and \
+                _command_name(_unwrap(_named(u)[1])) == "select-object":
+            pos, params = self.command_args(_unwrap(_named(u)[1]))
+            if set(params) != {"-first"} or pos:
+                raise Unsupported(f"Select-Object {_text(_named(u)[1])}")
+            return self.write(_named(u)[0])[:int(self.to_string(params["-first"]))]
         if u.type == "pipeline_chain" or (u.type == "pipeline" and len(_named(u)) > 1):
             raise Unsupported(f"a pipeline of several commands: {_text(u)[:60]}")
         if u.type in ("if_statement", "foreach_statement", "for_statement"):
@@ -256,7 +295,7 @@ class Interpreter:
         if target.type != "variable":
             raise Unsupported(f"assignment to {_text(target)}")
         vu = _unwrap(value)
-        if vu.type in ("command", "if_statement", "foreach_statement", "for_statement"):
+        if vu.type in ("command", "if_statement", "foreach_statement", "for_statement", "pipeline", "pipeline_chain"):
             got = self.write(value)  # a statement's output: one object is a scalar, none is $null
             val = None if not got else got[0] if len(got) == 1 else got
         else:
@@ -468,6 +507,8 @@ class Interpreter:
             if tname in ("console", "system.console") and name == "error":
                 return _Stderr()
             raise Unsupported(f"static member [{tname}]::{name}")
+        if isinstance(target, _Context) and name in ("sessionstate", "languagemode"):
+            return target if name == "sessionstate" else target.mode
         if name == "count" and isinstance(target, list):
             return len(target)
         if name == "count":
@@ -489,6 +530,9 @@ class Interpreter:
             args = [self.ev(c) for c in _named(lst)] if lst.type == "argument_expression_list" else [self.ev(lst)]
         static = any(c.type == "::" for c in n.children)
         target = self.ev(target_node)
+        if static and isinstance(target, _Type) and self.language != "FullLanguage":
+            raise PsError(f"[{target.name}]::{name}: cannot invoke method. Method invocation is supported only on "
+                          f"core types in this language mode.")
         if static and isinstance(target, _Type):
             if target.name in ("environment", "system.environment"):
                 if name == "getenvironmentvariable" and len(args) == 1:
@@ -538,6 +582,9 @@ class Interpreter:
                 value = _text(c)
             elif c.type == "script_block_expression":
                 value = _ScriptBlock(c)
+            elif _unwrap(c).type == "variable" and _text(c).startswith("@"):  # splatting: each element an argument
+                pos.extend(self.enumerate_value(self.lookup(_text(c)[1:])))
+                continue
             else:
                 value = self.ev(c)
             if pending:
@@ -550,24 +597,52 @@ class Interpreter:
 
     def run_command(self, n) -> list:
         name_node = n.child_by_field_name("command_name")
+        op = next((c for c in n.children if c.type == "command_invokation_operator"), None)
+        expr = next((c for c in n.children if c.type == "command_name_expr"), None)
+        if op is not None and (expr or name_node) is not None:
+            target = expr or name_node
+            while target.type in ("command_name_expr", "path_command_name", "command_name") and _named(target):
+                target = _named(target)[0]
+            return self.invoke_operator(_text(op), self.ev(target), n)
         if name_node is None:
             raise Unsupported(f"invocation {_text(n)[:60]}")
         name = _text(name_node).lower()
         pos, params = self.command_args(n)
         if name in self.functions:
             return self.call_function(self.functions[name], pos)
+        quiet = self.to_string(params.get("-erroraction", "")).lower() in ("silentlycontinue", "ignore")
         if name == "remove-item":
             for p in self.enumerate_value(params.get("-literalpath", pos[0] if pos else None)):
-                self.remove_item(self.to_string(p))
+                self.remove_item(self.to_string(p), quiet)
             return []
         if name == "remove-variable":
+            # only the current scope's (about_Scopes: Remove-Variable without -Scope acts locally)
             for v in self.enumerate_value(params.get("-name", pos[0] if pos else None)):
-                for scope in reversed(self.scopes):
-                    if str(v).lower() in scope:
-                        del scope[str(v).lower()]
-                        break
+                if str(v).lower() in self.scopes[-1]:
+                    del self.scopes[-1][str(v).lower()]
+                elif not quiet:
+                    raise PsError(f"Remove-Variable: cannot find a variable with the name '{v}' (in this scope)")
+            return []
+        if name == "write-error" and self.to_string(params.get("-erroraction", "")).lower() == "ignore":
+            self._failed = True
+            return []
+        if name == "join-path" and len(pos) == 2 and not params:
+            sep = "\\" if self.windows else "/"
+            return [self.to_string(pos[0]).rstrip("/\\") + sep + self.to_string(pos[1]).lstrip("/\\")]
+        if name == "get-command":
+            if self.to_string(params.get("-commandtype", "")).lower() != "application" or len(pos) != 1:
+                raise Unsupported(f"Get-Command {_text(n)[:60]}")
+            if self.to_string(pos[0]) in self.programs:
+                return [_App(self.to_string(pos[0]))]
+            if self.to_string(params.get("-erroraction", "")).lower() == "stop":
+                raise PsError(f"Get-Command: the term '{self.to_string(pos[0])}' is not recognized")
+            return []
+        if name == "write-warning":
+            self.warnings.append(self.to_string(params.get("-message", pos[0] if pos else "")))
             return []
         if name == "test-path":
+            if "-literalpath" not in params and pos and any(ch in self.to_string(pos[0]) for ch in "[]*?`"):
+                raise Unsupported(f"Test-Path with a wildcard pattern (-Path): {self.to_string(pos[0])}")
             path = self.to_string(params.get("-literalpath", pos[0] if pos else ""))
             if path.lower().startswith("env:"):
                 return [self.env.get(path[4:]) is not None]
@@ -577,6 +652,8 @@ class Interpreter:
             return [self.isdir(path) if kind == "container" else self.isfile(path) if kind == "leaf" else
                     self.isdir(path) or self.isfile(path)]
         if name == "new-object" and pos and self.to_string(pos[0]) == "System.Collections.Generic.List[string]":
+            if self.language != "FullLanguage":
+                raise PsError("New-Object: cannot create type. Only core types are supported in this language mode.")
             return [PsList()]
         if name == "get-item":
             path = self.to_string(pos[0] if pos else params.get("-literalpath"))
@@ -593,8 +670,33 @@ class Interpreter:
             raise Unsupported(f"Set-Item {path}")
         raise Unsupported(f"command {name}")
 
-    def remove_item(self, path: str) -> None:
+    def invoke_operator(self, op: str, target, n) -> list:
+        """`& $exe args` (a native program: its exit code in $LASTEXITCODE) and `. FILE` (dot-sourcing a script:
+        it runs in this scope; its `return` ends it)."""
+        pos, params = self.command_args(n)
+        if op == "&" and isinstance(target, _App) and not params:
+            code = self.programs[target.name]([self.to_string(a) for a in pos], self.env)
+            self.scopes[0]["lastexitcode"] = code
+            self._failed = code != 0
+            return []
+        if op == "." and isinstance(target, str) and not pos and not params:
+            with open(target, encoding="utf-8-sig") as fh:
+                root = parse(fh.read())
+            if root.has_error:
+                raise PsError(f"{target} does not parse")
+            out: list = []
+            try:
+                self.exec_stmt(root, out)
+            except _Return:
+                pass
+            return out
+        raise Unsupported(f"{op} {_text(n)[:60]}")
+
+    def remove_item(self, path: str, quiet: bool = False) -> None:
         if path.lower().startswith("env:"):
+            if self.env.get(path[4:]) is None and not quiet:
+                # a non-terminating error PowerShell prints (and $ErrorActionPreference='Stop' makes terminating)
+                raise PsError(f"Remove-Item: cannot find path '{path}' because it does not exist")
             self.env.delete(path[4:])
         elif path.lower().startswith("function:"):
             self.functions.pop(path.split("\\")[-1].split(":")[-1].lower(), None)
@@ -647,6 +749,20 @@ class _Stderr:
 
 
 @dataclass
+class _App:
+    """What Get-Command -CommandType Application returns: a native program, by name."""
+
+    name: str
+
+
+@dataclass
+class _Context:
+    """$ExecutionContext, as far as a hook reads it: .SessionState.LanguageMode."""
+
+    mode: str
+
+
+@dataclass
 class _EnvItem:
     value: str
 
@@ -662,18 +778,26 @@ class _Function:
 
 
 def run(text: str, env: Dict[str, str], windows: bool, version: str = "7.5", call: Optional[str] = None,
-        isdir: Callable[[str], bool] = os.path.isdir, isfile: Callable[[str], bool] = os.path.isfile) -> Result:
-    """Dot-source `text` into a fresh scope with environment `env` (then call function `call`, if given)."""
+        isdir: Callable[[str], bool] = os.path.isdir, isfile: Callable[[str], bool] = os.path.isfile,
+        language: str = "FullLanguage", status: bool = True, args: Optional[List[str]] = None,
+        programs: Optional[Dict[str, Callable]] = None) -> Result:
+    """Dot-source `text` into a fresh scope with environment `env` (then call function `call`, if given).
+    `language`: the session's language mode (ConstrainedLanguage under AppLocker/WDAC)."""
     root = parse(text)
     if root.has_error:
         raise PsError("the file does not parse")
-    it = Interpreter(env, windows, version, isdir, isfile)
+    it = Interpreter(env, windows, version, isdir, isfile, language, programs)
+    it.question = status  # $? as the user's last command left it (before `call`, when given)
     out: list = []
-    it.exec_stmt(root, out)
+    try:
+        it.exec_stmt(root, out)
+    except _Return:  # `return` in a script ends the script (about_Return)
+        pass
     if call:
-        out.extend(it.call_function(it.functions[call.lower()], []))
+        it.question = status
+        out.extend(it.call_function(it.functions[call.lower()], list(args or [])))
     return Result(it.env.as_dict(), [o for o in out if o is not _VOID], it.stderr, dict(it.scopes[0]),
-                  sorted(it.functions))
+                  sorted(it.functions), it.warnings)
 
 
 # ---- the subset (docs/design/activation.md, "PowerShell constructs") ---------------------------------------------
@@ -727,6 +851,13 @@ def subset_problems(text: str, hook: bool = True, output_ok: tuple = ()) -> List
         name = _text(_named(n)[1]).lower()
         if name in ("remove", "push", "pop") or (name == "add" and "arraylist" in text.lower()):
             errs.append(f".{name}() writes a value to the pipeline: {line(n)}")
+    for n in _iter_type(root, "command"):
+        name, args = _command_name(n), _text(n).lower()
+        if name == "test-path" and "-literalpath" not in args:
+            errs.append(f"Test-Path without -LiteralPath (-Path takes [ ] * ? as a wildcard pattern): {line(n)}")
+        if name in ("remove-item", "remove-variable") and "-erroraction silentlycontinue" not in args:
+            errs.append(f"{name} without -ErrorAction SilentlyContinue (a missing one is an error, and terminates "
+                        f"under $ErrorActionPreference='Stop'): {line(n)}")
     for n in _iter_type(root, "variable"):
         if _text(n).lower() in ("$iswindows", "$islinux", "$ismacos", "$iscoreclr"):
             errs.append(f"{_text(n)} does not exist on Windows PowerShell 5.1: {line(n)}")

@@ -359,6 +359,9 @@ def run_doctor(system: System, env=None) -> DoctorReport:
         from cudaswitch.checks.switched import switch_findings
 
         findings += switch_findings(env.prefix, st.version, st.root, bool(st.ld_library_path), system)
+        from cudaswitch.checks import hookhealth
+
+        findings += hookhealth.findings(env, hookhealth.health(env, st, hookhealth.toolkit_for(st, found), system))
     findings += shell_findings(state, system)
     findings += ldconf_findings(system, found.toolkits, selected.root if selected else None)
     findings += driver_findings(driver, in_use, system)

@@ -122,7 +122,7 @@ def status(as_json):
     state = shell_state(found.toolkits, system)
     from cudaswitch.discovery.shellstate import env_report
 
-    report = env_report(system)
+    report = env_report(system, found)
     from cudaswitch.checks.modules import loaded_cuda, module_findings
 
     modules = loaded_cuda(system, found.toolkits)
@@ -166,6 +166,8 @@ def status(as_json):
             from cudaswitch.switching.pythonhook import status_line
 
             click.echo("  " + tr(status_line(report["python_hook"], st.get("python_hook"))))
+            for f in (report["hooks"] or {}).get("findings", []):
+                click.echo("  " + finding_line(f["code"], M("{cause}; {fix}", cause=f["cause"], fix=f["fix"])))
         gone = st and not system.local(st["root"]).is_dir()
         if gone:
             click.echo(finding_line("TOOLKIT_MISSING", M(

@@ -62,7 +62,8 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
             raise UsageError(refusal)
         click.confirm(tr(question), abort=True)
     notes = []
-    tk = switch.resolve_toolkit(_discover(system), choice, env, system, notes)
+    found = _discover(system)
+    tk = switch.resolve_toolkit(found, choice, env, system, notes)
     _note(notes)
     if choice.declared:
         click.echo(tr(M("Using CUDA {selector}: {declared}.", selector=choice.selector, declared=choice.declared)))
@@ -77,14 +78,18 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
         click.echo(tr(M("Would make environment {name} ({prefix}) use CUDA {version} ({root}); nothing written.",
                         name=env.name, prefix=env.prefix, version=tk.version, root=tk.root)))
         return
-    _as_owner(env, lambda: _use_as_owner(env, tk, choice, system, saving, no_verify, no_smoke, timeout, cpu_ok))
+    _as_owner(env, lambda: _use_as_owner(env, tk, choice, found, system, saving, no_verify, no_smoke, timeout, cpu_ok))
 
 
-def _use_as_owner(env, tk, choice, system, saving, no_verify, no_smoke, timeout, cpu_ok):
+def _use_as_owner(env, tk, choice, found, system, saving, no_verify, no_smoke, timeout, cpu_ok):
     """Everything `use` does to the environment, run as its owner where cudaswitch has more privilege
     (core/asowner.py): the hooks, the startup file, the hook check in real shells, --save and the smoke test."""
+    from cudaswitch.checks import hookhealth
     from cudaswitch.switching import switch
 
+    # what the files of the earlier switch were, by content, before they are rewritten (said after the rewrite)
+    before = hookhealth.health(env, choice.old, hookhealth.toolkit_for(choice.old, found), system) \
+        if choice.old is not None else None
     done = switch.use(env, tk, choice, system)
     changes = done.changes
     click.echo(tr(M("Environment {name} ({prefix}) now uses CUDA {version} ({root}).", name=env.name, prefix=env.prefix,
@@ -103,6 +108,9 @@ def _use_as_owner(env, tk, choice, system, saving, no_verify, no_smoke, timeout,
     click.echo(tr(M("Hooks for sh/bash/zsh, fish, csh, cmd.exe and PowerShell: {count} files named cudaswitch.* in "
                     "{folder}", count=len(done.written), folder=folder)))
     _python_hook_lines(done)
+    if before is not None and before.bad:
+        click.echo("  " + tr(M("Rewrote files that were out of date: {files}",
+                               files=hookhealth.shown(f.line for f in before.bad))))
     _conda_cuda_lines(done)
     verified = None
     if not no_verify:

@@ -90,7 +90,7 @@ def _disagreements(entries: List[Entry], system: System) -> List[str]:
     return out
 
 
-def env_report(system) -> Optional[dict]:
+def env_report(system, found=None) -> Optional[dict]:
     """For `cudaswitch status`: the active environment's cudaswitch choice, and PATH entries recorded by a
     cudaswitch hook that the active environment does not account for. conda leaves those when a shell switches
     from a cudaswitch environment to one without hooks (conda#14762; docs/design/activation.md, "Switching to an
@@ -116,6 +116,16 @@ def env_report(system) -> Optional[dict]:
                 if e in on_path and not ours(e)]
     from cudaswitch.switching.pythonhook import status as python_hook
 
+    health = None
+    if state is not None and found is not None:
+        from cudaswitch.checks import hookhealth
+
+        result = hookhealth.health(env, state, hookhealth.toolkit_for(state, found), system)
+        # the messages themselves, not asdict's copies: `status` prints them translated
+        health = dict(result.to_json(), findings=[{"code": f.code, "severity": f.severity, "cause": f.cause,
+                                                   "fix": f.fix, "details": list(f.details)}
+                                                  for f in hookhealth.findings(env, result)])
     return {"name": env.name, "prefix": env.prefix, "state": state.to_json() if state else None,
             "leftover_path": leftover,
-            "python_hook": python_hook(env.prefix, system.windows).to_json() if state else None}
+            "python_hook": python_hook(env.prefix, system.windows).to_json() if state else None,
+            "hooks": health}

@@ -42,7 +42,7 @@ def apply(environ: Mapping[str, str], changes: Changes, system: System,
         new = changes.prepend.get(var, [])
         if var not in out and not new:
             continue  # an unset list stays unset
-        kept = _rest(remove_first(system.split_list(out.get(var)), remove.get(var, [])))
+        kept = _rest(remove_first(system.split_list(out.get(var)), remove.get(var, []), system.windows))
         if not new and not kept and var in environ and remove.get(var) and environ.get(f"_CUDASWITCH_UNSET_{var}"):
             out.pop(var)  # only our recorded entries were there, and cudaswitch had found the list unset
             continue
@@ -50,12 +50,16 @@ def apply(environ: Mapping[str, str], changes: Changes, system: System,
     return out
 
 
-def remove_first(entries: List[str], drop: List[str]) -> List[str]:
-    """`entries` without one copy of each entry of `drop`: the first, the one a cudaswitch hook put in front."""
+def remove_first(entries: List[str], drop: List[str], fold: bool = False) -> List[str]:
+    """`entries` without one copy of each entry of `drop`: the first, the one a cudaswitch hook put in front.
+    `fold`: compared without case, as Windows names folders (and as cmd's substitution and PowerShell's -eq do)."""
     out = list(entries)
+    key = str.casefold if fold else (lambda e: e)
     for d in drop:
-        if d in out:
-            out.remove(d)  # list.remove takes the first occurrence
+        for i, e in enumerate(out):
+            if key(e) == key(d):
+                del out[i]
+                break
     return out
 
 
@@ -96,7 +100,7 @@ def activated(environ: Mapping[str, str], changes: Changes, sep: str, empty_is_u
         new = spelled(changes.prepend.get(var, []))
         rec = _split(environ.get(f"{RECORD}ADDED_{var}"), sep)
         value = environ.get(var)
-        kept = _rest(remove_first(_split(value, sep), rec))
+        kept = _rest(remove_first(_split(value, sep), rec, sep == ";"))
         is_set = value is not None and not (empty_is_unset and value == "")
         if rec and not kept and environ.get(f"{RECORD}UNSET_{var}"):
             is_set = False  # only our entries were left, and cudaswitch had found the list unset (HL4)
@@ -136,7 +140,7 @@ def deactivated(environ: Mapping[str, str], sep: str, env_folder: Optional[str],
     for var in LISTS:
         rec = _split(environ.get(f"{RECORD}ADDED_{var}"), sep)
         if rec:
-            kept = _rest(remove_first(_split(environ.get(var), sep), rec))
+            kept = _rest(remove_first(_split(environ.get(var), sep), rec, sep == ";"))
             if not kept and environ.get(f"{RECORD}UNSET_{var}"):
                 out.pop(var, None)
             else:

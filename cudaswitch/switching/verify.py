@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -30,6 +31,9 @@ from cudaswitch.switching.activation import LISTS, RECORD, Changes, activated, c
 from cudaswitch.switching.shells import SHELLS, bat_spelling, quote_csh, quote_fish, quote_ps1, quote_sh
 
 MARK = "__CUDASWITCH_STATE__"
+# PowerShell's version, printed by the driver first: an empty value deletes the variable before pwsh 7.5 (.NET 9) and
+# in Windows PowerShell 5.1, so which of the two the plan is compared with is the running one's, not the name's
+PSVERSION = "__CUDASWITCH_PSVERSION__"
 # The dump: the shell's exported environment as JSON, from a child Python (only exported variables count). No
 # double quote, `%`, `!` or `^` in it, so every shell (and Windows PowerShell 5.1's native argument passing, which
 # mangles embedded double quotes) hands it over unchanged.
@@ -153,7 +157,23 @@ def plan_for(shell: RealShell, changes: Changes, start: Mapping[str, str]) -> Di
     sep = ";" if shell.windows else ":"
     if shell.hook == "bat":
         changes = Changes(scalars=dict(changes.scalars), prepend={"PATH": changes.prepend.get("PATH", [])})
+        if not (start.get(f"{RECORD}ADDED_PATH") or "\\").endswith("\\"):
+            # a PowerShell record: the cmd hook can only replace every copy of a text, so it takes out only a
+            # record in its own spelling and leaves this one (and the NVIDIA installer's same entries) in place
+            start = {k: v for k, v in start.items() if k != f"{RECORD}ADDED_PATH"}
     return activated(start, changes, sep, shell.empty_is_unset, bat_spelling if shell.hook == "bat" else None)
+
+
+def with_other_windows_records(shell: RealShell, changes: Changes, start: Mapping[str, str]) -> Dict[str, str]:
+    """Where a Windows shell's check starts: as if the other Windows shell's hook had run first for the same switch.
+    cmd.exe runs inside a PowerShell session more often than not (`conda run`, a build `.bat`, typing `cmd`), and
+    PowerShell inside cmd.exe, each inheriting the other's entries and records."""
+    if not shell.windows:
+        return dict(start)
+    if shell.hook == "bat":
+        return activated(start, changes, ";", False, None)
+    bat = Changes(scalars=dict(changes.scalars), prepend={"PATH": changes.prepend.get("PATH", [])})
+    return activated(start, bat, ";", True, bat_spelling)
 
 
 # ---- one shell -----------------------------------------------------------------------------------------------------
@@ -205,11 +225,13 @@ def _detail(var: str, want: Optional[str], got: Optional[str], sep: str) -> str:
 
 
 def driver(shell: RealShell, act: str, deact: str, python: str, start: Mapping[str, str],
-           after: Mapping[str, str], envprog: Optional[str] = None) -> Tuple[str, bytes]:
+           after: Mapping[str, str], envprog: Optional[str] = None,
+           codepage: Optional[int] = None) -> Tuple[str, bytes]:
     """(file extension, bytes) of the script one shell runs: activate as conda runs it, dump, leave PATH and
     CONDA_PREFIX as `conda deactivate` does, deactivate, dump. For cmd.exe the start is set in the script
     (wine does not hand PATH over from the process); the others get it as their environment. `envprog`: the
-    system's `env`, which dumps with `-0`; else a Python child dumps JSON."""
+    system's `env`, which dumps with `-0`; else a Python child dumps JSON. `codepage`: the one cmd.exe reads
+    the batch file in (UnicodeEncodeError where a value has no spelling in it); None: ASCII only."""
     sep = ";" if shell.windows else ":"
     path = after.get("PATH") or ""
     q = {"sh": quote_sh, "fish": quote_fish, "csh": quote_csh, "ps1": quote_ps1}.get(shell.hook)
@@ -229,7 +251,9 @@ def driver(shell: RealShell, act: str, deact: str, python: str, start: Mapping[s
                  f"source {q(deact)}", dump.replace("; ", "\n")]
         return "csh", ("\n".join(lines) + "\n").encode("utf-8")
     if shell.hook == "ps1":
-        lines = ["function __cudaswitch_verify([string]$hook) { . $hook }", f"__cudaswitch_verify {q(act)}",
+        lines = [f"Write-Output ('{PSVERSION} ' + $PSVersionTable.PSVersion.Major + '.' + "
+                 "$PSVersionTable.PSVersion.Minor)",
+                 "function __cudaswitch_verify([string]$hook) { . $hook }", f"__cudaswitch_verify {q(act)}",
                  f"& {q(python)} -I -c {q(_DUMP)}", f"$Env:PATH = {q(path)}",
                  "Remove-Item Env:CONDA_PREFIX -ErrorAction SilentlyContinue", f"__cudaswitch_verify {q(deact)}",
                  f"& {q(python)} -I -c {q(_DUMP)}", "exit 0"]
@@ -242,7 +266,7 @@ def driver(shell: RealShell, act: str, deact: str, python: str, start: Mapping[s
              {"CONDA_PREFIX"}]
     lines += [f'@call "{act}"', f"@echo {MARK}", "@set", setl("PATH", path), '@set "CONDA_PREFIX="',
               f'@call "{deact}"', f"@echo {MARK}", "@set", "@exit /b 0"]
-    return "bat", ("\r\n".join(lines) + "\r\n").encode("mbcs" if sys.platform == "win32" else "ascii")
+    return "bat", ("\r\n".join(lines) + "\r\n").encode(codec(codepage) if codepage else "ascii")
 
 
 def _states(out: str, cmd: bool, nul: bool = False) -> List[Dict[str, str]]:
@@ -260,6 +284,41 @@ def _states(out: str, cmd: bool, nul: bool = False) -> List[Dict[str, str]]:
 
 Runner = Callable[..., "subprocess.CompletedProcess[bytes]"]
 
+# ---- code pages ----------------------------------------------------------------------------------------------------
+# cmd.exe reads a batch file's bytes in the console's code page and writes `set`/`echo` to a pipe in it (936 on a
+# Chinese Windows, 850 or 437 in the West, 65001 after `chcp 65001`), not in the ANSI code page and not in UTF-8;
+# PowerShell writes its errors to a pipe in [Console]::OutputEncoding, the same code page. A child started without a
+# console gets a new one, in the OEM code page.
+
+
+def console_code_pages() -> Tuple[int, int]:
+    """(the code page a cmd.exe child reads a batch file in, the one its output comes back in) on this machine:
+    both the console's. Not on Windows: UTF-8 (no cmd.exe runs)."""
+    if sys.platform != "win32":
+        return 65001, 65001
+    import ctypes
+
+    k32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
+    cp = int(k32.GetConsoleOutputCP()) or int(k32.GetOEMCP())
+    return cp, cp
+
+
+def codec(codepage: int) -> str:
+    """Python's codec for a Windows code page; UTF-8 for one Python does not know (its output is then read with
+    replacement characters, and a check that depends on it disagrees rather than passes)."""
+    import codecs
+
+    name = "utf-8" if codepage == 65001 else f"cp{codepage}"
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return "utf-8"
+
+
+# The execution policy's refusal, in markers PowerShell does not translate: the help topic and the error ids
+# (a Chinese Windows prints "无法加载文件 …，因为在此系统上禁止运行脚本。…about_Execution_Policies。").
+POLICY_MARKERS = ("about_Execution_Policies", "PSSecurityException", "UnauthorizedAccess")
+
 
 def _run_bytes(argv, env, timeout):
     """A shell run through trust's door, its output kept as bytes (a hook's values are decoded by the caller), from
@@ -270,10 +329,11 @@ def _run_bytes(argv, env, timeout):
 def check_shell(shell: RealShell, program: str, prefix: str, changes: Changes, start: Dict[str, str],
                 dirs: Sequence[str], folder: Path, python: str = sys.executable,
                 run: Runner = None, spell: Callable[[str], str] = str, launcher: Sequence[str] = (),
-                timeout: float = TIMEOUT) -> ShellCheck:
+                timeout: float = TIMEOUT, codepages: Optional[Tuple[int, int]] = None) -> ShellCheck:
     """Run one shell (see the module's doc); `spell` gives a path as that shell writes it (wine: `Z:\\...`),
-    `launcher` what starts it (wine)."""
+    `launcher` what starts it (wine), `codepages` (script, output) as console_code_pages() gives them."""
     run = run or _run_bytes
+    script_cp, out_cp = codepages or (console_code_pages() if shell.windows else (65001, 65001))
     from cudaswitch.core.fsutil import atomic_write
 
     t0 = time.perf_counter()
@@ -281,6 +341,7 @@ def check_shell(shell: RealShell, program: str, prefix: str, changes: Changes, s
     if record.cannot_express and record.cannot_express(changes):
         return ShellCheck(shell.name, shell.hook, "skipped", note=record.cannot_express(changes))
     sep = ";" if shell.windows else ":"
+    given, start = start, with_other_windows_records(shell, changes, start)
     try:
         act, deact = (spell(str(p)) for p in _private_copies(prefix, record, folder, shell.program))
     except (OSError, CudaswitchError) as exc:
@@ -290,7 +351,7 @@ def check_shell(shell: RealShell, program: str, prefix: str, changes: Changes, s
     after_conda = conda_deactivated(plan, dirs, sep)
     envprog = env_program() if shell.hook in ("sh", "fish", "csh") else None
     try:
-        ext, data = driver(shell, act, deact, python, start, after_conda, envprog)
+        ext, data = driver(shell, act, deact, python, start, after_conda, envprog, script_cp)
     except UnicodeEncodeError:  # a value this console's code page cannot hold: cmd could not be handed it
         return ShellCheck(shell.name, shell.hook, "skipped", note=M("a value cannot be written in this console's "
                                                                     "code page"))
@@ -306,10 +367,10 @@ def check_shell(shell: RealShell, program: str, prefix: str, changes: Changes, s
         return ShellCheck(shell.name, shell.hook, "failed", note=M("it could not be started: {why}",
                                                                    why=exc.strerror or exc))
     seconds = time.perf_counter() - t0
-    out = proc.stdout.decode("utf-8", "replace")
-    err = proc.stderr.decode("utf-8", "replace").strip()
+    out = proc.stdout.decode(codec(out_cp), "replace")
+    err = proc.stderr.decode(codec(out_cp), "replace").strip()
     states = _states(out, shell.hook == "bat", nul=envprog is not None)
-    if not states and shell.hook == "ps1" and ("PSSecurityException" in err or "running scripts is disabled" in err):
+    if not states and shell.hook == "ps1" and any(m in err for m in POLICY_MARKERS):
         # the execution policy stops every script here, conda's own PowerShell hooks included: nothing was run
         return ShellCheck(shell.name, shell.hook, "skipped", seconds=seconds,
                           note=M("its execution policy lets no script run"))
@@ -319,18 +380,23 @@ def check_shell(shell: RealShell, program: str, prefix: str, changes: Changes, s
                           note=M("it exited with {code} before the hooks had run: {last}", code=proc.returncode,
                                  last=last[0][:200]))
     got_act, got_deact = states
+    version = re.search(PSVERSION + r" (\d+)\.(\d+)", out) if shell.hook == "ps1" else None
+    if version and (int(version.group(1)), int(version.group(2))) < (7, 5) and not shell.empty_is_unset:
+        shell = replace(shell, empty_is_unset=True)
+        plan = plan_for(shell, changes, start)
+        after_conda = conda_deactivated(plan, dirs, sep)
     warning = next((ln for ln in (err + "\n" + out).splitlines() if ln.startswith("cudaswitch: warning:")), None)
     diffs = compare("activate", plan, got_act, sep, shell.windows, shell.empty_is_unset, shell.dot_lists)
     if diffs and shell.hook == "bat" and warning and "PATH left as it is" in warning and \
             not compare("activate", start, got_act, sep, shell.windows, shell.empty_is_unset):
         # cmd.exe's hook left everything as it was and said why (PATH near the line limit): its own decision
-        return ShellCheck(shell.name, shell.hook, "skipped", note=warning, environ=_merged(start, got_act),
+        return ShellCheck(shell.name, shell.hook, "skipped", note=warning, environ=_merged(given, got_act),
                           seconds=seconds)
     own = next((d for d in dirs if d.endswith("\\Library\\bin" if shell.windows else "/bin")), None)
     want_back = deactivated(after_conda, sep, own, shell.empty_is_unset)
     diffs += compare("deactivate", want_back, got_deact, sep, shell.windows, shell.empty_is_unset, shell.dot_lists)
     return ShellCheck(shell.name, shell.hook, "differs" if diffs else "ok", diffs, warning,
-                      _merged(start, got_act), seconds)
+                      _merged(given, got_act), seconds)
 
 
 def _private_copies(prefix: str, record, folder: Path, tag: str) -> Tuple[Path, Path]:

@@ -258,3 +258,108 @@ def test_every_record_is_what_the_plan_says(windows, start, version):
         off = ps.run(rendered("deactivate", windows, ld), gone, windows, version)
         assert same(off.env, deactivated(gone, sep, env_bin, empty))
         assert not [k for k in off.env if k.startswith("_CUDASWITCH_")]
+
+
+# ---- the low items: what the sh hooks and the plan do, the PowerShell hooks do too -------------------------------
+
+def _plan(start, windows):
+    from cudaswitch.switching.activation import activated
+
+    return activated(start, changes(windows), ";" if windows else ":")
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_lone_empty_element_left_after_our_entry_is_dropped(version):
+    """LD_LIBRARY_PATH 'ROOT/lib64:' with ROOT/lib64 recorded: once our entry is out one empty element is left; sh
+    (and the plan) take that for no list at all, so the result is 'ROOT/lib64', not 'ROOT/lib64:' (the current
+    folder searched); deactivate gives back '' the same way."""
+    lib = LINUX_ROOT + "/lib64"
+    start = {"PATH": "/usr/bin", "LD_LIBRARY_PATH": lib + ":", "_CUDASWITCH_ADDED_LD_LIBRARY_PATH": lib}
+    act = ps.run(rendered("activate", False), start, False, version, isdir=lambda p: True)
+    assert act.env["LD_LIBRARY_PATH"] == lib == _plan(start, False)["LD_LIBRARY_PATH"]
+    back = ps.run(rendered("deactivate", False), act.env, False, version, isdir=lambda p: True)
+    assert back.env.get("LD_LIBRARY_PATH", "") == ""
+
+
+@pytest.mark.parametrize("windows", [True, False])
+def test_recorded_entries_compare_without_case_only_on_windows(windows):
+    """Windows names a folder in any case (and cmd's substitution ignores it): a record in other case is our entry.
+    On Linux /Opt/x and /opt/x are two folders: the user's stays. The plan says the same."""
+    root = WIN_ROOT if windows else LINUX_ROOT
+    entry = root + ("\\bin" if windows else "/bin")
+    sep = ";" if windows else ":"
+    start = {"PATH": sep.join([entry.upper(), "C:\\windows" if windows else "/usr/bin"]),
+             "_CUDASWITCH_ADDED_PATH": entry}
+    act = ps.run(rendered("activate", windows), start, windows, isdir=lambda p: True)
+    assert act.env["PATH"] == _plan(start, windows)["PATH"]
+    assert (entry.upper() in act.env["PATH"].split(sep)) == (not windows)
+
+
+def test_constrained_language_mode_says_so_in_one_line_and_changes_nothing():
+    """AppLocker/WDAC's ConstrainedLanguage blocks [Environment] and New-Object List[string]: the hooks detect it
+    first, warn once, and leave the session as it was (the interpreter raises where PowerShell would)."""
+    start = {"PATH": r"C:\windows", "CUDA_PATH": r"C:\old"}
+    for direction in hooks.DIRECTIONS:
+        r = ps.run(rendered(direction, True), start, True, language="ConstrainedLanguage", isdir=lambda p: True)
+        assert r.env == start and r.output == [] and r.stderr == []
+        assert r.warnings == ["cudaswitch: this PowerShell does not run in FullLanguage mode (an AppLocker or WDAC "
+                              "policy), where its hooks cannot run; CUDA is not switched in this session"]
+    with pytest.raises(ps.PsError, match="language mode"):
+        ps.run("$x = [Environment]::GetEnvironmentVariable('PATH')", start, True, language="ConstrainedLanguage")
+
+
+def test_the_interpreter_is_as_strict_as_powershell_where_the_hooks_could_slip():
+    """Each leniency the interpreter had, closed or refused: a positional Test-Path is a wildcard pattern; a
+    missing Env: item without -ErrorAction is an error; Remove-Variable acts on the current scope only; a
+    List[string] in a string is its elements joined with $OFS."""
+    env = {"PATH": "/usr/bin"}
+    with pytest.raises(ps.Unsupported, match="wildcard"):
+        ps.run("$__cs_x = Test-Path '/a[b]/c'", env, False)
+    assert ps.subset_problems("$__cs_x = Test-Path $p\nRemove-Variable -Name '__cs_x' -ErrorAction SilentlyContinue")
+    with pytest.raises(ps.PsError, match="does not exist"):
+        ps.run("Remove-Item Env:NOPE", env, False)
+    assert ps.subset_problems("Remove-Item Env:NOPE")
+    assert ps.run("Remove-Item Env:NOPE -ErrorAction SilentlyContinue", env, False).env == env
+    with pytest.raises(ps.PsError, match="in this scope"):
+        ps.run("$v = 1\nfunction f { Remove-Variable -Name 'v' }\nf", env, False)
+    r = ps.run("$l = New-Object 'System.Collections.Generic.List[string]'\n$l.Add('a')\n$l.Add('b')\n"
+               "$Env:X = \"$l\"", env, False)
+    assert r.env["X"] == "a b"
+
+
+@pytest.mark.parametrize("status", [True, False])
+def test_the_prompt_wrapper_keeps_the_last_commands_status(status):
+    """starship and oh-my-posh read $? first thing in their prompt function: after the reconciler ran it must still
+    say how the user's last command ended (the wrapper reads it first and remakes a failure)."""
+    user_prompt = "function global:prompt { if ($?) { 'ok> ' } else { 'failed> ' } }\n"
+    text = user_prompt + (hooks_dir() / "reconcile.ps1").read_text(encoding="utf-8")
+    got = ps.run(text, {"PATH": "/usr/bin"}, False, call="prompt", status=status)
+    assert got.output == ["ok> " if status else "failed> "]
+
+
+@pytest.mark.parametrize("code", [0, 1])
+def test_the_init_function_runs_the_command_and_applies_the_hook(tmp_path, code):
+    """hooks/powershell.ps1's `cudaswitch` function, run for real in the interpreter: it finds the program with
+    Get-Command | Select-Object, tells it that it applies (CUDASWITCH_APPLIES=1, gone afterwards), dot-sources the
+    active environment's activate hook whatever the exit code (`use` exits 1 when its smoke test fails with the switch
+    kept) and leaves that exit code in $LASTEXITCODE. (The program is a stand-in: no cudaswitch runs here.)"""
+    from conftest import make_env
+
+    root = tmp_path / "cuda-12.1"
+    (root / "bin").mkdir(parents=True)
+    prefix = make_env(tmp_path / "env")
+    ch = Changes(scalars={"CUDA_PATH": str(root), "CUDA_HOME": str(root)}, prepend={"PATH": [str(root / "bin")]})
+    hooks.write_hooks(str(prefix), ch, "12.1")
+    seen = []
+
+    def program(args, env):
+        seen.append((args, env.get("CUDASWITCH_APPLIES")))
+        return code
+
+    text = (hooks_dir() / "powershell.ps1").read_text(encoding="utf-8")
+    got = ps.run(text, {"PATH": "/usr/bin", "CONDA_PREFIX": str(prefix)}, False, call="cudaswitch",
+                 args=["use", "12.1"], programs={"cudaswitch": program})
+    assert seen == [(["use", "12.1"], "1")]
+    assert got.env["CUDA_HOME"] == str(root) and got.env["PATH"] == f"{root}/bin:/usr/bin"
+    assert "CUDASWITCH_APPLIES" not in got.env and got.variables["lastexitcode"] == code
+    assert got.output == [] and not [v for v in got.variables if v.startswith("__cs")]

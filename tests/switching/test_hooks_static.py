@@ -194,7 +194,7 @@ def test_init_snippets_static(tmp_path):
     bat = (d / "cmd.bat").read_bytes()
     assert bat.isascii() and bat.count(b"\n") == bat.count(b"\r\n")
     lines = bat.decode().split("\r\n")[:-1]
-    assert all(ln.startswith("@") for ln in lines) and lines[-1] == "@exit /b %_CS_RC%"
+    assert all(ln.startswith("@") for ln in lines) and lines[-1] == '@set "_CS_RC=" & exit /b %_CS_RC%'
     assert not any("(" in _strip_quoted(ln) for ln in lines if not ln.startswith("@REM"))
 
 

@@ -59,3 +59,28 @@ def test_the_smoke_test_runs_in_the_real_shells_environment_and_fails_on_a_hook_
     assert r.returncode == 1, r.stdout + r.stderr
     assert "SWITCH_NOT_IN_EFFECT" in r.stdout and "bin-corrupted" in r.stdout, r.stdout
     assert "the sh hook disagrees with the switch in bash" in r.stderr
+
+
+@pytest.mark.parametrize("smoke", [False, True], ids=["exit-0", "exit-1"])
+def test_the_tcsh_alias_says_what_it_applied(torch_env_copy, real_trees, clean_env, tmp_path, smoke):
+    """`use` exits 1 when its smoke test fails with the switch kept (a CPU-only torch, no GPU); the tcsh alias
+    applies the hook either way, and `use` says so: "Applied to this shell", never "Takes effect at the next
+    activation" while CUDA_HOME has already changed. The alias gives back use's exit status and leaves no variable."""
+    import subprocess
+
+    from conftest import cli_on_path, require_tool
+    from cudaswitch.switching.shells import quote_sh
+
+    exe = require_tool("tcsh")
+    env = dict(clean_env, CUDASWITCH_SEARCH_PATH=str(real_trees))
+    (tmp_path / "init.csh").write_text(run_cli(["init", "tcsh"], env).stdout)
+    script = tmp_path / "s.csh"
+    flag = "" if smoke else " --no-smoke"
+    script.write_text(f"source {quote_sh(str(tmp_path / 'init.csh'))}\ncudaswitch use 12.9{flag}\n"
+                      'echo "[rc=$status|$CUDA_HOME|$?_cs_rc|$?CUDASWITCH_APPLIES]"\n')
+    env = dict(env, PATH=f"{cli_on_path(tmp_path)}:/usr/bin:/bin", CONDA_PREFIX=str(torch_env_copy))
+    out = subprocess.run([exe, "-f", str(script)], env=env, capture_output=True, text=True, timeout=300)
+    last = out.stdout.strip().splitlines()[-1]
+    assert last == f"[rc={1 if smoke else 0}|{real_trees / 'cuda-12.9'}|0|0]", (out.stdout, out.stderr)
+    assert "Applied to this shell by the cudaswitch shell function." in out.stdout
+    assert "Takes effect at the next activation" not in out.stdout

@@ -160,6 +160,7 @@ def cuda_modules(system: System) -> List[ModuleFile]:
     all of them when it is not on it); whether that one can be read or not, the others are not offered."""
     folders = module_paths(system)
     place = {f: n for n, f in enumerate(folders)}
+    lua = module_system(system) != ENVMODULES_SYSTEM  # Environment Modules reads Tcl only: a .lua is no module
     pairs: List[Tuple[int, str, str, str, Optional[str]]] = []  # rank, name, path, folder, foreign (cache)
     for n, folder in enumerate(folders):
         pairs += [(n, name, path, folder, None) for name, path in _walk(system, folder)]
@@ -172,11 +173,14 @@ def cuda_modules(system: System) -> List[ModuleFile]:
                           M("its spider cache {cache} {why}", cache=cache, why=cache_foreign) if cache_foreign
                           else None))
     pairs.sort(key=lambda p: p[0])  # stable: within a folder, the walk's order
+    if lua:  # Lmod: a copy its own folder marks as the default outranks the same name earlier on MODULEPATH
+        marks: Dict[Tuple[str, str], Optional[str]] = {}
+        pairs.sort(key=lambda p: not _is_marked(system, p[3], p[1], marks))
     out: List[ModuleFile] = []
     names: Dict[str, int] = {}
     for rank, name, path, folder, cache_foreign in pairs:
-        if name in names:  # shadowed by an earlier folder, or the cache naming what MODULEPATH already gave
-            continue
+        if name in names or not lua and path.endswith(".lua"):  # shadowed by an earlier folder, or the cache
+            continue  # naming what MODULEPATH already gave
         mf = read_modulefile(system, name, path)
         if mf is None:
             continue
@@ -756,6 +760,125 @@ def _tcl_env(text: str, name: str, version: str, probe=None) -> Tuple[Dict[str, 
     return env, why
 
 
+# ---- which module a name loads (defaults) --------------------------------------------------------------------
+
+def module_system(system: System) -> Optional[str]:
+    """Which module system owns this shell's MODULEPATH: the one whose own variables its init left (Lmod's LMOD_CMD,
+    LMOD_VERSION, LMOD_DIR; Environment Modules' MODULES_CMD), else the one installed where each installs itself
+    (Lmod first: on a machine with both, `module` is Lmod's unless the shell says otherwise); None when neither."""
+    env = system.environ
+    if env.get("LMOD_CMD") or env.get("LMOD_VERSION") or env.get("LMOD_DIR"):
+        return LMOD_SYSTEM
+    if env.get("MODULES_CMD"):
+        return ENVMODULES_SYSTEM
+    for path in ("/usr/share/lmod/lmod/libexec/lmod", "/opt/apps/lmod/lmod/libexec/lmod", "/etc/profile.d/lmod.sh",
+                 "/etc/profile.d/z00_lmod.sh", "/usr/local/lmod/lmod/libexec/lmod"):
+        if system.local(path).exists():
+            return LMOD_SYSTEM
+    for path in ("/usr/share/modules/libexec/modulecmd.tcl", "/usr/lib/x86_64-linux-gnu/modulecmd.tcl",
+                 "/usr/share/Modules/libexec/modulecmd.tcl", "/etc/profile.d/modules.sh"):
+        if system.local(path).exists():
+            return ENVMODULES_SYSTEM
+    return None
+
+
+_VERSION_FILE = re.compile(r"""^\s*set\s+ModulesVersion\s+["{]?([^\s"{}]+)""", re.M)
+_MODULERC_TCL = re.compile(r"""^\s*module-version\s+["{]?([^\s"{}]+)["}]?\s+(?:[^\n]*\s)?default\b""", re.M)
+_MODULERC_LUA = re.compile(r"""module_version\s*\(\s*["']([^"']+)["']\s*,\s*["']default["']""")
+
+
+def _marked_default(system: System, folder: str, family: str) -> Optional[Tuple[str, str]]:
+    """The version a folder marks as the family's default, and how: a `default` link, .modulerc.lua or .modulerc
+    (`module_version(...)`, `module-version ... default`), .version (`set ModulesVersion`)."""
+    top = system.join(folder, family)
+    link = system.local(system.join(top, "default"))
+    if link.is_symlink():
+        try:
+            target = os.readlink(link)
+        except OSError:
+            target = ""
+        # a relative target (12.4.lua) or an absolute one back into this folder, as sites' links are
+        real = os.path.realpath(link)
+        if target and os.path.dirname(real) == os.path.realpath(system.local(top)):
+            return _strip_lua(os.path.basename(real)), M("the {what} in {folder}", what="default link",
+                                                         folder=top)
+    for rc, pattern in ((".modulerc.lua", _MODULERC_LUA), (".modulerc", _MODULERC_TCL), (".version", _VERSION_FILE)):
+        text = _read_text(system, system.join(top, rc))
+        m = pattern.search(text or "")
+        if m:
+            version = m.group(1)
+            version = version.split("/", 1)[1] if version.startswith(family + "/") else version.lstrip("/")
+            return version, M("the {what} in {folder}", what=rc, folder=top)
+    return None
+
+
+def _is_marked(system: System, folder: Optional[str], name: str, marks: Dict[Tuple[str, str], Optional[str]]) -> bool:
+    """Whether `folder` marks `name` (cuda/12.4) as its family's default (each folder's marker read once)."""
+    family, _, version = name.partition("/")
+    if folder is None or not version:
+        return False
+    if (folder, family) not in marks:
+        got = _marked_default(system, folder, family)
+        marks[(folder, family)] = got[0] if got else None
+    return marks[(folder, family)] == version
+
+
+def _version_key(version: str):
+    """Lmod's and Environment Modules' order of versions: numbers as numbers (12.10 after 12.6)."""
+    return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.findall(r"\d+|[A-Za-z]+", version)]
+
+
+class Resolution(NamedTuple):
+    module: ModuleFile
+    rule: Optional[str]  # which of the module system's rules chose it (None: the name is the module's own)
+
+
+def resolve(system: System, modules: List[ModuleFile], selector: str) -> Optional[Resolution]:
+    """The module `module load SELECTOR` would load, by the rules of the module system that owns MODULEPATH; None
+    when the selector names no CUDA module family on MODULEPATH at all.
+
+    Measured with Lmod 8.6 and Environment Modules 5.2 on MODULEPATH=A:B (docs/design/modules.md): an exact name
+    is the first folder's, except that under Lmod a copy its folder marks as default wins (cuda_modules). A bare
+    family (`cuda`) or `cuda/default`: Lmod takes the highest marked default of any folder, else the highest
+    version over all folders; Environment Modules looks only in the first folder holding the family: its marked
+    default, else its highest version. A partial version (`cuda/12`, the "extended default" both have): the
+    highest `12.*` (Lmod: a marked one first), over all folders (Lmod) or in that first folder (Environment
+    Modules)."""
+    selector = selector.strip().rstrip("/")
+    family, _, version = selector.partition("/")
+    if not _CUDA_FAMILY.match(family):
+        return None
+    exact = next((m for m in modules if m.name == selector), None)
+    if exact is not None:
+        return Resolution(exact, None)
+    same = [m for m in modules if m.name.split("/", 1)[0] == family and m.folder is not None]
+    if not same:
+        return None
+    owner = module_system(system) or LMOD_SYSTEM
+    lmod = owner == LMOD_SYSTEM
+    folders = list(dict.fromkeys(m.folder for m in sorted(same, key=lambda m: m.rank)))
+    if not lmod:
+        same = [m for m in same if m.folder == folders[0]]
+    pool = same if version in ("", "default") else \
+        [m for m in same if m.name.split("/", 1)[1].startswith(version + ".")]
+    if not pool:
+        return None
+    marks: Dict[Tuple[str, str], Optional[str]] = {}
+    marked = [m for m in pool if _is_marked(system, m.folder, m.name, marks)]
+    if lmod and marked or not lmod and version in ("", "default") and marked:
+        # Lmod weighs a marked default above every unmarked version, on any MODULEPATH folder; the highest
+        # marked one wins (measured: marks in two folders give the higher version)
+        best = max(marked, key=lambda m: (_version_key(m.name.split("/", 1)[1]), -m.rank))
+        how = _marked_default(system, best.folder, family)
+        return Resolution(best, M("{system}'s default: {how}", system=owner, how=how[1] if how else best.path))
+    how = M("the highest version") if version in ("", "default") else \
+        M("the highest {version}.* version", version=version)
+    best = max(pool, key=lambda m: (_version_key(m.name.split("/", 1)[1]), -m.rank))
+    where = M("over all of MODULEPATH") if lmod else M("in {folder}, the first MODULEPATH folder holding {family}",
+                                                       folder=folders[0], family=family)
+    return Resolution(best, M("{system}'s rule: {how} {where}", system=owner, how=how, where=where))
+
+
 # ---- loaded now ---------------------------------------------------------------------------------------------------
 
 def loaded_cuda_modules(environ) -> List[LoadedModule]:
@@ -785,10 +908,11 @@ class Export(NamedTuple):
     unchanged: bool = False  # the same text was already there
 
 
-def default_syntax(environ) -> str:
-    """Lua where Lmod runs this shell (it reads both; Lua has family() and pushenv for every Lmod), else Tcl, which
-    both module systems read."""
-    return LMOD if (environ.get("LMOD_CMD") or environ.get("LMOD_VERSION")) else TCL
+def default_syntax(system: System) -> str:
+    """Lua where Lmod owns MODULEPATH (it reads both; Lua has family() and pushenv for every Lmod), also in a
+    shell that lost Lmod's variables (`env -i`): then Lmod installed on the machine decides (module_system); else
+    Tcl, which both module systems read."""
+    return LMOD if module_system(system) == LMOD_SYSTEM else TCL
 
 
 def module_name(tk, name: Optional[str]) -> str:

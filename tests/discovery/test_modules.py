@@ -450,4 +450,168 @@ def test_export_without_a_folder_prints_the_modulefile(trees, tmp_path, clean_en
     r = run_cli(["modulefile", "12.9"], env)
     assert r.stdout.startswith("-- CUDA Toolkit 12.9.1") and 'family("cuda")' in r.stdout  # Lmod: Lua by default
     del env["LMOD_CMD"]
-    assert run_cli(["modulefile", "12.9"], env).stdout.startswith("#%Module1.0")  # elsewhere: Tcl, read by both
+    # a shell that lost Lmod's variables (env -i) on a machine where Lmod is installed: still Lua, which Lmod
+    # unloads right (the Tcl form is the one whose pushenv Lmod restores wrongly)
+    assert modulesystems.LMOD.is_file() or modulesystems.command("lmod")
+    assert run_cli(["modulefile", "12.9"], env).stdout.startswith("-- CUDA Toolkit 12.9.1")
+    env["MODULES_CMD"] = str(modulesystems.ENVMODULES)  # Environment Modules' init says it owns this shell
+    assert run_cli(["modulefile", "12.9"], env).stdout.startswith("#%Module1.0")  # Tcl, read by both
+
+
+# ---- real sites' modulefiles (tests/data/modulefiles), at the folders they name ---------------------------------
+
+def _version_json(version: str) -> str:
+    return json.dumps({"cuda": {"name": "CUDA SDK", "version": version}})
+
+
+# the toolkit folders the corpus names, each with the version its module claims
+CORPUS_ROOTS = {
+    "/share/apps/spack/spack-v0.19/opt/spack/linux-ubuntu22.04-x86_64_v3/gcc-11.3.0/"
+    "cuda-11.7.1-pkcc5ttbgrknfycfjj3v2lezjcdnlth4": "11.7.1",
+    "/share/apps/22.04/spack/spack-v0.19.1/opt/spack/linux-ubuntu22.04-x86_64_v2/gcc-11.3.0/"
+    "cuda-11.7.1-lrt2o3uaa7iok75tlym5boeyepehbyij": "11.7.1",
+    "/app/software/CUDA/10.2.89-GCC-8.3.0": "10.2.89",
+    "/app/software/CUDA/9.2.88-GCC-7.3.0-2.30": "9.2.88",
+    "/app/software/CUDAcore/11.1.1": "11.1.1",
+    "/home/software/EasyBuild/software/CUDA/11.4.1": "11.4.1",
+    "/home/software/EasyBuild/software/CUDAcore/11.1.1": "11.1.1",
+}
+# the compiler modules the corpus loads: stubs (a site has them; Lmod refuses a load without them)
+CORPUS_STUBS = {
+    "/app/modules/all/GCC/8.3.0.lua": "", "/app/modules/all/GCC/10.2.0.lua": "",
+    "/app/modules/all/GCC/7.3.0-2.30.lua": "",
+    "/home/software/tools/eb_modulefiles/all/Core/GCCcore/10.2.0.lua": "",
+    "/home/software/tools/eb_modulefiles/all/Core/binutils/2.35.lua": "",
+}
+FRANKLIN, FARM = "/share/apps/spack/modulefiles/Core", "/share/apps/farm/modulefiles"
+FREDHUTCH, RAAPOI = "/app/modules/all", "/home/software/tools/eb_modulefiles/all/Core"
+PKCC, LRT = list(CORPUS_ROOTS)[:2]
+
+
+def _corpus_plan(trees: Path, tmp_path: Path, clean_env) -> dict:
+    links = [[str(modulesystems.CORPUS / here), there] for here, there in modulesystems.CORPUS_PLACES.items()]
+    files = dict(CORPUS_STUBS)
+    for n, (root, version) in enumerate(CORPUS_ROOTS.items()):
+        vj = tmp_path / f"version-{n}.json"
+        vj.write_text(_version_json(version))
+        links += [[str(trees / "cuda-12.9"), root], [str(vj), root + "/version.json"]]
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    base = {k: v for k, v in clean_env.items() if not k.startswith(("LMOD", "MODULE", "LOADEDMODULES", "_LMFILES_"))}
+    base.update(PATH="/usr/bin:/bin", HOME=str(home), LMOD_RC=str(tmp_path / "no-lmodrc.lua"))
+    return {"links": links, "files": files, "commands": [], "base": base}
+
+
+def _cli(plan, args, **env):
+    plan["commands"].append({"cli": args, "env": dict(plan["base"], **env)})
+    return len(plan["commands"]) - 1
+
+
+def _module(plan, system, steps, **env):
+    plan["commands"].append({"module": system, "steps": steps, "env": dict(plan["base"], **env)})
+    return len(plan["commands"]) - 1
+
+
+def _nvcc_root(state) -> str:
+    """The toolkit the shell the module system left gets: the folder of the first nvcc on its PATH."""
+    for entry in state["PATH"].split(":"):
+        if os.path.isfile(os.path.join(entry, "nvcc")) or entry.endswith("/bin") and entry.startswith(("/app",
+                                                                                                        "/share",
+                                                                                                        "/home")):
+            return os.path.dirname(os.path.normpath(entry))
+    return ""
+
+
+LMOD_ENV = {"LMOD_CMD": str(modulesystems.LMOD)}
+ALL_FOUR = ":".join([FRANKLIN, FARM, FREDHUTCH, RAAPOI])
+# every name on ALL_FOUR, with the folder `module load` takes it from (the first MODULEPATH folder that has it)
+CORPUS_NAMES = {
+    "cuda/11.7.1": PKCC,  # franklin's Lua; farm's Tcl of the same name comes later on MODULEPATH
+    "CUDA/10.2.89-GCC-8.3.0": "/app/software/CUDA/10.2.89-GCC-8.3.0",
+    "CUDA/9.2.88-GCC-7.3.0-2.30": "/app/software/CUDA/9.2.88-GCC-7.3.0-2.30",
+    "CUDA/11.1.1-GCC-10.2.0": "/app/software/CUDAcore/11.1.1",
+    "CUDAcore/11.1.1": "/app/software/CUDAcore/11.1.1",  # fredhutch's, before raapoi's Core
+    "CUDA/11.4.1": "/home/software/EasyBuild/software/CUDA/11.4.1",
+}
+
+
+def test_real_sites_modulefiles_resolve_as_lmod_loads_them(trees, tmp_path, clean_env):
+    """Spack Lua and Tcl, EasyBuild flat and hierarchical, CUDAcore, a default link: for each CUDA module on a
+    MODULEPATH of four sites' trees, `cudaswitch which NAME` is the folder real Lmod's `module load NAME` gives
+    (CUDA_HOME, and the nvcc first on PATH), names found twice are the first folder's as for Lmod, `list` gives
+    each toolkit its version with no false "misnamed" warning for EasyBuild's VERSION-TOOLCHAIN folders."""
+    plan = _corpus_plan(trees, tmp_path, clean_env)
+    listed = _cli(plan, ["list", "--json"], MODULEPATH=ALL_FOUR, **LMOD_ENV)
+    checks = {name: (_cli(plan, ["which", name], MODULEPATH=ALL_FOUR, **LMOD_ENV),
+                     _module(plan, "lmod", [f"load {name}"], MODULEPATH=ALL_FOUR))
+              for name in CORPUS_NAMES}
+    default = (_cli(plan, ["which", "cuda"], MODULEPATH=FRANKLIN, **LMOD_ENV),
+               _module(plan, "lmod", ["load cuda"], MODULEPATH=FRANKLIN))
+    out = modulesystems.in_private_root(tmp_path, plan)
+
+    rec = json.loads(out[listed]["stdout"])
+    mine = {t["root"]: t for t in rec["toolkits"]}
+    for name, root in CORPUS_NAMES.items():
+        assert name in mine[root]["modules"], (name, mine.get(root))
+        assert mine[root]["version"] == CORPUS_ROOTS[root]
+        which, load = checks[name]
+        assert out[which]["rc"] == 0, out[which]
+        after = out[load]["states"][-1]
+        assert out[which]["stdout"].strip() == root == after["CUDA_HOME"], (name, out[which], after["CUDA_HOME"])
+        assert os.path.isabs(after["PATH"].split(":")[0])
+    assert LRT not in mine  # farm's cuda/11.7.1 is shadowed by franklin's, as `module load cuda/11.7.1` shows
+    assert not any("misnamed" in t["flags"] for t in mine.values()), [(t["root"], t["warnings"]) for t in
+                                                                      mine.values()]
+    assert not [w for w in rec["warnings"] if "folder name says" in w], rec["warnings"]
+    which, load = default
+    assert out[which]["stdout"].strip() == PKCC == out[load]["states"][-1]["CUDA_HOME"]
+    assert "default link" in out[which]["stderr"] or out[which]["rc"] == 0
+
+
+def test_real_sites_tcl_modulefile_under_environment_modules(trees, tmp_path, clean_env):
+    """Spack's Tcl file (farm) before Spack's Lua file of the same name (franklin) on MODULEPATH: Environment
+    Modules loads the Tcl one (first folder wins); Lmod loads franklin's, because franklin's `default` link marks
+    it (Lmod weighs a marked default above the same name earlier on MODULEPATH). cudaswitch, told by MODULES_CMD
+    or LMOD_CMD which system owns MODULEPATH, gives what each loads."""
+    plan = _corpus_plan(trees, tmp_path, clean_env)
+    mp = f"{FARM}:{FRANKLIN}"
+    env = {"MODULES_CMD": str(modulesystems.ENVMODULES)}
+    which = _cli(plan, ["which", "cuda/11.7.1"], MODULEPATH=mp, **env)
+    load = _module(plan, "envmodules", ["load cuda/11.7.1"], MODULEPATH=mp)
+    lmod_which = _cli(plan, ["which", "cuda/11.7.1"], MODULEPATH=mp, **LMOD_ENV)
+    lmod_load = _module(plan, "lmod", ["load cuda/11.7.1"], MODULEPATH=mp)
+    out = modulesystems.in_private_root(tmp_path, plan)
+    assert "states" in out[load], out[load]
+    got = (out[which]["stdout"].strip(), out[load]["states"][-1]["CUDA_HOME"], out[lmod_which]["stdout"].strip(),
+           out[lmod_load]["states"][-1]["CUDA_HOME"])
+    assert got == (LRT, LRT, PKCC, PKCC), got
+
+
+def test_hierarchy_after_module_load_gcc_and_lmods_own_user_cache(trees, tmp_path, clean_env):
+    """raapoi's hierarchy: CUDA/11.1.1 lives under Compiler/GCC/10.2.0, which GCC/10.2.0 puts on MODULEPATH. Before
+    that, Lmod's user cache (written here by the real Lmod, under the name Lmod gives it) leads cudaswitch to it;
+    after `module load GCC/10.2.0` (the real MODULEPATH Lmod leaves) `which CUDA/11.1.1` is what `module load
+    CUDA/11.1.1` sets."""
+    plan = _corpus_plan(trees, tmp_path, clean_env)
+    loaded = _module(plan, "lmod", ["load GCC/10.2.0", "load CUDA/11.1.1"], MODULEPATH=RAAPOI)
+    cache_home = tmp_path / "cache-home"
+    cache_home.mkdir()
+    writes_cache = _module(plan, "lmod", ["avail"], MODULEPATH=RAAPOI, HOME=str(cache_home), LMOD_SHORT_TIME="0")
+    out = modulesystems.in_private_root(tmp_path, plan)
+    gcc_state, cuda_state = out[loaded]["states"][1:]
+    assert "Compiler/GCC/10.2.0" in gcc_state["MODULEPATH"]
+    assert "states" in out[writes_cache], out[writes_cache]
+    caches = sorted(p.name for p in (cache_home / ".lmod.d" / ".cache").iterdir())
+    assert any(re.fullmatch(r"spiderT\..+_.+\.lua", n) for n in caches), caches  # spiderT.<arch>_<os>.lua
+
+    plan["commands"] = []
+    after_gcc = {k: v for k, v in gcc_state.items() if k in ("MODULEPATH", "LOADEDMODULES", "_LMFILES_")}
+    which = _cli(plan, ["which", "CUDA/11.1.1"], **after_gcc, **LMOD_ENV)
+    cached = _cli(plan, ["list", "--json"], MODULEPATH=RAAPOI, HOME=str(cache_home), **LMOD_ENV)
+    out = modulesystems.in_private_root(tmp_path / "again" if (tmp_path / "again").mkdir() is None else tmp_path,
+                                        plan)
+    want = "/home/software/EasyBuild/software/CUDAcore/11.1.1"
+    assert out[which]["stdout"].strip() == want == cuda_state["CUDA_HOME"], out[which]
+    rec = json.loads(out[cached]["stdout"])
+    (tk,) = [t for t in rec["toolkits"] if t["root"] == want]
+    assert "CUDA/11.1.1" in tk["modules"]  # only the cache names the Compiler level before GCC is loaded

@@ -615,3 +615,215 @@ def test_hierarchy_after_module_load_gcc_and_lmods_own_user_cache(trees, tmp_pat
     rec = json.loads(out[cached]["stdout"])
     (tk,) = [t for t in rec["toolkits"] if t["root"] == want]
     assert "CUDA/11.1.1" in tk["modules"]  # only the cache names the Compiler level before GCC is loaded
+
+
+# ---- which module a name loads: precedence and defaults, as each module system decides -------------------------
+
+def _tcl_module(path: Path, root: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#%Module1.0\nsetenv CUDA_HOME {root}\nprepend-path PATH {root}/bin\n")
+
+
+@pytest.fixture(scope="module")
+def versioned_trees(tmp_path_factory):
+    """Toolkit trees of NVIDIA's real runtime files whose version.json says each version below, one folder each,
+    so that every default rule below picks a folder of its own."""
+    import cudatrees
+
+    base = tmp_path_factory.mktemp("versions")
+    return {v: cudatrees.cuda_11_8(base / f"cuda-{v}", {"cuda": {"name": "CUDA SDK", "version": v + ".0"}})
+            for v in ("11.2", "11.8", "12.4", "12.6", "12.10", "13.0")}
+
+
+# MODULEPATH=A:B; A has cuda/11.8, 12.4; B has cuda/11.2, 12.6, 12.10. Each layout adds a marker; each selector
+# is loaded by both real module systems (measured, docs/design/modules.md): the folder each gives.
+DEFAULT_CASES = {
+    "none": ({}, {"cuda": ("12.10", "12.4"), "cuda/12": ("12.10", "12.4"), "cuda/11": ("11.8", "11.8")}),
+    "link-in-B": ({"B/cuda/default": "12.6"}, {"cuda": ("12.6", "12.4"), "cuda/default": ("12.6", "12.4")}),
+    "version-in-A": ({"A/cuda/.version": '#%Module\nset ModulesVersion "11.8"\n'}, {"cuda": ("11.8", "11.8")}),
+    "modulerc-in-B": ({"B/cuda/.modulerc": "#%Module\nmodule-version cuda/11.2 default\n"},
+                      {"cuda": ("11.2", "12.4")}),
+    "modulerc-lua-in-B": ({"B/cuda/.modulerc.lua": 'module_version("cuda/11.2", "default")\n'},
+                          {"cuda": ("11.2", "12.4")}),
+}
+
+
+@pytest.mark.parametrize("case", DEFAULT_CASES, ids=DEFAULT_CASES.keys())
+def test_defaults_resolve_as_the_module_system_that_owns_modulepath(case, versioned_trees, tmp_path, clean_env):
+    """`which cuda`, `which cuda/12`, `which cuda/default`: the folder real Lmod's `module load` gives when Lmod
+    owns the shell (LMOD_CMD), and Environment Modules' when it does (MODULES_CMD); the rule that chose is said."""
+    markers, selectors = DEFAULT_CASES[case]
+    for folder, versions in (("A", ("11.8", "12.4")), ("B", ("11.2", "12.6", "12.10"))):
+        for v in versions:
+            _tcl_module(tmp_path / folder / "cuda" / v, versioned_trees[v])
+    for rel, text in markers.items():
+        if rel.endswith("/default"):
+            os.symlink(text, tmp_path / rel)
+        else:
+            (tmp_path / rel).write_text(text)
+    mp = f"{tmp_path / 'A'}:{tmp_path / 'B'}"
+    env = dict(_env(clean_env, tmp_path / "A"), MODULEPATH=mp)
+    for selector, (lmod_v, envmod_v) in selectors.items():
+        for system, owner, want in (("lmod", {"LMOD_CMD": str(modulesystems.LMOD)}, lmod_v),
+                                    ("envmodules", {"MODULES_CMD": str(modulesystems.ENVMODULES)}, envmod_v)):
+            loaded = modulesystems.run(system, [f"load {selector}"], env)[-1]["CUDA_HOME"]
+            assert loaded == str(versioned_trees[want]), (system, selector, loaded)
+            r = run_cli(["which", selector], dict(env, **owner))
+            assert r.returncode == 0, r.stderr
+            assert r.stdout.strip() == loaded, (system, selector, r.stdout, r.stderr)
+            assert ("Lmod" if system == "lmod" else "Environment Modules") in r.stderr, r.stderr
+
+
+def _spack_lua(path: Path, root: Path, version: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(SPACK_LUA.format(root=root, version=version))
+
+
+def test_a_hierarchy_level_loaded_later_wins_as_module_load_gives(trees, tmp_path, clean_env):
+    """cuda/12.9 under Core and under the gcc/13 level (with different folders); before `module load gcc/13` the
+    Core one, after it (the MODULEPATH real Lmod leaves: the gcc level first) the gcc level's, as Lmod's own load
+    gives; a system spider cache listing the gcc level does not outrank Core before gcc is loaded."""
+    core, deep = tmp_path / "Core", tmp_path / "Compiler" / "gcc" / "13"
+    _spack_lua(core / "cuda" / "12.9.lua", trees / "cuda-12.9", "12.9.1")
+    _spack_lua(deep / "cuda" / "12.9.lua", trees / "cuda-11.8", "12.9.1")
+    (core / "gcc").mkdir()
+    (core / "gcc" / "13.lua").write_text(f'prepend_path("MODULEPATH", "{deep}")\n')
+    spider = subprocess.run([str(modulesystems.LMOD.parent / "spider"), "-o", "spiderT", str(deep)],
+                            capture_output=True, text=True, timeout=120)
+    assert spider.returncode == 0, spider.stderr
+    cachedir = tmp_path / "syscache"
+    cachedir.mkdir()
+    (cachedir / "spiderT.lua").write_text(spider.stdout)
+    lmodrc = tmp_path / "lmodrc.lua"
+    lmodrc.write_text(f'scDescriptT = {{\n  {{\n    ["dir"] = "{cachedir}",\n    ["timestamp"] = "{cachedir}/ts",'
+                      f'\n  }},\n}}\n')  # EESSI's generated form: quoted keys
+    env = _env(clean_env, core, LMOD_CMD=str(modulesystems.LMOD), LMOD_RC=str(lmodrc))
+    before, gcc, cuda = modulesystems.run("lmod", ["load gcc/13", "load cuda/12.9"], env)
+    assert gcc["MODULEPATH"].split(":")[0] == str(deep)
+    assert cuda["CUDA_HOME"] == str(trees / "cuda-11.8")
+    assert run_cli(["which", "cuda/12.9"], env).stdout.strip() == str(trees / "cuda-12.9")
+    after = dict(env, MODULEPATH=gcc["MODULEPATH"])
+    r = run_cli(["which", "cuda/12.9"], after)
+    assert r.returncode == 0 and r.stdout.strip() == cuda["CUDA_HOME"], (r.stdout, r.stderr)
+    # the cache's entry was read (a name only it knows is offered), and ranks after MODULEPATH's folders
+    _spack_lua(deep / "cuda" / "12.8.lua", trees / "cuda-11.8", "12.8")
+    spider = subprocess.run([str(modulesystems.LMOD.parent / "spider"), "-o", "spiderT", str(deep)],
+                            capture_output=True, text=True, timeout=120)
+    (cachedir / "spiderT.lua").write_text(spider.stdout)
+    assert run_cli(["which", "cuda/12.8"], env).stdout.strip() == str(trees / "cuda-11.8")
+
+
+def test_an_unreadable_module_that_comes_first_is_refused_not_passed_over(trees, tmp_path, clean_env):
+    """MODULEPATH=A:B, A's cuda/11.8 takes its folder from $::env(SOFTROOT): both module systems load A's, so
+    `which`/`use` refuse in one line naming A's file and why, rather than switch to B's."""
+    a, b = tmp_path / "A", tmp_path / "B"
+    (a / "cuda").mkdir(parents=True)
+    (a / "cuda" / "11.8").write_text("#%Module1.0\nsetenv CUDA_HOME $::env(SOFTROOT)/cuda-11.8\n"
+                                     "prepend-path PATH $::env(SOFTROOT)/cuda-11.8/bin\n")
+    _tcl_module(b / "cuda" / "11.8", trees / "cuda-12.9")
+    env = dict(_env(clean_env, a), MODULEPATH=f"{a}:{b}")
+    for system in ("lmod", "envmodules"):
+        got = modulesystems.run(system, ["load cuda/11.8"], env, {"SOFTROOT": str(trees)})[-1]["CUDA_HOME"]
+        assert got == str(trees / "cuda-11.8")
+    line = one_line_error(run_cli(["which", "cuda/11.8"], env), 2)
+    assert str(a / "cuda" / "11.8") in line and "$::env(SOFTROOT)" in line
+    prefix = make_env(tmp_path / "env")
+    line = one_line_error(run_cli(["use", "cuda/11.8", "-p", str(prefix), "--no-smoke"], env), 2)
+    assert str(a / "cuda" / "11.8") in line
+
+
+# ---- what the reading decides from the file alone, and what it refuses to guess ----------------------------------
+
+@pytest.mark.parametrize("system", ["lmod", "envmodules"])
+def test_a_tcl_file_test_around_path_is_decided_and_a_one_line_if_is_conditional(system, trees, tmp_path,
+                                                                                 clean_env):
+    """`if { [file isdirectory $prefix/bin] } { prepend-path PATH $prefix/bin }` is what the load will find on
+    the same file system: read as the real load runs it. A one-line `if { ... } { set root /elsewhere }` makes
+    root depend on the load: not guessed."""
+    from cudaswitch.core.system import System
+    from cudaswitch.discovery.modules import read_modulefile
+
+    mp = tmp_path / "mf"
+    (mp / "cuda").mkdir(parents=True)
+    tk = trees / "cuda-12.9"
+    (mp / "cuda" / "12.9").write_text(f"#%Module1.0\nset prefix {tk}\n"
+                                      "if { [file isdirectory $prefix/bin] } { prepend-path PATH $prefix/bin }\n"
+                                      "if { ![file isdirectory $prefix/nowhere] } {\n  setenv CUDA_HOME $prefix\n}\n")
+    (mp / "cuda" / "11.8").write_text(f"#%Module1.0\nset root {trees / 'cuda-11.8'}\n"
+                                      "if { [info exists env(SITE_CUDA)] } { set root /elsewhere }\n"
+                                      "setenv CUDA_HOME $root\n")
+    sysm = System(os="linux", environ={})
+    mf = read_modulefile(sysm, "cuda/12.9", str(mp / "cuda" / "12.9"))
+    assert mf.root == str(tk) and mf.why is None, mf
+    state = modulesystems.run(system, ["load cuda/12.9"], _env(clean_env, mp))[-1]
+    assert state["CUDA_HOME"] == mf.root and state["PATH"].split(":")[0] == str(tk / "bin")
+    other = read_modulefile(sysm, "cuda/11.8", str(mp / "cuda" / "11.8"))
+    assert other.root is None and "inside a condition" in other.why, other
+    elsewhere = modulesystems.run(system, ["load cuda/11.8"], _env(clean_env, mp), {"SITE_CUDA": "1"})[-1]
+    assert elsewhere["CUDA_HOME"] == "/elsewhere"  # what a static guess of the first `set` would have missed
+
+
+ADVERSARIAL = {  # each at the reader's own size limit (64 KiB): once 49-87 s or a RecursionError
+    "lua-long-comments": ("x.lua", "--[[" * 16384),
+    "lua-long-strings": ("x.lua", "[[" * 32768),
+    "lua-long-comment-lines": ("x.lua", "--[==[\n" * 9362),
+    "lua-parens": ("x.lua", 'setenv("CUDA_HOME", ' + "(" * 65000),
+    "lua-calls": ("x.lua", "setenv(" * 9362),
+    "lua-quotes": ("x.lua", '"\\' * 32768),
+    "tcl-braces": ("x", "#%Module\n" + "{" * 65000),
+    "tcl-nested-ifs": ("x", "#%Module\n" + "if 1 {\n" * 4000 + "setenv CUDA_HOME /x\n" + "}\n" * 4000),
+    "tcl-brackets": ("x", "#%Module\nset a " + "[" * 32000 + "]" * 32000),
+    "tcl-vars": ("x", "#%Module\nsetenv CUDA_HOME " + "${" * 32000),
+    "tcl-array-vars": ("x", "#%Module\nsetenv CUDA_HOME " + "$a(" * 21000),
+}
+
+
+def test_adversarial_modulefiles_end_in_a_value_or_one_clear_reason(tmp_path):
+    """Every shape that once took a minute or ended in RecursionError: read (in a child with a time limit far
+    above what a linear reader needs, so a quadratic one fails) to a ModuleFile with a root or a reason."""
+    for key, (name, text) in ADVERSARIAL.items():
+        (tmp_path / f"{key}-{name}").write_text(text)
+    script = (
+        "import json, os, sys\n"
+        "from cudaswitch.core.system import System\n"
+        "from cudaswitch.discovery.modules import read_modulefile\n"
+        "out = {}\n"
+        "for f in sorted(os.listdir(sys.argv[1])):\n"
+        "    mf = read_modulefile(System(os='linux', environ={}), 'cuda/1', os.path.join(sys.argv[1], f))\n"
+        "    out[f] = mf and [mf.root, mf.why]\n"
+        "print(json.dumps(out))\n")
+    r = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=60,
+                       env={"PYTHONPATH": str(Path(__file__).resolve().parents[2]), "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 0, r.stderr[-2000:]
+    got = json.loads(r.stdout)
+    assert len(got) == len(ADVERSARIAL)
+    for f, value in got.items():
+        assert value is not None and (value[0] or value[1]), (f, value)
+        assert value[0] is None or f.startswith("tcl-nested") is False, (f, value)
+    assert "never closed" in got["lua-long-comments-x.lua"][1]
+    assert "never closed" in got["tcl-braces-x"][1]
+    assert "nest deeper" in got["tcl-nested-ifs-x"][1] or "inside a condition" in got["tcl-nested-ifs-x"][1]
+
+
+def test_any_text_reads_to_a_value_or_a_reason(tmp_path):
+    """Property: whatever bytes a file holds, the reader ends in a ModuleFile, None (not a modulefile), never an
+    exception."""
+    hypothesis = pytest.importorskip("hypothesis")
+    from hypothesis import strategies as st
+
+    from cudaswitch.core.system import System
+    from cudaswitch.discovery.modules import read_modulefile
+
+    alphabet = st.sampled_from(list('#%Module\n{}[]()"\'\\$;: -=.,setenv prepend-path CUDA_HOME PATH if else '
+                                    'local pathJoin --[[ ]] [==[ ]==] /opt/cuda'))
+    sysm = System(os="linux", environ={})
+
+    @hypothesis.settings(max_examples=300, deadline=None, database=None)
+    @hypothesis.given(st.lists(alphabet, max_size=200).map("".join), st.booleans())
+    def prop(text, lua):
+        path = tmp_path / ("p.lua" if lua else "p")
+        path.write_text(("" if lua else "#%Module\n") + text)
+        mf = read_modulefile(sysm, "cuda/1", str(path))
+        assert mf is None or mf.root or mf.why
+
+    prop()

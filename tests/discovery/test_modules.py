@@ -827,3 +827,113 @@ def test_any_text_reads_to_a_value_or_a_reason(tmp_path):
         assert mf is None or mf.root or mf.why
 
     prop()
+
+
+# ---- as root, another user's modulefile decides nothing ----------------------------------------------------------
+
+def test_as_root_a_module_another_user_could_write_never_chooses_the_toolkit(trees, tmp_path, clean_env):
+    """Her folder on root's MODULEPATH, her cuda/12.4 naming her copy of a toolkit: root's `list` shows it with
+    that fact, `which 12.9`, `which cuda/12.4` and `use 12.9 -p ROOTENV` never pick it (one line saying why, the
+    environment untouched); given by its folder, root may still use it."""
+    import shutil
+
+    import other_user
+
+    if os.geteuid() != 0:
+        pytest.skip("replays an attack on root")
+    base, attacker, _, _ = other_user.shared_base("cs-mod-")
+    try:
+        mine = attacker / "cuda-12.4"
+        shutil.copytree(trees / "cuda-12.9", mine, symlinks=True)
+        for dirpath, dirnames, filenames in os.walk(mine):
+            for n in dirnames + filenames + ["."]:
+                os.lchown(os.path.join(dirpath, n), other_user.NOBODY, other_user.NOBODY)
+
+        def plant():
+            _spack_lua(attacker / "modules" / "cuda" / "12.4.lua", mine, "12.4")
+
+        other_user.as_user(plant)
+        env = _env(clean_env, attacker / "modules", LMOD_CMD=str(modulesystems.LMOD))
+        rec = json.loads(run_cli(["list", "--json"], env).stdout)
+        (tk,) = [t for t in rec["toolkits"] if t["root"] == str(mine)]
+        assert "untrusted-module" in tk["flags"]
+        assert any(str(mine) in w and "another user" in w for w in rec["warnings"]), rec["warnings"]
+        line = one_line_error(run_cli(["which", "cuda/12.4"], env), 2)
+        assert "another user" in line and str(attacker / "modules") in line
+        assert run_cli(["which", "12.9"], env).stdout.strip() != str(mine)
+        prefix = make_env(tmp_path / "rootenv")
+        r = run_cli(["use", "12.9", "-p", str(prefix), "--no-smoke"], env)
+        assert str(mine) not in (r.stdout + "".join(p.read_text() for p in (prefix / "etc").rglob("*.sh"))
+                                 if (prefix / "etc").exists() else r.stdout)
+        assert run_cli(["which", str(mine)], env).stdout.strip() == str(mine)  # her folder, named explicitly
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+# NVIDIA HPC SDK's own modulefile (modulefiles/nvhpc/<version> as the SDK installs it; the text as NSCC's copy
+# publishes it, trimmed to the lines that matter here): the compilers' bin goes before the CUDA bin on PATH, and no
+# CUDA_HOME is set.
+NVHPC_TCL = """#%Module1.0
+
+conflict nvidia
+conflict nvhpc
+conflict nvhpc-nompi
+conflict nvhpc-byo-compiler
+
+set nvhome {nvhome}
+set target Linux_x86_64
+set version 24.3
+
+set nvcudadir $nvhome/$target/$version/cuda
+set nvcompdir $nvhome/$target/$version/compilers
+set nvmathdir $nvhome/$target/$version/math_libs
+set nvcommdir $nvhome/$target/$version/comm_libs
+
+setenv NVHPC $nvhome
+setenv NVHPC_ROOT $nvhome/$target/$version
+setenv CC $nvcompdir/bin/nvc
+
+prepend-path PATH $nvcudadir/bin
+prepend-path PATH $nvcompdir/bin
+prepend-path PATH $nvcommdir/mpi/bin
+prepend-path PATH $nvcompdir/extras/qd/bin
+
+prepend-path LD_LIBRARY_PATH $nvcudadir/lib64
+prepend-path LD_LIBRARY_PATH $nvcompdir/lib
+prepend-path LD_LIBRARY_PATH $nvmathdir/lib64
+
+module-whatis "Nvidia HPC Compilers"
+"""
+
+
+@pytest.mark.parametrize("system", ["lmod", "envmodules"])
+def test_nvidia_hpc_sdk_module_gives_its_cuda(system, trees, tmp_path, clean_env):
+    """nvhpc/24.3: listed and usable as the toolkit whose nvcc its PATH gives (the SDK's cuda/bin links into
+    cuda/12.x), and named by doctor and status when loaded beside a switch."""
+    nvhome = tmp_path / "hpc_sdk"
+    sdk = nvhome / "Linux_x86_64" / "24.3"
+    (sdk / "cuda").mkdir(parents=True)
+    os.symlink(trees / "cuda-12.9", sdk / "cuda" / "12.9")
+    os.symlink("12.9/bin", sdk / "cuda" / "bin")
+    os.symlink("12.9/lib64", sdk / "cuda" / "lib64")
+    (sdk / "compilers" / "bin").mkdir(parents=True)
+    (sdk / "compilers" / "bin" / "nvc").write_text("#!/bin/sh\n")
+    mp = tmp_path / "modulefiles"
+    (mp / "nvhpc").mkdir(parents=True)
+    (mp / "nvhpc" / "24.3").write_text(NVHPC_TCL.format(nvhome=nvhome))
+    env = _env(clean_env, mp)
+    state = modulesystems.run(system, ["load nvhpc/24.3"], env)[-1]
+    nvcc = subprocess.run(["sh", "-c", "command -v nvcc"], env=state, capture_output=True, text=True).stdout.strip()
+    got = os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
+    assert got == str(trees / "cuda-12.9")
+    assert run_cli(["which", "nvhpc/24.3"], env).stdout.strip() == got
+    rec = json.loads(run_cli(["list", "--json"], env).stdout)
+    (tk,) = [t for t in rec["toolkits"] if t["root"] == got]
+    assert tk["modules"] == ["nvhpc/24.3"]
+    prefix = make_env(tmp_path / "env")
+    assert run_cli(["use", str(trees / "cuda-11.8"), "-p", str(prefix), "--no-smoke"], env).returncode == 0
+    shell = dict(state, CONDA_PREFIX=str(prefix), CUDASWITCH_SEARCH_PATH=str(trees))  # where 11.8 is found
+    doc = json.loads(run_cli(["doctor", "-p", str(prefix), "--json"], shell).stdout)
+    (f,) = [f for f in doc["findings"] if f["code"] == "CUDA_MODULE_LOADED"]
+    assert "nvhpc/24.3" in f["cause"]
+    assert "Module loaded: nvhpc/24.3" in run_cli(["status"], shell).stdout

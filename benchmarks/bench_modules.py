@@ -137,6 +137,8 @@ def main():
         names = sorted(m for t in out["toolkits"] for m in t["modules"])
         assert len(names) >= 7 and "CUDA/11.1.1" in names, names  # the Compiler level, only the cache knows it
         cmds["cudaswitch list --json"] = ours
+        # what every cudaswitch command pays before it reads a file: Python's start and the CLI's imports
+        cmds["cudaswitch --version (start only)"] = [sys.executable, "-m", "cudaswitch", "--version"]
         if os.path.isfile(LMOD):
             cmds["Lmod: module spider cuda (system cache)"] = [LMOD, "bash", "spider", "cuda"]
             cmds["Lmod: module spider cuda (no cache)"] = ["env", "LMOD_IGNORE_CACHE=1", LMOD, "bash", "spider",
@@ -160,6 +162,8 @@ def main():
     for k, v in med.items():
         if k != "cudaswitch list --json":
             print(f"ratio list / {k}: {ours_t / v:.2f}")
+    start = med["cudaswitch --version (start only)"]
+    print(f"list beyond its start: {(ours_t - start) * 1000:.1f} ms")
 
 
 if __name__ == "__main__":

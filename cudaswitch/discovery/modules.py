@@ -22,8 +22,9 @@ from cudaswitch.core.system import System
 # The module names sites give CUDA (cuda/12.4, CUDA/12.4, cudatoolkit/12.4, cuda-toolkit/12.4, EasyBuild's
 # CUDAcore/11.1.1 behind a hierarchy's CUDA/11.1.1, NVIDIA HPC SDK's nvhpc/24.3 whose PATH holds its CUDA): the
 # first part of the name. cudnn, nccl and friends are separate modules and are not toolkits.
-_CUDA_FAMILY = re.compile(r"^(cuda|cudatoolkit|cuda-toolkit|cuda_toolkit|nvidia-cuda|cudacore|"
-                          r"nvhpc|nvhpc-nompi|nvhpc-hpcx|nvhpc-hpcx-cuda\d+|nvhpc-byo-compiler)$", re.IGNORECASE)
+_FAMILIES = (r"cuda|cudatoolkit|cuda-toolkit|cuda_toolkit|nvidia-cuda|cudacore|nvhpc|nvhpc-nompi|nvhpc-hpcx|"
+             r"nvhpc-hpcx-cuda\d+|nvhpc-byo-compiler")
+_CUDA_FAMILY = re.compile(f"^({_FAMILIES})$", re.IGNORECASE)
 # Which variable names a toolkit's root, in the order sites use them (NVIDIA's docs say CUDA_HOME / CUDA_PATH;
 # Spack and EasyBuild generate CUDA_HOME, CUDA_ROOT, EBROOTCUDA, EBROOTCUDACORE)
 ROOT_VARS = ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDA_DIR", "CUDATOOLKIT_HOME", "CUDA_INSTALL_PATH", "EBROOTCUDA",
@@ -94,7 +95,7 @@ def _spider_caches(system: System) -> List[str]:
 
 # an entry's fields up to its first nested table (fn and mpath sort before propT and whatis, and string values may
 # hold braces); each field on its own line, as Lmod writes it
-_SPIDER_ENTRY = re.compile(r"""\[\s*"([^"\n]+)"\s*\]\s*=\s*\{((?:"(?:\\.|[^"\\\n])*"|[^{}"])*)""")
+_SPIDER_ENTRY = re.compile(r"""\[\s*"((?i:%s)/[^"\n]+)"\s*\]\s*=\s*\{((?:"(?:\\.|[^"\\\n])*"|[^{}"])*)""" % _FAMILIES)
 _SPIDER_FIELD = {k: re.compile(r"""^\s*(?:%s|\[\s*"%s"\s*\])\s*=\s*"([^"\n]*)\"""" % (k, k), re.M) for k in ("fn", "mpath")}
 
 
@@ -332,6 +333,8 @@ def _lua_tokens(text: str) -> List[Tuple[str, str]]:
 
 
 def _lua_unescape(s: str) -> str:
+    if "\\" not in s:
+        return s
     return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), s)
 
 

@@ -668,8 +668,6 @@ def _by_module(found: Discovery, selector: str, system: System, notes: Optional[
     exact names, defaults, partial versions); None when the selector names no CUDA module."""
     from cudaswitch.discovery.modules import resolve
 
-    if system.local(os.path.expanduser(selector)).exists() and "/" in selector:
-        return None  # a folder that is there is the folder (./cuda/12.4 relative to here)
     hit = resolve(system, found.modules, selector)
     if hit is None:
         return None

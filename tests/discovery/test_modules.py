@@ -937,3 +937,22 @@ def test_nvidia_hpc_sdk_module_gives_its_cuda(system, trees, tmp_path, clean_env
     (f,) = [f for f in doc["findings"] if f["code"] == "CUDA_MODULE_LOADED"]
     assert "nvhpc/24.3" in f["cause"]
     assert "Module loaded: nvhpc/24.3" in run_cli(["status"], shell).stdout
+
+
+def test_spider_cache_entries_with_quoted_keys_and_strings_holding_braces(tmp_path):
+    """A cache written with quoted keys (`["fn"] = ...`, as some generators write Lua tables) reads like Lmod's
+    own bare keys; a help string holding braces or a fake `fn = ` does not end or fool an entry."""
+    from cudaswitch.core.system import System
+    from cudaswitch.discovery.modules import _from_spider_cache
+
+    cache = tmp_path / "spiderT.lua"
+    cache.write_text('spiderT = {\n  ["/mp"] = {\n    cuda = {\n      fileT = {\n'
+                     '        ["cuda/12.4"] = {\n          ["canonical"] = "12.4",\n'
+                     '          ["fn"] = "/mp/cuda/12.4.lua",\n          ["help"] = "a { brace and fn = \\"/evil\\"",\n'
+                     '          ["mpath"] = "/mp",\n          whatis = {\n            "Name : cuda",\n          },\n'
+                     '        },\n        ["cuda/11.8"] = {\n          fn = "/mp/cuda/11.8",\n'
+                     '          help = "}",\n          mpath = "/mp/",\n        },\n'
+                     '        ["cudnn/9.1"] = {\n          fn = "/mp/cudnn/9.1.lua",\n        },\n      },\n    },\n'
+                     '  },\n}\n')
+    got = _from_spider_cache(System(os="linux", environ={}), str(cache))
+    assert got == [("cuda/12.4", "/mp/cuda/12.4.lua", "/mp"), ("cuda/11.8", "/mp/cuda/11.8", "/mp")]

@@ -808,7 +808,7 @@ def test_adversarial_modulefiles_end_in_a_value_or_one_clear_reason(tmp_path):
 def test_any_text_reads_to_a_value_or_a_reason(tmp_path):
     """Property: whatever bytes a file holds, the reader ends in a ModuleFile, None (not a modulefile), never an
     exception."""
-    hypothesis = pytest.importorskip("hypothesis")
+    import hypothesis
     from hypothesis import strategies as st
 
     from cudaswitch.core.system import System
@@ -956,3 +956,18 @@ def test_spider_cache_entries_with_quoted_keys_and_strings_holding_braces(tmp_pa
                      '  },\n}\n')
     got = _from_spider_cache(System(os="linux", environ={}), str(cache))
     assert got == [("cuda/12.4", "/mp/cuda/12.4.lua", "/mp"), ("cuda/11.8", "/mp/cuda/11.8", "/mp")]
+
+
+def test_a_loaded_module_is_the_file_that_was_loaded_not_what_its_name_means_now(trees, tmp_path, clean_env):
+    """cuda/12.9 loaded from B; then A (with its own cuda/12.9) comes first on MODULEPATH: status names the toolkit
+    of the file Lmod loaded (_LMFILES_), not the one the name would mean now."""
+    a, b = tmp_path / "A", tmp_path / "B"
+    _spack_lua(a / "cuda" / "12.9.lua", trees / "cuda-12.9", "12.9.1")
+    _spack_lua(b / "cuda" / "12.9.lua", trees / "cuda-11.8", "12.9.1")
+    env = dict(_env(clean_env, b), CUDASWITCH_SEARCH_PATH=str(trees))
+    shell = modulesystems.run("lmod", ["load cuda/12.9"], env)[-1]
+    assert shell["CUDA_HOME"] == str(trees / "cuda-11.8")
+    shell = dict(shell, MODULEPATH=f"{a}:{b}")
+    assert run_cli(["which", "cuda/12.9"], shell).stdout.strip() == str(trees / "cuda-12.9")
+    st = run_cli(["status"], shell)
+    assert f"Module loaded: cuda/12.9 (CUDA 11.8.89 at {trees / 'cuda-11.8'})" in st.stdout, st.stdout

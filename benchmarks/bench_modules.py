@@ -1,9 +1,14 @@
-"""`cudaswitch list --json` on a cluster's MODULEPATH (50 modulefiles, 10 of them CUDA, in Lua and Tcl), against
-Lmod's `module avail` and `module spider cuda` and Environment Modules' `module avail` on the same tree.
+"""`cudaswitch list --json` on a cluster's MODULEPATH as real sites lay it out, against Lmod's `module spider cuda`
+(with the site's system spider cache, as Lmod runs on a cluster, and without it) and Lmod's and Environment
+Modules' `module avail`, on the same tree.
 
-cudaswitch reads the CUDA modulefiles as text and inspects each toolkit folder they name; the module systems
-evaluate their modulefiles (spider and avail walk the whole tree). The commands run interleaved, so machine noise
-hits all of them alike; the figures are ratios of medians. Goal: `list` no slower than `module spider cuda`.
+The tree: the real sites' modulefiles of tests/data/modulefiles (Spack Lua and Tcl with a `default` link,
+EasyBuild flat and hierarchical with CUDAcore, the GCC module that opens a Compiler level), their absolute paths
+moved under a temporary folder, on four MODULEPATH folders; beside them OTHER_MODULES EasyBuild-style modules of
+other software (a site has hundreds: compilers, MPI, libraries), a `.version` and a `.modulerc`; and a system spider
+cache Lmod's own `spider` wrote for the whole tree, named by an lmodrc in EESSI's `["dir"] = ...` form. The toolkit
+folders are real toolkit trees (bench_list.make_toolkits). The commands run interleaved, so machine noise hits all
+of them alike; the figures are ratios of medians. Goal: `list` no slower than `module spider cuda`.
 Run with bytecode caching on, as users have it:
 env -u PYTHONDONTWRITEBYTECODE python benchmarks/bench_modules.py [--runs 20]
 """
@@ -11,6 +16,7 @@ env -u PYTHONDONTWRITEBYTECODE python benchmarks/bench_modules.py [--runs 20]
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -22,30 +28,83 @@ from bench_list import REPO, make_toolkits, timed
 
 LMOD = "/usr/share/lmod/lmod/libexec/lmod"
 ENVMODULES = os.environ.get("CUDASWITCH_TEST_ENVMODULES") or "/opt/environment-modules/usr/lib/modulecmd.tcl"
-OTHERS = ["gcc", "openmpi", "python", "cmake", "hdf5", "fftw", "boost", "netcdf"]
+CORPUS = REPO / "tests" / "data" / "modulefiles"
+PLACES = {  # as tests/modulesystems.py lays the corpus out, under the temporary folder
+    "ucdavis-franklin/Core": "share/apps/spack/modulefiles/Core",
+    "ucdavis-farm/core": "share/apps/farm/modulefiles",
+    "fredhutch/all": "app/modules/all",
+    "raapoi/all": "home/software/tools/eb_modulefiles/all",
+}
+MODULEPATH = ["share/apps/spack/modulefiles/Core", "share/apps/farm/modulefiles", "app/modules/all",
+              "home/software/tools/eb_modulefiles/all/Core"]
+OTHERS = ["GCC", "OpenMPI", "Python", "CMake", "HDF5", "FFTW", "Boost", "netCDF", "OpenBLAS", "SciPy-bundle"]
+OTHER_MODULES = 400
+EB_OTHER = """help([==[
+
+Description
+===========
+{name} is one of the site's software packages, built by EasyBuild.
+]==])
+
+whatis([==[Description: {name}]==])
+
+local root = "{root}"
+
+conflict("{name}")
+
+if not ( isloaded("GCCcore/10.2.0") ) then
+    load("GCCcore/10.2.0")
+end
+
+prepend_path("CMAKE_PREFIX_PATH", root)
+prepend_path("LD_LIBRARY_PATH", pathJoin(root, "lib"))
+prepend_path("PATH", pathJoin(root, "bin"))
+setenv("EBROOT{upper}", root)
+-- Built with EasyBuild version 4.3.4
+"""
 
 
-def make_tree(base: Path, roots):
-    """10 CUDA modulefiles (Lua for even minors, Tcl for odd, as a site that moved to Lmod keeps both) and 40
-    others."""
-    mp = base / "modulefiles"
-    for root in roots:
-        version = Path(root).name.split("-", 1)[1]
-        (mp / "cuda").mkdir(parents=True, exist_ok=True)
-        if int(version.split(".")[1]) % 2 == 0:
-            (mp / "cuda" / f"{version}.lua").write_text(
-                f'family("cuda")\nlocal base = "{root}"\nsetenv("CUDA_HOME", base)\n'
-                f'prepend_path("PATH", pathJoin(base, "bin"))\n'
-                f'prepend_path("LD_LIBRARY_PATH", pathJoin(base, "lib64"))\n')
-        else:
-            (mp / "cuda" / version).write_text(
-                f"#%Module1.0\nconflict cuda\nset root {root}\nsetenv CUDA_HOME $root\nprepend-path PATH $root/bin\n"
-                "prepend-path LD_LIBRARY_PATH $root/lib64\n")
-    for i in range(40):
+def make_tree(base: Path, toolkits):
+    """The corpus at its places under `base`, its absolute paths moved there; the toolkit folders it names linked
+    to real toolkit trees; other software's modules; a .version, a .modulerc; returns MODULEPATH."""
+    move = {"/share/": f"{base}/share/", "/app/": f"{base}/app/", "/home/software/": f"{base}/home/software/"}
+    roots = set()
+    for here, there in PLACES.items():
+        for src in sorted((CORPUS / here).rglob("*")):
+            dst = base / there / src.relative_to(CORPUS / here)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            if src.is_symlink():
+                target = os.readlink(src)
+                for a, b in move.items():
+                    target = target.replace(a, b) if target.startswith(a) else target
+                os.symlink(target, dst)
+            elif src.is_file():
+                text = src.read_text()
+                for a, b in move.items():
+                    text = text.replace(f'"{a}', f'"{b}').replace(f" {a}", f" {b}")
+                dst.write_text(text)
+                roots.update(re.findall(r'(?:setenv\("CUDA_HOME", |local root = |setenv CUDA_HOME )"([^"]+)"', text))
+    for n, root in enumerate(sorted(r for r in roots if r.startswith(str(base)) and "/cuda" in r.lower())):
+        Path(root).parent.mkdir(parents=True, exist_ok=True)
+        if not os.path.lexists(root):
+            os.symlink(toolkits[n % len(toolkits)], root)
+    for m in ("home/software/tools/eb_modulefiles/all/Core/GCCcore/10.2.0.lua",
+              "home/software/tools/eb_modulefiles/all/Core/binutils/2.35.lua", "app/modules/all/GCC/8.3.0.lua",
+              "app/modules/all/GCC/10.2.0.lua", "app/modules/all/GCC/7.3.0-2.30.lua"):
+        (base / m).parent.mkdir(parents=True, exist_ok=True)
+        (base / m).write_text("")
+    levels = [base / "app/modules/all", base / "home/software/tools/eb_modulefiles/all/Core",
+              base / "home/software/tools/eb_modulefiles/all/Compiler/GCC/10.2.0"]
+    for i in range(OTHER_MODULES):
         name = OTHERS[i % len(OTHERS)]
-        (mp / name).mkdir(parents=True, exist_ok=True)
-        (mp / name / f"{i}.0.lua").write_text(f'prepend_path("PATH", "/opt/{name}/{i}.0/bin")\n')
-    return mp
+        folder = levels[i % len(levels)] / name
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{i // len(OTHERS)}.{i % 7}.0.lua").write_text(
+            EB_OTHER.format(name=name, upper=name.upper().replace("-", "MINUS"),
+                            root=f"{base}/software/{name}/{i}"))
+    (levels[0] / "Python" / ".version").write_text('#%Module\nset ModulesVersion "3.0.0"\n')
+    (levels[1] / "CMake" / ".modulerc.lua").write_text('module_version("CMake/4.1.0", "default")\n')
+    return [str(base / p) for p in MODULEPATH]
 
 
 def main():
@@ -53,20 +112,38 @@ def main():
     ap.add_argument("--runs", type=int, default=20)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        roots = make_toolkits(Path(tmp) / "apps", 10)
-        mp = make_tree(Path(tmp), roots)
-        home = Path(tmp) / "home"
+        base = Path(tmp)
+        toolkits = make_toolkits(base / "apps", 6)
+        mp = make_tree(base / "site", toolkits)
+        home = base / "home"
         home.mkdir()
-        env = dict(os.environ, MODULEPATH=str(mp), HOME=str(home), CUDASWITCH_CONFIG=str(Path(tmp) / "none.yaml"),
-                   PYTHONPATH=str(REPO), LMOD_IGNORE_CACHE="1")
+        env = dict(os.environ, MODULEPATH=":".join(mp), HOME=str(home), CUDASWITCH_CONFIG=str(base / "none.yaml"),
+                   PYTHONPATH=str(REPO), LMOD_CMD=LMOD)
+        env.pop("LMOD_IGNORE_CACHE", None)
+        cmds = {}
+        if os.path.isfile(LMOD):
+            cache = base / "cache"
+            cache.mkdir()
+            hierarchy = mp + [str(base / "site/home/software/tools/eb_modulefiles/all/Compiler/GCC/10.2.0")]
+            spider = subprocess.run([str(Path(LMOD).parent / "spider"), "-o", "spiderT", ":".join(hierarchy)],
+                                    env=env, check=True, capture_output=True, text=True)
+            (cache / "spiderT.lua").write_text(spider.stdout)
+            (base / "lmodrc.lua").write_text('scDescriptT = {\n  {\n    ["dir"] = "%s",\n    ["timestamp"] = '
+                                             '"%s/timestamp",\n  },\n}\n' % (cache, cache))
+            (cache / "timestamp").write_text("")
+            env["LMOD_RC"] = str(base / "lmodrc.lua")
         ours = [sys.executable, "-m", "cudaswitch", "list", "--json"]
         out = json.loads(subprocess.run(ours, env=env, check=True, capture_output=True, text=True).stdout)
-        found = [t for t in out["toolkits"] if t["modules"]]
-        assert len(found) == 10, f"expected 10 toolkits from modules, found {len(found)}"
-        cmds = {"cudaswitch list --json": ours}
+        names = sorted(m for t in out["toolkits"] for m in t["modules"])
+        assert len(names) >= 7 and "CUDA/11.1.1" in names, names  # the Compiler level, only the cache knows it
+        cmds["cudaswitch list --json"] = ours
+        # what every cudaswitch command pays before it reads a file: Python's start and the CLI's imports
+        cmds["cudaswitch --version (start only)"] = [sys.executable, "-m", "cudaswitch", "--version"]
         if os.path.isfile(LMOD):
+            cmds["Lmod: module spider cuda (system cache)"] = [LMOD, "bash", "spider", "cuda"]
+            cmds["Lmod: module spider cuda (no cache)"] = ["env", "LMOD_IGNORE_CACHE=1", LMOD, "bash", "spider",
+                                                           "cuda"]
             cmds["Lmod: module avail"] = [LMOD, "bash", "avail"]
-            cmds["Lmod: module spider cuda"] = [LMOD, "bash", "spider", "cuda"]
         if os.path.isfile(ENVMODULES) and shutil.which("tclsh"):
             cmds["Environment Modules: module avail"] = ["tclsh", ENVMODULES, "bash", "avail"]
         times = {k: [] for k in cmds}
@@ -77,12 +154,16 @@ def main():
     if os.environ.get("PYTHONDONTWRITEBYTECODE"):
         print("note: PYTHONDONTWRITEBYTECODE is set, so every run compiles cudaswitch again (run with "
               "env -u PYTHONDONTWRITEBYTECODE)")
+    print(f"tree: {len(names)} CUDA module names, {OTHER_MODULES} other modules, {len(mp)} MODULEPATH folders and "
+          "a hierarchy level only the spider cache names")
     for k, v in med.items():
-        print(f"{k:36s} median {v * 1000:7.1f} ms over {args.runs} runs")
+        print(f"{k:42s} median {v * 1000:7.1f} ms over {args.runs} runs")
     ours_t = med["cudaswitch list --json"]
     for k, v in med.items():
         if k != "cudaswitch list --json":
             print(f"ratio list / {k}: {ours_t / v:.2f}")
+    start = med["cudaswitch --version (start only)"]
+    print(f"list beyond its start: {(ours_t - start) * 1000:.1f} ms")
 
 
 if __name__ == "__main__":

@@ -60,3 +60,98 @@ def run(system: str, steps: List[str], env: Dict[str, str], extra: Optional[Dict
     states = [json.loads(ln) for ln in r.stdout.splitlines() if ln.startswith("{")]
     assert len(states) == len(steps) + 1, (r.stdout, r.stderr)
     return states
+
+
+# ---- a private root: modulefiles and toolkits at the absolute folders real sites' files name -------------------
+
+CORPUS = Path(__file__).parent / "data" / "modulefiles"
+
+# Where the corpus lives inside the private root (tests/data/modulefiles/README.md says why each).
+CORPUS_PLACES = {
+    "ucdavis-franklin/Core": "/share/apps/spack/modulefiles/Core",
+    "ucdavis-farm/core": "/share/apps/farm/modulefiles",
+    "fredhutch/all": "/app/modules/all",
+    "raapoi/all": "/home/software/tools/eb_modulefiles/all",
+}
+
+# Builds the private root: a tmpfs holding a bind of every top-level folder of / plus the new ones (/app,
+# /share), then chroot into it. Nothing is created on the machine: the tmpfs and the binds vanish with the
+# namespace when the driver ends.
+_PRIVATE_ROOT = r"""
+set -e
+R="$1"; shift
+mount -t tmpfs tmpfs "$R"
+for d in /*; do
+  n="${d#/}"
+  if [ -L "$d" ]; then cp -P "$d" "$R/$n"
+  elif [ -d "$d" ]; then mkdir "$R/$n"; mount --rbind "$d" "$R/$n"
+  fi
+done
+for top in app share; do [ -e "$R/$top" ] || mkdir "$R/$top"; done
+mount -t tmpfs tmpfs "$R/home"
+exec chroot "$R" "$@"
+"""
+
+
+def in_private_root(tmp_path: Path, plan: dict) -> List[dict]:
+    """Run `plan` (see _drive) as root inside a private mount namespace whose / has the folders real sites'
+    modulefiles name; returns one result per command. Needs root and unshare (CI runs as root on Debian)."""
+    import json
+    import sys
+
+    if os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("chroot"):
+        if IN_CI:
+            pytest.fail("the corpus tests need root, unshare and chroot")
+        pytest.skip("needs root, unshare and chroot")
+    root = tmp_path / "private-root"
+    root.mkdir()
+    plan_file, out = tmp_path / "plan.json", tmp_path / "results.json"
+    plan_file.write_text(json.dumps(plan))
+    r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", _PRIVATE_ROOT, "sh", str(root),
+                        sys.executable, str(Path(__file__).resolve()), str(plan_file), str(out)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-3000:])
+    return json.loads(out.read_text())
+
+
+def _drive(plan: dict) -> List[dict]:
+    """Inside the private root: lay out `plan["links"]` (bind a prepared folder or file at an absolute path),
+    `plan["files"]` (write text), then run each of `plan["commands"]`: {"cli": [args], "env": {...}} runs
+    cudaswitch, {"module": "lmod"|"envmodules", "steps": [...], "env": {...}} the real module system."""
+    import json
+    import sys
+
+    for src, dst in plan.get("links", []):
+        dst_p = Path(dst)
+        if Path(src).is_dir():
+            dst_p.mkdir(parents=True, exist_ok=True)
+        else:
+            dst_p.parent.mkdir(parents=True, exist_ok=True)
+            dst_p.touch()
+        subprocess.run(["mount", "--bind", src, dst], check=True)
+    for dst, text in plan.get("files", {}).items():
+        Path(dst).parent.mkdir(parents=True, exist_ok=True)
+        Path(dst).write_text(text)
+    for dst, target in plan.get("symlinks", {}).items():
+        Path(dst).parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(target, dst)
+    entry = str(Path(__file__).resolve().parent / "seams.py")
+    results = []
+    for cmd in plan["commands"]:
+        if "cli" in cmd:
+            r = subprocess.run([sys.executable, entry, *cmd["cli"]], env=cmd["env"], capture_output=True,
+                               text=True, timeout=120)
+            results.append({"rc": r.returncode, "stdout": r.stdout, "stderr": r.stderr})
+        else:
+            try:
+                results.append({"states": run(cmd["module"], cmd["steps"], cmd["env"])})
+            except AssertionError as exc:
+                results.append({"failed": str(exc)[-2000:]})
+    return results
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+
+    Path(sys.argv[2]).write_text(json.dumps(_drive(json.loads(Path(sys.argv[1]).read_text()))))

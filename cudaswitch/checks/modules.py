@@ -24,17 +24,17 @@ class LoadedCuda(NamedTuple):
 def loaded_cuda(system: System, toolkits) -> List[LoadedCuda]:
     from cudaswitch.discovery.modules import loaded_cuda_modules, read_modulefile
 
+    from cudaswitch.discovery.toolkits import owner_of
+
     out: List[LoadedCuda] = []
     for mod in loaded_cuda_modules(system.environ):
-        tk = next((t for t in toolkits if mod.name in t.modules), None)
-        root = tk.root if tk else None
-        if root is None and mod.path:
-            mf = read_modulefile(system, mod.name, mod.path)
-            root = mf.root if mf else None
-            if root:
-                from cudaswitch.discovery.toolkits import owner_of
-
-                tk = owner_of(toolkits, root, system)
+        # _LMFILES_ names the very file that was loaded: a name can mean another folder's module once MODULEPATH
+        # has changed (a hierarchy level loaded or unloaded since)
+        mf = read_modulefile(system, mod.name, mod.path) if mod.path else None
+        root = mf.root if mf else None
+        tk = owner_of(toolkits, root, system) if root else None
+        if root is None:
+            tk = next((t for t in toolkits if mod.name in t.modules), None)
         out.append(LoadedCuda(mod.name, mod.path, tk.root if tk else root, tk.version if tk else None))
     return out
 

@@ -28,7 +28,7 @@ def modulefile(selector, folder, syntax, name, force, as_json):
 
     system = _system()
     tk = select(_discover(system), selector, system)
-    syntax = syntax or default_syntax(system.environ)
+    syntax = syntax or default_syntax(system)
     target = None
     if folder is not None:
         target = Path(folder).expanduser()

@@ -195,8 +195,9 @@ def from_nvcc_output(text: str) -> Optional[CudaVersion]:
 
 
 def version_from_name(name: str) -> Optional[Tuple[int, int]]:
-    """The version a folder name claims: cuda-11.3, v11.3, cuda11.3."""
-    m = re.search(r"(?:^|[-_v]|cuda)(\d+)\.(\d+)$", name)
+    """The version a folder name claims: cuda-11.3, v11.3, cuda11.3, and EasyBuild's VERSION-TOOLCHAIN
+    (8.0.44-GCC-5.4.0-2.26 claims 8.0: what follows the first '-' is the compiler's and binutils' versions)."""
+    m = re.match(r"(\d+)\.(\d+)(?:\.\d+)*-[A-Za-z]", name) or re.search(r"(?:^|[-_v]|cuda)(\d+)\.(\d+)$", name)
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 

@@ -14,18 +14,26 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Dict, Iterable, List, NamedTuple, Optional, Tuple
+from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 from cudaswitch.core.i18n import M
 from cudaswitch.core.system import System
 
-# The module names sites give CUDA (cuda/12.4, CUDA/12.4, cudatoolkit/12.4, cuda-toolkit/12.4): the first part of
-# the name. cudnn, nccl and friends are separate modules and are not toolkits.
-_CUDA_FAMILY = re.compile(r"^(cuda|cudatoolkit|cuda-toolkit|cuda_toolkit|nvidia-cuda)$", re.IGNORECASE)
+# The module names sites give CUDA (cuda/12.4, CUDA/12.4, cudatoolkit/12.4, cuda-toolkit/12.4, EasyBuild's
+# CUDAcore/11.1.1 behind a hierarchy's CUDA/11.1.1, NVIDIA HPC SDK's nvhpc/24.3 whose PATH holds its CUDA): the
+# first part of the name. cudnn, nccl and friends are separate modules and are not toolkits.
+_FAMILIES = (r"cuda|cudatoolkit|cuda-toolkit|cuda_toolkit|nvidia-cuda|cudacore|nvhpc|nvhpc-nompi|nvhpc-hpcx|"
+             r"nvhpc-hpcx-cuda\d+|nvhpc-byo-compiler")
+_CUDA_FAMILY = re.compile(f"^({_FAMILIES})$", re.IGNORECASE)
 # Which variable names a toolkit's root, in the order sites use them (NVIDIA's docs say CUDA_HOME / CUDA_PATH;
-# Spack and EasyBuild generate CUDA_HOME, CUDA_ROOT, EBROOTCUDA)
-ROOT_VARS = ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDA_DIR", "CUDATOOLKIT_HOME", "CUDA_INSTALL_PATH", "EBROOTCUDA")
-_READ_LIMIT = 256 * 1024  # a modulefile is a few hundred bytes; a larger file is not one
+# Spack and EasyBuild generate CUDA_HOME, CUDA_ROOT, EBROOTCUDA, EBROOTCUDACORE)
+ROOT_VARS = ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDA_DIR", "CUDATOOLKIT_HOME", "CUDA_INSTALL_PATH", "EBROOTCUDA",
+             "EBROOTCUDACORE")
+# A modulefile is a few hundred bytes (EasyBuild's with their help text a few KiB); a larger file is not one, and
+# this bound keeps every reading of one well under a second whatever its text.
+_READ_LIMIT = 64 * 1024
+_CACHE_LIMIT = 32 * 1024 * 1024  # a big site's spider cache is a few MiB
+LMOD_SYSTEM, ENVMODULES_SYSTEM = "Lmod", "Environment Modules"
 
 
 class ModuleFile(NamedTuple):
@@ -34,6 +42,9 @@ class ModuleFile(NamedTuple):
     syntax: str  # "lua" or "tcl"
     root: Optional[str]  # the toolkit folder it sets up; None when that cannot be read without running it
     why: Optional[str] = None  # with root None: what stops a static reading
+    folder: Optional[str] = None  # the MODULEPATH folder (or a spider cache's mpath) it is found under
+    rank: int = 0  # that folder's place on MODULEPATH (after every MODULEPATH folder: only a spider cache has it)
+    foreign: Optional[str] = None  # as root: who else could have written the file, a folder above it or the cache
 
 
 class LoadedModule(NamedTuple):
@@ -50,39 +61,61 @@ def is_cuda_module(name: str) -> bool:
 def module_paths(system: System) -> List[str]:
     """MODULEPATH's folders (both systems use that variable and ':' on every OS they run on)."""
     value = system.environ.get("MODULEPATH") or ""
-    return list(dict.fromkeys(p for p in value.split(":") if p))
+    return list(dict.fromkeys(p.rstrip("/") or "/" for p in value.split(":") if p))
+
+
+_LMODRC_BLOCK = re.compile(r"scDescriptT\s*=\s*\{(.*?)\n\s*\}", re.S)
+_LMODRC_DIR = re.compile(r"""(?:\bdir|\[\s*["']dir["']\s*\])\s*=\s*["']([^"'\n]+)["']""")
+# where Lmod keeps a user's cache: ~/.lmod.d/.cache (to 8.7.11), ~/.cache/lmod (8.7.12 on)
+_USER_CACHE_DIRS = ((".lmod.d", ".cache"), (".cache", "lmod"))
 
 
 def _spider_caches(system: System) -> List[str]:
-    """Lmod's spider caches in text form (spiderT.lua): the system ones its lmodrc names, then the user's. They list
-    modulefiles under folders that are not on MODULEPATH yet (a hierarchy's compiler or MPI levels)."""
+    """Lmod's spider caches in text form: the system ones its lmodrc names (spiderT.lua in each scDescriptT dir),
+    then the user's, as Lmod names it: spiderT.<arch>_<os>.lua (its groupName hook's name) before spiderT.lua.
+    They list modulefiles under folders that are not on MODULEPATH yet (a hierarchy's compiler or MPI levels)."""
     rcs = [p for p in (system.environ.get("LMOD_RC") or "").split(":") if p] or [
         "/etc/lmod/lmodrc.lua", "/usr/share/lmod/lmod/init/lmodrc.lua"]
     out: List[str] = []
     for rc in rcs:
         text = _read_text(system, rc)
-        block = re.search(r"scDescriptT\s*=\s*\{(.*?)\n\s*\}", text or "", re.S)
-        for folder in re.findall(r"""dir\s*=\s*["']([^"']+)["']""", block.group(1) if block else ""):
+        block = _LMODRC_BLOCK.search(text or "")
+        for folder in _LMODRC_DIR.findall(block.group(1) if block else ""):
             out.append(system.join(folder, "spiderT.lua"))
     home = system.environ.get("HOME")
-    if home:
-        out.append(system.join(home, ".lmod.d", ".cache", "spiderT.lua"))
+    for parts in _USER_CACHE_DIRS if home else ():
+        folder = system.join(home, *parts)
+        named = [n for n in _names(system.local(folder)) if n.startswith("spiderT.") and n.endswith(".lua")
+                 and not n.startswith("spiderT.old")]
+        # Lmod reads the first of its names that exists: the groupName one, else spiderT.lua
+        named.sort(key=lambda n: n == "spiderT.lua")
+        out += [system.join(folder, n) for n in named[:1]]
     return out
 
 
-_SPIDER_ENTRY = re.compile(r"""\[\s*"([^"]+)"\s*\]\s*=\s*\{[^{}]*?\bfn\s*=\s*"([^"]+)\"""")
+# an entry's fields up to its first nested table (fn and mpath sort before propT and whatis, and string values may
+# hold braces); each field on its own line, as Lmod writes it
+_SPIDER_ENTRY = re.compile(r"""\[\s*"((?i:%s)/[^"\n]+)"\s*\]\s*=\s*\{((?:"(?:\\.|[^"\\\n])*"|[^{}"])*)""" % _FAMILIES)
+_SPIDER_FIELD = {k: re.compile(r"""^\s*(?:%s|\[\s*"%s"\s*\])\s*=\s*"([^"\n]*)\"""" % (k, k), re.M) for k in ("fn", "mpath")}
 
 
-def _from_spider_cache(system: System, cache: str) -> List[Tuple[str, str]]:
-    text = _read_text(system, cache)
-    if not text:
-        return []
-    return [(name, fn) for name, fn in _SPIDER_ENTRY.findall(text) if is_cuda_module(name)]
+def _from_spider_cache(system: System, cache: str) -> List[Tuple[str, str, Optional[str]]]:
+    """(module name, modulefile, its MODULEPATH folder) for the CUDA entries of one cache; keys may be bare
+    (`fn = "..."`, as Lmod writes) or quoted (`["fn"] = "..."`)."""
+    text = _read_text(system, cache, _CACHE_LIMIT)
+    out = []
+    for name, body in _SPIDER_ENTRY.findall(text or ""):
+        fn = _SPIDER_FIELD["fn"].search(body)
+        if fn and is_cuda_module(name):
+            mpath = _SPIDER_FIELD["mpath"].search(body)
+            out.append((name, fn.group(1), mpath.group(1).rstrip("/") if mpath else None))
+    return out
 
 
 def _walk(system: System, folder: str) -> List[Tuple[str, str]]:
     """(module name, modulefile) for the CUDA modules under one MODULEPATH folder: <folder>/cuda/12.4[.lua], and one
-    level deeper (<folder>/cuda/12.4/gcc-11) as some sites name builds."""
+    level deeper (<folder>/cuda/12.4/gcc-11) as some sites name builds. A `default` link is the module system's
+    marker (read by _defaults), not a module of its own."""
     found: List[Tuple[str, str]] = []
     for family in _names(system.local(folder)):
         if not _CUDA_FAMILY.match(family):
@@ -90,6 +123,8 @@ def _walk(system: System, folder: str) -> List[Tuple[str, str]]:
         top = system.join(folder, family)
         for entry in _names(system.local(top)):
             path = system.join(top, entry)
+            if entry == "default" and system.local(path).is_symlink():
+                continue
             if system.local(path).is_dir():
                 for sub in _names(system.local(path)):
                     found.append((f"{family}/{entry}/{_strip_lua(sub)}", system.join(path, sub)))
@@ -110,73 +145,130 @@ def _strip_lua(name: str) -> str:
     return name[:-4] if name.endswith(".lua") else name
 
 
+def _foreign(system: System, path: str) -> Optional[str]:
+    """As root (core/trust's rule): who else could have written this file or a folder above it; else None."""
+    from cudaswitch.core.trust import euid, path_problem
+
+    if euid() != 0:
+        return None
+    return path_problem(system.local(path))
+
+
 def cuda_modules(system: System) -> List[ModuleFile]:
     """Every CUDA modulefile MODULEPATH and Lmod's spider caches lead to, read, never run (a file that is not a
-    modulefile, such as a README beside them, is left out)."""
-    seen: Dict[str, int] = {}
+    modulefile, such as a README beside them, is left out). A name found in several folders is the one `module
+    load` takes: the first MODULEPATH folder's (a cache entry ranks by its folder's place on MODULEPATH, after
+    all of them when it is not on it); whether that one can be read or not, the others are not offered."""
+    folders = module_paths(system)
+    place = {f: n for n, f in enumerate(folders)}
+    lua = module_system(system) != ENVMODULES_SYSTEM  # Environment Modules reads Tcl only: a .lua is no module
+    pairs: List[Tuple[int, str, str, str, Optional[str]]] = []  # rank, name, path, folder, foreign (cache)
+    for n, folder in enumerate(folders):
+        pairs += [(n, name, path, folder, None) for name, path in _walk(system, folder)]
+    for c, cache in enumerate(_spider_caches(system)):
+        entries = _from_spider_cache(system, cache)
+        cache_foreign = _foreign(system, cache) if entries else None
+        for name, path, mpath in entries:
+            rank = place.get(mpath, len(folders) + c) if mpath else len(folders) + c
+            pairs.append((rank, name, path, mpath or os.path.dirname(os.path.dirname(path)),
+                          M("its spider cache {cache} {why}", cache=cache, why=cache_foreign) if cache_foreign
+                          else None))
+    pairs.sort(key=lambda p: p[0])  # stable: within a folder, the walk's order
+    if lua:  # Lmod: a copy its own folder marks as the default outranks the same name earlier on MODULEPATH
+        marks: Dict[Tuple[str, str], Optional[str]] = {}
+        pairs.sort(key=lambda p: not _is_marked(system, p[3], p[1], marks))
     out: List[ModuleFile] = []
-    pairs: List[Tuple[str, str]] = []
-    for folder in module_paths(system):
-        pairs += _walk(system, folder)
-    for cache in _spider_caches(system):
-        pairs += _from_spider_cache(system, cache)
-    for name, path in pairs:
-        loc = system.local(path)
-        real = os.path.realpath(loc)
-        if real in seen:  # cuda/default -> 12.4, or the cache naming a file MODULEPATH already gave
-            continue
+    names: Dict[str, int] = {}
+    for rank, name, path, folder, cache_foreign in pairs:
+        if name in names or not lua and path.endswith(".lua"):  # shadowed by an earlier folder, or the cache
+            continue  # naming what MODULEPATH already gave
         mf = read_modulefile(system, name, path)
         if mf is None:
             continue
-        seen[real] = len(out)
-        out.append(mf)
+        names[name] = len(out)
+        out.append(mf._replace(folder=folder, rank=rank, foreign=cache_foreign or _foreign(system, path)))
     return out
 
 
 # ---- reading one ------------------------------------------------------------------------------------------------
 
-def _read_text(system: System, path: str) -> Optional[str]:
-    """A file cudaswitch does not own, read as a regular file only (a FIFO there cannot make `list` hang) and only
-    its first 256 KiB (core/trust's reading door); links are followed, as module systems follow them (cuda/default ->
-    12.4)."""
-    from cudaswitch.core.trust import read_bytes
-
+def _read_text(system: System, path: str, limit: int = _READ_LIMIT) -> Optional[str]:
+    """A file cudaswitch does not own, read as a regular file only (a FIFO there cannot make `list` hang) and
+    only up to `limit`: None when it cannot be read (_read_problem says why); links are followed, as module
+    systems follow them (cuda/default -> 12.4)."""
     try:
-        data = read_bytes(system.local(path), _READ_LIMIT, truncate=True)
+        return _read_or_raise(system, path, limit)
     except OSError:
         return None
-    return data.decode("utf-8", "replace")
+
+
+def _read_or_raise(system: System, path: str, limit: int = _READ_LIMIT) -> str:
+    from cudaswitch.core.trust import read_bytes
+
+    return read_bytes(system.local(path), limit).decode("utf-8", "replace")
 
 
 def read_modulefile(system: System, name: str, path: str) -> Optional[ModuleFile]:
-    """The toolkit folder one modulefile sets up, or None when the file is not a modulefile at all."""
-    text = _read_text(system, path)
-    if text is None:
+    """The toolkit folder one modulefile sets up, or None when the file is not a modulefile at all (a README, a
+    FIFO, a folder). A modulefile that cannot be read (permission, size) is one, with that reason: a module
+    system that can read it would load it."""
+    from cudaswitch.core.trust import NotRegularFile, TooLarge
+
+    syntax = "lua" if path.endswith(".lua") else "tcl"
+    try:
+        text = _read_or_raise(system, path)
+    except NotRegularFile:
         return None
+    except TooLarge:
+        return ModuleFile(name, path, syntax, None, M("it is larger than {size} KiB, which no modulefile is",
+                                                      size=_READ_LIMIT // 1024))
+    except IsADirectoryError:
+        return None
+    except OSError as exc:
+        return ModuleFile(name, path, syntax, None, M("cudaswitch cannot read it: {error}",
+                                                      error=exc.strerror or str(exc)))
     version = name.split("/", 1)[1] if "/" in name else ""
-    if path.endswith(".lua"):
+    if syntax == "lua":
         env, why = _lua_env(text, name, version)
-        syntax = "lua"
     elif text.startswith("#%Module"):  # both module systems require this magic cookie on a Tcl modulefile
-        env, why = _tcl_env(text, name, version)
-        syntax = "tcl"
+        env, why = _tcl_env(text, name, version, lambda p, kind: _file_test(system, p, kind))
     else:
         return None
-    root, root_why = root_from(env)
+    root, root_why = root_from(env, system)
     return ModuleFile(name, path, syntax, root, None if root else (why or root_why))
 
 
-def root_from(env: Dict[str, List[str]]) -> Tuple[Optional[str], Optional[str]]:
-    """The toolkit folder the variables a modulefile sets point at: a root variable, else PATH's bin's parent."""
+def _file_test(system: System, path: str, kind: str) -> Optional[bool]:
+    """Tcl's `file isdirectory|exists|isfile PATH`, asked of the file system a load would see (a stat, nothing
+    opened)."""
+    loc = system.local(path)
+    return {"isdirectory": loc.is_dir, "isfile": loc.is_file, "exists": loc.exists}[kind]()
+
+
+def root_from(env: Dict[str, List[str]], system: Optional[System] = None) -> Tuple[Optional[str], Optional[str]]:
+    """The toolkit folder the variables a modulefile sets point at: a root variable; else the parent of the bin on
+    PATH where the shell will find nvcc (NVIDIA HPC SDK's puts its compilers' bin before its CUDA's), resolved
+    when that bin is a link (the SDK's cuda/bin -> 12.3/bin); else PATH's first bin's parent; else lib64/lib's."""
     import posixpath
 
     for var in ROOT_VARS:
         values = env.get(var)
         if values and values[0].startswith("/"):
             return posixpath.normpath(values[0]), None
-    for var, leaf in (("PATH", "bin"), ("LD_LIBRARY_PATH", "lib64"), ("LD_LIBRARY_PATH", "lib")):
+    bins = [posixpath.normpath(v) for v in env.get("PATH", [])]  # Spack writes <root>/./bin
+    bins = [b for b in bins if b.rsplit("/", 1)[-1] == "bin" and b.rsplit("/", 1)[0]]
+    if system is not None:
+        for b in bins:
+            loc = system.local(b)
+            if (loc / "nvcc").is_file():
+                if loc.is_symlink():
+                    return posixpath.dirname(system.display(Path(os.path.realpath(loc)))), None
+                return b.rsplit("/", 1)[0], None
+    if bins:
+        return bins[0].rsplit("/", 1)[0], None
+    for var, leaf in (("LD_LIBRARY_PATH", "lib64"), ("LD_LIBRARY_PATH", "lib")):
         for value in env.get(var, []):
-            parts = posixpath.normpath(value).rsplit("/", 1)  # Spack writes <root>/./bin
+            parts = posixpath.normpath(value).rsplit("/", 1)
             if len(parts) == 2 and parts[1] == leaf and parts[0]:
                 return parts[0], None
     return None, M("it sets neither CUDA_HOME (or CUDA_PATH, CUDA_ROOT) nor a bin folder on PATH")
@@ -194,59 +286,70 @@ _SET_TWICE = M("is set twice")
 
 # ---- Lua (Lmod) ---------------------------------------------------------------------------------------------------
 
-_LUA_TOKEN = re.compile(r"""
-    (?P<comment>--\[(?P<eq>=*)\[.*?\](?P=eq)\]|--[^\n]*)
-  | (?P<long>\[(?P<eq2>=*)\[.*?\](?P=eq2)\])
-  | (?P<str>"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')
-  | (?P<name>[A-Za-z_][A-Za-z0-9_.:]*)
-  | (?P<num>\d+(?:\.\d+)?)
-  | (?P<op>\.\.|==|~=|<=|>=|[(){}\[\],=;<>+\-*/#])
-  | (?P<ws>\s+)
-""", re.S | re.X)
+# Lua's lexical grammar, scanned by hand in one pass: a long bracket is found with str.find from where it opens, so
+# no input (256 KiB of `--[[` or `[[`) makes the reading quadratic; text Lua itself would refuse (an unclosed string
+# or long bracket) ends the reading with that reason, as it ends Lmod's load.
+_LUA_LEX = re.compile(r"""
+    --\[(=*)\[.*?\]\1\] | (--[^\n]*) | \[(=*)\[\n?(.*?)\]\3\] | "((?:\\.|[^"\\\n])*)" | '((?:\\.|[^'\\\n])*)'
+  | ([A-Za-z_][A-Za-z0-9_.:]*) | (\d+(?:\.\d+)?) | (\.\.|==|~=|<=|>=|\S)""", re.S | re.X)
+_LUA_LONG_START = re.compile(r"(?:--)?\[=*\[")
+_LUA_MAX_NESTING = 32  # parentheses and calls inside one value: sites write two or three
 
 _LUA_BLOCK_OPEN = {"if", "for", "while", "function", "repeat"}
 _LUA_SET = {"setenv": "set", "pushenv": "set", "prepend_path": "prepend", "append_path": "append"}
 
 
+class _Broken(Exception):
+    """Text the language's own parser refuses; args[0] says why (a message)."""
+
+
 def _lua_tokens(text: str) -> List[Tuple[str, str]]:
+    """Lua's tokens, by one regex pass. A long bracket with no close makes its alternative fail after one scan to
+    the end; that is Lua's own "unfinished long string/comment", so the reading stops there (never rescanning, so
+    no input is quadratic), as Lmod's load stops."""
     out: List[Tuple[str, str]] = []
-    pos = 0
-    while pos < len(text):
-        m = _LUA_TOKEN.match(text, pos)
-        if not m:
-            out.append(("op", text[pos]))
-            pos += 1
-            continue
-        pos = m.end()
-        kind = m.lastgroup
-        if kind in ("comment", "ws"):
-            continue
-        if kind == "eq" or kind == "eq2":
-            kind = "long" if m.group("long") else "comment"
-            if kind == "comment":
-                continue
-        value = m.group(0)
-        if kind == "str":
-            value = _lua_unescape(value[1:-1])
-        elif kind == "long":
-            value = re.sub(r"^\[=*\[\n?|\]=*\]$", "", value)
-            kind = "str"
-        out.append((kind, value))
+    append = out.append
+    for m in _LUA_LEX.finditer(text):
+        kind = m.lastindex
+        if kind == 7:
+            append(("name", m.group(7)))
+        elif kind == 9:
+            op = m.group(9)
+            if op in "\"'" or op == "[" and _LUA_LONG_START.match(text, m.start()):
+                raise _Broken(M("Lua cannot parse it (a string or long bracket opened at byte {pos} is never "
+                                "closed)", pos=m.start()))
+            append(("op", op))
+        elif kind == 2:
+            if _LUA_LONG_START.match(text, m.start()):
+                raise _Broken(M("Lua cannot parse it (a string or long bracket opened at byte {pos} is never "
+                                "closed)", pos=m.start()))
+        elif kind == 4:
+            append(("str", m.group(4)))
+        elif kind in (5, 6):
+            append(("str", _lua_unescape(m.group(kind))))
+        elif kind == 8:
+            append(("num", m.group(8)))
     return out
 
 
 def _lua_unescape(s: str) -> str:
+    if "\\" not in s:
+        return s
     return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), s)
 
 
 def _lua_env(text: str, name: str, version: str) -> Tuple[Dict[str, List[str]], Optional[str]]:
-    toks = _lua_tokens(text)
+    try:
+        toks = _lua_tokens(text)
+    except _Broken as exc:
+        return {}, exc.args[0]
     local: Dict[str, Optional[str]] = {}
     reasons: Dict[str, str] = {}  # why a local has no value
     env: Dict[str, List[str]] = {}
     why: Optional[str] = None
     depth = 0
     i = 0
+    nesting = [0]
 
     def expr(j: int) -> Tuple[str, int]:
         """value .. value .. value, up to a ',' or ')'"""
@@ -277,6 +380,16 @@ def _lua_env(text: str, name: str, version: str) -> Tuple[Dict[str, List[str]], 
         raise _Unresolved(_CANNOT_READ)
 
     def primary(j: int) -> Tuple[str, int]:
+        # values nest through calls and parentheses; a depth no site writes is refused, never recursed into
+        if nesting[0] >= _LUA_MAX_NESTING:
+            raise _Unresolved(_CANNOT_READ)
+        nesting[0] += 1
+        try:
+            return _primary(j)
+        finally:
+            nesting[0] -= 1
+
+    def _primary(j: int) -> Tuple[str, int]:
         if j >= len(toks):
             raise _Unresolved(_CANNOT_READ)
         kind, value = toks[j]
@@ -284,13 +397,14 @@ def _lua_env(text: str, name: str, version: str) -> Tuple[Dict[str, List[str]], 
             return value, j + 1
         if kind == "name":
             if j + 1 < len(toks) and toks[j + 1] == ("op", "("):
-                vals, k = args(j + 1)
-                if value == "pathJoin":
-                    return "/".join(v.rstrip("/") if n < len(vals) - 1 else v for n, v in enumerate(vals) if v), k
                 if value in ("myModuleVersion", "myModuleFullName", "myModuleName"):
+                    _, k = args(j + 1)
                     return {"myModuleVersion": version, "myModuleFullName": name,
                             "myModuleName": name.split("/", 1)[0]}[value], k
-                raise _Unresolved(f"{value}(...)")
+                if value != "pathJoin":
+                    raise _Unresolved(f"{value}(...)")
+                vals, k = args(j + 1)
+                return "/".join(v.rstrip("/") if n < len(vals) - 1 else v for n, v in enumerate(vals) if v), k
             if value in local:
                 if local[value] is None:
                     raise _Unresolved(M("'{name}', which {reason}", name=value,
@@ -372,85 +486,169 @@ def _record(env: Dict[str, List[str]], var: str, value: str, how: str) -> None:
 _TCL_SET = {"setenv": "set", "pushenv": "set", "prepend-path": "prepend", "append-path": "append"}
 
 
-def _tcl_commands(text: str, depth: int = 0) -> Iterable[Tuple[int, List[str]]]:
-    """(depth, words) for each command: a newline or ';' ends one, braces group (and nest) without substitution,
-    quotes group with substitution left for later, a backslash-newline joins lines. A braced word that spans lines
-    is a body (of if, else, proc, foreach): its commands come out too, one level deeper, and nothing at a depth
-    above 0 is taken as what the module always does."""
-    text = text.replace("\\\n", " ")
+_TCL_SPECIAL = re.compile(r"[{}\\]")
+_TCL_QUOTE_END = re.compile(r'["\\]')
+_TCL_BRACKET = re.compile(r"[\[\]\\]")
+_TCL_BARE = re.compile(r"[^\s;\[\\]+")
+_TCL_MAX_DEPTH = 16  # blocks inside blocks: sites write one or two levels
+# commands whose braced words are scripts run later, in a loop or not at all (if/else are decided below)
+_TCL_BODIES = {"proc", "foreach", "while", "for", "switch", "catch", "eval", "uplevel", "namespace", "try",
+               "dict", "lmap", "apply"}
+
+
+class _Braced(str):
+    """A braced Tcl word: its text, with no substitution, and where that text starts in the script."""
+
+    at = 0
+
+
+def _tcl_close(text: str, i: int, pattern, open_c: str, close_c: str, memo: Optional[Dict[int, int]] = None) -> int:
+    """The index after the `close_c` that matches the `open_c` at i, found with one regex search per special
+    character; a backslash hides the next character. Every pair seen on the way goes into `memo`, so a block
+    inside a block is never scanned again (nested braces stay linear)."""
+    if memo is not None and i in memo:
+        return memo[i]
+    opened, j = [i], i + 1
+    while True:
+        m = pattern.search(text, j)
+        if m is None:
+            raise _Broken(M("Tcl cannot parse it (a '{char}' opened at byte {pos} is never closed)", char=open_c,
+                            pos=i))
+        c = m.group(0)
+        j = m.end()
+        if c == "\\":
+            j += 1
+        elif c == open_c:
+            opened.append(m.start())
+        elif c == close_c:
+            start = opened.pop()
+            if memo is not None:
+                memo[start] = j
+            if not opened:
+                return j
+
+
+def _tcl_split(text: str, start: int = 0, end: Optional[int] = None,
+               memo: Optional[Dict[int, int]] = None) -> Iterator[List[str]]:
+    """The words of each command of the Tcl script text[start:end], without entering braces: a newline or ';'
+    ends a command, braces group without substitution (a _Braced word), quotes group with substitution left for
+    later, [..] stays in its word. One pass, no recursion: a braced script is split when the caller asks.
+    Backslash-newlines must already be joined (both systems join them first)."""
+    i, n = start, len(text) if end is None else end
+    memo = {} if memo is None else memo
     words: List[str] = []
-    word = ""
-    in_word = False
-    i, n = 0, len(text)
-    at_start = True
     while i < n:
         c = text[i]
-        if at_start and c in " \t":
-            i += 1
-            continue
-        if at_start and c == "#":
-            while i < n and text[i] != "\n":
-                i += 1
-            continue
-        at_start = False
         if c in "\n;":
-            if in_word:
-                words.append(word)
             if words:
-                yield depth, words
-            words, word, in_word, at_start = [], "", False, True
+                yield words
+                words = []
             i += 1
             continue
-        if c in " \t":
-            if in_word:
-                words.append(word)
-                word, in_word = "", False
+        if c in " \t\r\f\v":
             i += 1
             continue
-        if c == "{" and not in_word:
-            j, level = i + 1, 1
-            while j < n and level:
-                if text[j] == "\\":
-                    j += 2
-                    continue
-                level += {"{": 1, "}": -1}.get(text[j], 0)
-                j += 1
-            body = text[i + 1:j - 1]
-            if "\n" in body:
-                yield from _tcl_commands(body, depth + 1)
-            words.append("\x00" + body)  # braced: no substitution
+        if c == "#" and not words:
+            nl = text.find("\n", i, n)
+            i = n if nl < 0 else nl
+            continue
+        if c == "{":
+            j = _tcl_close(text, i, _TCL_SPECIAL, "{", "}", memo)
+            if j > n:
+                raise _Broken(M("Tcl cannot parse it (a '{char}' opened at byte {pos} is never closed)", char="{",
+                                pos=i))
+            word = _Braced(text[i + 1:j - 1])
+            word.at = i + 1
+            words.append(word)
             i = j
             continue
-        if c == '"' and not in_word:
+        if c == '"':
             j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            word, in_word = text[i + 1:j], True
-            i = j + 1
+            while True:
+                m = _TCL_QUOTE_END.search(text, j, n)
+                if m is None:
+                    raise _Broken(M("Tcl cannot parse it (a '{char}' opened at byte {pos} is never closed)",
+                                    char='"', pos=i))
+                if m.group(0) == "\\":
+                    j = m.end() + 1
+                    continue
+                break
+            words.append(text[i + 1:m.start()])
+            i = m.end()
             continue
-        if c == "[":
-            j, level = i + 1, 1
-            while j < n and level:
-                level += {"[": 1, "]": -1}.get(text[j], 0)
-                j += 1
-            word += text[i:j]
-            in_word = True
-            i = j
-            continue
-        word += c
-        in_word = True
-        i += 1
-    if in_word:
-        words.append(word)
+        begin = i
+        while i < n:
+            m = _TCL_BARE.match(text, i, n)
+            if m:
+                i = m.end()
+            if i >= n or text[i] in " \t\r\n\f\v;":
+                break
+            if text[i] == "[":
+                i = min(_tcl_close(text, i, _TCL_BRACKET, "[", "]"), n)
+            else:  # a backslash: it and the character after it
+                i += 2
+        words.append(text[begin:i])
     if words:
-        yield depth, words
+        yield words
+
+
+_TCL_FILE_TEST = re.compile(r"\s*(!?)\s*\[\s*file\s+(isdirectory|exists|isfile)\s+([^\s\[\]]+)\s*\]\s*")
+
+
+def _tcl_condition(word: str, local, name: str, version: str, reasons, probe) -> Optional[bool]:
+    """An `if` condition decided from the file alone, or None: `[file isdirectory PATH]` (its negation, `exists`,
+    `isfile`) of a path the file itself names is what the module system will find at load, asked of the same
+    file system; anything else (mode(), is-loaded, the environment) only a load knows."""
+    m = _TCL_FILE_TEST.fullmatch(word)
+    if not m or probe is None:
+        return None
+    try:
+        path = _tcl_subst(m.group(3), local, name, version, reasons)
+    except _Unresolved:
+        return None
+    if not path.startswith("/"):
+        return None
+    got = probe(path, m.group(2))
+    return None if got is None else got != bool(m.group(1))
+
+
+def _tcl_branches(words: List[str], decide) -> List[Tuple[str, bool]]:
+    """The bodies of `if c1 ?then? b1 elseif c2 b2 ... ?else? bn` that a load may run, each with whether it runs
+    whenever the module loads (a shape Tcl refuses gives what was read up to there)."""
+    out: List[Tuple[str, bool]] = []
+    k, certain = 1, True
+    while k < len(words):
+        if words[k] == "else":
+            if k + 1 < len(words):
+                out.append((words[k + 1], certain))
+            return out
+        if k > 1:
+            if words[k] != "elseif" or k + 2 >= len(words):
+                return out
+            k += 1
+        cond = words[k]
+        k += 1
+        if k < len(words) and words[k] == "then":
+            k += 1
+        if k >= len(words):
+            return out
+        body = words[k]
+        k += 1
+        verdict = decide(cond) if certain else None
+        if verdict is True:
+            out.append((body, True))
+            return out
+        if verdict is None:
+            certain = False
+            out.append((body, False))
+    return out
 
 
 def _tcl_subst(word: str, local: Dict[str, Optional[str]], name: str, version: str,
                reasons: Optional[Dict[str, str]] = None) -> str:
     reasons = reasons if reasons is not None else {}
-    if word.startswith("\x00"):
-        return word[1:]
+    if isinstance(word, _Braced):
+        return str(word)
 
     def var(m):
         key = m.group(1) or m.group(2)
@@ -475,50 +673,213 @@ def _tcl_subst(word: str, local: Dict[str, Optional[str]], name: str, version: s
             return _tcl_subst(inner[2], local, name, version, reasons).rsplit("/", 1)[0]
         raise _Unresolved(f"[{m.group(1)}]")
 
-    while "[" in word:  # innermost command first: [file tail [module-info name]]
-        new = re.sub(r"\[([^\[\]]*)\]", command, word)
+    for _ in range(_TCL_MAX_DEPTH):  # innermost command first: [file tail [module-info name]]
+        if "[" not in word:
+            break
+        new = _TCL_INNERMOST.sub(command, word)
         if new == word:
             break
         word = new
-    return re.sub(r"\$\{([^}]+)\}|\$((?:::)?[A-Za-z_][A-Za-z0-9_]*(?:\([^)]*\))?)", var, word).replace("\\", "")
+    else:
+        if "[" in word:
+            raise _Unresolved(_CANNOT_READ)
+    return _TCL_VAR.sub(var, word).replace("\\", "")
 
 
-def _tcl_env(text: str, name: str, version: str) -> Tuple[Dict[str, List[str]], Optional[str]]:
+_TCL_INNERMOST = re.compile(r"\[([^\[\]]*)\]")
+_TCL_VAR = re.compile(r"\$\{([^{}]+)\}|\$((?:::)?[A-Za-z_][A-Za-z0-9_]*(?:\([^()]*\))?)")
+
+
+def _tcl_env(text: str, name: str, version: str, probe=None) -> Tuple[Dict[str, List[str]], Optional[str]]:
+    """What a Tcl modulefile sets, in the order a load runs it. Blocks are entered with an explicit stack (never
+    recursion): an `if` whose condition the file decides (_tcl_condition) runs its chosen body as the top level
+    does; any other block's commands are conditional (depth > 0), and nothing at a depth above 0 is taken as what
+    the module always does."""
     local: Dict[str, Optional[str]] = {}
     reasons: Dict[str, str] = {}  # why a variable has no value
     env: Dict[str, List[str]] = {}
     why: Optional[str] = None
-    for depth, words in _tcl_commands(text):
-        cmd = words[0]
-        if cmd == "set" and len(words) == 3:
-            try:
-                value = _tcl_subst(words[2], local, name, version, reasons)
-            except _Unresolved as exc:
-                value = exc
-            _assign(local, reasons, words[1], value, depth)
-            continue
-        if cmd in _TCL_SET:
-            rest, skip = [], False
-            for w in words[1:]:  # --delim X / -d X take a value; --duplicates and friends do not
-                if skip:
-                    skip = False
-                elif w in ("-d", "--delim"):
-                    skip = True
-                elif not w.startswith("-"):
-                    rest.append(w)
-            if len(rest) < 2 or not _matters(rest[0]):
+    text = text.replace("\\\n", " ")
+    memo: Dict[int, int] = {}
+    stack: List[Tuple[Iterator[List[str]], int, int]] = [(_tcl_split(text, 0, None, memo), 0, 0)]  # depth, nesting
+
+    def decide(cond: str) -> Optional[bool]:
+        return _tcl_condition(cond, local, name, version, reasons, probe)
+
+    def enter(body, depth: int, level: int) -> None:
+        nonlocal why
+        if level > _TCL_MAX_DEPTH:
+            if any(v in body for v in ROOT_VARS + ("PATH",)):
+                why = why or M("its blocks nest deeper than {n} levels", n=_TCL_MAX_DEPTH)
+            return
+        stack.append((_tcl_split(text, body.at, body.at + len(body), memo), depth, level))
+
+    try:
+        while stack:
+            words = next(stack[-1][0], None)
+            if words is None:
+                stack.pop()
                 continue
-            if depth:
-                why = why or M("{var} is set inside a condition", var=rest[0])
+            _, depth, level = stack[-1]
+            cmd = words[0]
+            if cmd == "if":
+                for body, always in reversed(_tcl_branches(words, decide)):  # a stack: the first comes out first
+                    enter(body, depth if always else depth + 1, level + 1)
                 continue
-            try:
-                values = [_tcl_subst(w, local, name, version, reasons) for w in rest[1:]]
-            except _Unresolved as exc:
-                why = why or M("{var} comes from {what}", var=rest[0], what=exc.args[0])
+            if cmd in _TCL_BODIES:
+                for body in reversed([w for w in words[1:] if isinstance(w, _Braced)]):
+                    enter(body, depth + 1, level + 1)
                 continue
-            for value in values if _TCL_SET[cmd] != "set" else values[:1]:
-                _record(env, rest[0], value, _TCL_SET[cmd])
+            if cmd == "set" and len(words) == 3:
+                try:
+                    value = _tcl_subst(words[2], local, name, version, reasons)
+                except _Unresolved as exc:
+                    value = exc
+                _assign(local, reasons, words[1], value, depth)
+                continue
+            if cmd in _TCL_SET:
+                rest, skip = [], False
+                for w in words[1:]:  # --delim X / -d X take a value; --duplicates and friends do not
+                    if skip:
+                        skip = False
+                    elif w in ("-d", "--delim"):
+                        skip = True
+                    elif not w.startswith("-"):
+                        rest.append(w)
+                if len(rest) < 2 or not _matters(rest[0]):
+                    continue
+                if depth:
+                    why = why or M("{var} is set inside a condition", var=rest[0])
+                    continue
+                try:
+                    values = [_tcl_subst(w, local, name, version, reasons) for w in rest[1:]]
+                except _Unresolved as exc:
+                    why = why or M("{var} comes from {what}", var=rest[0], what=exc.args[0])
+                    continue
+                for value in values if _TCL_SET[cmd] != "set" else values[:1]:
+                    _record(env, rest[0], value, _TCL_SET[cmd])
+    except _Broken as exc:
+        return {}, exc.args[0]
     return env, why
+
+
+# ---- which module a name loads (defaults) --------------------------------------------------------------------
+
+def module_system(system: System) -> Optional[str]:
+    """Which module system owns this shell's MODULEPATH: the one whose own variables its init left (Lmod's LMOD_CMD,
+    LMOD_VERSION, LMOD_DIR; Environment Modules' MODULES_CMD), else the one installed where each installs itself
+    (Lmod first: on a machine with both, `module` is Lmod's unless the shell says otherwise); None when neither."""
+    env = system.environ
+    if env.get("LMOD_CMD") or env.get("LMOD_VERSION") or env.get("LMOD_DIR"):
+        return LMOD_SYSTEM
+    if env.get("MODULES_CMD"):
+        return ENVMODULES_SYSTEM
+    for path in ("/usr/share/lmod/lmod/libexec/lmod", "/opt/apps/lmod/lmod/libexec/lmod", "/etc/profile.d/lmod.sh",
+                 "/etc/profile.d/z00_lmod.sh", "/usr/local/lmod/lmod/libexec/lmod"):
+        if system.local(path).exists():
+            return LMOD_SYSTEM
+    for path in ("/usr/share/modules/libexec/modulecmd.tcl", "/usr/lib/x86_64-linux-gnu/modulecmd.tcl",
+                 "/usr/share/Modules/libexec/modulecmd.tcl", "/etc/profile.d/modules.sh"):
+        if system.local(path).exists():
+            return ENVMODULES_SYSTEM
+    return None
+
+
+_VERSION_FILE = re.compile(r"""^\s*set\s+ModulesVersion\s+["{]?([^\s"{}]+)""", re.M)
+_MODULERC_TCL = re.compile(r"""^\s*module-version\s+["{]?([^\s"{}]+)["}]?\s+(?:[^\n]*\s)?default\b""", re.M)
+_MODULERC_LUA = re.compile(r"""module_version\s*\(\s*["']([^"']+)["']\s*,\s*["']default["']""")
+
+
+def _marked_default(system: System, folder: str, family: str) -> Optional[Tuple[str, str]]:
+    """The version a folder marks as the family's default, and how: a `default` link, .modulerc.lua or .modulerc
+    (`module_version(...)`, `module-version ... default`), .version (`set ModulesVersion`)."""
+    top = system.join(folder, family)
+    link = system.local(system.join(top, "default"))
+    if link.is_symlink():
+        try:
+            target = os.readlink(link)
+        except OSError:
+            target = ""
+        # a relative target (12.4.lua) or an absolute one back into this folder, as sites' links are
+        real = os.path.realpath(link)
+        if target and os.path.dirname(real) == os.path.realpath(system.local(top)):
+            return _strip_lua(os.path.basename(real)), M("the {what} in {folder}", what="default link",
+                                                         folder=top)
+    for rc, pattern in ((".modulerc.lua", _MODULERC_LUA), (".modulerc", _MODULERC_TCL), (".version", _VERSION_FILE)):
+        text = _read_text(system, system.join(top, rc))
+        m = pattern.search(text or "")
+        if m:
+            version = m.group(1)
+            version = version.split("/", 1)[1] if version.startswith(family + "/") else version.lstrip("/")
+            return version, M("the {what} in {folder}", what=rc, folder=top)
+    return None
+
+
+def _is_marked(system: System, folder: Optional[str], name: str, marks: Dict[Tuple[str, str], Optional[str]]) -> bool:
+    """Whether `folder` marks `name` (cuda/12.4) as its family's default (each folder's marker read once)."""
+    family, _, version = name.partition("/")
+    if folder is None or not version:
+        return False
+    if (folder, family) not in marks:
+        got = _marked_default(system, folder, family)
+        marks[(folder, family)] = got[0] if got else None
+    return marks[(folder, family)] == version
+
+
+def _version_key(version: str):
+    """Lmod's and Environment Modules' order of versions: numbers as numbers (12.10 after 12.6)."""
+    return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.findall(r"\d+|[A-Za-z]+", version)]
+
+
+class Resolution(NamedTuple):
+    module: ModuleFile
+    rule: Optional[str]  # which of the module system's rules chose it (None: the name is the module's own)
+
+
+def resolve(system: System, modules: List[ModuleFile], selector: str) -> Optional[Resolution]:
+    """The module `module load SELECTOR` would load, by the rules of the module system that owns MODULEPATH; None
+    when the selector names no CUDA module family on MODULEPATH at all.
+
+    Measured with Lmod 8.6 and Environment Modules 5.2 on MODULEPATH=A:B (docs/design/modules.md): an exact name
+    is the first folder's, except that under Lmod a copy its folder marks as default wins (cuda_modules). A bare
+    family (`cuda`) or `cuda/default`: Lmod takes the highest marked default of any folder, else the highest
+    version over all folders; Environment Modules looks only in the first folder holding the family: its marked
+    default, else its highest version. A partial version (`cuda/12`, the "extended default" both have): the
+    highest `12.*` (Lmod: a marked one first), over all folders (Lmod) or in that first folder (Environment
+    Modules)."""
+    selector = selector.strip().rstrip("/")
+    family, _, version = selector.partition("/")
+    if not _CUDA_FAMILY.match(family):
+        return None
+    exact = next((m for m in modules if m.name == selector), None)
+    if exact is not None:
+        return Resolution(exact, None)
+    same = [m for m in modules if m.name.split("/", 1)[0] == family and m.folder is not None]
+    if not same:
+        return None
+    owner = module_system(system) or LMOD_SYSTEM
+    lmod = owner == LMOD_SYSTEM
+    folders = list(dict.fromkeys(m.folder for m in sorted(same, key=lambda m: m.rank)))
+    if not lmod:
+        same = [m for m in same if m.folder == folders[0]]
+    pool = same if version in ("", "default") else \
+        [m for m in same if m.name.split("/", 1)[1].startswith(version + ".")]
+    if not pool:
+        return None
+    marks: Dict[Tuple[str, str], Optional[str]] = {}
+    marked = [m for m in pool if _is_marked(system, m.folder, m.name, marks)]
+    if lmod and marked or not lmod and version in ("", "default") and marked:
+        # Lmod weighs a marked default above every unmarked version, on any MODULEPATH folder; the highest
+        # marked one wins (measured: marks in two folders give the higher version)
+        best = max(marked, key=lambda m: (_version_key(m.name.split("/", 1)[1]), -m.rank))
+        how = _marked_default(system, best.folder, family)
+        return Resolution(best, M("{system}'s default: {how}", system=owner, how=how[1] if how else best.path))
+    how = M("the highest version") if version in ("", "default") else \
+        M("the highest {version}.* version", version=version)
+    best = max(pool, key=lambda m: (_version_key(m.name.split("/", 1)[1]), -m.rank))
+    where = M("over all of MODULEPATH") if lmod else M("in {folder}, the first MODULEPATH folder holding {family}",
+                                                       folder=folders[0], family=family)
+    return Resolution(best, M("{system}'s rule: {how} {where}", system=owner, how=how, where=where))
 
 
 # ---- loaded now ---------------------------------------------------------------------------------------------------
@@ -550,10 +911,11 @@ class Export(NamedTuple):
     unchanged: bool = False  # the same text was already there
 
 
-def default_syntax(environ) -> str:
-    """Lua where Lmod runs this shell (it reads both; Lua has family() and pushenv for every Lmod), else Tcl, which
-    both module systems read."""
-    return LMOD if (environ.get("LMOD_CMD") or environ.get("LMOD_VERSION")) else TCL
+def default_syntax(system: System) -> str:
+    """Lua where Lmod owns MODULEPATH (it reads both; Lua has family() and pushenv for every Lmod), also in a
+    shell that lost Lmod's variables (`env -i`): then Lmod installed on the machine decides (module_system); else
+    Tcl, which both module systems read."""
+    return LMOD if module_system(system) == LMOD_SYSTEM else TCL
 
 
 def module_name(tk, name: Optional[str]) -> str:

@@ -547,6 +547,7 @@ def discover(system: Optional[System] = None) -> Discovery:
         by_real[key] = tk
     toolkits = sorted(by_real.values(), key=lambda t: (t.cuda.major, t.cuda.minor, t.cuda.patch or 0, t.root))
     for tk in toolkits:
+        _distrust_module_only(tk, module_files)
         warnings.extend(tk.warnings)
     cudnn_installs = []
     if system.windows:  # the cuDNN installer exists only there; elsewhere its module need not even load
@@ -554,6 +555,18 @@ def discover(system: Optional[System] = None) -> Discovery:
 
         cudnn_installs = find_installed(system)
     return Discovery(toolkits, _unique(warnings), config_errors, cudnn_installs, module_files)
+
+
+def _distrust_module_only(tk: Toolkit, module_files: list) -> None:
+    """As root, a toolkit that only modulefiles another user could write lead to is listed with that fact and
+    never chosen by a version or module name (core/trust's rule: no decision from her files)."""
+    mine = [mf for mf in module_files if mf.name in tk.modules]
+    if not mine or any(not s.startswith("module ") for s in tk.sources) or not all(mf.foreign for mf in mine):
+        return
+    tk.flags.append(UNTRUSTED_MODULE)
+    tk.warnings.append(M("{root}: found only through module {name}, whose file another user could have written "
+                         "({why}); as root cudaswitch does not choose it by version or module name: give the folder "
+                         "to use it", root=tk.root, name=mine[0].name, why=mine[0].foreign))
 
 
 def _module_files(system: System, warnings: List[str]) -> list:
@@ -602,9 +615,9 @@ def select(found: Discovery, selector: str, system: Optional[System] = None, pre
     system = system or System.current()
     # a module name (cuda/12.4) is looked up before the selector is read as a folder: module names are relative
     # and the user typed what `module avail` shows
-    by_module = [t for t in found.toolkits if selector.strip() in t.modules]
-    if len(by_module) == 1:
-        return by_module[0]
+    by_module = _by_module(found, selector.strip(), system, notes)
+    if by_module is not None:
+        return by_module
     _refuse_unknown_module(found, selector.strip(), system)
     tag = None
     base, at, rest = selector.rpartition("@")
@@ -629,7 +642,8 @@ def select(found: Discovery, selector: str, system: Optional[System] = None, pre
             raise UsageError(M("{path} is a file, not a toolkit folder; installed: {installed}", path=path,
                                installed=installed))
         raise UsageError(M("no such folder: {path}; installed: {installed}", path=path, installed=installed))
-    pool = found.toolkits if tag is None else [t for t in found.toolkits if _made_here(t) == (tag == INSTALLED_TAG)]
+    pool = [t for t in found.toolkits if UNTRUSTED_MODULE not in t.flags]  # as root, only by its folder
+    pool = pool if tag is None else [t for t in pool if _made_here(t) == (tag == INSTALLED_TAG)]
     hits = [t for t in pool if t.cuda.matches(sel.parts)]
     if not hits and len(sel.parts) == 3:
         # `nvcc --version` prints the compiler's own version (12.9.86 in toolkit 12.9.1): users copy it from there
@@ -645,6 +659,34 @@ def select(found: Discovery, selector: str, system: Optional[System] = None, pre
         raise UsageError(M("{selector!r} is ambiguous: it matches {names}; give a longer version or the folder",
                            selector=selector, names=names))
     return hits[0]
+
+
+UNTRUSTED_MODULE = "untrusted-module"  # as root: found only through modulefiles another user could write
+
+
+def _by_module(found: Discovery, selector: str, system: System, notes: Optional[List[str]]) -> Optional[Toolkit]:
+    """The toolkit a module name loads, as the module system owning MODULEPATH resolves it (modules.resolve:
+    exact names, defaults, partial versions); None when the selector names no CUDA module."""
+    from cudaswitch.discovery.modules import resolve
+
+    hit = resolve(system, found.modules, selector)
+    if hit is None:
+        return None
+    mf = hit.module
+    if mf.root is None:
+        raise UsageError(M("module {name} ({path}) cannot be read without running it ({why}); give its toolkit "
+                           "folder instead", name=mf.name, path=mf.path, why=mf.why))
+    tk = next((t for t in found.toolkits if mf.name in t.modules), None)
+    if tk is None:
+        raise UsageError(M("module {name} ({path}) names {root}, which is not a CUDA toolkit here", name=mf.name,
+                           path=mf.path, root=mf.root))
+    if UNTRUSTED_MODULE in tk.flags:
+        raise UsageError(M("module {name} ({path}) could have been written by another user ({why}); as root "
+                           "cudaswitch takes no toolkit from it: give the folder ({root}) if you trust it",
+                           name=mf.name, path=mf.path, why=mf.foreign, root=tk.root))
+    if hit.rule and notes is not None:
+        notes.append(M("{selector} is module {name} ({rule})", selector=selector, name=mf.name, rule=hit.rule))
+    return tk
 
 
 def _refuse_unknown_module(found: Discovery, selector: str, system: System) -> None:

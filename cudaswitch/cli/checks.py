@@ -7,7 +7,7 @@ import sys
 import click
 
 from cudaswitch.cli.common import _json_out, _record_smoke, _system, handle_errors
-from cudaswitch.cli.options import _env_options, _seconds, _version_arg
+from cudaswitch.cli.options import _env_options, _seconds, _version_arg, completes
 
 
 def _report_out(report, lines, as_json: bool, chain_first=None, chain_last=None, environ=None) -> None:
@@ -80,7 +80,7 @@ def doctor(name, prefix, as_json):
 @click.option("--cuda", "cuda_max", callback=_version_arg, metavar="X.Y",
               help="The driver's maximum CUDA version (default: asked from the driver).")
 @click.option("--cc", "capability", callback=_version_arg, metavar="X.Y", help="GPU compute capability.")
-@click.option("--toolkit", metavar="SELECTOR",
+@click.option("--toolkit", metavar="SELECTOR", shell_complete=completes("selector"),
               help="Match this CUDA toolkit's version (as for 'use': 11.3, cu113, a folder); default: the one the "
                    "environment was switched to.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")

@@ -7,6 +7,8 @@ import sys
 
 import click
 
+from cudaswitch.cli.options import completes
+
 from cudaswitch.cli.common import _discover, _json_out, _no_nvcc_note, _note, _system, _warn, handle_errors
 from cudaswitch.core.i18n import M, N_, _, tr
 
@@ -75,7 +77,7 @@ def _cudnn_installs_table(installs):
 
 
 @click.command()
-@click.argument("selector")
+@click.argument("selector", shell_complete=completes("selector"))
 @click.option("--bin", "want_bin", is_flag=True, help="Print the bin folder(s).")
 @click.option("--lib", "want_lib", is_flag=True, help="Print the library folder(s).")
 @click.option("--nvcc", "want_nvcc", is_flag=True, help="Print the nvcc path.")

@@ -9,13 +9,13 @@ import click
 
 from cudaswitch.cli.common import (_discover, _fail, _json_out, _no_nvcc_note, _note, _record_smoke, _system, _warn,
                                    handle_errors)
-from cudaswitch.cli.options import _env_options, _force_option, _python_hook_option, _seconds
+from cudaswitch.cli.options import _env_options, _force_option, _python_hook_option, _seconds, completes
 from cudaswitch.core.errors import CudaswitchError
 from cudaswitch.core.i18n import M, N_, _, tr
 
 
 @click.command()
-@click.argument("selector", required=False)
+@click.argument("selector", required=False, shell_complete=completes("use_selector"))
 @_env_options
 @click.option("--ld-library-path/--no-ld-library-path", "ld_flag", default=None,
               help="Put the toolkit's lib folder on LD_LIBRARY_PATH (default: yes, unless pip CUDA wheels are installed).")
@@ -78,6 +78,7 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
                         name=env.name, prefix=env.prefix, version=tk.version, root=tk.root)))
         return
     done = switch.use(env, tk, choice, system)
+    _keep_integration_current(system.environ)  # an upgrade's new shell function reaches shells without an --install
     changes = done.changes
     click.echo(tr(M("Environment {name} ({prefix}) now uses CUDA {version} ({root}).", name=env.name, prefix=env.prefix,
                     version=tk.version, root=tk.root)))
@@ -269,11 +270,13 @@ class _InitShell(click.Choice):
 
 @click.command()
 @click.argument("shell", type=_InitShell(), required=False)
-@click.option("--install", is_flag=True, help="Add it to the shell's startup file (idempotent, between marker lines).")
+@click.option("--install", is_flag=True,
+              help="Keep it in a file cudaswitch keeps current, and add one line that loads it to the shell's "
+                   "startup file (every PowerShell edition's profile); idempotent.")
 @click.option("--rc-file", type=click.Path(dir_okay=False), help="Startup file to use with --install.")
 @handle_errors
 def init(shell, install, rc_file):
-    """Print the shell function that makes 'cudaswitch use' apply to the current shell at once.
+    """Print the shell function that makes 'cudaswitch use' apply to the current shell at once, with tab completion.
 
     Without SHELL, the shell $SHELL names."""
     from cudaswitch.switching import startup
@@ -283,19 +286,39 @@ def init(shell, install, rc_file):
     if shell is None:
         shell = startup.shell_from_environ(environ)
         chosen = M("shell {shell}, from $SHELL={value}", shell=shell, value=environ.get("SHELL"))
+    _keep_integration_current(environ)
     if not install:
         if chosen and sys.stdout.isatty():  # said to a reader, not into an `eval "$(cudaswitch init)"`
             click.echo(tr(M("cudaswitch init: {chosen}", chosen=chosen)), err=True)
         click.echo(startup.init_text(shell, one_line=True), nl=False)
         return
-    path, changed = startup.install(shell, startup.init_text(shell), rc_file, environ)
-    said = (M("Added to {path}; open a new shell to use it.", path=path) if changed else
-            M("Already in {path}; open a new shell to use it.", path=path))
-    click.echo(tr(M("{said} ({chosen})", said=said, chosen=chosen)) if chosen else tr(said))
+    file = startup.integration_file(shell, environ)
+    for path, what in startup.install(shell, rc_file, environ):
+        said = {"added": M("Added one line to {path} that loads {file}; open a new shell to use it.", path=path,
+                           file=file),
+                "replaced": M("Replaced the cudaswitch block in {path} by one line that loads {file}; open a new "
+                              "shell to use it.", path=path, file=file),
+                "kept": M("Already in {path} (it loads {file}); open a new shell to use it.", path=path,
+                          file=file)}[what]
+        click.echo(tr(M("{said} ({chosen})", said=said, chosen=chosen)) if chosen else tr(said))
+
+
+def _keep_integration_current(environ) -> None:
+    """The integration files --install made, rewritten when this build's differ; a failure is one warning, never
+    the command's."""
+    from cudaswitch.switching.startup import keep_current
+
+    try:
+        keep_current(environ)
+    except (OSError, CudaswitchError) as exc:
+        where = getattr(exc, "filename", None)
+        why = getattr(exc, "strerror", None) or exc
+        _warn([M("could not refresh the shell integration cudaswitch keeps: {why}",
+                 why=f"{where}: {why}" if where else why)])
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@click.argument("selector")
+@click.argument("selector", shell_complete=completes("selector"))
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @click.option("--ld-library-path/--no-ld-library-path", "ld_flag", default=None,
               help="Put the toolkit's lib folder on LD_LIBRARY_PATH (default: as 'use' decides).")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from cudaswitch.cli.options import completes
+
 from cudaswitch.cli.common import _json_out, _system, handle_errors
 from cudaswitch.core.i18n import _
 
@@ -43,7 +45,7 @@ def install_toolkit(version, into, again, quiet, as_json):
 
 
 @click.command("uninstall-toolkit")
-@click.argument("selector")
+@click.argument("selector", shell_complete=completes("selector"))
 @click.option("--yes", "-y", "--force", "force", is_flag=True,
               help="Remove it even if conda environments are switched to it.")
 @handle_errors

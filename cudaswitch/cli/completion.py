@@ -2,9 +2,9 @@
 zsh and fish, one more class of that protocol for PowerShell, and the values only cudaswitch knows: toolkit selectors
 (versions, cuXYZ, module names, folders), environment names and shell names.
 
-Imported only when a shell asks for completions (`cli/__init__.py`) or when `init` prints the scripts. A completion
-runs discovery like `list` does, and must stay cheap (benchmarks/bench_completion.py): it reads, never runs a
-program, and any failure is no completion, never an error in the user's prompt.
+Imported only when a shell asks for completions (`cli/__init__.py`) or when `init` prints the scripts. A selector's
+completion runs discovery as `list` does and must stay cheap (benchmarks/bench_completion.py); any failure is no
+completion, never an error in the user's prompt.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import os
 from typing import List
 
 from click.shell_completion import CompletionItem, ShellComplete, add_completion_class, split_arg_string
+from click.shell_completion import FishComplete as _FishComplete
 
 PROG = "cudaswitch"
 COMPLETE_VAR = "_CUDASWITCH_COMPLETE"
@@ -95,7 +96,42 @@ _cudaswitch_completion() {
 if (( $+functions[compdef] )); then compdef _cudaswitch_completion %(prog_name)s; fi
 """
 
-_TEMPLATES = {"bash": _SOURCE_BASH, "zsh": _SOURCE_ZSH, "powershell": _SOURCE_POWERSHELL}
+# click 8.4's fish template splits on a newline its Python string already turned into a line break (fish then
+# fails with "string split: missing argument"); this one reads one "type<TAB>value<TAB>help" line per candidate.
+_SOURCE_FISH = """\
+function _cudaswitch_completion
+    set -l response (env %(complete_var)s=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) \\
+        %(prog_name)s 2>/dev/null)
+    for completion in $response
+        set -l metadata (string split -m 2 \\t -- $completion)
+        switch $metadata[1]
+            case dir
+                __fish_complete_directories $metadata[2]
+            case file
+                __fish_complete_path $metadata[2]
+            case plain
+                if test -n "$metadata[3]"
+                    printf '%%s\\t%%s\\n' $metadata[2] $metadata[3]
+                else
+                    printf '%%s\\n' $metadata[2]
+                end
+        end
+    end
+end
+complete --no-files --command %(prog_name)s --arguments "(_cudaswitch_completion)"
+"""
+
+_TEMPLATES = {"bash": _SOURCE_BASH, "zsh": _SOURCE_ZSH, "fish": _SOURCE_FISH, "powershell": _SOURCE_POWERSHELL}
+
+
+class FishComplete(_FishComplete):
+    """click's fish protocol, one line per candidate (see _SOURCE_FISH)."""
+
+    source_template = _SOURCE_FISH
+
+    def format_completion(self, item: CompletionItem) -> str:
+        help_ = " ".join((item.help or "").split())
+        return f"{item.type}\t{item.value}\t{help_}"
 
 
 class PowerShellComplete(ShellComplete):
@@ -116,14 +152,12 @@ class PowerShellComplete(ShellComplete):
 
 
 add_completion_class(PowerShellComplete)
+add_completion_class(FishComplete)
 
 
 def script(shell: str) -> str:
-    """The completion script `init` puts in SHELL's integration (click's own for fish)."""
-    from click.shell_completion import get_completion_class
-
-    template = _TEMPLATES.get(shell) or get_completion_class(shell).source_template
-    return template % {"complete_func": f"_{PROG}_completion", "complete_var": COMPLETE_VAR, "prog_name": PROG}
+    """The completion script `init` puts in SHELL's integration."""
+    return _TEMPLATES[shell] % {"complete_func": f"_{PROG}_completion", "complete_var": COMPLETE_VAR, "prog_name": PROG}
 
 
 def _paths(incomplete: str) -> List[CompletionItem]:
@@ -176,17 +210,6 @@ def env_names(incomplete: str) -> List[CompletionItem]:
 
 def complete_env_name(ctx, param, incomplete):
     return _quietly(env_names, incomplete)
-
-
-def codes(incomplete: str) -> List[CompletionItem]:
-    """The finding codes (checks/severities.py), for an option that takes one."""
-    from cudaswitch.checks.severities import SEVERITIES
-
-    return [CompletionItem(c) for c in sorted(SEVERITIES) if c.startswith(incomplete.upper())]
-
-
-def complete_code(ctx, param, incomplete):
-    return _quietly(codes, incomplete)
 
 
 def _quietly(fn, *args, **kw) -> List[CompletionItem]:

@@ -13,6 +13,7 @@ shows what a Chinese user's `--help` shows. `tests/test_docs.py` fails when a pa
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 from typing import List
@@ -21,6 +22,7 @@ REPO = Path(__file__).resolve().parent.parent
 BEGIN = "<!-- cli-reference -->"
 END = "<!-- /cli-reference -->"
 MARKER = BEGIN
+CJK = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"  # Han and CJK/full-width punctuation
 PAGES = {"en": REPO / "docs" / "guide" / "reference.md", "zh_CN": REPO / "docs" / "guide" / "reference.zh.md"}
 
 
@@ -81,7 +83,9 @@ def reference(language: str) -> str:
             entries = _entries(cmd, ctx, name, zh)
             if entries:
                 parts += [f"**{tr('Options')}**", "", *entries, ""]
-        return "\n".join(parts).rstrip() + "\n"
+        text = "\n".join(parts).rstrip() + "\n"
+        # a line break between two Chinese characters shows as a space in a browser: the help's own breaks go
+        return re.sub(f"(?<=[{CJK}])\n(?=[{CJK}])", "", text) if zh else text
     finally:
         if saved is None:
             os.environ.pop("CUDASWITCH_LANG", None)

@@ -31,7 +31,7 @@ def _report_out(report, lines, as_json: bool, chain_first=None, chain_last=None,
     sys.exit(report.exit_code)
 
 
-@click.command()
+@click.command(short_help='Prove torch computes in an environment.')
 @_env_options
 @click.option("--json", "as_json", is_flag=True, help="One JSON record with every field and the classification.")
 @click.option("--cpu-ok", is_flag=True, help="No GPU is not a failure (CPU-only machines, CPU builds).")
@@ -54,7 +54,7 @@ def smoke(name, prefix, as_json, cpu_ok, timeout):
     _report_out(report, smoke_lines, as_json, chain_last=from_smoke, environ=system.environ)
 
 
-@click.command()
+@click.command(short_help='Check driver, toolkit and shell, without torch.')
 @_env_options
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @handle_errors
@@ -71,7 +71,7 @@ def doctor(name, prefix, as_json):
     _report_out(report, doctor_lines, as_json, chain_first=from_doctor, environ=system.environ)
 
 
-@click.command()
+@click.command(short_help='The torch versions and pip line that fit this machine.')
 @_env_options
 @click.option("--torch", "torch_version", callback=_version_arg, metavar="VERSION",
               help="Only this torch release (e.g. 2.4 or 1.12.1).")

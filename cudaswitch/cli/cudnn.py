@@ -19,7 +19,7 @@ def _progress(path, quiet, label):
     return progress_bar(os.path.getsize(path) if os.path.exists(path) else 0, quiet, label)
 
 
-@click.command("install-cudnn")
+@click.command("install-cudnn", short_help='Install a cuDNN archive into a toolkit or environment.')
 @click.argument("archive", type=click.Path())  # a folder gets our own hint below, not click's "is a directory"
 @click.option("--cuda", "cuda", metavar="SELECTOR", shell_complete=completes("selector"),
               help="Toolkit to install into (version or folder).")
@@ -149,7 +149,7 @@ def _print_installed(result, as_json):
     click.echo(_("Undo with: {command}").format(command=result.undo))
 
 
-@click.command("uninstall-cudnn")
+@click.command("uninstall-cudnn", short_help='Undo the latest install-cudnn.')
 @click.option("--cuda", "cuda", metavar="SELECTOR", shell_complete=completes("selector"),
               help="Toolkit to restore.")
 @click.option("--into-env", is_flag=True, help="Restore the conda environment instead.")

@@ -12,7 +12,7 @@ from cudaswitch.cli.common import _discover, _json_out, _system, handle_errors
 from cudaswitch.core.i18n import M
 
 
-@click.command("modulefile")
+@click.command("modulefile", short_help='Write a modulefile that loads a toolkit.')
 @click.argument("selector", shell_complete=completes("selector"))
 @click.argument("folder", required=False, metavar="[DIR]")
 @click.option("--lmod", "syntax", flag_value="lua", help="Write Lmod's Lua (the default where Lmod runs).")

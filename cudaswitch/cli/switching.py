@@ -14,7 +14,7 @@ from cudaswitch.core.errors import CudaswitchError
 from cudaswitch.core.i18n import M, N_, _, tr
 
 
-@click.command()
+@click.command(short_help='Make an environment use a CUDA toolkit.')
 @click.argument("selector", required=False, shell_complete=completes("use_selector"))
 @_env_options
 @click.option("--ld-library-path/--no-ld-library-path", "ld_flag", default=None,
@@ -219,7 +219,7 @@ def _use_auto(env, system, dry_run, as_json, old=None):
         sys.exit(0)
     return auto.toolkit["root"]
 
-@click.command()
+@click.command(short_help='Stop switching CUDA in an environment.')
 @_env_options
 @handle_errors
 def off(name, prefix):
@@ -268,7 +268,7 @@ class _InitShell(click.Choice):
         pass
 
 
-@click.command()
+@click.command(short_help='Print or install the shell function and completion.')
 @click.argument("shell", type=_InitShell(), required=False)
 @click.option("--install", is_flag=True,
               help="Keep it in a file cudaswitch keeps current, and add one line that loads it to the shell's "
@@ -317,7 +317,7 @@ def _keep_integration_current(environ) -> None:
                  why=f"{where}: {why}" if where else why)])
 
 
-@click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False}, short_help='Run a command with a toolkit applied.')
 @click.argument("selector", shell_complete=completes("selector"))
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @click.option("--ld-library-path/--no-ld-library-path", "ld_flag", default=None,

@@ -630,8 +630,8 @@ def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], window
                 reported = f"{n // 1000}.{(n % 1000) // 10}"
                 found = M("driver supports CUDA {cuda}", cuda=reported)
             need = knowledge.min_driver(cuda, windows)
-            fix = M("update the NVIDIA driver to >= {driver} (CUDA {cuda}) [{src}], or install a torch build for your "
-                    "driver's CUDA (`cudaswitch recommend`)", driver=need[0], cuda=cuda, src=need[1]) if need else None
+            fix = M("update the NVIDIA driver to >= {driver} (CUDA {cuda}), or install a torch build for your "
+                    "driver's CUDA (`cudaswitch recommend`)", driver=need[0], cuda=cuda) if need else None
             findings.insert(0, finding("DRIVER_TOO_OLD", ERROR, M("torch {version} needs CUDA {cuda}; {found}",
                                                                   version=version, cuda=cuda, found=found), fix))
         elif cvd is not None and dmax:
@@ -735,8 +735,8 @@ def no_gpu_finding(driver: Driver, version: str, cuda: str, windows: bool, cpu_o
     installed = M("driver {version}", version=driver.driver_version) if driver.driver_version else M("a driver")
     if not dmax and driver.driver_version:
         need = knowledge.min_driver(cuda, windows)
-        fix = M("update the NVIDIA driver to >= {driver} (CUDA {cuda}) [{src}]: {url}", driver=need[0], cuda=cuda,
-                src=need[1], url=DRIVER_DOWNLOAD) if need else \
+        fix = M("update the NVIDIA driver to >= {driver} (CUDA {cuda}): {url}", driver=need[0], cuda=cuda,
+                url=DRIVER_DOWNLOAD) if need else \
             M("update the NVIDIA driver: {url}", url=DRIVER_DOWNLOAD)
         return finding("DRIVER_TOO_OLD", ERROR, M("torch {version} needs CUDA {cuda}; the installed NVIDIA {installed} is "
                                                   "too old to name a CUDA version ({why})", version=version, cuda=cuda,

@@ -59,6 +59,8 @@ def help_texts() -> List[Tuple[str, str, int]]:
         where = _rel(Path(source)) if source else "cudaswitch/cli"
         if help_source(command):
             found.append((help_source(command), where, line))
+        if command.short_help:  # the line `cudaswitch --help` lists it with
+            found.append((command.short_help, where, line))
         for param in command.params:
             if getattr(param, "help", None):
                 found.append((param.help, where, line))

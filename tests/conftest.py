@@ -96,6 +96,9 @@ def clean_env(tmp_path):
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("CUDA", "CONDA", "_CONDA", "_CUDASWITCH", "_CE_", "MAMBA"))}
     env["CUDASWITCH_CONFIG"] = str(tmp_path / "no-config.yaml")
+    # cudaswitch's data folder (the shell integration `init --install` keeps, install-toolkit's toolkits): never the
+    # user's own
+    env["XDG_DATA_HOME"] = str(tmp_path / "xdg-data")
     return env
 
 

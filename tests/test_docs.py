@@ -223,5 +223,47 @@ def test_the_command_reference_shows_every_command_in_both_languages():
     for name in names:
         assert f"### `cudaswitch {name}`" in english and f"### `cudaswitch {name}`" in chinese, name
     assert "Usage: cudaswitch use" in english and "用法：cudaswitch use" in chinese
-    for page in ("reference.md", "reference.zh.md"):
-        assert ref.MARKER in (GUIDE / page).read_text(encoding="utf-8"), page
+    assert '<a id="use--name"></a>[`-n, --name NAME`](#use--name)' in english  # an anchor per option
+    for language, page in ref.PAGES.items():
+        # the reference is in the page itself (GitHub shows it), exactly as the commands give it now
+        text = page.read_text(encoding="utf-8")
+        assert text == ref.page_text(language, text), f"{page.name}: run python tools/mkdocs_cli_reference.py"
+
+
+CJK = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"  # Han and CJK/full-width punctuation
+
+
+def _prose_lines(page: Path):
+    """(number, line) of a page's lines outside code fences."""
+    fence = False
+    for i, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+        if line.lstrip().startswith("```"):
+            fence = not fence
+            continue
+        if not fence:
+            yield i, line
+
+
+@pytest.mark.parametrize("page", [REPO / "README.zh-CN.md", *sorted(DOCS.rglob("*.zh.md"))], ids=lambda p: p.name)
+def test_no_line_break_between_two_chinese_characters(page):
+    """A browser (and GitHub) shows a line break inside a paragraph as a space: between two Chinese characters it
+    is a stray space ("还会读 注册表"). Such lines are joined."""
+    lines = list(_prose_lines(page))
+    bad = [n for (n, a), (m, b) in zip(lines, lines[1:])
+           if m == n + 1 and re.search(f"[{CJK}]$", a) and re.match(f"\\s*[{CJK}]", b)]
+    assert not bad, f"{page.name}: lines {bad} end in a Chinese character and the next starts with one: join them"
+
+
+@pytest.mark.parametrize("page", _user_pages(), ids=lambda p: p.name)
+def test_code_and_text_inside_numbered_steps_are_indented_four_spaces(page):
+    """Python-Markdown (MkDocs) keeps a fence or a paragraph inside a numbered step only when it is indented 4
+    spaces; at 3 the list ends there and the steps render as "1. 1. 1.", as GitHub would not show."""
+    in_step = False
+    for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+        if re.match(r"\d+\. ", line):
+            in_step = True
+        elif line and not line.startswith(" "):
+            in_step = False
+        elif in_step and line.strip():
+            indent = len(line) - len(line.lstrip(" "))
+            assert indent >= 4, f"{page.name}:{n}: indented {indent} spaces inside a numbered step: {line.strip()!r}"

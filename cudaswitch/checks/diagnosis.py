@@ -125,6 +125,11 @@ CATALOGUE: Dict[str, tuple] = {
                            N_("put zlibwapi.dll, or the folder holding every cudnn_*64_8.dll, on the loader path"),
                            "NVIDIA cuDNN 8.x installation guide (zlib) [S58]; docs/design/windows-cudnn.md"),
     "IMPORT_FAILED": (N_("import torch failed"), N_("read the error; reinstall torch if the files are damaged"), "-"),
+    "LIB_NOT_FOUND": (N_("a CUDA or cuDNN library torch is linked to is not on the loader's path ('cannot open shared "
+                       "object file')"),
+                      N_("install torch with the CUDA libraries it was built with (pip's nvidia-* wheels come with "
+                         "it; reinstall torch from its index), or put the folder holding that library on "
+                         "LD_LIBRARY_PATH"), "the dynamic loader's dlopen error text (ld.so)"),
     "CUDNN_FAILED": (N_("the cuDNN convolution failed"), N_("remove other cuDNN copies from PATH/LD_LIBRARY_PATH so torch "
                      "loads its own"), "-"),
     "COMPUTE_FAILED": (N_("a GPU computation failed"), N_("read the error; check the driver with nvidia-smi"), "-"),
@@ -201,7 +206,13 @@ RX_NO_TORCH = re.compile(r"No module named '?torch'?(?:$|\s|\n)")
 # cuDNN 8's own text (the format string "Could not locate %s. Please make sure it is in your library path!" in the
 # real cudnn64_8.dll) before it ends the process (docs/design/checks.md section 6)
 RX_CUDNN_LOCATE = re.compile(r"Could not locate (\S{1,260}?\.dll)\. Please make sure it is in your library path")
-RX_CUDNN = re.compile(r"CUDNN_STATUS_\w+|cuDNN error|Could not load library libcudnn|cudnn\w*64_\d\.dll")
+RX_CUDNN = re.compile(r"CUDNN_STATUS_\w+|cuDNN error|cuDNN version incompatibility|Could not load library libcudnn|"
+                      r"cudnn\w*64_\d\.dll")
+# the loader's words for a library torch links to that it cannot find (dlerror: "libcudnn.so.8: cannot open shared
+# object file: No such file or directory")
+RX_SO_MISSING = re.compile(r"(lib[\w+-]+\.so(?:\.\d+)*): cannot open shared object file")
+# cuDNN 8 loads its sub-libraries at run time and ends the process when one is missing
+RX_CUDNN_SO_LOAD = re.compile(r"Could not load library (libcudnn\w*\.so(?:\.\d+)*)")
 
 # a process killed by SIGILL: -4 from subprocess, 132 from a shell; 0xC000001D on Windows
 SIGILL_CODES = (-4, 132, ILLEGAL_INSTRUCTION)
@@ -326,6 +337,11 @@ def classify_import_failure(text: str, outcome: ProbeOutcome, prefix: str, envir
         return out
     if RX_NUMPY.search(text):
         out.append(finding("NUMPY_ABI", ERROR))
+        return out
+    m = RX_SO_MISSING.search(text)
+    if m:
+        out.append(finding("LIB_NOT_FOUND", ERROR, M("import torch failed: {lib} is not on the loader's path "
+                                                     "(cannot open shared object file)", lib=m.group(1))))
         return out
     message = ((rec.get("import") or {}).get("error") or {}).get("message", "")
     dll = RX_DLL_FILE.search(message) or RX_DLL_FILE.search(text)  # the message first: tracebacks quote source
@@ -560,6 +576,11 @@ def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], window
         m = RX_CUDNN_LOCATE.search(text)
         if m:
             return [cudnn_locate_finding(m.group(1), outcome, prefix, environ, system)]
+        m = RX_CUDNN_SO_LOAD.search(text)
+        if m:
+            return [finding("CUDNN_FAILED", ERROR, M("cuDNN could not load its library {lib} and ended the process "
+                                                     "(another cuDNN on LD_LIBRARY_PATH, or an incomplete one)",
+                                                     lib=m.group(1)))]
         tail = [ln for ln in (outcome.stderr or "").splitlines() if ln and not ln.startswith("cudaswitch-probe:")]
         stage = outcome.last_stage or "start"
         code = exit_status(outcome.returncode)
@@ -609,8 +630,8 @@ def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], window
                 reported = f"{n // 1000}.{(n % 1000) // 10}"
                 found = M("driver supports CUDA {cuda}", cuda=reported)
             need = knowledge.min_driver(cuda, windows)
-            fix = M("update the NVIDIA driver to >= {driver} (CUDA {cuda}) [{src}], or install a torch build for your "
-                    "driver's CUDA (`cudaswitch recommend`)", driver=need[0], cuda=cuda, src=need[1]) if need else None
+            fix = M("update the NVIDIA driver to >= {driver} (CUDA {cuda}), or install a torch build for your "
+                    "driver's CUDA (`cudaswitch recommend`)", driver=need[0], cuda=cuda) if need else None
             findings.insert(0, finding("DRIVER_TOO_OLD", ERROR, M("torch {version} needs CUDA {cuda}; {found}",
                                                                   version=version, cuda=cuda, found=found), fix))
         elif cvd is not None and dmax:
@@ -714,8 +735,8 @@ def no_gpu_finding(driver: Driver, version: str, cuda: str, windows: bool, cpu_o
     installed = M("driver {version}", version=driver.driver_version) if driver.driver_version else M("a driver")
     if not dmax and driver.driver_version:
         need = knowledge.min_driver(cuda, windows)
-        fix = M("update the NVIDIA driver to >= {driver} (CUDA {cuda}) [{src}]: {url}", driver=need[0], cuda=cuda,
-                src=need[1], url=DRIVER_DOWNLOAD) if need else \
+        fix = M("update the NVIDIA driver to >= {driver} (CUDA {cuda}): {url}", driver=need[0], cuda=cuda,
+                url=DRIVER_DOWNLOAD) if need else \
             M("update the NVIDIA driver: {url}", url=DRIVER_DOWNLOAD)
         return finding("DRIVER_TOO_OLD", ERROR, M("torch {version} needs CUDA {cuda}; the installed NVIDIA {installed} is "
                                                   "too old to name a CUDA version ({why})", version=version, cuda=cuda,

@@ -291,8 +291,7 @@ def driver_findings(driver: Driver, toolkits_in_use: List, system: System) -> Li
         tv = knowledge.vtuple(tk.version)
         if tv and dmax and tv[:2] > dmax[:2]:
             need = knowledge.min_driver(tk.version, system.windows)
-            fix = (M("update the driver to >= {driver} for CUDA {cuda} [{src}]", driver=need[0], cuda=tk.cuda.short,
-                     src=need[1]) if need else N_("update the driver"))
+            fix = (M("update the driver to >= {driver} for CUDA {cuda}", driver=need[0], cuda=tk.cuda.short) if need else N_("update the driver"))
             same_major = tv[0] == dmax[0]
             if same_major:
                 cause = M("the driver supports CUDA {dmax} but {label} is CUDA {version} ({root}): programs built with "

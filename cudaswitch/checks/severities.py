@@ -87,6 +87,7 @@ SEVERITIES: Dict[str, object] = {
     "PROBE_TIMEOUT": ERROR,
     "PROBE_CRASHED": ERROR,
     "IMPORT_FAILED": ERROR,
+    "LIB_NOT_FOUND": ERROR,  # `import torch`: the loader finds no libcudnn.so.8 / libcudart.so.12 torch links to
     "CUDNN_FAILED": ERROR,
     "COMPUTE_FAILED": ERROR,
     # extension builds

@@ -62,6 +62,10 @@ class _OneLineErrors(click.Group):
         from cudaswitch.core.console import prepare
 
         prepare()
+        if "_CUDASWITCH_COMPLETE" in os.environ:  # a shell asks for completions: click answers, with our classes
+            import cudaswitch.cli.completion  # noqa: F401
+
+            complete_var = "_CUDASWITCH_COMPLETE"
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         audit = _audit()

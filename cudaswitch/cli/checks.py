@@ -7,7 +7,7 @@ import sys
 import click
 
 from cudaswitch.cli.common import _as_owner, _json_out, _record_smoke, _system, handle_errors
-from cudaswitch.cli.options import _env_options, _seconds, _version_arg
+from cudaswitch.cli.options import _env_options, _seconds, _version_arg, completes
 
 
 def _report_out(report, lines, as_json: bool, chain_first=None, chain_last=None, environ=None) -> None:
@@ -31,7 +31,7 @@ def _report_out(report, lines, as_json: bool, chain_first=None, chain_last=None,
     sys.exit(report.exit_code)
 
 
-@click.command()
+@click.command(short_help='Prove torch computes in an environment.')
 @_env_options
 @click.option("--json", "as_json", is_flag=True, help="One JSON record with every field and the classification.")
 @click.option("--cpu-ok", is_flag=True, help="No GPU is not a failure (CPU-only machines, CPU builds).")
@@ -58,7 +58,7 @@ def smoke(name, prefix, as_json, cpu_ok, timeout):
     _as_owner(env, work)
 
 
-@click.command()
+@click.command(short_help='Check driver, toolkit and shell, without torch.')
 @_env_options
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @handle_errors
@@ -75,7 +75,7 @@ def doctor(name, prefix, as_json):
     _report_out(report, doctor_lines, as_json, chain_first=from_doctor, environ=system.environ)
 
 
-@click.command()
+@click.command(short_help='The torch versions and pip line that fit this machine.')
 @_env_options
 @click.option("--torch", "torch_version", callback=_version_arg, metavar="VERSION",
               help="Only this torch release (e.g. 2.4 or 1.12.1).")
@@ -84,7 +84,7 @@ def doctor(name, prefix, as_json):
 @click.option("--cuda", "cuda_max", callback=_version_arg, metavar="X.Y",
               help="The driver's maximum CUDA version (default: asked from the driver).")
 @click.option("--cc", "capability", callback=_version_arg, metavar="X.Y", help="GPU compute capability.")
-@click.option("--toolkit", metavar="SELECTOR",
+@click.option("--toolkit", metavar="SELECTOR", shell_complete=completes("selector"),
               help="Match this CUDA toolkit's version (as for 'use': 11.3, cu113, a folder); default: the one the "
                    "environment was switched to.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")

@@ -8,7 +8,7 @@ import sys
 import click
 
 from cudaswitch.cli.common import _json_out, _system, _warn, handle_errors
-from cudaswitch.cli.options import _sha256_arg
+from cudaswitch.cli.options import _sha256_arg, completes
 from cudaswitch.core.i18n import N_
 
 
@@ -19,12 +19,15 @@ def _progress(path, quiet, label):
     return progress_bar(os.path.getsize(path) if os.path.exists(path) else 0, quiet, label)
 
 
-@click.command("install-cudnn")
+@click.command("install-cudnn", short_help='Install a cuDNN archive into a toolkit or environment.')
 @click.argument("archive", type=click.Path())  # a folder gets our own hint below, not click's "is a directory"
-@click.option("--cuda", "cuda", metavar="SELECTOR", help="Toolkit to install into (version or folder).")
+@click.option("--cuda", "cuda", metavar="SELECTOR", shell_complete=completes("selector"),
+              help="Toolkit to install into (version or folder).")
 @click.option("--into-env", is_flag=True, help="Install into a conda environment instead (no admin rights needed).")
-@click.option("-n", "--name", "env_name", metavar="NAME", help="With --into-env: the environment's name.")
-@click.option("-p", "--prefix", "env_prefix", metavar="PREFIX", help="With --into-env: the environment's folder.")
+@click.option("-n", "--name", "env_name", metavar="NAME", shell_complete=completes("env_name"),
+              help="With --into-env: the environment's name.")
+@click.option("-p", "--prefix", "env_prefix", metavar="PREFIX", shell_complete=completes("folder"),
+              help="With --into-env: the environment's folder.")
 @click.option("--dry-run", is_flag=True, help="Print the plan (each file: new / overwrite / identical); write nothing.")
 @click.option("--force", is_flag=True, help="Install even if the archive's CUDA major or version does not match.")
 @click.option("--yes", "-y", is_flag=True, help="Replace another cuDNN version without asking.")
@@ -146,11 +149,14 @@ def _print_installed(result, as_json):
     click.echo(_("Undo with: {command}").format(command=result.undo))
 
 
-@click.command("uninstall-cudnn")
-@click.option("--cuda", "cuda", metavar="SELECTOR", help="Toolkit to restore.")
+@click.command("uninstall-cudnn", short_help='Undo the latest install-cudnn.')
+@click.option("--cuda", "cuda", metavar="SELECTOR", shell_complete=completes("selector"),
+              help="Toolkit to restore.")
 @click.option("--into-env", is_flag=True, help="Restore the conda environment instead.")
-@click.option("-n", "--name", "env_name", metavar="NAME", help="With --into-env: the environment's name.")
-@click.option("-p", "--prefix", "env_prefix", metavar="PREFIX", help="With --into-env: the environment's folder.")
+@click.option("-n", "--name", "env_name", metavar="NAME", shell_complete=completes("env_name"),
+              help="With --into-env: the environment's name.")
+@click.option("-p", "--prefix", "env_prefix", metavar="PREFIX", shell_complete=completes("folder"),
+              help="With --into-env: the environment's folder.")
 @click.option("--force", is_flag=True, help="Undo even if installed files changed since (they are kept aside).")
 @click.option("--quiet", "-q", is_flag=True, help="Only errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result record as JSON.")

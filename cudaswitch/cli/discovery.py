@@ -7,6 +7,8 @@ import sys
 
 import click
 
+from cudaswitch.cli.options import completes
+
 from cudaswitch.cli.common import _discover, _json_out, _no_nvcc_note, _note, _system, _warn, handle_errors
 from cudaswitch.core.i18n import M, N_, _, tr
 
@@ -22,7 +24,7 @@ def _source_label(source: str) -> str:
     return tr(words[source]) if source in words else source
 
 
-@click.command("list")
+@click.command("list", short_help='Every installed CUDA toolkit with its exact version.')
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (schema in the user guide).")
 @handle_errors
 def list_cmd(as_json):
@@ -74,8 +76,8 @@ def _cudnn_installs_table(installs):
                           for c in installs]))
 
 
-@click.command()
-@click.argument("selector")
+@click.command(short_help="Print a toolkit's root, bin, lib or nvcc.")
+@click.argument("selector", shell_complete=completes("selector"))
 @click.option("--bin", "want_bin", is_flag=True, help="Print the bin folder(s).")
 @click.option("--lib", "want_lib", is_flag=True, help="Print the library folder(s).")
 @click.option("--nvcc", "want_nvcc", is_flag=True, help="Print the nvcc path.")
@@ -110,7 +112,7 @@ def which(selector, want_bin, want_lib, want_nvcc):
         click.echo(line)
 
 
-@click.command()
+@click.command(short_help="What this shell uses: CUDA variables, nvcc, PATH.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @handle_errors
 def status(as_json):
@@ -211,7 +213,7 @@ def status(as_json):
 
 
 
-@click.command()
+@click.command(short_help="Every conda environment, its toolkit and torch.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (schema in the user guide).")
 @handle_errors
 def envs(as_json):

@@ -92,6 +92,8 @@ class TranslatedHelpFormatter(click.HelpFormatter):
             # a command list shows the first sentence of each command's help, cut to the width: translate the
             # whole help and take its first sentence
             sub = command.get_command(self.ctx, term)
+            if sub is not None and sub.short_help:  # written to fit the list: translated whole, never cut
+                return _(sub.short_help)
             if sub is not None:
                 translated = _(help_source(sub))
                 if translated != help_source(sub):

@@ -6,12 +6,14 @@ from pathlib import Path
 
 import click
 
+from cudaswitch.cli.options import completes
+
 from cudaswitch.cli.common import _discover, _json_out, _system, handle_errors
 from cudaswitch.core.i18n import M
 
 
-@click.command("modulefile")
-@click.argument("selector")
+@click.command("modulefile", short_help='Write a modulefile that loads a toolkit.')
+@click.argument("selector", shell_complete=completes("selector"))
 @click.argument("folder", required=False, metavar="[DIR]")
 @click.option("--lmod", "syntax", flag_value="lua", help="Write Lmod's Lua (the default where Lmod runs).")
 @click.option("--tcl", "syntax", flag_value="tcl", help="Write Tcl, which both module systems read (the default "

@@ -27,9 +27,22 @@ def _seconds(ctx, param, value):
     return seconds
 
 
+def completes(what: str):
+    """A parameter's tab completion (cli/completion.py), imported only when a shell asks for completions."""
+
+    def complete(ctx, param, incomplete):
+        from cudaswitch.cli import completion
+
+        return getattr(completion, f"complete_{what}")(ctx, param, incomplete)
+
+    return complete
+
+
 def _env_options(fn):
-    fn = click.option("-p", "--prefix", "prefix", metavar="PREFIX", help="The environment at this folder.")(fn)
-    fn = click.option("-n", "--name", "name", metavar="NAME", help="The conda environment of this name.")(fn)
+    fn = click.option("-p", "--prefix", "prefix", metavar="PREFIX", help="The environment at this folder.",
+                      shell_complete=completes("folder"))(fn)
+    fn = click.option("-n", "--name", "name", metavar="NAME", help="The conda environment of this name.",
+                      shell_complete=completes("env_name"))(fn)
     return fn
 
 

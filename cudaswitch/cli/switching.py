@@ -9,13 +9,13 @@ import click
 
 from cudaswitch.cli.common import (_as_owner, _discover, _fail, _json_out, _no_nvcc_note, _note, _record_smoke,
                                    _system, _warn, handle_errors)
-from cudaswitch.cli.options import _env_options, _force_option, _python_hook_option, _seconds
+from cudaswitch.cli.options import _env_options, _force_option, _python_hook_option, _seconds, completes
 from cudaswitch.core.errors import CudaswitchError
 from cudaswitch.core.i18n import M, N_, _, tr
 
 
-@click.command()
-@click.argument("selector", required=False)
+@click.command(short_help='Make an environment use a CUDA toolkit.')
+@click.argument("selector", required=False, shell_complete=completes("use_selector"))
 @_env_options
 @click.option("--ld-library-path/--no-ld-library-path", "ld_flag", default=None,
               help="Put the toolkit's lib folder on LD_LIBRARY_PATH (default: yes, unless pip CUDA wheels are installed).")
@@ -78,7 +78,13 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
         click.echo(tr(M("Would make environment {name} ({prefix}) use CUDA {version} ({root}); nothing written.",
                         name=env.name, prefix=env.prefix, version=tk.version, root=tk.root)))
         return
-    _as_owner(env, lambda: _use_as_owner(env, tk, choice, found, system, saving, no_verify, no_smoke, timeout, cpu_ok))
+    try:
+        _as_owner(env, lambda: _use_as_owner(env, tk, choice, found, system, saving, no_verify, no_smoke, timeout,
+                                              cpu_ok))
+    finally:
+        # the invoking user's own shell integration (not the environment owner's), so outside the owner's work; an
+        # upgrade's new shell function then reaches shells without an --install
+        _keep_integration_current(system.environ)
 
 
 def _use_as_owner(env, tk, choice, found, system, saving, no_verify, no_smoke, timeout, cpu_ok):
@@ -234,7 +240,7 @@ def _use_auto(env, system, dry_run, as_json, old=None):
         sys.exit(0)
     return auto.toolkit["root"]
 
-@click.command()
+@click.command(short_help='Stop switching CUDA in an environment.')
 @_env_options
 @handle_errors
 def off(name, prefix):
@@ -288,13 +294,15 @@ class _InitShell(click.Choice):
         pass
 
 
-@click.command()
+@click.command(short_help='Print or install the shell function and completion.')
 @click.argument("shell", type=_InitShell(), required=False)
-@click.option("--install", is_flag=True, help="Add it to the shell's startup file (idempotent, between marker lines).")
+@click.option("--install", is_flag=True,
+              help="Keep it in a file cudaswitch keeps current, and add one line that loads it to the shell's "
+                   "startup file (every PowerShell edition's profile); idempotent.")
 @click.option("--rc-file", type=click.Path(dir_okay=False), help="Startup file to use with --install.")
 @handle_errors
 def init(shell, install, rc_file):
-    """Print the shell function that makes 'cudaswitch use' apply to the current shell at once.
+    """Print the shell function that makes 'cudaswitch use' apply to the current shell at once, with tab completion.
 
     Without SHELL, the shell $SHELL names."""
     from cudaswitch.switching import startup
@@ -304,19 +312,39 @@ def init(shell, install, rc_file):
     if shell is None:
         shell = startup.shell_from_environ(environ)
         chosen = M("shell {shell}, from $SHELL={value}", shell=shell, value=environ.get("SHELL"))
+    _keep_integration_current(environ)
     if not install:
         if chosen and sys.stdout.isatty():  # said to a reader, not into an `eval "$(cudaswitch init)"`
             click.echo(tr(M("cudaswitch init: {chosen}", chosen=chosen)), err=True)
         click.echo(startup.init_text(shell, one_line=True), nl=False)
         return
-    path, changed = startup.install(shell, startup.init_text(shell), rc_file, environ)
-    said = (M("Added to {path}; open a new shell to use it.", path=path) if changed else
-            M("Already in {path}; open a new shell to use it.", path=path))
-    click.echo(tr(M("{said} ({chosen})", said=said, chosen=chosen)) if chosen else tr(said))
+    file = startup.integration_file(shell, environ)
+    for path, what in startup.install(shell, rc_file, environ):
+        said = {"added": M("Added one line to {path} that loads {file}; open a new shell to use it.", path=path,
+                           file=file),
+                "replaced": M("Replaced the cudaswitch block in {path} by one line that loads {file}; open a new "
+                              "shell to use it.", path=path, file=file),
+                "kept": M("Already in {path} (it loads {file}); open a new shell to use it.", path=path,
+                          file=file)}[what]
+        click.echo(tr(M("{said} ({chosen})", said=said, chosen=chosen)) if chosen else tr(said))
 
 
-@click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@click.argument("selector")
+def _keep_integration_current(environ) -> None:
+    """The integration files --install made, rewritten when this build's differ; a failure is one warning, never
+    the command's."""
+    from cudaswitch.switching.startup import keep_current
+
+    try:
+        keep_current(environ)
+    except (OSError, CudaswitchError) as exc:
+        where = getattr(exc, "filename", None)
+        why = getattr(exc, "strerror", None) or exc
+        _warn([M("could not refresh the shell integration cudaswitch keeps: {why}",
+                 why=f"{where}: {why}" if where else why)])
+
+
+@click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False}, short_help='Run a command with a toolkit applied.')
+@click.argument("selector", shell_complete=completes("selector"))
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @click.option("--ld-library-path/--no-ld-library-path", "ld_flag", default=None,
               help="Put the toolkit's lib folder on LD_LIBRARY_PATH (default: as 'use' decides).")

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import click
 
+from cudaswitch.cli.options import completes
+
 from cudaswitch.cli.common import _json_out, _system, handle_errors
 from cudaswitch.core.i18n import _
 
 
-@click.command("install-toolkit")
+@click.command("install-toolkit", short_help="Assemble a CUDA toolkit from NVIDIA's PyPI wheels.")
 @click.argument("version")
 @click.option("--into", metavar="DIR", help="Install into this new folder (default: the user data folder).")
 @click.option("--again", is_flag=True, help="Install even if a toolkit of the same version is already installed.")
@@ -42,8 +44,8 @@ def install_toolkit(version, into, again, quiet, as_json):
         root=for_user([r.root])))
 
 
-@click.command("uninstall-toolkit")
-@click.argument("selector")
+@click.command("uninstall-toolkit", short_help='Remove a toolkit install-toolkit made.')
+@click.argument("selector", shell_complete=completes("selector"))
 @click.option("--yes", "-y", "--force", "force", is_flag=True,
               help="Remove it even if conda environments are switched to it.")
 @handle_errors

@@ -133,7 +133,10 @@ def bang_check() -> str:
 class Startup:
     """A `cudaswitch init` shell: its name, other names `$SHELL` may carry, and its startup file for --install:
     `under` below the folder `$base_var` names (else `base_default` below the home folder). `profile`: the file
-    PowerShell itself names ($PROFILE.CurrentUserAllHosts); `under` None and no profile: it has none."""
+    PowerShell itself names ($PROFILE.CurrentUserAllHosts); `under` None and no profile: it has none.
+    `loads`: the one guarded line --install puts there, which sources the integration file `{file}` (quoted) only
+    when it exists, silently otherwise; `ext`: that file's name ending. `completion`: the name of its tab-completion
+    script (cli/completion.py), or None."""
 
     name: str
     aliases: Tuple[str, ...] = ()
@@ -141,6 +144,9 @@ class Startup:
     base_var: Optional[str] = None
     base_default: str = ""
     profile: bool = False
+    loads: Optional[str] = None
+    ext: str = ""
+    completion: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -183,13 +189,19 @@ class Shell:
         return [f for f in (self.snippet, self.reconciler) if f]
 
 
+# `[ -f X ] && . X` would leave the startup file's status 1 when X is gone
+_SH_LOADS = "if [ -f {file} ]; then . {file}; fi"
+
 SHELLS: Dict[str, Shell] = {
     "sh": Shell("sh", "posix", quote_sh, msys_on_windows=True, snippet="bash.sh", reconciler="reconcile.sh",
-                init=(Startup("bash", under=".bashrc"), Startup("zsh", under=".zshrc", base_var="ZDOTDIR"))),
+                init=(Startup("bash", under=".bashrc", loads=_SH_LOADS, ext="bash", completion="bash"),
+                      Startup("zsh", under=".zshrc", base_var="ZDOTDIR", loads=_SH_LOADS, ext="zsh", completion="zsh"))),
     "fish": Shell("fish", "fish", quote_fish, snippet="fish.fish", reconciler="reconcile.fish",
-                  init=(Startup("fish", under="fish/config.fish", base_var="XDG_CONFIG_HOME", base_default=".config"),)),
+                  init=(Startup("fish", under="fish/config.fish", base_var="XDG_CONFIG_HOME", base_default=".config",
+                                loads="if test -f {file}; source {file}; end", ext="fish", completion="fish"),)),
     "csh": Shell("csh", "csh", quote_csh, snippet="tcsh.csh", reconciler="reconcile.csh", reconciler_from_precmd=True,
-                 eval_one_line=True, init=(Startup("tcsh", aliases=("csh",), under=".tcshrc"),)),
+                 eval_one_line=True, init=(Startup("tcsh", aliases=("csh",), under=".tcshrc", loads="if ( -f {file} ) source {file}",
+                              ext="tcsh"),)),
     # Windows shells: cmd.exe reads each line in the console code page, so the file is ASCII with CRLF (HC1, HC2);
     # it has no prompt hook, so no reconciler, and no startup file.
     "bat": Shell("bat", "cmd.exe", quote_bat, newline="\r\n", encoding="ascii", values=values_bat, lib=False,
@@ -197,7 +209,8 @@ SHELLS: Dict[str, Shell] = {
     # Windows PowerShell 5.1 reads a BOM-less file as the ANSI code page, so non-ASCII needs the BOM.
     "ps1": Shell("ps1", "powershell", quote_ps1, newline="\n", encoding="utf-8-sig", list_sep=", ", lib=False,
                  snippet="powershell.ps1", reconciler="reconcile.ps1",
-                 init=(Startup("powershell", aliases=("pwsh",), profile=True),)),
+                 init=(Startup("powershell", aliases=("pwsh",), profile=True, ext="ps1", completion="powershell",
+                                   loads="if (Test-Path -LiteralPath {file}) {{ . {file} }}"),)),
 }
 
 # `cudaswitch init NAME` (and the names `$SHELL` may carry) -> (hook shell, startup record)

@@ -1,5 +1,8 @@
-"""`cudaswitch init SHELL`: the shell function from the top-level `hooks/` folder, printed or added to the
-shell's startup file between marker lines (idempotent: a second --install replaces the block)."""
+"""`cudaswitch init SHELL`: the shell function from the top-level `hooks/` folder, printed, or installed as conda
+and direnv do: the integration goes into a file cudaswitch keeps current (rewritten by `init` and `use` whenever
+this build would write something else), and the startup file gets one guarded line that sources it (nothing
+happens, and nothing prints, once that file is gone). --install again replaces that line, and an older build's
+whole block between the marker lines, in place."""
 
 from __future__ import annotations
 
@@ -7,16 +10,19 @@ import codecs
 import os
 import shutil
 import sys
-from pathlib import Path
-from typing import Mapping, Optional, Tuple
+from pathlib import Path, PureWindowsPath
+from typing import List, Mapping, Optional, Tuple
 
 from cudaswitch.core.errors import CudaswitchError, UsageError
 from cudaswitch.core.i18n import M, tr
 from cudaswitch.core.fsutil import atomic_write
 from cudaswitch.switching.shells import INIT_SHELLS, init_shell
 
+# the whole integration block earlier builds pasted into the startup file; --install replaces it by the one line
 BEGIN = "# >>> cudaswitch init >>>"
 END = "# <<< cudaswitch init <<<"
+# the end of the one line --install writes: how a later --install finds it
+MARK = "# added by 'cudaswitch init --install'"
 
 
 def hooks_dir() -> Path:
@@ -66,6 +72,11 @@ def init_text(shell: str, one_line: bool = False) -> str:
             f"if ( \"$_cs_pre\" == \"\" ) alias precmd '{run}'",
             f"if ( \"$_cs_pre\" != \"\" && \"$_cs_pre\" !~ *{sh.reconciler}* ) alias precmd \"$_cs_pre\"'; {run}'",
             "unset _cs_pre", ""])
+    completion = INIT_SHELLS[shell][1].completion
+    if completion:
+        from cudaswitch.cli.completion import script
+
+        text = text.rstrip("\n") + "\n# tab completion (click's protocol, answered by cudaswitch itself)\n" + script(completion)
     if one_line and sh.eval_one_line:
         # eval "`cudaswitch init tcsh`" joins the lines: one line of commands separated by ';' reads the same
         # whether it is eval'ed or sourced from a file, and a comment would swallow everything after it
@@ -96,23 +107,32 @@ def shell_from_environ(environ: Mapping[str, str]) -> str:
     return found[1].name
 
 
-def rc_file(shell: str, environ: Mapping[str, str]) -> Path:
+def _no_startup_file(shell: str) -> UsageError:
+    # a batch file takes no '#' lines, and cmd.exe runs none at start: the wrapper is a file of its own. cmd reads
+    # it in the console code page, so it is written from cmd.exe itself (PowerShell 5.1's '>' writes UTF-16).
+    return UsageError(M("cmd.exe has no startup file: save the output of 'cudaswitch init {shell}' as cs.bat in a "
+                        "folder on PATH instead (in cmd.exe: cudaswitch init {shell} > cs.bat)", shell=shell))
+
+
+def rc_files(shell: str, environ: Mapping[str, str]) -> List[Path]:
+    """The startup files --install writes: one per shell, every edition's profile for PowerShell."""
     start = INIT_SHELLS[shell][1]
     if start.profile:
-        return powershell_profile(environ=environ)
+        return powershell_profiles(environ=environ)
     if start.under is None:
-        raise UsageError(M("cmd.exe has no startup file: save the output of 'cudaswitch init {shell}' as cs.bat in a "
-                           "folder on PATH instead", shell=shell))
+        raise _no_startup_file(shell)
     home = Path(os.path.expanduser("~"))
     base = environ.get(start.base_var) if start.base_var else None
-    return Path(base or home / start.base_default) / start.under
+    return [Path(base or home / start.base_default) / start.under]
 
 
-def powershell_profile(which=shutil.which, run=None, environ=None, windows=None) -> Path:
-    """The profile every PowerShell host of this user reads ($PROFILE.CurrentUserAllHosts), found as `conda init
-    powershell` finds it: ask PowerShell itself (pwsh 7 first, then Windows PowerShell 5.1) when one is on PATH,
-    which also follows a Documents folder redirected to OneDrive. Without one: a OneDrive Documents folder that
-    holds a PowerShell folder, else Documents; pwsh 7 reads Documents\\PowerShell, 5.1 WindowsPowerShell."""
+def powershell_profiles(which=shutil.which, run=None, environ=None, windows=None) -> List[Path]:
+    """Every profile a PowerShell host of this user reads ($PROFILE.CurrentUserAllHosts of each edition), found as
+    `conda init powershell` finds them: each PowerShell on PATH (pwsh 7, Windows PowerShell 5.1) is asked, which
+    also follows a Documents folder redirected to OneDrive. The editions read different folders (pwsh 7
+    Documents\\PowerShell, 5.1 Documents\\WindowsPowerShell; the Anaconda PowerShell Prompt is 5.1), so on
+    Windows both are written: 5.1 ships with Windows, and pwsh 7's folder when it exists. Documents is a OneDrive
+    Documents folder that holds a PowerShell folder, else the home's."""
     import subprocess
 
     from cudaswitch.core.trust import run_program
@@ -120,28 +140,71 @@ def powershell_profile(which=shutil.which, run=None, environ=None, windows=None)
     run = run or run_program
     environ = os.environ if environ is None else environ
     windows = sys.platform == "win32" if windows is None else windows
+    found: List[Path] = []
     for exe in ("pwsh", "powershell"):
-        found = which(exe)
-        if not found:
+        where = which(exe)
+        if not where:
             continue
         try:
-            out = run([found, "-NoLogo", "-NoProfile", "-NonInteractive", "-Command",
+            out = run([where, "-NoLogo", "-NoProfile", "-NonInteractive", "-Command",
                        "$PROFILE.CurrentUserAllHosts"], timeout=60)
         except (OSError, subprocess.SubprocessError, CudaswitchError):
             continue
         lines = out.stdout.strip().splitlines() if out.returncode == 0 else []
-        if lines and lines[-1].strip():
-            return Path(lines[-1].strip())
+        if lines and lines[-1].strip() and Path(lines[-1].strip()) not in found:
+            found.append(Path(lines[-1].strip()))
     home = Path(environ.get("USERPROFILE") or os.path.expanduser("~")) if windows else Path(os.path.expanduser("~"))
     if not windows:
-        return Path(environ.get("XDG_CONFIG_HOME") or home / ".config") / "powershell" / "profile.ps1"
-    docs = [Path(environ[k]) / "Documents" for k in ("OneDrive", "OneDriveConsumer", "OneDriveCommercial")
-            if environ.get(k)] + [home / "Documents"]
-    for d in docs:
-        for sub in ("PowerShell", "WindowsPowerShell"):
-            if (d / sub).is_dir():
-                return d / sub / "profile.ps1"
-    return docs[-1] / "WindowsPowerShell" / "profile.ps1"
+        return found or [Path(environ.get("XDG_CONFIG_HOME") or home / ".config") / "powershell" / "profile.ps1"]
+    answered = [PureWindowsPath(str(p)) for p in found]
+    if answered:  # the Documents folder PowerShell itself uses
+        base = Path(str(answered[0].parent.parent))
+    else:
+        docs = [Path(environ[k]) / "Documents" for k in ("OneDrive", "OneDriveConsumer", "OneDriveCommercial")
+                if environ.get(k)] + [home / "Documents"]
+        base = next((d for d in docs if (d / "PowerShell").is_dir() or (d / "WindowsPowerShell").is_dir()), docs[-1])
+    for sub, needed in (("PowerShell", False), ("WindowsPowerShell", True)):
+        if any(a.parent.name.lower() == sub.lower() for a in answered):
+            continue  # that edition named its own file
+        if needed or (base / sub).is_dir():
+            found.append(base / sub / "profile.ps1")
+    return found
+
+
+def integration_file(shell: str, environ: Mapping[str, str]) -> Path:
+    """Where --install keeps SHELL's integration: cudaswitch's data folder, not its installation (which a
+    reinstall on another Python moves)."""
+    from cudaswitch.core.config import user_dir
+    from cudaswitch.core.system import System
+
+    return Path(user_dir(System(environ=environ), "data")) / "shell" / f"init.{INIT_SHELLS[shell][1].ext}"
+
+
+def integration_bytes(shell: str) -> bytes:
+    sh, _ = INIT_SHELLS[shell]
+    return init_text(shell).replace("\n", sh.newline).encode(sh.encoding)
+
+
+def keep_current(environ: Mapping[str, str], only: Optional[str] = None) -> List[Path]:
+    """Rewrite every integration file --install made whose text this build would write differently (after an
+    upgrade, or a move to another Python); the ones rewritten. A missing one stays missing: removing it is how a
+    user turns the integration off."""
+    done = []
+    for shell, (_sh, start) in sorted(INIT_SHELLS.items()):
+        if not start.loads or (only and shell != only):
+            continue
+        path = integration_file(shell, environ)
+        try:
+            from cudaswitch.core.trust import read_bytes
+
+            old = read_bytes(path)
+        except FileNotFoundError:
+            continue
+        new = integration_bytes(shell)
+        if old != new:
+            atomic_write(path, new)
+            done.append(path)
+    return done
 
 
 def _read_startup_file(target: Path) -> Tuple[str, str]:
@@ -166,23 +229,68 @@ def _read_startup_file(target: Path) -> Tuple[str, str]:
                                 "yourself, or give another file with --rc-file", path=target)) from None
 
 
-def install(shell: str, text: str, path: Optional[str], environ: Mapping[str, str]) -> Tuple[Path, bool]:
-    """Put `text` between the marker lines in the startup file; (file, whether it changed)."""
-    target = Path(path) if path else rc_file(shell, environ)
-    old, encoding = _read_startup_file(target)
-    block = f"{BEGIN}\n{text.rstrip()}\n{END}\n"
-    if BEGIN in old and END in old:
-        head, rest = old.split(BEGIN, 1)
-        tail = rest.split(END, 1)[1].lstrip("\n")
-        new = head + block + tail
-    else:
-        new = old + ("\n" if old and not old.endswith("\n") else "") + block
-    if new == old:
-        return target, False
-    from cudaswitch.core.fsutil import check_writable
+def load_line(shell: str, environ: Mapping[str, str]) -> str:
+    """The one line --install puts in SHELL's startup file."""
+    sh, start = INIT_SHELLS[shell]
+    return start.loads.format(file=sh.quote(str(integration_file(shell, environ)))) + "  " + MARK
 
-    # a dotfile manager's symlinked rc file stays a link: its target gets the block, with its mode kept
-    check_writable(target.resolve() if target.is_symlink() else target,
-                   M("add the lines 'cudaswitch init {shell}' prints to it yourself", shell=shell))
-    atomic_write(target, new.encode(encoding), follow_symlinks=True)
-    return target, True
+
+def with_load_line(old: str, line: str) -> Tuple[str, bool]:
+    """`old` with `line` where an earlier --install put its line or its whole block (the first of them; any other
+    is removed), else at the end; and whether an old block was replaced. Line endings are the file's own."""
+    nl = "\r\n" if "\r\n" in old else "\n"
+    out: List[str] = []
+    placed = migrated = inside = False
+    for ln in old.splitlines(keepends=True):
+        body = ln.rstrip("\r\n")
+        if inside:
+            inside = body.strip() != END
+            continue
+        if body.strip() == BEGIN or body.rstrip().endswith(MARK):
+            inside = body.strip() == BEGIN and END in old
+            migrated = migrated or inside
+            if not placed:
+                out.append(line + nl)
+                placed = True
+            continue
+        out.append(ln)
+    if not placed:
+        if out and not out[-1].endswith("\n"):
+            out[-1] += nl
+        out.append(line + nl)
+    return "".join(out), migrated
+
+
+def install(shell: str, path: Optional[str], environ: Mapping[str, str]) -> List[Tuple[Path, str]]:
+    """Write SHELL's integration file and the line that loads it into its startup file(s): per file, what
+    happened ("added", "replaced": an older build's block became the line, "kept": it was there)."""
+    if INIT_SHELLS[shell][1].loads is None:
+        raise _no_startup_file(shell)
+    from cudaswitch.core.fsutil import check_writable
+    from cudaswitch.core.trust import read_bytes
+
+    targets = [Path(path)] if path else rc_files(shell, environ)
+    plans = []
+    for target in targets:  # every file is read, and found writable, before any is written
+        old, encoding = _read_startup_file(target)
+        new, migrated = with_load_line(old, load_line(shell, environ))
+        if new != old:
+            # a dotfile manager's symlinked rc file stays a link: its target gets the line, with its mode kept
+            check_writable(target.resolve() if target.is_symlink() else target,
+                           M("add the line '{line}' to it yourself", line=load_line(shell, environ)))
+        plans.append((target, old, new, encoding, migrated))
+    integration = integration_file(shell, environ)
+    data = integration_bytes(shell)
+    try:
+        current = read_bytes(integration)
+    except OSError:
+        current = None
+    if current != data:
+        check_writable(integration, M("give cudaswitch a data folder it can write (XDG_DATA_HOME)"))
+        atomic_write(integration, data)  # first: a startup file never names a file that is not there yet
+    done = []
+    for target, old, new, encoding, migrated in plans:
+        if new != old:
+            atomic_write(target, new.encode(encoding), follow_symlinks=True)
+        done.append((target, "kept" if new == old else "replaced" if migrated else "added"))
+    return done

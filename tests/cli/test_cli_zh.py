@@ -286,3 +286,18 @@ def test_windows_status_names_cudnn_on_path_and_the_installers_builds_in_chinese
     assert _starts(header, "动态链接库") == _starts(row, folder)
     for english in ("cuDNN on PATH", "from NVIDIA's installer", "FOR CUDA", "DLL FOLDER", "Active:"):
         assert english not in r.stdout
+
+
+@pytest.mark.parametrize("lang", ["en", "zh_CN"])
+def test_the_command_list_shows_each_commands_short_help_whole(lang, clean_env):
+    """`cudaswitch --help` at 80 columns: every command's line is its whole short help, never cut with "..." or
+    "…" (click cuts a docstring's first sentence at 45 characters)."""
+    from cudaswitch.cli import main
+
+    out = run_cli(["--help"], dict(clean_env, COLUMNS="80", CUDASWITCH_LANG=lang)).stdout
+    rows = out.split("\n\n")[-1].splitlines()[1:]
+    names = main.list_commands(click.Context(main))
+    assert [r.split()[0] for r in rows] == names, out
+    for row in rows:
+        assert len(row.split(None, 1)) == 2 and not row.rstrip().endswith(("...", "…")), row
+        assert row.rstrip()[-1] in ".。", row

@@ -142,7 +142,7 @@ def test_init_install_writes_through_a_symlinked_rc_file_and_keeps_its_mode(cli_
     proc = run_cli(["init", "bash", "--install", "--rc-file", str(link)], cli_env)
     assert proc.returncode == 0, proc.stderr
     assert link.is_symlink() and os.readlink(link) == str(real)
-    assert real.read_text().startswith("alias ll='ls -l'\n") and ">>> cudaswitch init >>>" in real.read_text()
+    assert real.read_text().startswith("alias ll='ls -l'\n") and "cudaswitch init --install" in real.read_text()
     assert _mode(real) == 0o644
     assert sorted(p.name for p in dotfiles.iterdir()) == ["bashrc"]
 

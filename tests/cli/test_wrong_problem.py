@@ -1,6 +1,7 @@
 """Messages that name the problem the user has (not click's, not another one), and the bare command's help."""
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -89,7 +90,9 @@ def test_init_without_shell_takes_it_from_shell_and_says_so(tmp_path, clean_env)
         rc = tmp_path / f"rc-{name}"
         r = run_cli(["init", "--install", "--rc-file", str(rc)], env=env)
         assert r.returncode == 0, r.stderr
-        assert r.stdout.strip() == f"Added to {rc}; open a new shell to use it. (shell {name}, from $SHELL={shell})"
+        loaded = os.path.join(env["XDG_DATA_HOME"], "cudaswitch", "shell", f"init.{name}")
+        assert r.stdout.strip() == (f"Added one line to {rc} that loads {loaded}; open a new shell to use it. "
+                                    f"(shell {name}, from $SHELL={shell})")
         explicit = tmp_path / f"explicit-{name}"
         assert run_cli(["init", name, "--install", "--rc-file", str(explicit)], env=env).returncode == 0
         assert rc.read_text(encoding="utf-8") == explicit.read_text(encoding="utf-8")

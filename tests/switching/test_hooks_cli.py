@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -180,11 +181,12 @@ def test_status_shows_the_active_envs_choice(cli_env, env_prefix):
 def test_init_install_is_idempotent(cli_env, tmp_path):
     rc = tmp_path / ".bashrc"
     rc.write_text("alias ll='ls -l'\n")
-    for expected in ("Added to", "Already in"):
+    for expected in ("Added one line to", "Already in"):
         proc = run_cli(["init", "bash", "--install", "--rc-file", str(rc)], cli_env)
         assert proc.returncode == 0 and proc.stdout.startswith(expected)
     text = rc.read_text()
-    assert text.startswith("alias ll='ls -l'\n") and text.count(">>> cudaswitch init >>>") == 1
+    assert text.startswith("alias ll='ls -l'\n") and text.count("cudaswitch init --install") == 1
+    assert len(text.splitlines()) == 2
     assert "cudaswitch init cmd" in one_line_error(run_cli(["init", "cmd", "--install"], cli_env), 2)
     for shell in ("zsh", "fish", "tcsh", "powershell", "cmd"):
         assert run_cli(["init", shell], cli_env).stdout.strip()
@@ -363,12 +365,17 @@ def test_init_powershell_install_keeps_a_utf16_profile(cli_env, tmp_path):
     prof = tmp_path / "profile.ps1"
     prof.write_bytes("# mine: conda init\r\nSet-Alias ll Get-ChildItem\r\n".encode("utf-16"))
     proc = run_cli(["init", "powershell", "--install", "--rc-file", str(prof)], cli_env)
-    assert proc.returncode == 0 and "Added to" in proc.stdout, proc.stderr
+    assert proc.returncode == 0 and "Added one line to" in proc.stdout, proc.stderr
     data = prof.read_bytes()
     assert data.startswith(b"\xff\xfe")
     text = data.decode("utf-16")
     assert text.startswith("# mine: conda init\r\nSet-Alias ll Get-ChildItem\r\n")
-    assert "# >>> cudaswitch init >>>" in text and "function global:prompt" in text
+    line = text.splitlines()[-1]
+    assert line.startswith("if (Test-Path -LiteralPath '") and "# added by 'cudaswitch init --install'" in line
+    assert len(text.splitlines()) == 3 and text.endswith("\r\n")  # the profile's own line endings
+    loaded = Path(cli_env["XDG_DATA_HOME"]) / "cudaswitch" / "shell" / "init.ps1"
+    assert f". '{loaded}'" in line and "function global:prompt" in loaded.read_text(encoding="utf-8-sig")
+    assert loaded.read_bytes().startswith(b"\xef\xbb\xbf")  # Windows PowerShell 5.1 reads BOM-less files as ANSI
     again = run_cli(["init", "powershell", "--install", "--rc-file", str(prof)], cli_env)
     assert "Already in" in again.stdout and prof.read_bytes() == data
     bad = tmp_path / "bad.ps1"
@@ -376,26 +383,42 @@ def test_init_powershell_install_keeps_a_utf16_profile(cli_env, tmp_path):
     one_line_error(run_cli(["init", "powershell", "--install", "--rc-file", str(bad)], cli_env), 1)
 
 
-def test_powershell_profile_is_found_as_conda_finds_it(tmp_path):
-    """Ask PowerShell for $PROFILE.CurrentUserAllHosts when one is on PATH (pwsh 7 first): that follows a Documents
-    folder OneDrive redirected. Without PowerShell: a OneDrive Documents folder holding a PowerShell folder."""
-    from cudaswitch.switching.startup import powershell_profile
+def test_powershell_profiles_of_every_edition_are_found_as_conda_finds_them(tmp_path):
+    """Each PowerShell on PATH is asked for $PROFILE.CurrentUserAllHosts (that follows a Documents folder OneDrive
+    redirected), and both editions get the line: pwsh 7 reads Documents\\PowerShell, Windows PowerShell 5.1 (the
+    Anaconda PowerShell Prompt) Documents\\WindowsPowerShell. 5.1 ships with Windows, so its file is always
+    written; pwsh 7's when pwsh answers or its folder exists."""
+    from cudaswitch.switching.startup import powershell_profiles
 
     asked = []
+    # what each edition prints for $PROFILE.CurrentUserAllHosts with Documents in OneDrive
+    answers = {"pwsh.exe": "C:\\Users\\li\\OneDrive\\Documents\\PowerShell\\profile.ps1\r\n",
+               "powershell.exe": "C:\\Users\\li\\OneDrive\\Documents\\WindowsPowerShell\\profile.ps1\r\n"}
 
     def run(argv, **kw):
         asked.append(argv)
-        # what Windows PowerShell 5.1 prints for $PROFILE.CurrentUserAllHosts with Documents in OneDrive
-        return subprocess.CompletedProcess(argv, 0, "C:\\Users\\li\\OneDrive\\Documents\\WindowsPowerShell\\profile.ps1\r\n", "")
+        return subprocess.CompletedProcess(argv, 0, answers[argv[0].rsplit("\\", 1)[-1]], "")
 
-    which = {"powershell": r"C:\Windows\System32\WindowsPowerShell\v1.0\powershell.exe"}.get
-    got = powershell_profile(which=which, run=run, environ={}, windows=True)
-    assert str(got) == "C:\\Users\\li\\OneDrive\\Documents\\WindowsPowerShell\\profile.ps1"
-    assert asked[0][0].endswith("powershell.exe") and "$PROFILE.CurrentUserAllHosts" in asked[0]
+    both = {"pwsh": r"C:\Program Files\PowerShell\7\pwsh.exe",
+            "powershell": r"C:\Windows\System32\WindowsPowerShell\v1.0\powershell.exe"}
+    got = powershell_profiles(which=both.get, run=run, environ={}, windows=True)
+    assert [str(p) for p in got] == [a.strip() for a in answers.values()]
+    assert [a[0].rsplit("\\", 1)[-1] for a in asked] == ["pwsh.exe", "powershell.exe"]
+    assert all("$PROFILE.CurrentUserAllHosts" in a for a in asked)
 
+    # only 5.1 on PATH (no pwsh installed): its own answer, and no pwsh file in a folder that does not exist
+    got = powershell_profiles(which={"powershell": both["powershell"]}.get, run=run, environ={}, windows=True)
+    assert [str(p) for p in got] == ["C:\\Users\\li\\OneDrive\\Documents\\WindowsPowerShell\\profile.ps1"]
+
+    # none answers: the OneDrive Documents folder that holds a PowerShell folder; 5.1's file there too
     onedrive = tmp_path / "OneDrive"
     (onedrive / "Documents" / "PowerShell").mkdir(parents=True)
-    got = powershell_profile(which=lambda _: None, run=run, environ={"OneDrive": str(onedrive),
-                                                                     "USERPROFILE": str(tmp_path / "home")},
-                             windows=True)
-    assert got == onedrive / "Documents" / "PowerShell" / "profile.ps1"
+    got = powershell_profiles(which=lambda _: None, run=run, environ={"OneDrive": str(onedrive),
+                                                                       "USERPROFILE": str(tmp_path / "home")},
+                              windows=True)
+    assert got == [onedrive / "Documents" / "PowerShell" / "profile.ps1",
+                   onedrive / "Documents" / "WindowsPowerShell" / "profile.ps1"]
+    # a plain Windows account without pwsh 7: Windows PowerShell's file only
+    got = powershell_profiles(which=lambda _: None, run=run, environ={"USERPROFILE": str(tmp_path / "plain")},
+                              windows=True)
+    assert got == [tmp_path / "plain" / "Documents" / "WindowsPowerShell" / "profile.ps1"]

@@ -26,7 +26,7 @@ from cudaswitch.switching.shells import SHELLS  # noqa: E402
 
 # English sentences of this area that must not survive in the Chinese output
 ENGLISH = ("now uses CUDA", "gets ", "in front", "Hooks for", "Takes effect", "Would make", "nothing written",
-           "no longer switches", "hook files", "was not switched", "Added to", "Already in", "open a new shell",
+           "no longer switches", "hook files", "was not switched", "Added one line", "Already in", "open a new shell",
            "was built with", "for an exact match", "note:", "is the newest", "declares", "error:", "missing COMMAND",
            "command not found", "is not a conda environment", "warning:")
 
@@ -123,8 +123,9 @@ def test_init_and_run_speak_chinese(cli_env, tmp_path):
     first = run_cli(["init", "bash", "--install", "--rc-file", str(rc)], _zh(cli_env))
     second = run_cli(["init", "bash", "--install", "--rc-file", str(rc)], _zh(cli_env))
     assert (first.returncode, second.returncode) == (0, 0)
-    assert first.stdout == f"已添加到 {rc}；打开一个新的 shell 即可使用。\n"
-    assert second.stdout == f"{rc} 中已经有了；打开一个新的 shell 即可使用。\n"
+    loaded = os.path.join(cli_env["XDG_DATA_HOME"], "cudaswitch", "shell", "init.bash")
+    assert first.stdout == f"已在 {rc} 中添加一行，用来加载 {loaded}；打开一个新的 shell 即可使用。\n"
+    assert second.stdout == f"{rc} 中已经有了（它加载 {loaded}）；打开一个新的 shell 即可使用。\n"
     # the shell function itself is code, the same in every language
     assert run_cli(["init", "bash"], _zh(cli_env)).stdout == run_cli(["init", "bash"], cli_env).stdout
 

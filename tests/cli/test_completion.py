@@ -1,0 +1,173 @@
+"""Tab completion as the user meets it: the completion script `init` installs, run by the real bash, zsh and fish,
+asking the real command over click's protocol (`_CUDASWITCH_COMPLETE`, COMP_WORDS); PowerShell's side of the same
+protocol. Commands, options, toolkit selectors (versions, cuXYZ, module names, folders), environment names and
+init's shells."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import cli_on_path, make_env, require_tool, run_cli
+from cudaswitch.switching.shells import quote_sh
+
+HERE = Path(__file__).resolve().parent
+# this machine's own toolkits (/usr/local/cuda-*, /opt/...) stay out of the answers: each completion runs in a
+# private mount namespace with an empty tmpfs over those folders
+HIDE = 'mount -t tmpfs none /usr/local && mount -t tmpfs none /opt && exec "$@"'
+
+
+def _run(argv, env):
+    if os.geteuid() != 0:
+        pytest.skip("hiding /usr/local and /opt needs root (a private mount namespace), as CI has")
+    return subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", HIDE, "sh", *argv], env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+def _spack_lua():
+    """The real Spack-generated CUDA modulefile the module tests read (tests/discovery/test_modules.py)."""
+    spec = importlib.util.spec_from_file_location("module_texts", HERE.parent / "discovery" / "test_modules.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.SPACK_LUA
+
+
+@pytest.fixture
+def world(tmp_path, clean_env, real_trees):
+    """cudaswitch on PATH, the two real toolkits (11.8.89, 12.9.1), a site module cuda/12.9 that loads one, and
+    two conda environments in an envs folder."""
+    mp = tmp_path / "modulefiles" / "cuda"
+    mp.mkdir(parents=True)
+    (mp / "12.9.lua").write_text(_spack_lua().format(root=real_trees / "cuda-12.9", version="12.9.1"))
+    envs = tmp_path / "envs"
+    for name in ("torch-cu118", "demo"):
+        make_env(envs / name)
+    (tmp_path / "home").mkdir()
+    env = dict(clean_env, CUDASWITCH_SEARCH_PATH=str(real_trees), MODULEPATH=str(mp.parent),
+               CONDA_ENVS_DIRS=str(envs), HOME=str(tmp_path / "home"), TERM="dumb",
+               PATH=f"{cli_on_path(tmp_path)}:/usr/bin:/bin")
+    return env, tmp_path
+
+
+SELECTORS = ["11.8", "11.8.89", "cu118", "12.9", "12.9.1", "cu129", "cuda/12.9"]
+CASES = [
+    ("cudaswitch u", ["uninstall-cudnn", "uninstall-toolkit", "use"]),
+    ("cudaswitch use --no-s", ["--no-smoke"]),
+    ("cudaswitch use ", ["auto", *SELECTORS]),
+    ("cudaswitch run 12", ["12.9", "12.9.1"]),
+    ("cudaswitch which cu", ["cu118", "cu129", "cuda/12.9"]),
+    ("cudaswitch doctor -n ", ["demo", "torch-cu118"]),
+    ("cudaswitch use 12.9 --name t", ["torch-cu118"]),
+    ("cudaswitch init f", ["fish"]),
+]
+
+
+def _bash(world, line, before=""):
+    """What the real bash offers for `line`: the completion function `complete -p` names, called as bash's
+    programmable completion calls it (COMP_WORDS, COMP_CWORD, the command, the word, the word before)."""
+    env, tmp = world
+    bash = require_tool("bash")
+    script = tmp / "init.bash"
+    script.write_text(run_cli(["init", "bash"], env).stdout)
+    words = line.split(" ")
+    code = (f". {quote_sh(str(script))}\n"
+            f"{before}\n"
+            f"COMP_WORDS=({' '.join(quote_sh(w) for w in words)}); COMP_CWORD={len(words) - 1}\n"
+            f"COMP_LINE={quote_sh(line)}; COMP_POINT=${{#COMP_LINE}}\n"
+            "spec=$(complete -p cudaswitch); fn=${spec##*-F }; fn=${fn%% *}\n"
+            f"\"$fn\" cudaswitch {quote_sh(words[-1])} {quote_sh(words[-2])}\n"
+            "printf '%s\\n' \"${COMPREPLY[@]}\"\n"
+            "declare -p type value completion response 2>/dev/null | sed 's/^/LEAKED /'\n")
+    out = _run([bash, "--norc", "--noprofile", "-c", code], env)
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    return [ln for ln in out.stdout.splitlines() if ln]
+
+
+@pytest.mark.parametrize("line,expected", CASES)
+def test_bash_completes(world, line, expected):
+    assert _bash(world, line) == expected
+
+
+def test_bash_completes_a_folder_with_its_own_folder_completion(world):
+    """A selector typed as a path is the shell's: bash gets `compopt -o dirnames` and no words of ours."""
+    # compopt works only inside a real TAB; here a function shows what it was asked
+    stub = "compopt() { printf compopt; printf ' %s' \"$@\"; echo; }"
+    assert _bash(world, "cudaswitch use /us", before=stub) == ["compopt -o dirnames"]
+    env, _tmp = world
+    out = _run(["cudaswitch"], dict(env, COMP_WORDS="cudaswitch use /us", COMP_CWORD="2",
+                                     _CUDASWITCH_COMPLETE="bash_complete"))
+    assert out.stdout.splitlines() == ["dir,/us"]
+
+
+def _zsh(world, line):
+    """What the real zsh's completion system (compinit) registered for cudaswitch, run for `line`. compadd and
+    _describe only work inside a TAB; here they are functions that print what they were given."""
+    env, tmp = world
+    zsh = require_tool("zsh")
+    script = tmp / "init.zsh"
+    script.write_text(run_cli(["init", "zsh"], env).stdout)
+    words = line.split(" ")
+    code = ("autoload -Uz compinit && compinit -u -D\n"
+            f"source {quote_sh(str(script))}\n"
+            "print -r -- \"REGISTERED $_comps[cudaswitch]\"\n"
+            "compadd() { local n=${@[-1]}; print -rl -- ${(P)n} }\n"
+            "_describe() { local n=$3; print -rl -- ${(P)n} }\n"
+            f"words=({' '.join(quote_sh(w) for w in words)}); CURRENT={len(words)}\n"
+            "$_comps[cudaswitch]\n"
+            "for v in type key descr; do (( ${+parameters[$v]} )) && print LEAKED $v; done; true\n")
+    out = _run([zsh, "-f", "-c", code], env)
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "REGISTERED _cudaswitch_completion", out.stdout
+    return [ln.split(":", 1)[0] for ln in lines[1:] if ln]
+
+
+@pytest.mark.parametrize("line,expected", CASES)
+def test_zsh_completes(world, line, expected):
+    got = _zsh(world, line)
+    assert sorted(got) == sorted(expected), got
+
+
+def test_zsh_without_compinit_starts_silently(world):
+    """Sourced from a .zshrc that never loads the completion system, the script prints nothing."""
+    env, tmp = world
+    script = tmp / "init.zsh"
+    script.write_text(run_cli(["init", "zsh"], env).stdout)
+    out = subprocess.run([require_tool("zsh"), "-f", "-c", f"source {quote_sh(str(script))}; echo $?"], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert (out.stdout, out.stderr) == ("0\n", "")
+
+
+@pytest.mark.parametrize("line,expected", CASES)
+def test_fish_completes(world, line, expected):
+    """fish's own completion engine (`complete -C`), with the script `init fish` prints."""
+    env, tmp = world
+    fish = require_tool("fish")
+    script = tmp / "init.fish"
+    script.write_text(run_cli(["init", "fish"], env).stdout)
+    code = f"source {quote_sh(str(script))}; complete -C {quote_sh(line)}"
+    out = _run([fish, "--no-config", "-c", code], env)
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    got = [ln.split("\t")[0] for ln in out.stdout.splitlines()]
+    assert sorted(got) == sorted(expected), out.stdout
+
+
+@pytest.mark.parametrize("line,expected", CASES)
+def test_powershell_protocol(world, line, expected):
+    """The PowerShell completer hands over the line up to the cursor; each answer is `plain<TAB>value`."""
+    env, _tmp = world
+    out = _run(["cudaswitch"], dict(env, COMP_WORDS=line, _CUDASWITCH_COMPLETE="powershell_complete"))
+    assert out.returncode == 0 and out.stderr == ""
+    assert [ln.split("\t", 1) for ln in out.stdout.splitlines()] == [["plain", w] for w in expected]
+
+
+def test_powershell_script_registers_a_native_completer(world):
+    env, _tmp = world
+    text = run_cli(["init", "powershell"], env).stdout
+    assert "Register-ArgumentCompleter -Native -CommandName cudaswitch" in text
+    assert "$Env:_CUDASWITCH_COMPLETE = 'powershell_complete'" in text

@@ -16,6 +16,7 @@ import sys
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from cudaswitch.core import trust
 from cudaswitch.core.errors import CudaswitchError
 from cudaswitch.core.i18n import M
 
@@ -189,8 +190,8 @@ class ChildCrash(Exception):
 
 def _outcome(owner: Owner, data: bytes, status: int):
     try:
-        out = json.loads(data.decode("utf-8")) if data else None
-    except ValueError:
+        out = trust.parse_json(data, "the owner's child") if data else None
+    except CudaswitchError:
         out = None
     if not isinstance(out, dict):
         how = os.waitstatus_to_exitcode(status) if hasattr(os, "waitstatus_to_exitcode") else status

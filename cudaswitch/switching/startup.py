@@ -188,15 +188,18 @@ def integration_bytes(shell: str) -> bytes:
 def keep_current(environ: Mapping[str, str], only: Optional[str] = None) -> List[Path]:
     """Rewrite every integration file --install made whose text this build would write differently (after an
     upgrade, or a move to another Python); the ones rewritten. A missing one stays missing: removing it is how a
-    user turns the integration off."""
+    user turns the integration off. One that another user could have written (root run with that user's HOME, as
+    `sudo -E` keeps it) is theirs to refresh: neither read nor written."""
+    from cudaswitch.core.trust import path_problem, read_bytes
+
     done = []
     for shell, (_sh, start) in sorted(INIT_SHELLS.items()):
         if not start.loads or (only and shell != only):
             continue
         path = integration_file(shell, environ)
+        if path_problem(path) is not None:
+            continue
         try:
-            from cudaswitch.core.trust import read_bytes
-
             old = read_bytes(path)
         except FileNotFoundError:
             continue

@@ -72,6 +72,10 @@ ALLOW: Dict[Tuple[str, str, str], str] = {
     ("cudaswitch/checks/probe.py", "main", 'open(argv[argv.index("--result") + 1], "w")'): _PROBE,
     # Windows only: the UI language from kernel32, a system library the loader takes from System32
     ("cudaswitch/core/i18n.py", "windows_ui_language", "ctypes.windll"): "kernel32's language query",
+    # the privilege boundary itself: the child drops to the environment owner's uid before it runs any of the work
+    ("cudaswitch/core/asowner.py", "run_as", "os.fork"): "the fork that becomes the owner",
+    # Windows only: the console's code page from kernel32, a system library the loader takes from System32
+    ("cudaswitch/switching/verify.py", "console_code_pages", "ctypes.windll"): "kernel32's code page query",
     # points stdout at /dev/null after the reader went away: a fixed system path, opened for writing
     ("cudaswitch/cli/common.py", "_silence_stdout", "os.open"): "os.open(os.devnull)",
     # click's HelpFormatter.write_text: text into click's help buffer, not a file

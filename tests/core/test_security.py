@@ -201,7 +201,6 @@ def test_2_refresh_does_not_take_a_planted_toolkit_root(shared, real_trees):
     assert tree(prefix) == before
 
 
-@pytest.mark.xfail(strict=True, reason="fixed by the privilege boundary")
 def test_2_off_removes_no_folder_the_state_file_merely_names(shared):
     base, attacker, _victim, env = shared
     prefix = _attacker_env(attacker)

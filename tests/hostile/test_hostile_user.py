@@ -22,7 +22,6 @@ from other_user import NOBODY, as_user
 
 from cudaswitch.core import audit, trust
 
-BOUNDARY = pytest.mark.xfail(strict=True, reason="fixed by the privilege boundary")
 
 
 @pytest.fixture(scope="module")
@@ -74,10 +73,6 @@ COMMANDS = {
     "recommend": ["recommend"],
     "modulefile": ["modulefile", "12.9", "{base}/modules/cuda"],
 }
-# the commands that still run something of hers as root, until the privilege boundary's branch lands (with it the
-# driver probe, which today loads libcuda.so.1 by bare name through her LD_LIBRARY_PATH in its child Python, where
-# this process's audit hook cannot see it)
-AWAITING_BOUNDARY = {"doctor", "doctor -p ROOTENV", "recommend"}
 
 
 def _run(w, args):
@@ -90,8 +85,7 @@ def _run(w, args):
     return proc, reads
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=BOUNDARY) if n in AWAITING_BOUNDARY else n
-                                  for n in COMMANDS])
+@pytest.mark.parametrize("name", list(COMMANDS))
 def test_root_runs_nothing_she_planted(fresh, name):
     w = fresh
     args = [a.format(root_env=w.root_env, base=w.base) for a in COMMANDS[name]]
@@ -112,7 +106,6 @@ def _linked_toolkit(w, name):
     return tk
 
 
-@BOUNDARY
 def test_a_link_through_her_folder_to_a_trusted_program_is_not_started(fresh):
     """Her folder on the way to /bin/true: the check today judges only where the link ends, so the start reaches
     the audit hook, which stops the command; checked where it is started, the toolkit is refused before."""

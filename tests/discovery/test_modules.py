@@ -971,3 +971,22 @@ def test_a_loaded_module_is_the_file_that_was_loaded_not_what_its_name_means_now
     assert run_cli(["which", "cuda/12.9"], shell).stdout.strip() == str(trees / "cuda-12.9")
     st = run_cli(["status"], shell)
     assert f"Module loaded: cuda/12.9 (CUDA 11.8.89 at {trees / 'cuda-11.8'})" in st.stdout, st.stdout
+
+
+def test_the_user_cache_where_newer_lmod_keeps_it(trees, tmp_path, clean_env):
+    """Lmod 8.7.12 and later keep the user's cache in ~/.cache/lmod, named as 8.6 names it
+    (spiderT.<arch>_<os>.lua); the cache text is the one Lmod's own spider writes."""
+    deep = tmp_path / "Compiler" / "gcc12"
+    _spack_lua(deep / "cuda" / "12.9.lua", trees / "cuda-12.9", "12.9.1")
+    out = subprocess.run([str(modulesystems.LMOD.parent / "spider"), "-o", "spiderT", str(deep)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    home = tmp_path / "home"
+    (home / ".cache" / "lmod").mkdir(parents=True)
+    (home / ".cache" / "lmod" / "spiderT.x86_64_Linux.lua").write_text(out.stdout)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    env = dict(_env(clean_env, empty), HOME=str(home), LMOD_RC=str(tmp_path / "no-lmodrc.lua"))
+    rec = json.loads(run_cli(["list", "--json"], env).stdout)
+    (tk,) = [t for t in rec["toolkits"] if t["root"] == str(trees / "cuda-12.9")]
+    assert tk["modules"] == ["cuda/12.9"]

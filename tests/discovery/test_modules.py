@@ -608,8 +608,7 @@ def test_hierarchy_after_module_load_gcc_and_lmods_own_user_cache(trees, tmp_pat
     after_gcc = {k: v for k, v in gcc_state.items() if k in ("MODULEPATH", "LOADEDMODULES", "_LMFILES_")}
     which = _cli(plan, ["which", "CUDA/11.1.1"], **after_gcc, **LMOD_ENV)
     cached = _cli(plan, ["list", "--json"], MODULEPATH=RAAPOI, HOME=str(cache_home), **LMOD_ENV)
-    out = modulesystems.in_private_root(tmp_path / "again" if (tmp_path / "again").mkdir() is None else tmp_path,
-                                        plan)
+    out = modulesystems.in_private_root(tmp_path, plan)
     want = "/home/software/EasyBuild/software/CUDAcore/11.1.1"
     assert out[which]["stdout"].strip() == want == cuda_state["CUDA_HOME"], out[which]
     rec = json.loads(out[cached]["stdout"])

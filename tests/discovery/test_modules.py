@@ -989,3 +989,38 @@ def test_the_user_cache_where_newer_lmod_keeps_it(trees, tmp_path, clean_env):
     rec = json.loads(run_cli(["list", "--json"], env).stdout)
     (tk,) = [t for t in rec["toolkits"] if t["root"] == str(trees / "cuda-12.9")]
     assert tk["modules"] == ["cuda/12.9"]
+
+
+def test_as_root_a_spider_cache_another_user_could_write_chooses_nothing(trees, tmp_path, clean_env):
+    """A system cache folder the lmodrc names, but hers: its entries (here naming a modulefile of root's that is
+    not on MODULEPATH) are listed with that fact and never chosen by root."""
+    import shutil
+
+    import other_user
+
+    if os.geteuid() != 0:
+        pytest.skip("replays an attack on root")
+    base, attacker, _, _ = other_user.shared_base("cs-cache-")
+    try:
+        deep = tmp_path / "Compiler" / "gcc12"
+        _spack_lua(deep / "cuda" / "12.9.lua", trees / "cuda-12.9", "12.9.1")
+        spider = subprocess.run([str(modulesystems.LMOD.parent / "spider"), "-o", "spiderT", str(deep)],
+                                capture_output=True, text=True, timeout=120)
+        assert spider.returncode == 0, spider.stderr
+
+        def plant():
+            (attacker / "spiderT.lua").write_text(spider.stdout)
+
+        other_user.as_user(plant)
+        lmodrc = tmp_path / "lmodrc.lua"
+        lmodrc.write_text(f'scDescriptT = {{\n  {{\n    dir = "{attacker}",\n  }},\n}}\n')
+        empty = tmp_path / "empty"
+        empty.mkdir()
+        env = dict(_env(clean_env, empty), LMOD_RC=str(lmodrc), LMOD_CMD=str(modulesystems.LMOD))
+        rec = json.loads(run_cli(["list", "--json"], env).stdout)
+        (tk,) = [t for t in rec["toolkits"] if t["root"] == str(trees / "cuda-12.9")]
+        assert "untrusted-module" in tk["flags"]
+        line = one_line_error(run_cli(["which", "cuda/12.9"], env), 2)
+        assert "spider cache" in line and str(attacker) in line
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

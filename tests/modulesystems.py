@@ -103,9 +103,12 @@ def in_private_root(tmp_path: Path, plan: dict) -> List[dict]:
         if IN_CI:
             pytest.fail("the corpus tests need root, unshare and chroot")
         pytest.skip("needs root, unshare and chroot")
-    root = tmp_path / "private-root"
+    import tempfile
+
+    work = Path(tempfile.mkdtemp(prefix="private-", dir=tmp_path))  # one per call: a test may call it twice
+    root = work / "root"
     root.mkdir()
-    plan_file, out = tmp_path / "plan.json", tmp_path / "results.json"
+    plan_file, out = work / "plan.json", work / "results.json"
     plan_file.write_text(json.dumps(plan))
     r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", _PRIVATE_ROOT, "sh", str(root),
                         sys.executable, str(Path(__file__).resolve()), str(plan_file), str(out)],

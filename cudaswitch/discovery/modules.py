@@ -96,7 +96,8 @@ def _spider_caches(system: System) -> List[str]:
 # an entry's fields up to its first nested table (fn and mpath sort before propT and whatis, and string values may
 # hold braces); each field on its own line, as Lmod writes it
 _SPIDER_ENTRY = re.compile(r"""\[\s*"((?i:%s)/[^"\n]+)"\s*\]\s*=\s*\{((?:"(?:\\.|[^"\\\n])*"|[^{}"])*)""" % _FAMILIES)
-_SPIDER_FIELD = {k: re.compile(r"""^\s*(?:%s|\[\s*"%s"\s*\])\s*=\s*"([^"\n]*)\"""" % (k, k), re.M) for k in ("fn", "mpath")}
+_SPIDER_FIELD = {k: re.compile(r"""^\s*(?:%s|\[\s*"%s"\s*\])\s*=\s*"([^"\n]*)\"""" % (k, k), re.M)
+                 for k in ("fn", "mpath")}
 
 
 def _from_spider_cache(system: System, cache: str) -> List[Tuple[str, str, Optional[str]]]:

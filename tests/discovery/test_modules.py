@@ -642,8 +642,7 @@ def test_hierarchy_after_module_load_gcc_and_lmods_own_user_cache(trees, tmp_pat
     after_gcc = {k: v for k, v in gcc_state.items() if k in ("MODULEPATH", "LOADEDMODULES", "_LMFILES_")}
     which = _cli(plan, ["which", "CUDA/11.1.1"], **after_gcc, **LMOD_ENV)
     cached = _cli(plan, ["list", "--json"], MODULEPATH=RAAPOI, HOME=str(cache_home), **LMOD_ENV)
-    out = modulesystems.in_private_root(tmp_path / "again" if (tmp_path / "again").mkdir() is None else tmp_path,
-                                        plan)
+    out = modulesystems.in_private_root(tmp_path, plan)
     want = "/home/software/EasyBuild/software/CUDAcore/11.1.1"
     assert out[which]["stdout"].strip() == want == cuda_state["CUDA_HOME"], out[which]
     rec = json.loads(out[cached]["stdout"])
@@ -1005,3 +1004,57 @@ def test_a_loaded_module_is_the_file_that_was_loaded_not_what_its_name_means_now
     assert run_cli(["which", "cuda/12.9"], shell).stdout.strip() == str(trees / "cuda-12.9")
     st = run_cli(["status"], shell)
     assert f"Module loaded: cuda/12.9 (CUDA 11.8.89 at {trees / 'cuda-11.8'})" in st.stdout, st.stdout
+
+
+def test_the_user_cache_where_newer_lmod_keeps_it(trees, tmp_path, clean_env):
+    """Lmod 8.7.12 and later keep the user's cache in ~/.cache/lmod, named as 8.6 names it
+    (spiderT.<arch>_<os>.lua); the cache text is the one Lmod's own spider writes."""
+    deep = tmp_path / "Compiler" / "gcc12"
+    _spack_lua(deep / "cuda" / "12.9.lua", trees / "cuda-12.9", "12.9.1")
+    out = subprocess.run([str(modulesystems.LMOD.parent / "spider"), "-o", "spiderT", str(deep)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    home = tmp_path / "home"
+    (home / ".cache" / "lmod").mkdir(parents=True)
+    (home / ".cache" / "lmod" / "spiderT.x86_64_Linux.lua").write_text(out.stdout)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    env = dict(_env(clean_env, empty), HOME=str(home), LMOD_RC=str(tmp_path / "no-lmodrc.lua"))
+    rec = json.loads(run_cli(["list", "--json"], env).stdout)
+    (tk,) = [t for t in rec["toolkits"] if t["root"] == str(trees / "cuda-12.9")]
+    assert tk["modules"] == ["cuda/12.9"]
+
+
+def test_as_root_a_spider_cache_another_user_could_write_chooses_nothing(trees, tmp_path, clean_env):
+    """A system cache folder the lmodrc names, but hers: its entries (here naming a modulefile of root's that is
+    not on MODULEPATH) are listed with that fact and never chosen by root."""
+    import shutil
+
+    import other_user
+
+    if os.geteuid() != 0:
+        pytest.skip("replays an attack on root")
+    base, attacker, _, _ = other_user.shared_base("cs-cache-")
+    try:
+        deep = tmp_path / "Compiler" / "gcc12"
+        _spack_lua(deep / "cuda" / "12.9.lua", trees / "cuda-12.9", "12.9.1")
+        spider = subprocess.run([str(modulesystems.LMOD.parent / "spider"), "-o", "spiderT", str(deep)],
+                                capture_output=True, text=True, timeout=120)
+        assert spider.returncode == 0, spider.stderr
+
+        def plant():
+            (attacker / "spiderT.lua").write_text(spider.stdout)
+
+        other_user.as_user(plant)
+        lmodrc = tmp_path / "lmodrc.lua"
+        lmodrc.write_text(f'scDescriptT = {{\n  {{\n    dir = "{attacker}",\n  }},\n}}\n')
+        empty = tmp_path / "empty"
+        empty.mkdir()
+        env = dict(_env(clean_env, empty), LMOD_RC=str(lmodrc), LMOD_CMD=str(modulesystems.LMOD))
+        rec = json.loads(run_cli(["list", "--json"], env).stdout)
+        (tk,) = [t for t in rec["toolkits"] if t["root"] == str(trees / "cuda-12.9")]
+        assert "untrusted-module" in tk["flags"]
+        line = one_line_error(run_cli(["which", "cuda/12.9"], env), 2)
+        assert "spider cache" in line and str(attacker) in line
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

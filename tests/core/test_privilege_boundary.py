@@ -449,3 +449,24 @@ def test_modulefile_into_a_folder_of_roots_own_still_works(base, real_trees):
     proc = run_cli(["modulefile", "12.9", folder, "--tcl"], dict(_env(root), CUDASWITCH_SEARCH_PATH=str(real_trees)))
     assert proc.returncode == 0, proc.stderr
     assert (folder / "cuda" / "12.9").is_file()
+
+
+def test_who_does_the_work_is_decided_by_the_environments_owner(base):
+    """as_owner_of with the runner passed in: another user's environment goes to the runner as that user, said in
+    one line; root's own environment and an ordinary user's run are done here."""
+    from cudaswitch.core.asowner import as_owner_of
+
+    root, attacker = base
+    theirs = _her_env(attacker)
+    ours = make_env(root / "ours")
+    calls, said = [], []
+
+    def runner(owner, work):
+        calls.append(owner)
+        return work()
+    assert as_owner_of(str(theirs), lambda: "done", said.append, euid=0, runner=runner) == "done"
+    assert [(o.uid, o.gid, o.name) for o in calls] == [(NOBODY, NOBODY, "nobody")]
+    assert len(said) == 1 and "nobody (uid 65534)" in said[0] and str(theirs) in said[0]
+    for prefix, euid in ((ours, 0), (theirs, NOBODY), (theirs, 1000)):
+        assert as_owner_of(str(prefix), lambda: "here", said.append, euid=euid, runner=runner) == "here"
+    assert len(calls) == 1 and len(said) == 1

@@ -32,11 +32,12 @@ def test_cmd_hooks_stay_silent_with_echo_on(win_env, tmp_path, loader):
     driver = tmp_path / "drive_echo_on.bat"
     driver.write_bytes("\r\n".join([
         "@echo on",
-        r'@set "PATH=C:\cuda\bin;C:\windows\system32;C:\windows"',
-        r'@set "_CUDASWITCH_ADDED_PATH=C:\cuda\bin"',
+        # (the records as the cmd hook spells them, with a trailing backslash: the only ones it takes out)
+        r'@set "PATH=C:\cuda\bin\;C:\windows\system32;C:\windows"',
+        r'@set "_CUDASWITCH_ADDED_PATH=C:\cuda\bin\"',
         r'@set "CONDA_PREFIX=C:\envs\torch"',
         f'@call "{wf.z(hooks / "activate.d" / "cudaswitch.bat")}" 2>nul',
-        r'@set "_CUDASWITCH_ADDED_PATH=C:\cuda\bin"',
+        r'@set "_CUDASWITCH_ADDED_PATH=C:\cuda\bin\"',
         f'@call "{wf.z(hooks / "deactivate.d" / "cudaswitch.bat")}"',
         "@echo PATH=[%PATH%]", ""]).encode())
     text = wf.run_wine([wine, "cmd", "/d", "/c", wf.z(driver)], wenv).stdout

@@ -58,7 +58,32 @@ def _demo(folder: Path) -> dict:
             "CUDASWITCH_CONFIG": str(folder / "no-config.yaml")}
 
 
-SCENARIOS = {"demo": _demo}
+def _clusters(folder: Path) -> dict:
+    """A cluster's `/` (CUDASWITCH_FS_ROOT): the real toolkits under /apps as EasyBuild and Spack lay them out, and
+    a MODULEPATH folder holding the real EasyBuild and Spack modulefiles for them plus a site's modulefile whose
+    folder only a real load knows (tests/discovery/test_modules.py holds the texts and where they come from)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("module_texts", REPO / "tests" / "discovery" / "test_modules.py")
+    texts = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(texts)
+    root = folder / "root"
+    make_env(folder / "envs" / "torch")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(folder), "LANG": "C.UTF-8", "CUDASWITCH_FS_ROOT": str(root),
+           "CUDASWITCH_CONFIG": str(folder / "no-config.yaml")}
+    cudatrees.cuda_11_8(root / "apps" / "software" / "CUDA" / "11.8.0")
+    cudatrees.cuda_12_9(root / "apps" / "spack" / "cuda-12.9.1-xyz")
+    mp = root / "apps" / "modulefiles"
+    (mp / "CUDA").mkdir(parents=True)
+    (mp / "cuda").mkdir()
+    (mp / "CUDA" / "11.8.0.lua").write_text(texts.EASYBUILD_LUA.format(root="/apps/software/CUDA/11.8.0",
+                                                                        version="11.8.0"))
+    (mp / "cuda" / "12.9.lua").write_text(texts.SPACK_LUA.format(root="/apps/spack/cuda-12.9.1-xyz", version="12.9.1"))
+    (mp / "cuda" / "12.1.lua").write_text(texts.GETENV_LUA)
+    return dict(env, MODULEPATH="/apps/modulefiles")
+
+
+SCENARIOS = {"demo": _demo, "clusters": _clusters}
 
 
 def _transcript(lines):

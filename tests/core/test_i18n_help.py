@@ -44,7 +44,7 @@ def test_group_and_use_help_print_chinese_in_a_real_process(clean_env):
     assert "  查看、切换并验证每个 conda 虚拟环境所用的 CUDA 工具包。" in lines
     assert "选项：" in lines and "命令：" in lines
     assert "  -h, --help  显示本帮助并退出。" in lines
-    assert "  list               列出已安装的每个 CUDA 工具包及其确切版本" in lines
+    assert "  list               列出已安装的每个 CUDA 工具包及其确切版本。" in lines
     use = run_cli(["use", "--help"], env=env)
     assert use.returncode == 0, use.stderr
     assert use.stdout.startswith("用法：cudaswitch use [OPTIONS] [SELECTOR]\n\n  让 conda 虚拟环境使用 SELECTOR 指定的")

@@ -50,6 +50,7 @@ def doctor_again(system, env):
 
 def plan_for(system, env, only: Optional[List[str]] = None):
     """(doctor's report, the plan built from it)."""
+    journal.refuse_pending(env.prefix)
     report = doctor_again(system, env)
     return report, build_plan(findings_for(report, env, system), env, system, only)
 

@@ -85,17 +85,20 @@ def _write(j: Journal) -> None:
     write_file(j.folder / JOURNAL, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
 
 
+def refuse_pending(prefix: str) -> None:
+    old = read(prefix)
+    if old is not None and old.status == PENDING:
+        raise UsageError(M("an earlier 'doctor --fix' in {prefix} was interrupted; 'cudaswitch doctor --undo -p "
+                           "{prefix}' puts its files back first", prefix=prefix))
+
+
 def begin(prefix: str, paths: List[str], codes: List[str], commands: List[str]) -> Journal:
     """Keep the present content of every file in `paths`, then the journal saying so (the commit point)."""
     from cudaswitch.cudnn import faults
     from cudaswitch.core.trust import read_bytes, remove_tree, write_file
 
     where = folder(prefix)
-    if (where / JOURNAL).exists():
-        old = read(prefix)
-        if old is not None and old.status == PENDING:
-            raise UsageError(M("an earlier 'doctor --fix' in {prefix} was interrupted; 'cudaswitch doctor --undo -p "
-                               "{prefix}' puts its files back first", prefix=prefix))
+    refuse_pending(prefix)
     remove_tree(where / "before", ignore_errors=True)
     entries = []
     for n, path in enumerate(dict.fromkeys(paths)):

@@ -199,3 +199,11 @@ def test_json_member_removal(text, keys, want):
     from cudaswitch.fix.kernelspec import without_keys
 
     assert without_keys(text, keys) == want
+
+
+def test_the_plan_in_chinese(switched, cli_env):
+    _stale_hook(switched)
+    r = run_cli(["doctor", "-p", switched, "--fix", "--dry-run"], dict(cli_env, CUDASWITCH_LANG="zh_CN"))
+    assert r.returncode == 0, r.stderr
+    assert f"虚拟环境 work（{switched}）的修正方案：共 1 步；确认之前不做任何改动" in r.stdout
+    assert f"等同于：cudaswitch use --refresh -p {switched}" in r.stdout and "试运行：没有做任何改动。" in r.stdout

@@ -207,3 +207,28 @@ def test_the_plan_in_chinese(switched, cli_env):
     assert r.returncode == 0, r.stderr
     assert f"虚拟环境 work（{switched}）的修正方案：共 1 步；确认之前不做任何改动" in r.stdout
     assert f"等同于：cudaswitch use --refresh -p {switched}" in r.stdout and "试运行：没有做任何改动。" in r.stdout
+
+
+def test_lib_folder_over_torchs_wheels(tmp_path, cli_env):
+    """The real nvidia-cuda-runtime-cu11 wheel unpacked into site-packages as pip lays it out, and the environment
+    switched with --ld-library-path anyway: the step is `use --refresh --no-ld-library-path`."""
+    import shutil
+
+    import nvidia_wheels
+
+    prefix = envs.python_prefix(tmp_path / "envs", "work")
+    make_env(prefix)
+    shutil.copytree(nvidia_wheels.extracted("nvidia-cuda-runtime-cu11==11.8.89"), envs.site_packages(prefix),
+                    dirs_exist_ok=True, ignore=shutil.ignore_patterns(".complete"))
+    assert run_cli(["use", "12.9", "-p", prefix, "--no-smoke", "--no-verify", "--ld-library-path"],
+                   cli_env).returncode == 0
+    assert "LD_LIBRARY_PATH_OVER_WHEELS" in codes(cli_env, prefix)
+    broken = snapshot(prefix)
+    plan = run_cli(["doctor", "-p", prefix, "--fix", "--dry-run"], cli_env).stdout
+    assert "LD_LIBRARY_PATH_OVER_WHEELS" in plan and "variable LD_LIBRARY_PATH: /usr/local/cuda-12.9/" in plan
+    assert f"same as: cudaswitch use --refresh --no-ld-library-path -p {prefix}" in plan
+    r = run_cli(["doctor", "-p", prefix, "--fix", "--yes"], cli_env)
+    assert "cleared LD_LIBRARY_PATH_OVER_WHEELS" in r.stdout, r.stdout + r.stderr
+    assert "ld_library_path: false" in (prefix / "etc" / "cudaswitch" / "state.yaml").read_text()
+    run_cli(["doctor", "-p", prefix, "--undo"], cli_env)
+    assert snapshot(prefix) == broken

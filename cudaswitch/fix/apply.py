@@ -10,7 +10,7 @@ from typing import List, Optional
 from cudaswitch.core.errors import CudaswitchError, UsageError
 from cudaswitch.core.i18n import M
 from cudaswitch.fix import journal
-from cudaswitch.fix.plan import Plan, Step, build_plan, findings_for, fixer
+from cudaswitch.fix.plan import Plan, build_plan, findings_for, fixer
 
 
 @dataclass
@@ -61,7 +61,8 @@ def apply_plan(plan: Plan, env, system) -> None:
 
     check_owner(env.prefix)
     paths = [p for s in plan.steps for p in s.paths]
-    j = journal.begin(env.prefix, paths, plan.codes, [s.command for s in plan.steps])
+    packages = [p for s in plan.steps for p in s.data.get("packages", [])]
+    j = journal.begin(env.prefix, paths, plan.codes, [s.command for s in plan.steps], packages)
     try:
         for n, step in enumerate(plan.steps, 1):
             faults.reach("fix-step", n)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Optional
 
@@ -25,6 +25,9 @@ class Entry:
     path: str
     blob: Optional[str]  # name under before/, None: the file did not exist
     mode: Optional[int]
+    # the modification time, put back too: Python keeps a module's compiled copy only while the source's time
+    # matches the one recorded in it (and pip's RECORD hashes those compiled copies)
+    mtime: Optional[int] = None
 
 
 @dataclass
@@ -34,6 +37,8 @@ class Journal:
     codes: List[str]
     commands: List[str]
     entries: List[Entry]
+    # distributions a step replaces: {"site": folder, "names": [dist names], "kept": [their dist-info folders then]}
+    packages: List[dict] = field(default_factory=list)
 
 
 def folder(prefix: str) -> Path:
@@ -56,7 +61,8 @@ def read(prefix: str) -> Optional[Journal]:
     if not path.exists():
         return None
     shape = {"schema": int, "status": str, "codes": [str], "commands": [str],
-             "files": [{"path": str, "blob": (str, type(None)), "mode": (int, type(None))}]}
+             "files": [{"path": str, "blob": (str, type(None)), "mode": (int, type(None)), "mtime": (int, type(None))}],
+             "packages": [{"site": str, "names": [str], "kept": [str]}]}
     try:
         data = read_json(path, shape=shape)
     except (OSError, ValueError, CudaswitchError) as exc:
@@ -66,13 +72,17 @@ def read(prefix: str) -> Optional[Journal]:
     if missing:
         raise CudaswitchError(M("{path} is not a journal cudaswitch wrote ({why}); nothing was changed",
                                 path=str(path), why=", ".join(missing)))
-    entries = [Entry(f["path"], f["blob"], f["mode"]) for f in data["files"]]
+    entries = [Entry(f["path"], f["blob"], f["mode"], f.get("mtime")) for f in data["files"]]
     bad = [e.path for e in entries if not _allowed(prefix, e.path)
            or (e.blob is not None and (os.sep in e.blob or "/" in e.blob or e.blob.startswith(".")))]
     if data["schema"] != SCHEMA or data["status"] not in (PENDING, APPLIED) or bad:
         raise CudaswitchError(M("{path} is not a journal cudaswitch wrote ({why}); nothing was changed",
                                 path=str(path), why=", ".join(bad) or data["status"]))
-    return Journal(where, data["status"], data["codes"], data["commands"], entries)
+    packages = data.get("packages") or []
+    if any(not _allowed(prefix, os.path.join(p["site"], "x")) for p in packages):
+        raise CudaswitchError(M("{path} is not a journal cudaswitch wrote ({why}); nothing was changed",
+                                path=str(path), why=", ".join(p["site"] for p in packages)))
+    return Journal(where, data["status"], data["codes"], data["commands"], entries, packages)
 
 
 def _write(j: Journal) -> None:
@@ -81,7 +91,7 @@ def _write(j: Journal) -> None:
     from cudaswitch.core.trust import write_file
 
     data = {"schema": SCHEMA, "status": j.status, "codes": j.codes, "commands": j.commands,
-            "files": [{"path": e.path, "blob": e.blob, "mode": e.mode} for e in j.entries]}
+            "files": [{"path": e.path, "blob": e.blob, "mode": e.mode, "mtime": e.mtime} for e in j.entries], "packages": j.packages}
     write_file(j.folder / JOURNAL, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
 
 
@@ -92,7 +102,8 @@ def refuse_pending(prefix: str) -> None:
                            "{prefix}' puts its files back first", prefix=prefix))
 
 
-def begin(prefix: str, paths: List[str], codes: List[str], commands: List[str]) -> Journal:
+def begin(prefix: str, paths: List[str], codes: List[str], commands: List[str],
+          packages: Optional[List[dict]] = None) -> Journal:
     """Keep the present content of every file in `paths`, then the journal saying so (the commit point)."""
     from cudaswitch.cudnn import faults
     from cudaswitch.core.trust import read_bytes, remove_tree, write_file
@@ -112,9 +123,9 @@ def begin(prefix: str, paths: List[str], codes: List[str], commands: List[str]) 
                                     "changed", path=path))
         blob = str(n)
         write_file(where / "before" / blob, read_bytes(path), mode=0o600)
-        entries.append(Entry(path, blob, stat.S_IMODE(st.st_mode)))
+        entries.append(Entry(path, blob, stat.S_IMODE(st.st_mode), st.st_mtime_ns))
         faults.reach("fix-keep", n + 1)
-    j = Journal(where, PENDING, list(codes), list(commands), entries)
+    j = Journal(where, PENDING, list(codes), list(commands), entries, list(packages or []))
     _write(j)
     return j
 
@@ -130,7 +141,7 @@ def restore(j: Journal) -> List[str]:
     from cudaswitch.cudnn import faults
     from cudaswitch.core.trust import read_bytes, remove_tree, write_file
 
-    changed = []
+    changed = _remove_new_distributions(j)
     for n, e in enumerate(j.entries, 1):
         faults.reach("fix-undo", n)
         now = None
@@ -149,6 +160,39 @@ def restore(j: Journal) -> List[str]:
             changed.append(e.path)
         elif e.mode is not None and stat.S_IMODE(os.stat(e.path).st_mode) != e.mode:
             os.chmod(e.path, e.mode)
+        if e.mtime is not None:
+            os.utime(e.path, ns=(e.mtime, e.mtime), follow_symlinks=False)
     os.unlink(j.folder / JOURNAL)  # the commit point of the undo
     remove_tree(j.folder, ignore_errors=True)
     return changed
+
+
+def _remove_new_distributions(j: Journal) -> List[str]:
+    """The files of every distribution pip put in place of the ones a step replaced (their RECORD names them), so
+    that the kept ones come back alone; a pip killed half-way leaves a RECORD too, or files the kept ones cover."""
+    from cudaswitch.fix import pip
+
+    removed = []
+    prefix = str(j.folder.parent.parent.parent)
+    for pkg in j.packages:
+        for name in pkg["names"]:
+            for d in pip.installed(prefix, name):
+                if d["site"] != pkg["site"] or d["folder"] in pkg["kept"]:
+                    continue
+                try:
+                    files = pip.record_files(d["site"], d["folder"])
+                except OSError:
+                    files = []
+                for path in files:
+                    if os.path.isfile(path) or os.path.islink(path):
+                        os.unlink(path)
+                        removed.append(path)
+                from cudaswitch.core.trust import remove_tree
+
+                remove_tree(os.path.join(d["site"], d["folder"]), ignore_errors=True)
+                for folder in sorted({os.path.dirname(p) for p in files}, key=len, reverse=True):
+                    try:
+                        os.removedirs(folder)  # the folders that held only these files
+                    except OSError:
+                        pass
+    return removed

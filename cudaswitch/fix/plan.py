@@ -12,12 +12,13 @@ from typing import Dict, List, Optional
 from cudaswitch.core.i18n import M
 
 # the fixer modules, in the order their steps run (cudaswitch/fix/<name>.py)
-FIXERS = ("refresh", "kernelspec")
+FIXERS = ("refresh", "kernelspec", "numpy")
 
 
 @dataclass
 class Change:
-    kind: str  # "file" (rewritten, created) or "variable" (a variable a file sets: before -> after, None = unset)
+    kind: str  # "file" (rewritten, created), "variable" (a variable a file sets: before -> after, None = unset),
+    # "package" (a distribution: version before -> after), "index" (where pip takes it from)
     target: str
     before: Optional[str] = None
     after: Optional[str] = None
@@ -72,8 +73,15 @@ def fixer_codes() -> List[str]:
 
 
 def findings_for(report, env, system) -> List:
-    """doctor's findings, and the hook-file check `conda doctor` makes (HOOKS_STALE), computed where it lives."""
+    """doctor's findings, the hook-file check `conda doctor` makes (HOOKS_STALE), computed where it lives, and,
+    where torch is installed, the smoke test's (NUMPY_ABI, a second torch, ... show only when torch is imported)."""
     out = list(report.findings)
+    if env is not None and (report.torch or {}).get("version"):
+        from cudaswitch.checks.smoke import run_smoke
+
+        seen = {f.code for f in out}
+        smoke = run_smoke(env, system, cpu_ok=not report.driver.cuda_max)
+        out += [f for f in smoke.findings if f.code not in seen]
     if env is not None and not any(f.code == "HOOKS_STALE" for f in out):
         from cudaswitch.checks.conda_health import health
         from cudaswitch.checks.diagnosis import Finding
@@ -123,6 +131,11 @@ def plan_lines(plan: Plan) -> List[str]:
         for ch in step.changes:
             if ch.kind == "file":
                 lines.append("    " + tr(M("file {path}: {what}", path=ch.target, what=ch.after or "")))
+            elif ch.kind == "package":
+                lines.append("    " + tr(M("package {name}: {before} -> {after}", name=ch.target, before=ch.before,
+                                             after=ch.after)))
+            elif ch.kind == "index":
+                lines.append("    " + tr(M("from the index {url}", url=ch.target)))
             else:
                 lines.append("    " + tr(M("variable {name}: {before} -> {after}", name=ch.target,
                                              before=ch.before if ch.before is not None else M("unset"),

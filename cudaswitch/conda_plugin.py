@@ -109,7 +109,8 @@ def conda_subcommands():
 def conda_health_checks():
     yield CondaHealthCheck(name="cudaswitch", action=health_check, fixer=health_fix,
                            summary="CUDA toolkit switch, hooks and torch (cudaswitch)",
-                           fix="cudaswitch doctor --fix: re-render stale hooks, clean kernelspecs (undo: doctor --undo)")
+                           fix="cudaswitch doctor --fix: stale hooks, kernelspecs pinning CUDA, NumPy 2 under an old "
+                               "torch (undo: cudaswitch doctor --undo)")
 
 
 @plugins.hookimpl

@@ -91,7 +91,8 @@ def _write(j: Journal) -> None:
     from cudaswitch.core.trust import write_file
 
     data = {"schema": SCHEMA, "status": j.status, "codes": j.codes, "commands": j.commands,
-            "files": [{"path": e.path, "blob": e.blob, "mode": e.mode, "mtime": e.mtime} for e in j.entries], "packages": j.packages}
+            "files": [{"path": e.path, "blob": e.blob, "mode": e.mode, "mtime": e.mtime} for e in j.entries],
+            "packages": j.packages}
     write_file(j.folder / JOURNAL, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
 
 

@@ -5,30 +5,28 @@ Skipped, with the reason, where no real conda is found (CUDASWITCH_TEST_CONDA)."
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fake_torch"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cli"))
 import realconda  # noqa: E402
-from conftest import REPO, run_cli  # noqa: E402
+from conftest import run_cli  # noqa: E402
+from test_conda_plugin import conda_env  # noqa: E402,F401  (fixture)
 from cudaswitch import __version__  # noqa: E402
 from test_fix_files import snapshot  # noqa: E402
 
 
 @pytest.fixture
-def conda_env(tmp_path, clean_env, real_conda, real_trees):
-    home = tmp_path / "home"
-    home.mkdir()
-    env = {k: v for k, v in clean_env.items() if k not in ("CONDARC", "PYTHONPATH")}
-    env.update(HOME=str(home), CONDA_SOLVER="classic", CUDASWITCH_SEARCH_PATH=str(real_trees),
-               CONDA_OVERRIDE_CUDA="12.9", PYTHONPATH=os.pathsep.join([str(REPO), str(realconda.plugin_site(tmp_path))]))
-    return env
+def fix_env(conda_env):
+    """The plugin tests' conda environment (tests/cli/test_conda_plugin.py), with a driver for CUDA 12.9."""
+    return dict(conda_env, CONDA_OVERRIDE_CUDA="12.9")
 
 
-def test_conda_doctor_fix_cudaswitch(tmp_path, conda_env, real_conda):
+def test_conda_doctor_fix_cudaswitch(tmp_path, fix_env, real_conda):
+    conda_env = fix_env
     p = realconda.plugin_prefix(tmp_path)
     assert run_cli(["use", "12.9", "-p", str(p), "--no-smoke", "--no-verify"], conda_env).returncode == 0
     hook = p / "etc" / "conda" / "activate.d" / "cudaswitch.sh"

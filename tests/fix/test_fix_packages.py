@@ -30,7 +30,7 @@ import texts  # noqa: E402
 import torch_index  # noqa: E402
 from test_fix_files import cli_env, fsroot, snapshot  # noqa: E402,F401  (fixtures)
 
-TORCH_22 = '''"""torch 2.2 under NumPy 2, as a module compiled for NumPy 1 fails there; under NumPy 1, the real torch."""
+TORCH_22 = '''"""torch 2.2 under NumPy 2, as a module compiled for NumPy 1 fails there; under NumPy 1, real torch."""
 import importlib.util
 import os
 import sys
@@ -104,8 +104,8 @@ def test_numpy2_under_old_torch(numpy2_env, cli_env, index):
     env = dict(cli_env, CUDASWITCH_TORCH_INDEX=index)
     site = envs.site_packages(numpy2_env)
     assert (site / "numpy-2.1.3.dist-info").is_dir()
-    # pip's own install leaves the odd compiled file its RECORD does not hash (here numpy/distutils'
-    # conv_template.pyc, compiled again after the RECORD was written): undo must give back exactly this state
+    # right after pip installs it, the odd compiled file already differs from its RECORD hash (here numpy/distutils
+    # conv_template.pyc): undo must give back exactly this state
     as_installed = record_mismatches(site, "numpy-2.1.3.dist-info")
     assert all(p.endswith(".pyc") for p in as_installed) and len(as_installed) < 3
     broken = snapshot(numpy2_env)

@@ -37,7 +37,8 @@ def lay_out(root: Path, tags: Dict[str, List[Path]]) -> Path:
                     os.symlink(whl, folder / whl.name)
                 digest = hashlib.sha256(whl.read_bytes()).hexdigest()
                 links.append(f'<a href="{html.escape(whl.name)}#sha256={digest}">{html.escape(whl.name)}</a><br>')
-            (folder / "index.html").write_text("<!DOCTYPE html><html><body>\n" + "\n".join(links) + "\n</body></html>\n")
+            page = "<!DOCTYPE html><html><body>\n" + "\n".join(links) + "\n</body></html>\n"
+            (folder / "index.html").write_text(page)
         (base / "index.html").write_text("<!DOCTYPE html><html><body>\n" + "\n".join(
             f'<a href="{p}/">{p}</a><br>' for p in sorted(projects)) + "\n</body></html>\n")
     return root

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from dataclasses import dataclass, field
 from typing import List, Optional
 
@@ -67,7 +68,7 @@ def apply_plan(plan: Plan, env, system) -> None:
         for n, step in enumerate(plan.steps, 1):
             faults.reach("fix-step", n)
             fixer(step.fixer).apply(step, env, system)
-    except CudaswitchError as exc:
+    except (CudaswitchError, OSError, subprocess.SubprocessError) as exc:
         journal.restore(j)
         raise CudaswitchError(M("{why}; every file --fix changed was put back", why=str(exc))) from None
     faults.reach("fix-commit", 1)

@@ -126,3 +126,21 @@ def test_numpy2_under_old_torch(numpy2_env, cli_env, index):
     assert snapshot(numpy2_env) == broken
     assert record_mismatches(site, "numpy-2.1.3.dist-info") == as_installed
     assert not (site / "numpy-1.26.4.dist-info").exists()
+
+
+@pytest.mark.parametrize("point", ["fix-step:1", "fix-commit:1"])
+def test_killed_before_or_after_pip_then_undone(numpy2_env, cli_env, index, point):
+    """SIGKILL before pip starts and after it has installed NumPy 1 (the journal still `pending`): the next --fix
+    names the interrupted one, and --undo gives NumPy 2.1.3 back as it was, without the index."""
+    env = dict(cli_env, CUDASWITCH_TORCH_INDEX=index)
+    site = envs.site_packages(numpy2_env)
+    broken = snapshot(numpy2_env)
+    killed = run_cli(["doctor", "-p", numpy2_env, "--fix", "--yes"], dict(env, CUDASWITCH_FAULT=f"kill@{point}"))
+    assert killed.returncode == -9, killed.stdout + killed.stderr
+    assert (site / "numpy-1.26.4.dist-info").is_dir() == (point == "fix-commit:1")
+    again = run_cli(["doctor", "-p", numpy2_env, "--fix", "--yes"], env)
+    assert again.returncode == 2 and "was interrupted" in again.stderr
+    u = run_cli(["doctor", "-p", numpy2_env, "--undo"], dict(env, CUDASWITCH_TORCH_INDEX="http://127.0.0.1:9/whl"))
+    assert "Put back" in u.stdout, u.stdout + u.stderr
+    journal_dir = str(numpy2_env / "etc" / "cudaswitch" / "fix")
+    assert {p: v for p, v in snapshot(numpy2_env).items() if not p.startswith(journal_dir)} == broken

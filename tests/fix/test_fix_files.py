@@ -234,3 +234,25 @@ def test_lib_folder_over_torchs_wheels(tmp_path, cli_env):
     assert "ld_library_path: false" in (prefix / "etc" / "cudaswitch" / "state.yaml").read_text()
     run_cli(["doctor", "-p", prefix, "--undo"], cli_env)
     assert snapshot(prefix) == broken
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["HOOKS_STALE"], "CODE, --dry-run and --yes go with --fix"),
+    (["--dry-run"], "CODE, --dry-run and --yes go with --fix"),
+    (["--fix", "--json"], "--json does not go with --fix or --undo"),
+    (["--fix", "--undo"], "give either --fix or --undo, not both"),
+])
+def test_usage_errors(switched, cli_env, args, needle):
+    r = run_cli(["doctor", "-p", switched, *args], cli_env)
+    assert needle in one_line_error(r, 2)
+
+
+def test_no_environment(cli_env):
+    r = run_cli(["doctor", "--fix"], cli_env)
+    assert "--fix and --undo work on a conda environment" in one_line_error(r, 2)
+
+
+def test_a_code_doctor_does_not_find(switched, cli_env):
+    r = run_cli(["doctor", "-p", switched, "--fix", "numpy_abi", "--dry-run"], cli_env)
+    assert "NUMPY_ABI: doctor does not find it here; nothing to fix" in r.stdout
+    assert "Nothing for --fix to change." in r.stdout

@@ -50,6 +50,45 @@ def health_check(prefix: str, verbose: bool) -> None:
     print("\n".join(printable(line) for line in lines))
 
 
+def health_fix(prefix: str, args, confirm) -> int:
+    """`conda doctor --fix cudaswitch`: the plan `cudaswitch doctor --fix` shows, conda's own confirmation (and its
+    --dry-run and --yes), the same fixers and journal, then the re-check. 1 when a step did not clear its finding."""
+    from cudaswitch.checks.conda_health import _env
+    from cudaswitch.cli.output import printable
+    from cudaswitch.core.errors import CudaswitchError
+    from cudaswitch.core.i18n import _, tr
+    from cudaswitch.core.system import System
+    from cudaswitch.fix import apply as fixing
+    from cudaswitch.fix.plan import plan_lines
+
+    system = System.current()
+    env = _env(prefix, system)
+    try:
+        fixing.check_owner(env.prefix)
+        _report, plan = fixing.plan_for(system, env)
+        print("\n".join(printable(line) for line in plan_lines(plan)))
+        if not plan.steps:
+            return 0
+        confirm(_("Apply this plan?"))  # conda raises to stop here: declined, or --dry-run
+        fixing.apply_plan(plan, env, system)
+        outcome = fixing.cleared(plan, env, system)
+    except CudaswitchError as exc:
+        from cudaswitch.cli.output import error_line
+
+        print(printable(error_line(str(exc))), file=sys.stderr)
+        return 1
+    print("\n".join(printable(line) for line in fixing.outcome_lines(plan, outcome)))
+    print(tr(_undo_line(prefix)))
+    return 0 if outcome.ok else 1
+
+
+def _undo_line(prefix: str):
+    from cudaswitch.core.i18n import M
+    from cudaswitch.core.shellquote import for_user
+
+    return M("Applied; undo with: {command}", command=for_user(["cudaswitch", "doctor", "--undo", "-p", prefix]))
+
+
 def post_command(command: str) -> None:
     try:
         from conda.base.context import context
@@ -81,7 +120,10 @@ def conda_subcommands():
 
 @plugins.hookimpl
 def conda_health_checks():
-    yield CondaHealthCheck(name="cudaswitch", action=health_check)
+    yield CondaHealthCheck(name="cudaswitch", action=health_check, fixer=health_fix,
+                           summary="CUDA toolkit switch, hooks and torch (cudaswitch)",
+                           fix="cudaswitch doctor --fix: stale hooks, kernelspecs pinning CUDA, NumPy 2 under an old "
+                               "torch (undo: cudaswitch doctor --undo)")
 
 
 @plugins.hookimpl

@@ -1,0 +1,199 @@
+"""The journal of the last applied plan, in the environment: `etc/cudaswitch/fix/journal.json` and one file per
+previous content under `before/`. Written before the first change (status "pending"), marked "applied" after the
+last; `doctor --undo` restores every file from it, byte for byte and with its mode, and removes it last, so an
+interrupt at any point leaves either the old files, the new ones, or a journal that puts the old ones back."""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import List, Optional
+
+from cudaswitch.core.errors import CudaswitchError, UsageError
+from cudaswitch.core.i18n import M
+
+FOLDER = ("etc", "cudaswitch", "fix")
+JOURNAL = "journal.json"
+SCHEMA = 1
+PENDING, APPLIED = "pending", "applied"
+
+
+@dataclass
+class Entry:
+    path: str
+    blob: Optional[str]  # name under before/, None: the file did not exist
+    mode: Optional[int]
+    # the modification time, put back too: Python keeps a module's compiled copy only while the source's time
+    # matches the one recorded in it (and pip's RECORD hashes those compiled copies)
+    mtime: Optional[int] = None
+
+
+@dataclass
+class Journal:
+    folder: Path
+    status: str
+    codes: List[str]
+    commands: List[str]
+    entries: List[Entry]
+    # distributions a step replaces: {"site": folder, "names": [dist names], "kept": [their dist-info folders then]}
+    packages: List[dict] = field(default_factory=list)
+
+
+def folder(prefix: str) -> Path:
+    return Path(prefix, *FOLDER)
+
+
+def _allowed(prefix: str, path: str) -> bool:
+    """A journal lies in the environment: it may only name files a fixer writes (the environment's own files, a
+    Jupyter kernel.json), never make undo write elsewhere."""
+    real = os.path.realpath(path)
+    top = os.path.realpath(prefix)
+    return os.path.isabs(path) and (real.startswith(top + os.sep) or os.path.basename(path) == "kernel.json")
+
+
+def read(prefix: str) -> Optional[Journal]:
+    from cudaswitch.core.trust import read_json
+
+    where = folder(prefix)
+    path = where / JOURNAL
+    if not path.exists():
+        return None
+    shape = {"schema": int, "status": str, "codes": [str], "commands": [str],
+             "files": [{"path": str, "blob": (str, type(None)), "mode": (int, type(None)), "mtime": (int, type(None))}],
+             "packages": [{"site": str, "names": [str], "kept": [str]}]}
+    try:
+        data = read_json(path, shape=shape)
+    except (OSError, ValueError, CudaswitchError) as exc:
+        raise CudaswitchError(M("{path} is not a journal cudaswitch wrote ({why}); nothing was changed",
+                                path=str(path), why=str(exc))) from None
+    missing = [k for k in shape if k not in data]
+    if missing:
+        raise CudaswitchError(M("{path} is not a journal cudaswitch wrote ({why}); nothing was changed",
+                                path=str(path), why=", ".join(missing)))
+    entries = [Entry(f["path"], f["blob"], f["mode"], f.get("mtime")) for f in data["files"]]
+    bad = [e.path for e in entries if not _allowed(prefix, e.path)
+           or (e.blob is not None and (os.sep in e.blob or "/" in e.blob or e.blob.startswith(".")))]
+    if data["schema"] != SCHEMA or data["status"] not in (PENDING, APPLIED) or bad:
+        raise CudaswitchError(M("{path} is not a journal cudaswitch wrote ({why}); nothing was changed",
+                                path=str(path), why=", ".join(bad) or data["status"]))
+    packages = data.get("packages") or []
+    if any(not _allowed(prefix, os.path.join(p["site"], "x")) for p in packages):
+        raise CudaswitchError(M("{path} is not a journal cudaswitch wrote ({why}); nothing was changed",
+                                path=str(path), why=", ".join(p["site"] for p in packages)))
+    return Journal(where, data["status"], data["codes"], data["commands"], entries, packages)
+
+
+def _write(j: Journal) -> None:
+    import json
+
+    from cudaswitch.core.trust import write_file
+
+    data = {"schema": SCHEMA, "status": j.status, "codes": j.codes, "commands": j.commands,
+            "files": [{"path": e.path, "blob": e.blob, "mode": e.mode, "mtime": e.mtime} for e in j.entries],
+            "packages": j.packages}
+    write_file(j.folder / JOURNAL, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+
+
+def refuse_pending(prefix: str) -> None:
+    old = read(prefix)
+    if old is not None and old.status == PENDING:
+        raise UsageError(M("an earlier 'doctor --fix' in {prefix} was interrupted; 'cudaswitch doctor --undo -p "
+                           "{prefix}' puts its files back first", prefix=prefix))
+
+
+def begin(prefix: str, paths: List[str], codes: List[str], commands: List[str],
+          packages: Optional[List[dict]] = None) -> Journal:
+    """Keep the present content of every file in `paths`, then the journal saying so (the commit point)."""
+    from cudaswitch.cudnn import faults
+    from cudaswitch.core.trust import read_bytes, remove_tree, write_file
+
+    where = folder(prefix)
+    refuse_pending(prefix)
+    remove_tree(where / "before", ignore_errors=True)
+    entries = []
+    for n, path in enumerate(dict.fromkeys(paths)):
+        try:
+            st = os.stat(path, follow_symlinks=False)
+        except OSError:
+            entries.append(Entry(path, None, None))
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            raise CudaswitchError(M("{path} is not a regular file; --fix changes only regular files, nothing was "
+                                    "changed", path=path))
+        blob = str(n)
+        write_file(where / "before" / blob, read_bytes(path), mode=0o600)
+        entries.append(Entry(path, blob, stat.S_IMODE(st.st_mode), st.st_mtime_ns))
+        faults.reach("fix-keep", n + 1)
+    j = Journal(where, PENDING, list(codes), list(commands), entries, list(packages or []))
+    _write(j)
+    return j
+
+
+def commit(j: Journal) -> None:
+    j.status = APPLIED
+    _write(j)
+
+
+def restore(j: Journal) -> List[str]:
+    """Every file back as the journal kept it (removed where it did not exist), then the journal itself removed.
+    Returns the files that differed."""
+    from cudaswitch.cudnn import faults
+    from cudaswitch.core.trust import read_bytes, remove_tree, write_file
+
+    changed = _remove_new_distributions(j)
+    for n, e in enumerate(j.entries, 1):
+        faults.reach("fix-undo", n)
+        now = None
+        try:
+            now = read_bytes(e.path) if os.path.lexists(e.path) else None
+        except OSError:
+            now = b""  # not readable as a file: put the kept one in its place
+        if e.blob is None:
+            if now is not None:
+                os.unlink(e.path)
+                changed.append(e.path)
+            continue
+        before = read_bytes(j.folder / "before" / e.blob)
+        if now != before:
+            write_file(e.path, before, mode=e.mode)
+            changed.append(e.path)
+        elif e.mode is not None and stat.S_IMODE(os.stat(e.path).st_mode) != e.mode:
+            os.chmod(e.path, e.mode)
+        if e.mtime is not None:
+            os.utime(e.path, ns=(e.mtime, e.mtime), follow_symlinks=False)
+    os.unlink(j.folder / JOURNAL)  # the commit point of the undo
+    remove_tree(j.folder, ignore_errors=True)
+    return changed
+
+
+def _remove_new_distributions(j: Journal) -> List[str]:
+    """The files of every distribution pip put in place of the ones a step replaced (their RECORD names them), so
+    that the kept ones come back alone; a pip killed half-way leaves a RECORD too, or files the kept ones cover."""
+    from cudaswitch.fix import pip
+
+    removed = []
+    prefix = str(j.folder.parent.parent.parent)
+    for pkg in j.packages:
+        for name in pkg["names"]:
+            for d in pip.installed(prefix, name):
+                if d["site"] != pkg["site"] or d["folder"] in pkg["kept"]:
+                    continue
+                try:
+                    files = pip.record_files(d["site"], d["folder"])
+                except OSError:
+                    files = []
+                for path in files:
+                    if os.path.isfile(path) or os.path.islink(path):
+                        os.unlink(path)
+                        removed.append(path)
+                from cudaswitch.core.trust import remove_tree
+
+                remove_tree(os.path.join(d["site"], d["folder"]), ignore_errors=True)
+                for folder in sorted({os.path.dirname(p) for p in files}, key=len, reverse=True):
+                    try:
+                        os.removedirs(folder)  # the folders that held only these files
+                    except OSError:
+                        pass
+    return removed

@@ -1,0 +1,153 @@
+"""The plan `doctor --fix` shows before it changes anything: plain records built from doctor's findings.
+
+One Step per fixer that has something to do (several findings one fixer clears share a step: `use --refresh`
+clears both a stale hook and a stale startup file), each with the findings it fixes, every change it makes and the
+command a user could paste instead. A finding no fixer handles stays Advice, with doctor's own fix text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+from cudaswitch.core.i18n import M
+
+# the fixer modules, in the order their steps run (cudaswitch/fix/<name>.py)
+FIXERS = ("refresh", "kernelspec", "numpy")
+
+
+@dataclass
+class Change:
+    kind: str  # "file" (rewritten, created), "variable" (a variable a file sets: before -> after, None = unset),
+    # "package" (a distribution: version before -> after), "index" (where pip takes it from)
+    target: str
+    before: Optional[str] = None
+    after: Optional[str] = None
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "target": self.target, "before": self.before, "after": self.after}
+
+
+@dataclass
+class Step:
+    fixer: str
+    codes: List[str]
+    causes: List[str]
+    changes: List[Change]
+    command: str  # the pasteable equivalent
+    data: Dict = field(default_factory=dict)  # what the fixer needs to apply it (plain values)
+    paths: List[str] = field(default_factory=list)  # every file it may write, journaled before it runs
+
+    def to_json(self) -> dict:
+        return {"fixer": self.fixer, "codes": self.codes, "causes": [str(c) for c in self.causes],
+                "changes": [c.to_json() for c in self.changes], "command": self.command}
+
+
+@dataclass
+class Advice:
+    code: str
+    cause: str
+    fix: str
+
+
+@dataclass
+class Plan:
+    prefix: str
+    name: str
+    steps: List[Step]
+    advice: List[Advice]
+    not_found: List[str]  # codes the user asked to fix that doctor did not find here
+
+    @property
+    def codes(self) -> List[str]:
+        return [c for s in self.steps for c in s.codes]
+
+
+def fixer(name: str):
+    import importlib
+
+    return importlib.import_module(f"cudaswitch.fix.{name}")
+
+
+def fixer_codes() -> List[str]:
+    return [c for name in FIXERS for c in fixer(name).CODES]
+
+
+def findings_for(report, env, system) -> List:
+    """doctor's findings, the hook-file check `conda doctor` makes (HOOKS_STALE), computed where it lives, and,
+    where torch is installed, the smoke test's (NUMPY_ABI, a second torch, ... show only when torch is imported)."""
+    out = list(report.findings)
+    if env is not None and (report.torch or {}).get("version"):
+        from cudaswitch.checks.smoke import run_smoke
+
+        seen = {f.code for f in out}
+        smoke = run_smoke(env, system, cpu_ok=not report.driver.cuda_max)
+        out += [f for f in smoke.findings if f.code not in seen]
+    if env is not None and not any(f.code == "HOOKS_STALE" for f in out):
+        from cudaswitch.checks.conda_health import health
+        from cudaswitch.checks.diagnosis import Finding
+
+        out += [Finding(c.code, c.severity, c.message, c.fix or "-", [])
+                for c in health(env.prefix, system) if c.code == "HOOKS_STALE"]
+    return out
+
+
+def build_plan(findings: List, env, system, only: Optional[List[str]] = None) -> Plan:
+    """The steps for `findings` (those of `only`, when given: codes, case-insensitive), and the rest as advice."""
+    wanted = {c.upper() for c in only} if only else None
+    problems = [f for f in findings if f.severity != "info" and (wanted is None or f.code in wanted)]
+    steps: List[Step] = []
+    handled = set()
+    if env is not None:
+        for name in FIXERS:
+            mod = fixer(name)
+            mine = [f for f in problems if f.code in mod.CODES]
+            if not mine:
+                continue
+            step = mod.plan(mine, env, system, findings)
+            if step is not None:
+                steps.append(step)
+                handled |= {id(f) for f in mine if f.code in step.codes}
+    advice = [Advice(f.code, f.cause, f.fix) for f in problems if id(f) not in handled]
+    seen = {f.code for f in findings}
+    not_found = sorted(wanted - seen) if wanted else []
+    return Plan(env.prefix if env is not None else "", env.name if env is not None else "", steps, advice,
+                not_found)
+
+
+def plan_lines(plan: Plan) -> List[str]:
+    """The plan as `doctor --fix` and `conda doctor --fix cudaswitch` print it (translated here)."""
+    from cudaswitch.core.i18n import _, tr
+
+    lines: List[str] = []
+    for code in plan.not_found:
+        lines.append(tr(M("{code}: doctor does not find it here; nothing to fix", code=code)))
+    if plan.steps:
+        lines.append(tr(M("Plan for environment {name} ({prefix}): {count} step(s); nothing changes until you "
+                          "confirm", name=plan.name, prefix=plan.prefix, count=len(plan.steps))))
+    for n, step in enumerate(plan.steps, 1):
+        lines.append(f"{n:>2}. {', '.join(step.codes)}: {tr(step.causes[0])}")
+        for cause in step.causes[1:]:
+            lines.append(f"    {tr(cause)}")
+        for ch in step.changes:
+            if ch.kind == "file":
+                lines.append("    " + tr(M("file {path}: {what}", path=ch.target, what=ch.after or "")))
+            elif ch.kind == "package":
+                lines.append("    " + tr(M("package {name}: {before} -> {after}", name=ch.target, before=ch.before,
+                                             after=ch.after)))
+            elif ch.kind == "index":
+                lines.append("    " + tr(M("from the index {url}", url=ch.target)))
+            else:
+                lines.append("    " + tr(M("variable {name}: {before} -> {after}", name=ch.target,
+                                             before=ch.before if ch.before is not None else M("unset"),
+                                             after=ch.after if ch.after is not None else M("unset"))))
+        lines.append("    " + _("same as: {command}").format(command=step.command))
+    if plan.advice:
+        lines.append(_("Advice only: --fix has no safe mechanical fix for these and leaves them to you:"))
+        for a in plan.advice:
+            fix = tr(a.fix) if a.fix and a.fix != "-" else ""
+            lines.append(f" - {a.code}: {tr(a.cause)}")
+            if fix:
+                lines.append("   " + _("fix: {fix}").format(fix=fix))
+    if not plan.steps:
+        lines.append(_("Nothing for --fix to change."))
+    return lines

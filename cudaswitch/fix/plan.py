@@ -73,7 +73,7 @@ def fixer_codes() -> List[str]:
 
 
 def findings_for(report, env, system) -> List:
-    """doctor's findings, the hook-file check `conda doctor` makes (HOOKS_STALE), computed where it lives, and,
+    """doctor's findings (the hook files' health among them, checks/hookhealth.py) and,
     where torch is installed, the smoke test's (NUMPY_ABI, a second torch, ... show only when torch is imported)."""
     out = list(report.findings)
     if env is not None and (report.torch or {}).get("version"):
@@ -82,12 +82,6 @@ def findings_for(report, env, system) -> List:
         seen = {f.code for f in out}
         smoke = run_smoke(env, system, cpu_ok=not report.driver.cuda_max)
         out += [f for f in smoke.findings if f.code not in seen]
-    if env is not None and not any(f.code == "HOOKS_STALE" for f in out):
-        from cudaswitch.checks.conda_health import health
-        from cudaswitch.checks.diagnosis import Finding
-
-        out += [Finding(c.code, c.severity, c.message, c.fix or "-", [])
-                for c in health(env.prefix, system) if c.code == "HOOKS_STALE"]
     return out
 
 

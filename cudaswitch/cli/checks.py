@@ -61,7 +61,7 @@ def smoke(name, prefix, as_json, cpu_ok, timeout):
 
 
 @click.command(short_help='Check driver, toolkit and shell, without torch.')
-@click.argument("codes", nargs=-1, metavar="[CODE]...")
+@click.argument("codes", nargs=-1, metavar="[CODE]...", shell_complete=completes("code"))
 @_env_options
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--fix", "fix", is_flag=True, help="Apply the fixes doctor names (only those CODEs, when given), after "
@@ -144,7 +144,6 @@ def _undo_command(env, system) -> str:
     return for_user(["cudaswitch", "doctor", "--undo", "-p", env.prefix], system.environ, system.windows)
 
 
-@click.command()
 @click.command(short_help='The torch versions and pip line that fit this machine.')
 @_env_options
 @click.option("--torch", "torch_version", callback=_version_arg, metavar="VERSION",

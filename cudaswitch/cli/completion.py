@@ -219,3 +219,17 @@ def _quietly(fn, *args, **kw) -> List[CompletionItem]:
         return fn(*args, **kw)
     except Exception:
         return []
+
+
+def codes(incomplete: str) -> List[CompletionItem]:
+    """`doctor --fix CODE`: the finding codes a fix exists for, then every other code doctor can report."""
+    from cudaswitch.checks.severities import SEVERITIES
+    from cudaswitch.fix.plan import fixer_codes
+
+    fixable = fixer_codes()
+    words = [*fixable, *sorted(c for c in SEVERITIES if c not in fixable)]
+    return [CompletionItem(c) for c in dict.fromkeys(words) if c.startswith(incomplete.upper())]
+
+
+def complete_code(ctx, param, incomplete):
+    return _quietly(codes, incomplete)

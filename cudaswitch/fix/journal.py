@@ -107,7 +107,7 @@ def begin(prefix: str, paths: List[str], codes: List[str], commands: List[str],
           packages: Optional[List[dict]] = None) -> Journal:
     """Keep the present content of every file in `paths`, then the journal saying so (the commit point)."""
     from cudaswitch.cudnn import faults
-    from cudaswitch.core.trust import read_bytes, remove_tree, write_file
+    from cudaswitch.core.trust import read_bytes, remove, remove_tree, write_file
 
     where = folder(prefix)
     refuse_pending(prefix)
@@ -152,7 +152,7 @@ def restore(j: Journal) -> List[str]:
             now = b""  # not readable as a file: put the kept one in its place
         if e.blob is None:
             if now is not None:
-                os.unlink(e.path)
+                remove(e.path)
                 changed.append(e.path)
             continue
         before = read_bytes(j.folder / "before" / e.blob)
@@ -160,10 +160,10 @@ def restore(j: Journal) -> List[str]:
             write_file(e.path, before, mode=e.mode)
             changed.append(e.path)
         elif e.mode is not None and stat.S_IMODE(os.stat(e.path).st_mode) != e.mode:
-            os.chmod(e.path, e.mode)
+            write_file(e.path, before, mode=e.mode)  # the same bytes with the kept mode, through the write door
         if e.mtime is not None:
             os.utime(e.path, ns=(e.mtime, e.mtime), follow_symlinks=False)
-    os.unlink(j.folder / JOURNAL)  # the commit point of the undo
+    remove(j.folder / JOURNAL)  # the commit point of the undo
     remove_tree(j.folder, ignore_errors=True)
     return changed
 
@@ -171,6 +171,7 @@ def restore(j: Journal) -> List[str]:
 def _remove_new_distributions(j: Journal) -> List[str]:
     """The files of every distribution pip put in place of the ones a step replaced (their RECORD names them), so
     that the kept ones come back alone; a pip killed half-way leaves a RECORD too, or files the kept ones cover."""
+    from cudaswitch.core.trust import remove, remove_dir, remove_tree
     from cudaswitch.fix import pip
 
     removed = []
@@ -186,14 +187,22 @@ def _remove_new_distributions(j: Journal) -> List[str]:
                     files = []
                 for path in files:
                     if os.path.isfile(path) or os.path.islink(path):
-                        os.unlink(path)
+                        remove(path)
                         removed.append(path)
-                from cudaswitch.core.trust import remove_tree
-
                 remove_tree(os.path.join(d["site"], d["folder"]), ignore_errors=True)
+                site = os.path.abspath(d["site"])
                 for folder in sorted({os.path.dirname(p) for p in files}, key=len, reverse=True):
-                    try:
-                        os.removedirs(folder)  # the folders that held only these files
-                    except OSError:
-                        pass
+                    _remove_empty_up_to(os.path.abspath(folder), site)
     return removed
+
+
+def _remove_empty_up_to(folder: str, site: str) -> None:
+    """The folders that held only the removed files, from `folder` up to (not including) site-packages."""
+    from cudaswitch.core.trust import remove_dir
+
+    while folder != site and folder.startswith(site + os.sep):
+        try:
+            remove_dir(folder)
+        except OSError:  # not empty, or gone: what is left above is not only ours
+            return
+        folder = os.path.dirname(folder)

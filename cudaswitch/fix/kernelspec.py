@@ -124,15 +124,15 @@ def _command(path: str, keys: List[str], system) -> str:
 
 
 def apply(step: Step, env, system) -> None:
-    from cudaswitch.core.trust import read_bytes, write_file
+    from cudaswitch.core.trust import parse_json, read_bytes, write_file
 
     for path, keys in step.data["keys"].items():
         raw = read_bytes(path)
         try:
             text = raw.decode("utf-8")
             new = without_keys(text, keys)
-            json.loads(new)
-        except (UnicodeDecodeError, ValueError) as exc:
+            parse_json(new, path)
+        except (UnicodeDecodeError, ValueError, CudaswitchError) as exc:
             raise CudaswitchError(M("{path} is not JSON cudaswitch can edit ({why}); nothing was changed in it",
                                     path=path, why=str(exc))) from None
         write_file(path, new.encode("utf-8"))

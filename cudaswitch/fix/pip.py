@@ -6,7 +6,6 @@ CUDASWITCH_TORCH_INDEX (the same paths under another address, as mirrors of down
 from __future__ import annotations
 
 import os
-import tempfile
 from typing import List, Optional
 
 from cudaswitch.core.errors import CudaswitchError
@@ -47,7 +46,9 @@ def run(env, args: List[str], system, timeout: Optional[float] = TIMEOUT):
 def resolve(env, requirement: str, url: str, system) -> Optional[str]:
     """The version pip would install for `requirement` from `url` (`pip install --dry-run --report`), changing
     nothing; None when pip finds none."""
-    with tempfile.TemporaryDirectory() as tmp:
+    from cudaswitch.core.trust import private_temp_dir
+
+    with private_temp_dir("cudaswitch-pip-") as tmp:
         report = os.path.join(tmp, "report.json")
         run(env, ["install", "--dry-run", "--no-deps", "--ignore-installed", "--quiet", "--report", report,
                   "--index-url", url, requirement], system)

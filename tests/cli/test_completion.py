@@ -64,6 +64,7 @@ CASES = [
     ("cudaswitch doctor -n ", ["demo", "torch-cu118"]),
     ("cudaswitch use 12.9 --name t", ["torch-cu118"]),
     ("cudaswitch init f", ["fish"]),
+    ("cudaswitch doctor --fix hooks_s", ["HOOKS_STALE"]),
 ]
 
 

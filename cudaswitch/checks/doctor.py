@@ -88,6 +88,10 @@ def shell_findings(state, system: System) -> List[Finding]:
                 seen.append((e.toolkit_root, e.toolkit, e.value))
         if len(seen) > 1:
             out.append(_several_on_path(code, var, seen, state.active, system))
+    if state.unsearchable_note:
+        out.append(_f("PATH_FOLDER_UNSEARCHABLE", INFO, state.unsearchable_note,
+                      N_("nothing to fix for cudaswitch (the rest of PATH was checked); a `su` without `-` keeps the "
+                         "other user's PATH: `su -` starts with your own")))
     return out
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, ContextManager, Dict, Iterator, List, Optional
 
-from cudaswitch.core.errors import CudaswitchError, UsageError
+from cudaswitch.core.errors import CudaswitchError, FinishedInterrupted, UsageError
 from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.trust import open_regular
 from cudaswitch.core.system import System
@@ -139,7 +139,11 @@ class InstallPlan(_Staged):
             if not confirm(question):
                 raise CudaswitchError(N_("not replaced; nothing was changed"))
         self.settled = True  # from here commit rolls back or leaves a journal itself, never dropped from outside
-        manifest = commit(prep)
+        manifest, interrupted = commit(prep)
+        if interrupted:  # Ctrl-C after the last file was in place: installed, and said so (not "interrupted")
+            raise FinishedInterrupted(M("interrupted after every file was in place: cuDNN {version} is installed in "
+                                        "{target}, its load check was skipped; undo: {undo}", version=a.version,
+                                        target=target.label, undo=undo_command(target)))
         check = verify(prep, self.system)
         lib = main_library(target, a.cudnn_major)
         check_warnings = []

@@ -25,6 +25,17 @@ class ShellState:
     entries: List[Entry]
     active: Optional[str]  # root of the toolkit this shell uses, by the precedence torch/CMake follow
     warnings: List[str] = field(default_factory=list)
+    unsearchable: List[str] = field(default_factory=list)  # PATH/LD_LIBRARY_PATH folders this user cannot search
+    unsearchable_in: List[str] = field(default_factory=list)  # which of the two variables held them
+
+    @property
+    def unsearchable_note(self) -> Optional[str]:
+        """The one line every surface prints for the folders it skipped, or None."""
+        if not self.unsearchable:
+            return None
+        return M("skipped {count} folder(s) on {variables} that this user cannot search: {folders}",
+                 count=len(self.unsearchable), variables=", ".join(self.unsearchable_in),
+                 folders=", ".join(self.unsearchable))
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -33,6 +44,19 @@ class ShellState:
 def _entry(variable: str, value: Optional[str], toolkits: List[Toolkit], system: System, pos=None) -> Entry:
     tk = owner_of(toolkits, value, system) if value else None
     return Entry(variable, value, tk.version if tk else None, tk.root if tk else None, pos)
+
+
+def _cannot_search(system: System, folder: str) -> Optional[str]:
+    """Why a PATH folder cannot be looked into by this user (its own or a parent's permissions), or None."""
+    import errno
+    import os
+
+    try:
+        os.stat(system.local(folder))
+    except OSError as exc:
+        if exc.errno in (errno.EACCES, errno.EPERM):
+            return exc.strerror or str(exc)
+    return None
 
 
 def shell_state(toolkits: List[Toolkit], system: System) -> ShellState:
@@ -48,9 +72,18 @@ def shell_state(toolkits: List[Toolkit], system: System) -> ShellState:
             nvcc_entry.toolkit, nvcc_entry.toolkit_root = tk.version, tk.root
     entries.append(nvcc_entry)
     lists = ["PATH"] + ([] if system.windows else ["LD_LIBRARY_PATH"])
+    unsearchable: List[str] = []
+    unsearchable_in: List[str] = []
     for var in lists:
         for i, item in enumerate(system.split_list(env.get(var))):
             if not item:
+                continue
+            why = _cannot_search(system, item)
+            if why:
+                if item not in unsearchable:
+                    unsearchable.append(item)
+                if var not in unsearchable_in:
+                    unsearchable_in.append(var)
                 continue
             e = _entry(var, item, toolkits, system, i)
             if e.toolkit:
@@ -59,7 +92,10 @@ def shell_state(toolkits: List[Toolkit], system: System) -> ShellState:
     # CUDA_HOME first: torch's cpp_extension and most build tools read it before CUDA_PATH (README, list)
     first = {e.variable: e for e in entries[:3]}
     active = next((first[v].toolkit_root for v in ("CUDA_HOME", "CUDA_PATH", "nvcc") if first[v].toolkit_root), None)
-    return ShellState(entries, active, warnings)
+    state = ShellState(entries, active, warnings, unsearchable, unsearchable_in)
+    if state.unsearchable_note:  # one line for all: a `su` without `-` keeps root's folders, each refusing alike
+        state.warnings.append(state.unsearchable_note)
+    return state
 
 
 def _disagreements(entries: List[Entry], system: System) -> List[str]:

@@ -32,8 +32,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence
 
-from cudaswitch.core import trust
-from cudaswitch.core.errors import CudaswitchError, UsageError
+from cudaswitch.core import interrupts, trust
+from cudaswitch.core.errors import CudaswitchError, FinishedInterrupted, UsageError
+from cudaswitch.core import faults
 from cudaswitch.core.fsutil import current_umask
 from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.system import System
@@ -539,6 +540,25 @@ def _clean_up(stage: Optional[Path], made: List[Path]) -> None:
             signal.signal(signal.SIGINT, old)
 
 
+def _unregister(system: System, dest: Path, registered: bool) -> None:
+    """Take back the write-ahead record of a --into install that did not happen."""
+    if not registered:
+        return
+    import signal
+
+    from cudaswitch.discovery.toolkit_store import register
+
+    held = threading.current_thread() is threading.main_thread()
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN) if held else None
+    try:
+        register(system, str(dest), add=False)
+    except OSError:
+        pass
+    finally:
+        if held:
+            signal.signal(signal.SIGINT, old)
+
+
 def already_installed(system: System, version: str) -> Optional[str]:
     """The folder of a toolkit of exactly this version that discovery finds already, or None."""
     from cudaswitch.discovery.toolkits import discover
@@ -586,6 +606,7 @@ def install(version: str, system: System, into: Optional[str] = None, runner: Pi
     tell(full, str(dest))
     made: List[Path] = []
     stage: Optional[Path] = None
+    registered = False
     try:  # a disk that fills, a folder the user cannot write, a file where a folder should be: one line
         made = _make_parents(dest.parent)
         # created now, so checked again: another user may have made one of these folders first
@@ -611,19 +632,30 @@ def install(version: str, system: System, into: Optional[str] = None, runner: Pi
         if os.path.islink(built) or not os.path.isdir(built):
             raise CudaswitchError(M("{path} is no longer the folder cudaswitch built; nothing was installed",
                                     path=built))
-        trust.move(built, dest)
+        faults.reach("toolkit-assembled", 1)
+        if into:  # write-ahead: a listed folder that does not exist (yet) is not a toolkit discovery shows
+            from cudaswitch.discovery.toolkit_store import register
+
+            registered = True  # first: an interrupt inside register still has it taken back
+            register(system, str(dest))
+            faults.reach("toolkit-registered", 1)
+        with interrupts.held() as held:
+            held.check()
+            trust.move(built, dest)
+            faults.reach("toolkit-moved", 1)
+            _clean_up(stage, [])
     except OSError as exc:
         _clean_up(stage, made)
+        _unregister(system, dest, registered)
         raise CudaswitchError(M("cannot install CUDA {major}.{minor} into {dest}: {why}; nothing was installed",
                                 major=major, minor=minor, dest=dest, why=exc.strerror or exc)) from None
     except BaseException:
         _clean_up(stage, made)
+        _unregister(system, dest, registered)
         raise
-    _clean_up(stage, [])
-    if into:
-        from cudaswitch.discovery.toolkit_store import register
-
-        register(system, str(dest))
+    if held.pending:
+        raise FinishedInterrupted(M("interrupted after CUDA {version} was in place: it is installed in {dest}; "
+                                    "'cudaswitch uninstall-toolkit {dest}' removes it", version=full, dest=dest))
     result.root = str(dest)
     result.download_seconds, result.assemble_seconds = t1 - t0, t2 - t1
     result.download_bytes = sum(w["size"] for w in result.wheels)

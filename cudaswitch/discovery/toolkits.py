@@ -16,10 +16,13 @@ from typing import Dict, Iterable, List, Optional, Tuple
 
 from cudaswitch.core import versions
 from cudaswitch.core.errors import UsageError
-from cudaswitch.core.i18n import M
+from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.system import System
 from cudaswitch.core.trust import read_bytes, read_json, read_text
 from cudaswitch.core.versions import CudaVersion, VersionFileError, VersionReading
+
+# a folder given as a toolkit that is none: its reasons are what `use PATH` repeats, not the verdict
+NOT_A_TOOLKIT = N_("{root}: not a CUDA toolkit ({why})")
 
 LINUX_ARCHES = ("x86_64-linux", "sbsa-linux", "aarch64-linux", "ppc64le-linux")
 
@@ -461,8 +464,8 @@ def inspect(system: System, cand: _Candidate, root: str) -> Tuple[Optional[Toolk
     # A conda env with only a `cuda-version` pin and bin/ (every env has one) is not a toolkit.
     if reading is None or not (layout.nvcc or has_runtime):
         if not cand.quiet:
-            why = "; ".join(warnings) if warnings else "no version.json, version.txt, cuda.h or nvcc found"
-            warnings = [f"{root}: not a CUDA toolkit ({why})"]
+            why = "; ".join(warnings) if warnings else M("no version.json, version.txt, cuda.h or nvcc found")
+            warnings = [M(NOT_A_TOOLKIT, root=root, why=why)]
         return None, warnings if not cand.quiet else []
     v = reading.version
     flags: List[str] = ["unknown-version"] if unknown else []
@@ -622,8 +625,10 @@ def select(found: Discovery, selector: str, system: Optional[System] = None, pre
             tk, problems = inspect(system, _Candidate(path, "command line"), real)
             if tk is not None:
                 return tk
+            # the folder's own verdict is this message's: only its reasons are repeated
+            reasons = [p.values["why"] if isinstance(p, M) and p.template == NOT_A_TOOLKIT else p for p in problems]
             raise UsageError(M("{path} is not a CUDA toolkit ({problems}); installed: {installed}", path=path,
-                               problems="; ".join(problems), installed=installed))
+                               problems=reasons[0] if len(reasons) == 1 else "; ".join(reasons), installed=installed))
         if loc.exists():
             raise UsageError(M("{path} is a file, not a toolkit folder; installed: {installed}", path=path,
                                installed=installed))
@@ -711,7 +716,10 @@ def owner_of(toolkits: List[Toolkit], path: str, system: System) -> Optional[Too
     """The toolkit a path (a PATH entry, CUDA_HOME, an nvcc) lies in, through its root or an alias."""
     norm = (lambda s: s.lower()) if system.windows else (lambda s: s)
     p = norm(path.rstrip("\\/"))
-    real = norm(system.realpath(path).rstrip("\\/")) if system.local(path).exists() else p
+    try:
+        real = norm(system.realpath(path).rstrip("\\/")) if system.local(path).exists() else p
+    except OSError:  # below a folder this user cannot search (root's, left on PATH by `su`): taken as written
+        real = p
     best: Optional[Toolkit] = None
     best_len = -1
     for tk in toolkits:

@@ -247,8 +247,11 @@ def off(name, prefix):
     parts = [M("{count} hook files", count=len(hooks))] if hooks else []
     parts += [N_("the Python startup file")] if len(hooks) < len(removed) else []
     parts += [N_("the state file")] if had_state else []
+    words = [tr(p) for p in parts]
+    what = words[0] if len(words) == 1 else _("{rest} and {last}").format(rest=_(", ").join(words[:-1]),
+                                                                         last=words[-1])
     said = M("Environment {name} ({prefix}) no longer switches CUDA: removed {what}.", name=env.name,
-             prefix=env.prefix, what=_(", ").join(tr(p) for p in parts))
+             prefix=env.prefix, what=what)
     click.echo(tr(said))
     if switch.shell_function_applies(env, system.environ):
         click.echo(_("Undone in this shell by the cudaswitch shell function."))

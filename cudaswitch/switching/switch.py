@@ -140,6 +140,8 @@ def use(env, tk, choice: Choice, system) -> SwitchResult:
 
     conda_cuda, forced = check_coexistence(env, tk, choice, system)
     ld, note = ld_choice(env.prefix, choice.ld_flag)
+    if choice.refresh and not ld and choice.old is not None and choice.ld_flag == choice.old.ld_library_path:
+        note = N_("LD_LIBRARY_PATH left alone, as the recorded choice says (--ld-library-path adds it)")
     changes = changes_for(tk, system, ld_library_path=ld)
     want = pythonhook.wanted(choice.python_hook, env.is_base, choice.old)
     place = pythonhook.live_place(env.prefix, system.windows) if want else None
@@ -211,8 +213,8 @@ def pip_cuda_wheels(prefix: str) -> List[str]:
 def ld_choice(prefix: Optional[str], flag: Optional[bool]):
     """(put the lib folder on LD_LIBRARY_PATH?, a note for the user). The flag wins; by default yes, unless the
     environment has pip CUDA wheels (see pip_cuda_wheels)."""
-    if flag is not None:
-        return flag, None
+    if flag is not None:  # asked for; where left out, still said, as the default's reason is
+        return flag, None if flag else N_("LD_LIBRARY_PATH left alone (--no-ld-library-path)")
     wheels = pip_cuda_wheels(prefix) if prefix else []
     if wheels:
         return False, M("LD_LIBRARY_PATH left alone: this environment has pip CUDA wheels ({wheels}), which a system "

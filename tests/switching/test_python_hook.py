@@ -135,7 +135,7 @@ def test_off_leaves_nothing_behind(cli_env, py_env):
     show(py_env / "bin" / "python")  # the interpreter writes its bytecode cache of the module
     assert list((site(py_env) / "__pycache__").glob("_cudaswitch_cuda.*.pyc"))
     r = run_cli(["off", "-p", py_env], cli_env)
-    assert r.returncode == 0 and "removed 12 hook files and the state file" in r.stdout, r.stdout
+    assert r.returncode == 0 and "removed 10 hook files, the Python startup file and the state file." in r.stdout, r.stdout
     assert _tree(py_env) == before
     assert show(py_env / "bin" / "python")["CUDA_HOME"] is None
 

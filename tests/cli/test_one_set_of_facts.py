@@ -1,0 +1,81 @@
+"""What `use`, `off` and `which` say is what they did: `use SELECTOR --json` is the same dry run for every selector,
+`off` names the startup file apart from the hook files, `--no-ld-library-path` is said, a folder that is no toolkit
+is told so once; in English and in Chinese."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import make_env, one_line_error, run_cli
+from cudnn_checks import snap
+
+
+@pytest.fixture
+def cli_env(clean_env, real_trees):
+    return dict(clean_env, CUDASWITCH_SEARCH_PATH=str(real_trees))
+
+
+@pytest.fixture
+def py_env(tmp_path):
+    """An environment with a Python in it (bin/python3.11 and its site-packages), so `use` writes the startup file."""
+    prefix = make_env(tmp_path / "envs" / "work")
+    (prefix / "lib/python3.11/site-packages").mkdir(parents=True)
+    (prefix / "bin").mkdir()
+    (prefix / "bin/python3.11").write_bytes(b"")
+    return prefix
+
+
+def zh(env):
+    return dict(env, LANG="zh_CN.UTF-8", LC_ALL="zh_CN.UTF-8")
+
+
+@pytest.mark.parametrize("selector", ["12.9", "cuda-12.9", "PATH"])
+def test_use_json_is_a_dry_run_for_every_selector(selector, cli_env, py_env, real_trees):
+    root = str(real_trees / "cuda-12.9")
+    sel = root if selector == "PATH" else selector
+    before = snap(py_env)
+    for env in (cli_env, zh(cli_env)):
+        r = run_cli(["use", sel, "-p", str(py_env), "--json"], env)
+        assert r.returncode == 0, r.stderr
+        rec = json.loads(r.stdout)  # nothing but the record on stdout, in either language
+        assert rec["dry_run"] is True and rec["selector"] == sel
+        assert rec["toolkit"] == {"version": "12.9.1", "root": root}
+        assert rec["environment"] == {"name": "work", "prefix": str(py_env)}
+        assert snap(py_env) == before  # nothing written: no hook, no state file
+    en = run_cli(["use", sel, "-p", str(py_env), "--json"], cli_env).stdout
+    assert run_cli(["use", sel, "-p", str(py_env), "--json"], zh(cli_env)).stdout == en
+
+
+def test_off_names_the_startup_file_apart_from_the_hook_files(cli_env, py_env):
+    for env, said in ((cli_env, "removed 10 hook files, the Python startup file and the state file."),
+                      (zh(cli_env), "已删除 10 个激活脚本文件、Python 启动文件和状态文件。")):
+        assert run_cli(["use", "12.9", "-p", str(py_env), "--no-smoke", "--no-verify"], env).returncode == 0
+        r = run_cli(["off", "-p", str(py_env)], env)
+        assert r.returncode == 0 and said in r.stdout, r.stdout
+
+
+def test_no_ld_library_path_is_said(cli_env, tmp_path):
+    prefix = make_env(tmp_path / "envs" / "plain")
+    for env, said in ((cli_env, "LD_LIBRARY_PATH left alone (--no-ld-library-path)"),
+                      (zh(cli_env), "未改动 LD_LIBRARY_PATH（--no-ld-library-path）")):
+        r = run_cli(["use", "12.9", "-p", str(prefix), "--no-smoke", "--no-verify", "--no-ld-library-path"], env)
+        assert r.returncode == 0 and said in r.stdout, r.stdout
+        assert "LD_LIBRARY_PATH gets" not in r.stdout
+        r = run_cli(["use", "12.9", "-p", str(prefix), "--no-smoke", "--no-verify"], env)
+        assert r.returncode == 0 and "LD_LIBRARY_PATH left alone" not in r.stdout and "未改动" not in r.stdout
+
+
+def test_a_folder_that_is_no_toolkit_is_told_so_once(cli_env, tmp_path):
+    folder = tmp_path / "home" / "x"
+    folder.mkdir(parents=True)
+    prefix = make_env(tmp_path / "envs" / "plain")
+    for args in (["use", str(folder), "-p", str(prefix), "--no-smoke"], ["which", str(folder)]):
+        line = one_line_error(run_cli(args, cli_env), 2)
+        assert line.count("not a CUDA toolkit") == 1, line
+        assert f"{folder} is not a CUDA toolkit (no version.json, version.txt, cuda.h or nvcc found)" in line
+        r = run_cli(args, zh(cli_env))
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        line = r.stderr.strip()
+        assert line.startswith("cudaswitch: 错误: ") and line.count("不是 CUDA 工具包") == 1 and "没有找到 version.json、version.txt、cuda.h 或 nvcc" in line, line

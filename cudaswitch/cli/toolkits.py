@@ -56,4 +56,12 @@ def uninstall_toolkit(selector, force):
     """Remove a toolkit 'cudaswitch install-toolkit' made (a version or its folder), and nothing else."""
     from cudaswitch.discovery.toolkit_install import uninstall
 
-    click.echo(_("Removed {what}.").format(what=uninstall(selector, _system(), force=force)))
+    from cudaswitch.cli.common import _warn
+    from cudaswitch.core.i18n import M
+
+    root, broken = uninstall(selector, _system(), force=force)
+    click.echo(_("Removed {what}.").format(what=root))
+    if broken:  # removed with --force: the environments whose hooks now name nothing, each to switch again
+        _warn([M("{count} conda environment(s) are still switched to {root}, which is gone: {envs}; activating them "
+                 "warns and sets no CUDA until 'cudaswitch use VERSION -p PREFIX' or 'cudaswitch off -p PREFIX'",
+                 count=len(broken), root=root, envs=", ".join(broken))])

@@ -30,7 +30,7 @@ import zipfile
 import zlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from cudaswitch.core import interrupts, trust
 from cudaswitch.core.errors import CudaswitchError, FinishedInterrupted, UsageError
@@ -747,10 +747,10 @@ def users_of(root: Path, system: System) -> List[str]:
     return out
 
 
-def uninstall(selector: str, system: System, force: bool = False) -> str:
+def uninstall(selector: str, system: System, force: bool = False) -> Tuple[str, List[str]]:
     """Remove a toolkit install-toolkit made, exactly what it made. Refused while conda environments use it
     (unless `force`), when another user could have written it, or when it holds files cudaswitch did not put
-    there."""
+    there. Returns (the folder removed, the environments still switched to it: with `force`, those it broke)."""
 
     root = find_installed(selector, system)
     trust.refuse_if_foreign([root], M("remove {root}", root=root),
@@ -776,8 +776,8 @@ def uninstall(selector: str, system: System, force: bool = False) -> str:
     if others:
         raise CudaswitchError(M("refused to remove {root}: {file} could have been written by another user; "
                                 "nothing was removed", root=root, file=sorted(others)[0]))
-    users = [] if force else users_of(root, system)
-    if users:
+    users = users_of(root, system)
+    if users and not force:
         raise CudaswitchError(M("{root} is the CUDA of {count} conda environment(s): {envs}; switch them first "
                                 "(cudaswitch use VERSION -p PREFIX, or cudaswitch off -p PREFIX), or give --force "
                                 "to remove it anyway; nothing was removed", root=root, count=len(users),
@@ -798,4 +798,4 @@ def uninstall(selector: str, system: System, force: bool = False) -> str:
 
     if str(root) in _registered(system):
         register(system, str(root), add=False)
-    return str(root)
+    return str(root), users

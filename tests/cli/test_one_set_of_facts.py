@@ -79,3 +79,35 @@ def test_a_folder_that_is_no_toolkit_is_told_so_once(cli_env, tmp_path):
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
         line = r.stderr.strip()
         assert line.startswith("cudaswitch: 错误: ") and line.count("不是 CUDA 工具包") == 1 and "没有找到 version.json、version.txt、cuda.h 或 nvcc" in line, line
+
+
+def _made_by_install_toolkit(src, store):
+    """A copy of a real toolkit tree with the record install-toolkit leaves in what it made."""
+    import os
+    import shutil
+
+    dest = store / "cuda-12.9"
+    shutil.copytree(src, dest, symlinks=True)
+    files = []
+    for dirpath, dirs, names in os.walk(dest):
+        for n in names + [d for d in dirs if os.path.islink(os.path.join(dirpath, d))]:
+            files.append(os.path.relpath(os.path.join(dirpath, n), dest).replace(os.sep, "/"))
+    (dest / ".cudaswitch-toolkit.json").write_text(json.dumps({"version": "12.9.1", "files": files + [
+        ".cudaswitch-toolkit.json"]}))
+    return dest
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_uninstall_toolkit_force_names_the_environments_it_broke(lang, clean_env, real_trees, tmp_path):
+    store = tmp_path / "store"
+    tk = _made_by_install_toolkit(real_trees / "cuda-12.9", store)
+    prefix = make_env(tmp_path / "envs" / "work")
+    # conda finds it in an envs folder of its search path (CONDA_ENVS_DIRS), as uninstall-toolkit asks it
+    env = dict(clean_env, CUDASWITCH_TOOLKITS_DIR=str(store), CONDA_ENVS_DIRS=str(prefix.parent))
+    env = zh(env) if lang == "zh" else env
+    assert run_cli(["use", str(tk), "-p", str(prefix), "--no-smoke", "--no-verify"], env).returncode == 0
+    r = run_cli(["uninstall-toolkit", str(tk), "--force"], env)
+    assert r.returncode == 0 and not tk.exists(), r.stderr
+    said = {"en": f"warning: 1 conda environment(s) are still switched to {tk}, which is gone: {prefix}; ",
+            "zh": f"警告: 仍有 1 个 conda 虚拟环境切换到已经不存在的 {tk}：{prefix}；"}[lang]
+    assert r.stderr.startswith(said) and len(r.stderr.splitlines()) == 1, r.stderr

@@ -8,7 +8,7 @@ from typing import List, Optional
 
 from cudaswitch.core.i18n import M
 from cudaswitch.core.system import System
-from cudaswitch.discovery.toolkits import Toolkit, owner_of, resolve_nvcc
+from cudaswitch.discovery.toolkits import Toolkit, nvcc_owner, owner_of
 
 
 @dataclass
@@ -63,14 +63,8 @@ def shell_state(toolkits: List[Toolkit], system: System) -> ShellState:
     env = system.environ
     entries = [_entry(v, env.get(v), toolkits, system) for v in ("CUDA_PATH", "CUDA_HOME")]
     nvcc = system.which("nvcc")
-    nvcc_entry = _entry("nvcc", nvcc, toolkits, system)
-    if nvcc and nvcc_entry.toolkit is None:
-        nvcc_entry = _entry("nvcc", nvcc, toolkits, system)
-        real = resolve_nvcc(system, nvcc)
-        tk = owner_of(toolkits, real, system)
-        if tk:
-            nvcc_entry.toolkit, nvcc_entry.toolkit_root = tk.version, tk.root
-    entries.append(nvcc_entry)
+    tk = nvcc_owner(toolkits, nvcc, system) if nvcc else None
+    entries.append(Entry("nvcc", nvcc, tk.version if tk else None, tk.root if tk else None))
     lists = ["PATH"] + ([] if system.windows else ["LD_LIBRARY_PATH"])
     unsearchable: List[str] = []
     unsearchable_in: List[str] = []

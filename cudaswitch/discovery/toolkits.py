@@ -124,9 +124,7 @@ def _env_candidates(system: System) -> List[_Candidate]:
             out.append(_Candidate(system.environ[var], var))
     nvcc = system.which("nvcc")
     if nvcc:
-        real = resolve_nvcc(system, nvcc)
-        root = str(system.pure(real).parent.parent)
-        out.append(_Candidate(root, "nvcc on PATH"))
+        out.append(_Candidate(nvcc_root(system, nvcc), "nvcc on PATH"))
     prefixes = [system.environ.get("CONDA_PREFIX") or ""] + _known_conda_envs(system)
     for prefix in dict.fromkeys(p for p in prefixes if p):
         out.append(_Candidate(prefix, "conda env", kind=CONDA, quiet=True))
@@ -210,6 +208,18 @@ def resolve_nvcc(system: System, nvcc: str) -> str:
     except OSError:
         pass
     return system.display(real)
+
+
+def nvcc_root(system: System, nvcc: str) -> str:
+    """The folder of the toolkit an nvcc belongs to (above the bin of the real nvcc behind links and wrapper
+    scripts): the one answer to "which toolkit is this nvcc" that list, status, doctor and conda doctor give."""
+    return str(system.pure(resolve_nvcc(system, nvcc)).parent.parent)
+
+
+def nvcc_owner(toolkits: List["Toolkit"], nvcc: str, system: System) -> Optional["Toolkit"]:
+    """The discovered toolkit of an nvcc: by its own path (a link below a toolkit's alias), else by the toolkit it
+    resolves to (nvcc_root)."""
+    return owner_of(toolkits, nvcc, system) or owner_of(toolkits, nvcc_root(system, nvcc), system)
 
 
 # ---- inspecting one candidate -------------------------------------------------------------------------------------

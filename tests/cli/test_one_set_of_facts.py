@@ -111,3 +111,30 @@ def test_uninstall_toolkit_force_names_the_environments_it_broke(lang, clean_env
     said = {"en": f"warning: 1 conda environment(s) are still switched to {tk}, which is gone: {prefix}; ",
             "zh": f"警告: 仍有 1 个 conda 虚拟环境切换到已经不存在的 {tk}：{prefix}；"}[lang]
     assert r.stderr.startswith(said) and len(r.stderr.splitlines()) == 1, r.stderr
+
+
+def test_one_answer_to_which_toolkit_a_wrapper_nvcc_is(cli_env, real_trees, tmp_path):
+    """`nvcc` on PATH is a wrapper script (as /usr/local/bin/nvcc often is): status, doctor and conda doctor all
+    name the toolkit it runs, so CUDA_HOME set to that toolkit agrees with it everywhere."""
+    from cudaswitch.checks import conda_health
+    from cudaswitch.core.system import System
+
+    tk, other = real_trees / "cuda-12.9", real_trees / "cuda-11.8"
+    bindir = tmp_path / "usr-local-bin"
+    bindir.mkdir()
+    (bindir / "nvcc").write_text(f'#!/bin/sh\nexec {tk}/bin/nvcc "$@"\n')
+    (bindir / "nvcc").chmod(0o755)
+    env = dict(cli_env, PATH=f"{bindir}:/usr/bin:/bin", CUDA_HOME=str(tk))
+    shell = json.loads(run_cli(["status", "--json"], env).stdout)["shell"]
+    nvcc = next(e for e in shell["entries"] if e["variable"] == "nvcc")
+    assert nvcc["value"] == str(bindir / "nvcc") and nvcc["toolkit_root"] == str(tk)
+    assert not shell["warnings"]
+    codes = {f["code"] for f in json.loads(run_cli(["doctor", "--json"], env).stdout)["findings"]}
+    assert "CUDA_VARS_DISAGREE" not in codes
+    assert conda_health._shell_agreement(System(os="linux", environ=env)) == []
+    # and a real disagreement is still one, on every surface
+    env["CUDA_HOME"] = str(other)
+    (found,) = conda_health._shell_agreement(System(os="linux", environ=env))
+    assert found.code == "CUDA_VARS_DISAGREE" and f"nvcc={tk}" in found.message, found.message
+    codes = {f["code"] for f in json.loads(run_cli(["doctor", "--json"], env).stdout)["findings"]}
+    assert "CUDA_VARS_DISAGREE" in codes

@@ -85,6 +85,11 @@ class InstallResult(_Staged):
     def main_library(self) -> str:
         return main_library(self.target, self.archive.cudnn_major)
 
+    @property
+    def incomplete(self) -> bool:
+        """The installed library could not load because libraries it loads are missing: the install failed."""
+        return bool(self.check and self.check.get("missing"))
+
     def files_per_role(self) -> Dict[str, int]:
         """role -> files installed there, in the order bin, include, lib, roles without files left out."""
         counts = {role: sum(1 for o in self.prep.ops if o.role == role) for role in ("bin", "include", "lib")}

@@ -138,3 +138,21 @@ def test_one_answer_to_which_toolkit_a_wrapper_nvcc_is(cli_env, real_trees, tmp_
     assert found.code == "CUDA_VARS_DISAGREE" and f"nvcc={tk}" in found.message, found.message
     codes = {f["code"] for f in json.loads(run_cli(["doctor", "--json"], env).stdout)["findings"]}
     assert "CUDA_VARS_DISAGREE" in codes
+
+
+def test_every_install_toolkit_the_guide_shows_is_one_the_tool_takes():
+    """The guide's commands are pasted as they are: an `install-toolkit X.Y` it shows must not be refused (only
+    CUDA 13.x can be assembled from NVIDIA's wheels)."""
+    import re
+    from pathlib import Path
+
+    from cudaswitch.discovery.toolkit_install import parse_request, requirements
+
+    guide = Path(__file__).resolve().parents[2] / "docs" / "guide"
+    # a `$ ` line is a transcript, whose output right below it may well show the refusal
+    shown = {(page.name, m.group(1)) for page in guide.glob("*.md")
+             for line in page.read_text(encoding="utf-8").splitlines() if not line.startswith("$ ")
+             for m in re.finditer(r"cudaswitch install-toolkit (\d+\.\d+)\b", line)}
+    assert ("clusters.md", "13.0") in shown and ("clusters.zh.md", "13.0") in shown
+    for page, version in sorted(shown):
+        assert requirements(*parse_request(version)), (page, version)  # raises UsageError for a refused one

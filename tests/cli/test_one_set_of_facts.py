@@ -156,3 +156,16 @@ def test_every_install_toolkit_the_guide_shows_is_one_the_tool_takes():
     assert ("clusters.md", "13.0") in shown and ("clusters.zh.md", "13.0") in shown
     for page, version in sorted(shown):
         assert requirements(*parse_request(version)), (page, version)  # raises UsageError for a refused one
+
+
+def test_envs_shows_the_torch_version_torch_reports(cu130_env, clean_env, tmp_path):
+    """PyPI's torch 2.14.1+cu130 (its real files): its dist-info says 2.14.1, torch/version.py 2.14.1+cu130, which
+    is what torch.__version__ and doctor say; envs says it too."""
+    env = dict(clean_env, HOME=str(tmp_path / "home"), CONDA_ENVS_DIRS=str(cu130_env.parent))
+    rows = json.loads(run_cli(["envs", "--json"], env).stdout)["envs"]
+    (row,) = [r for r in rows if r["prefix"] == str(cu130_env)]
+    assert row["torch"]["version"] == "2.14.1+cu130" and row["torch"]["cuda"] == "13.0"
+    text = run_cli(["envs"], env).stdout
+    assert "2.14.1+cu130 (CUDA 13.0" in text, text
+    doc = run_cli(["doctor", "-p", str(cu130_env)], env).stdout
+    assert "torch (from its files): 2.14.1+cu130" in doc

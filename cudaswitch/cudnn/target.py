@@ -170,6 +170,13 @@ def resolve_target(system: System, archive_path: Optional[Path], cuda: Optional[
         raise UsageError(M("more than one toolkit has a cuDNN installed by cudaswitch: {toolkits}; choose one with "
                            "--cuda", toolkits=", ".join(f"{t.version} ({t.root})" for t in having)))
     info = peek_name(archive_path) if archive_path else None
+    if not info and archive_path:
+        from cudaswitch.cudnn.archive import sniff
+
+        try:  # a file that is no archive at all is told so first: no --cuda would make it one
+            sniff(Path(archive_path))
+        except OSError:
+            pass  # unreadable: said where it is opened
     if not info:
         raise UsageError(M("cannot tell from {name} which CUDA it is for; choose the toolkit with --cuda (installed: "
                            "{listing})", name=Path(archive_path).name if archive_path else M("the archive"),

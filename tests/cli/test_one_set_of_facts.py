@@ -169,3 +169,14 @@ def test_envs_shows_the_torch_version_torch_reports(cu130_env, clean_env, tmp_pa
     assert "2.14.1+cu130 (CUDA 13.0" in text, text
     doc = run_cli(["doctor", "-p", str(cu130_env)], env).stdout
     assert "torch (from its files): 2.14.1+cu130" in doc
+
+
+def test_a_file_that_is_no_archive_is_told_so_before_asking_for_cuda(linux_fs, tmp_path):
+    fs, env = linux_fs
+    notes = tmp_path / "cudnn-notes.txt"
+    notes.write_text("not an archive\n")
+    for e, said in ((env, "cudnn-notes.txt: not a .zip, .tar.xz or .tar.gz archive"),
+                    (zh(env), "cudnn-notes.txt：不是 .zip、.tar.xz 或 .tar.gz 压缩包")):
+        r = run_cli(["install-cudnn", str(notes)], e)
+        assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert said in r.stderr and "--cuda" not in r.stderr, r.stderr

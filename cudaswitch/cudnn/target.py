@@ -149,6 +149,11 @@ def resolve_target(system: System, archive_path: Optional[Path], cuda: Optional[
             state = read_state(env)
             if state:
                 cuda_v = parse_dotted(state.version)
+            else:  # unswitched: the CUDA its torch was built with (and its nvidia-* wheels), from torch's files
+                from cudaswitch.checks.torchenv import torch_installs
+
+                built = torch_installs(env.prefix).get("cuda")
+                cuda_v = parse_dotted(built) if built else None
         return env_target(system, env, cuda_v), "--into-env"
     found = discover(system)
     if cuda:

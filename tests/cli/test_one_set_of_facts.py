@@ -180,3 +180,14 @@ def test_a_file_that_is_no_archive_is_told_so_before_asking_for_cuda(linux_fs, t
         r = run_cli(["install-cudnn", str(notes)], e)
         assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
         assert said in r.stderr and "--cuda" not in r.stderr, r.stderr
+
+
+def test_a_cuda12_cudnn_into_an_unswitched_cuda13_torch_environment_is_refused(cu130_env, archives, clean_env):
+    """No switch says which CUDA the environment has, but its torch 2.14.1+cu130 (real files) does."""
+    before = snap(cu130_env)
+    archive = archives["linux-9.10-archive"]
+    for env, said in ((clean_env, "this cuDNN is built for CUDA 12 and conda environment cu130"), (zh(clean_env), "这个 cuDNN 是为 CUDA 12 构建的，而 conda 虚拟环境 cu130")):
+        r = run_cli(["install-cudnn", str(archive), "-p", str(cu130_env)], env)
+        assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert said in r.stderr and "_cuda13" in r.stderr and "--force" in r.stderr, r.stderr
+    assert snap(cu130_env) == before

@@ -11,6 +11,7 @@ cudaswitch() {
   fi
   # in a subshell (`cudaswitch use 12.9 | tail`: each part of a pipeline is one) nothing reaches this shell
   _cs_a=1
+  # shellcheck disable=SC3028 # bash's and zsh's own counters; unset, so 0, in any other shell
   if [ "${BASH_SUBSHELL:-0}" != 0 ] || [ "${ZSH_SUBSHELL:-0}" != 0 ]; then _cs_a=0; fi
   CUDASWITCH_APPLIES=$_cs_a command cudaswitch "$@"
   _cs_rc=$?

@@ -9,7 +9,11 @@ cudaswitch() {
   if [ "${1-}" = off ] && [ -n "$_cs_h" ] && [ -f "$_cs_h/deactivate.d/cudaswitch.sh" ]; then
     . "$_cs_h/deactivate.d/cudaswitch.sh"
   fi
-  CUDASWITCH_APPLIES=1 command cudaswitch "$@"
+  # in a subshell (`cudaswitch use 12.9 | tail`: each part of a pipeline is one) nothing reaches this shell
+  _cs_a=1
+  # shellcheck disable=SC3028 # bash's and zsh's own counters; unset, so 0, in any other shell
+  if [ "${BASH_SUBSHELL:-0}" != 0 ] || [ "${ZSH_SUBSHELL:-0}" != 0 ]; then _cs_a=0; fi
+  CUDASWITCH_APPLIES=$_cs_a command cudaswitch "$@"
   _cs_rc=$?
   case "${1-}" in
     use|off)
@@ -20,6 +24,6 @@ cudaswitch() {
       fi ;;
   esac
   set -- "$_cs_rc"  # keep the status in $1 so that no helper variable outlives the function
-  unset _cs_h _cs_rc
+  unset _cs_h _cs_rc _cs_a
   return "$1"
 }

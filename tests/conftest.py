@@ -126,14 +126,14 @@ def run_cli(args, env=None, *, process=False, cwd=None, input=None, timeout=120,
     test-only fault seam of tests/seams.py on, as in a subprocess. `process=True` runs `python tests/seams.py ARGS`
     instead, for what only a real process shows: signals, the encoding of a real stdout, another user's uid. Some
     cases always get a real process: `run` (it becomes its command by exec), a `kill@` fault (SIGKILL to its own
-    pid) and a `sigint@` one would end or interrupt the test runner itself, and a PYTHONIOENCODING of the test's own
-    only means something to a new interpreter's stdout."""
+    pid), a `sigint@` or `interrupt@` one (SIGINT) would end or interrupt the test runner itself, and a
+    PYTHONIOENCODING of the test's own only means something to a new interpreter's stdout."""
     args = [str(a) for a in args]
     environ = dict(os.environ if env is None else env)
     if stdin is not None:  # subprocess.DEVNULL: an empty stdin, at once at its end
         input = "" if input is None else input
     fault = environ.get("CUDASWITCH_FAULT", "")
-    if (process or args[:1] == ["run"] or "kill@" in fault or "sigint@" in fault
+    if (process or args[:1] == ["run"] or any(f in fault for f in ("kill@", "sigint@", "interrupt@"))
             or environ.get("PYTHONIOENCODING") != os.environ.get("PYTHONIOENCODING")):
         return _run_cli_process(args, environ, cwd=cwd, input=input, timeout=timeout,
                                 stdin=None if input is not None else stdin)

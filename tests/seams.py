@@ -1,8 +1,10 @@
 """Test-only seams of cudaswitch, switched on by the test suite and never by anything a user can set.
 
-`enable()` makes the CLI honour CUDASWITCH_FAULT (fault injection in cudnn/faults.py: "kill@commit:3" kills the
+`enable()` makes the CLI honour CUDASWITCH_FAULT (fault injection in core/faults.py: "kill@commit:3" kills the
 process with SIGKILL the 3rd time it reaches point `commit`, "enospc@stage:2" raises ENOSPC there, "eacces@..."
-EACCES, "sigint@unpack:3" sends the process a Ctrl-C the first time it gets there), corrupts one line of a rendered hook ("corrupt@hook:sh", `corrupt_hook`), and silences the note every command prints when CUDASWITCH_FS_ROOT relocates "/" (the suite relocates
+EACCES, "sigint@unpack:3" sends the process a Ctrl-C the first time it gets there (once, whichever thread gets
+there), "interrupt@commit-moved:2" sends it SIGINT each time the count matches; the name `step` counts every point:
+"interrupt@step:7" is the 7th point reached, whatever its name), corrupts one line of a rendered hook ("corrupt@hook:sh", `corrupt_hook`), and silences the note every command prints when CUDASWITCH_FS_ROOT relocates "/" (the suite relocates
 nearly every run and counts stderr lines). conftest.py enables it in the pytest process; `run_cli` and the tests'
 subprocesses start the CLI through `python tests/seams.py ARGS` (same as `python -m cudaswitch ARGS`, with the
 seams on).
@@ -22,18 +24,29 @@ import signal
 import sys
 
 
+_STEPS = [0]
+
+
 def env_fault(point: str, n: int) -> None:
     spec = os.environ.get("CUDASWITCH_FAULT")
     if not spec:
         return
+    _STEPS[0] += 1
     for item in spec.split(","):
         action, _, where = item.partition("@")
         name, _, count = where.partition(":")
-        if name != point or (count and int(count) != n):
+        if name == "step":
+            name, n_here = point, _STEPS[0]
+        else:
+            n_here = n
+        if name != point or (count and int(count) != n_here):
             continue
         if action == "kill":
             sys.stdout.flush()
             os.kill(os.getpid(), signal.SIGKILL)
+        elif action == "interrupt":
+            # a real signal, not a raised KeyboardInterrupt: where cudaswitch holds Ctrl-C, it must be held here too
+            os.kill(os.getpid(), signal.SIGINT)
         elif action == "enospc":
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         elif action == "eacces":
@@ -74,7 +87,7 @@ def machine_root() -> str:
 
 
 def enable() -> None:
-    from cudaswitch.cudnn import faults
+    from cudaswitch.core import faults
     from cudaswitch.core import system
     from cudaswitch.switching import hookfiles
 

@@ -110,9 +110,11 @@ def _shell_agreement(system) -> List[Check]:
     env = system.environ
     values = {v: env.get(v) for v in ("CUDA_HOME", "CUDA_PATH") if env.get(v)}
     nvcc = system.which("nvcc")
-    if nvcc:
-        values["nvcc"] = os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
-    roots = {os.path.realpath(v.rstrip("\\/")) for v in values.values()}
+    if nvcc:  # a wrapper script such as /usr/local/bin/nvcc names its toolkit as status and doctor read it
+        from cudaswitch.discovery.toolkits import nvcc_root
+
+        values["nvcc"] = nvcc_root(system, nvcc)
+    roots = {os.path.realpath(str(system.local(v.rstrip("\\/")))) for v in values.values()}
     if len(roots) > 1:
         shown = ", ".join(f"{k}={v}" for k, v in values.items())
         return [_check("CUDA_VARS_DISAGREE", M("this shell's CUDA settings disagree: {values}", values=shown),

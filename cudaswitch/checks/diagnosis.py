@@ -14,7 +14,7 @@ import os
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from cudaswitch.checks.driver import Driver
 from cudaswitch.checks.runner import ProbeOutcome
@@ -402,9 +402,44 @@ def classify_import_failure(text: str, outcome: ProbeOutcome, prefix: str, envir
         out.append(finding("TORCH_NOT_INSTALLED", INFO))
         return out
     last = (err.get("type", "") + ": " + err.get("message", "")).strip(": ").splitlines()
+    missing = None if windows else (RX_SO_MISSING.search(message) or RX_SO_MISSING.search(text))
+    owner = wheel_of_library(prefix, missing.group(1) or missing.group(2)) if missing and prefix else None
+    if owner:
+        wheel, version = owner
+        out.append(finding("IMPORT_FAILED", ERROR, M("import torch failed: {lib} is missing, a library of the pip "
+                                                     "wheel {wheel} {version}", lib=missing.group(1) or
+                                                     missing.group(2) + ".so", wheel=wheel, version=version),
+                           M("reinstall that wheel: pip install --force-reinstall --no-deps {wheel}=={version}",
+                             wheel=wheel, version=version)))
+        return out
     out.append(finding("IMPORT_FAILED", ERROR, M("import torch failed: {error}",
                                                  error=last[0] if last else M("unknown error"))))
     return out
+
+
+# the loader's "libcudnn.so.9: cannot open shared object file", torch's own "libcublas.so.*[0-9] not found in the
+# system path" (torch/__init__.py, _preload_cuda_deps)
+RX_SO_MISSING = re.compile(r"(lib[\w+.-]+?\.so[.\d]*): cannot open shared object file|"
+                           r"(lib[\w+-]+)\.so\.\*\[0-9\] not found in the system path")
+
+
+def wheel_of_library(prefix: str, name: str) -> Optional[Tuple[str, str]]:
+    """(wheel, version) of the pip `nvidia-*` wheel whose RECORD lists the library `name` (`libcudnn.so.9`, or a
+    stem such as `libcublas`), or None: the record still names a file that was deleted."""
+    from cudaswitch.core.trust import read_text
+
+    for sp in site_packages(prefix):
+        for dist in sorted(Path(sp).glob("nvidia_*.dist-info")):
+            try:
+                record = read_text(dist / "RECORD", limit=4 << 20)
+            except (OSError, ValueError):
+                continue
+            for line in record.splitlines():
+                base = line.split(",", 1)[0].rsplit("/", 1)[-1]
+                if base == name or (not name.count(".so") and base.startswith(name + ".so")):
+                    stem, _, version = dist.name[:-len(".dist-info")].partition("-")
+                    return stem.replace("_", "-"), version
+    return None
 
 
 # ---- Windows DLL failures, read from the DLLs (cudaswitch/checks/windll.py; docs/design/checks.md section 6) ------

@@ -87,6 +87,10 @@ def shell_findings(state, system: System) -> List[Finding]:
                 seen.append((e.toolkit_root, e.toolkit, e.value))
         if len(seen) > 1:
             out.append(_several_on_path(code, var, seen, state.active, system))
+    if state.unsearchable_note:
+        out.append(_f("PATH_FOLDER_UNSEARCHABLE", INFO, state.unsearchable_note,
+                      N_("nothing to fix for cudaswitch (the rest of PATH was checked); a `su` without `-` keeps the "
+                         "other user's PATH: `su -` starts with your own")))
     return out
 
 
@@ -258,6 +262,11 @@ def torch_findings(installs: Dict, driver: Driver, windows: bool) -> List[Findin
                                                          "[{src}]", python=py, torch=base, range=ok[1], src=ok[2]),
                           N_("use a Python in that range, or another torch (`cudaswitch recommend`)")))
     cuda = installs.get("cuda")
+    if cuda and not driver.cuda_max and not driver.driver_version:
+        from cudaswitch.checks.diagnosis import no_gpu_finding
+
+        # the finding smoke gives the same torch on the same machine: one severity, one verdict
+        out.append(no_gpu_finding(driver, version, cuda, windows, cpu_ok=False))
     if cuda and driver.cuda_max:
         v = knowledge.driver_runs(driver.cuda_max, cuda, windows)
         if v.status == "ok":
@@ -384,6 +393,8 @@ def run_doctor(system: System, env=None) -> DoctorReport:
         from cudaswitch.checks.build import build_findings
 
         findings += build_findings(torch, found.toolkits, system, env.prefix, selected)
+    if any(f.code == "NO_GPU" for f in findings):  # it names the missing driver itself, as smoke says it
+        findings = [f for f in findings if f.code != "NO_DRIVER"]
     order = {ERROR: 0, WARNING: 1, INFO: 2}
     findings.sort(key=lambda f: order.get(f.severity, 3))
     return DoctorReport(findings, driver, env.to_json() if env is not None else None,

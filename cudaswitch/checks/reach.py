@@ -98,12 +98,19 @@ def kernel_findings(env, state, system, dirs=None) -> List[Finding]:
                              version=state.version, kernels=listed),
                            M("run `cudaswitch use --refresh --python-hook -p {prefix}`", prefix=env.prefix),
                            [s.path for s in specs]))
+    elif not hooked:
+        out.append(Finding("JUPYTER_KERNELS", INFO, M("Jupyter kernels that start this environment: {kernels}",
+                                                      kernels=listed), "-", [s.path for s in specs]))
     else:
-        out.append(Finding("JUPYTER_KERNELS", INFO,
-                           M("Jupyter kernels that start this environment: {kernels}", kernels=listed) if not hooked
-                           else M("Jupyter kernels that start this environment (they get the switch through the "
-                                  "Python startup file): {kernels}", kernels=listed),
-                           "-", [s.path for s in specs]))
+        # a kernel whose kernel.json sets CUDA does not get the switch (the startup file leaves it alone): it is
+        # named by its own warning below, never under "they get the switch"
+        getting = [s for s in specs if not s.cuda_env()]
+        if getting:
+            out.append(Finding("JUPYTER_KERNELS", INFO,
+                               M("Jupyter kernels that start this environment (they get the switch through the "
+                                 "Python startup file): {kernels}",
+                                 kernels=", ".join(f"{s.name} ({s.path})" for s in getting)),
+                               "-", [s.path for s in getting]))
     for s in specs:
         cuda = s.cuda_env()
         if not cuda:

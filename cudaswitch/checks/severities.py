@@ -31,6 +31,7 @@ SEVERITIES: Dict[str, object] = {
     # the shell
     "CUDA_PATH_MISSING": ERROR,
     "CUDA_PATH_NOT_TOOLKIT": WARNING,
+    "PATH_FOLDER_UNSEARCHABLE": INFO,  # skipped, and the rest of PATH is checked
     "CUDA_VARS_DISAGREE": WARNING,
     "MULTIPLE_CUDA_ON_PATH": WARNING,
     "MULTIPLE_CUDA_ON_LD_LIBRARY_PATH": WARNING,

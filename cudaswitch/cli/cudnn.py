@@ -122,6 +122,8 @@ def _print_installed(result, as_json):
     a, target = result.archive, result.target
     if as_json:
         _json_out(result.to_json())
+        if result.incomplete:
+            sys.exit(1)
         return
     if result.already_installed:
         click.echo(tr(M("cuDNN {version} is already installed there (every file identical); nothing was changed.",
@@ -145,8 +147,14 @@ def _print_installed(result, as_json):
     else:
         click.echo(tr(M("Checked: include/{header} says {says}; {lib}", **values)))
     _warn(result.prep.warnings)
-    _warn(result.check_warnings)
+    if not result.incomplete:
+        _warn(result.check_warnings)
     click.echo(_("Undo with: {command}").format(command=result.undo))
+    if result.incomplete:  # the files are in place (undo above), but nothing can use this cuDNN
+        from cudaswitch.cli.common import _fail
+
+        _fail(M("the installed {lib} does not load: {names} missing; install a complete cuDNN archive (then "
+                "uninstall-cudnn undoes both)", lib=result.main_library, names=", ".join(result.check["missing"])), 1)
 
 
 @click.command("uninstall-cudnn", short_help='Undo the latest install-cudnn.')

@@ -34,6 +34,7 @@ def list_cmd(as_json):
     system = _system()
     found = _discover(system)
     state = shell_state(found.toolkits, system)
+    warnings = found.warnings + ([state.unsearchable_note] if state.unsearchable_note else [])
     if as_json:
         tks = []
         for tk in found.toolkits:
@@ -41,7 +42,7 @@ def list_cmd(as_json):
             d["active"] = tk.root == state.active
             tks.append(d)
         _json_out({"toolkits": tks, "cudnn_installs": [c.to_json() for c in found.cudnn_installs],
-                   "warnings": found.warnings, "errors": found.config_errors})
+                   "warnings": warnings, "errors": found.config_errors})
     else:
         from cudaswitch.cli.output import table
 
@@ -56,7 +57,7 @@ def list_cmd(as_json):
         else:
             click.echo(_("No CUDA toolkit found. Install one, or add its folder to CUDASWITCH_SEARCH_PATH."))
         _cudnn_installs_table(found.cudnn_installs)
-        _warn(found.warnings)
+        _warn(warnings)
     from cudaswitch.cli.output import error_line
 
     for err in found.config_errors:

@@ -29,7 +29,7 @@ from cudaswitch.core.i18n import M, N_, _, tr
 @click.option("--save", is_flag=False, flag_value="environment.yml", default=None, metavar="[FILE]",
               help="Also declare the toolkit in FILE's 'variables:' (default ./environment.yml).")
 @click.option("--dry-run", is_flag=True, help="Say which toolkit it would use and why; write nothing.")
-@click.option("--json", "as_json", is_flag=True, help="With 'auto': the choice and its reasons as JSON (implies --dry-run).")
+@click.option("--json", "as_json", is_flag=True, help="The choice (with 'auto', its reasons too) as JSON (implies --dry-run).")
 @_python_hook_option
 @_force_option
 @handle_errors
@@ -41,11 +41,12 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
     from cudaswitch.core.errors import UsageError
 
     system = _system()
+    dry_run = dry_run or as_json  # JSON is the dry run's record, whatever the selector
     env = resolve_env(system, name, prefix, command=f"use {selector or 'SELECTOR'}")
     choice = switch.choose(env, selector, refresh, ld_flag)
     choice.python_hook, choice.force = python_hook, force
     if choice.selector == "auto":
-        choice.selector = _use_auto(env, system, dry_run or as_json, as_json, choice.old)
+        choice.selector = _use_auto(env, system, dry_run, as_json, choice.old)
     if (env.is_base or env.base_unknown) and not yes and not dry_run:
         if env.base_unknown:  # its files neither show nor rule out a base: asked as if it were one
             question = M("{prefix} may be a base environment (it has {files}, but conda is not installed in it); "
@@ -65,8 +66,9 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
     found = _discover(system)
     tk = switch.resolve_toolkit(found, choice, env, system, notes)
     _note(notes)
-    if choice.declared:
-        click.echo(tr(M("Using CUDA {selector}: {declared}.", selector=choice.selector, declared=choice.declared)))
+    if choice.declared:  # on stderr under --json, where stdout is the record
+        click.echo(tr(M("Using CUDA {selector}: {declared}.", selector=choice.selector, declared=choice.declared)),
+                   err=as_json)
     saving = None
     if save:
         from cudaswitch.switching.envfile import plan_save
@@ -75,6 +77,11 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
     switch.check_switchable(tk)
     if dry_run:
         switch.check_coexistence(env, tk, choice, system)  # a switch that would be refused says so
+        if as_json:
+            _json_out({"dry_run": True, "environment": {"name": env.name, "prefix": env.prefix},
+                       "selector": choice.recorded, "declared": choice.declared,
+                       "toolkit": {"version": tk.version, "root": tk.root}})
+            return
         click.echo(tr(M("Would make environment {name} ({prefix}) use CUDA {version} ({root}); nothing written.",
                         name=env.name, prefix=env.prefix, version=tk.version, root=tk.root)))
         return
@@ -261,12 +268,17 @@ def _off_lines(env, done, system):
         click.echo(tr(M("Environment {name} ({prefix}) was not switched by cudaswitch; nothing to remove.", name=env.name,
                         prefix=env.prefix)))
         return
-    if had_state:
-        said = M("Environment {name} ({prefix}) no longer switches CUDA: removed {count} hook files and the state "
-                 "file.", name=env.name, prefix=env.prefix, count=len(removed))
-    else:
-        said = M("Environment {name} ({prefix}) no longer switches CUDA: removed {count} hook files.", name=env.name,
-                 prefix=env.prefix, count=len(removed))
+    from cudaswitch.switching.pythonhook import NAMES
+
+    hooks = [p for p in removed if p.name not in NAMES]  # the startup file is no hook file: named on its own
+    parts = [M("{count} hook files", count=len(hooks))] if hooks else []
+    parts += [N_("the Python startup file")] if len(hooks) < len(removed) else []
+    parts += [N_("the state file")] if had_state else []
+    words = [tr(p) for p in parts]
+    what = words[0] if len(words) == 1 else _("{rest} and {last}").format(rest=_(", ").join(words[:-1]),
+                                                                         last=words[-1])
+    said = M("Environment {name} ({prefix}) no longer switches CUDA: removed {what}.", name=env.name,
+             prefix=env.prefix, what=what)
     click.echo(tr(said))
     if switch.shell_function_applies(env, system.environ):
         click.echo(_("Undone in this shell by the cudaswitch shell function."))

@@ -33,15 +33,20 @@ def install_toolkit(version, into, again, quiet, as_json):
     if as_json:
         return _json_out({"installed": r.to_json()})
     if r.already:
-        click.echo(_("CUDA {version} is already installed at {root}; nothing was downloaded. Use it: cudaswitch use "
-                     "{root}   Another copy: add --again").format(version=r.version, root=r.root))
+        from cudaswitch.core.shellquote import for_user
+
+        click.echo(_("CUDA {version} is already installed at {root}; nothing was downloaded.").format(
+            version=r.version, root=r.root))
+        # one command per line, so that each can be pasted as it is
+        click.echo(_("Use it: cudaswitch use {root}").format(root=for_user([r.root])))
+        click.echo(_("Another copy: add --again"))
         return
     click.echo(_("Installed CUDA {version} at {root} from {wheels} NVIDIA wheels ({downloaded:.0f} MB downloaded, "
                  "{on_disk:.0f} MB on disk).").format(version=r.version, root=r.root, wheels=len(r.wheels),
                                                        downloaded=r.download_bytes / 1e6, on_disk=r.disk_bytes / 1e6))
     from cudaswitch.core.shellquote import for_user  # the folder may hold spaces: pasted, it must stay one word
-    click.echo(_("Use it: cudaswitch use {root}   Remove it: cudaswitch uninstall-toolkit {root}").format(
-        root=for_user([r.root])))
+    click.echo(_("Use it: cudaswitch use {root}").format(root=for_user([r.root])))
+    click.echo(_("Remove it: cudaswitch uninstall-toolkit {root}").format(root=for_user([r.root])))
 
 
 @click.command("uninstall-toolkit", short_help='Remove a toolkit install-toolkit made.')
@@ -53,4 +58,12 @@ def uninstall_toolkit(selector, force):
     """Remove a toolkit 'cudaswitch install-toolkit' made (a version or its folder), and nothing else."""
     from cudaswitch.discovery.toolkit_install import uninstall
 
-    click.echo(_("Removed {what}.").format(what=uninstall(selector, _system(), force=force)))
+    from cudaswitch.cli.common import _warn
+    from cudaswitch.core.i18n import M
+
+    root, broken = uninstall(selector, _system(), force=force)
+    click.echo(_("Removed {what}.").format(what=root))
+    if broken:  # removed with --force: the environments whose hooks now name nothing, each to switch again
+        _warn([M("{count} conda environment(s) are still switched to {root}, which is gone: {envs}; activating them "
+                 "warns and sets no CUDA until 'cudaswitch use VERSION -p PREFIX' or 'cudaswitch off -p PREFIX'",
+                 count=len(broken), root=root, envs=", ".join(broken))])

@@ -17,3 +17,10 @@ class UsageError(CudaswitchError):
     """Bad input: an unknown or ambiguous selector, a missing option, a malformed file given by the user."""
 
     exit_code = 2
+
+
+class FinishedInterrupted(CudaswitchError):
+    """Ctrl-C arrived while a step that cannot be split was under way; the step was finished, and the message says
+    what is now in place (exit 130, as for any interrupt)."""
+
+    exit_code = 130

@@ -20,7 +20,8 @@ What the install is made of, each concern in one module:
 - `uninstall`: undoing the latest install.
 - `verify`: the installed header read back, the installed library loaded in a child process.
 - `lock`: one cudaswitch at a time per target.
-- `faults`: the named points where the test suite makes the process die or fail (tests/seams.py).
+- `cudaswitch/core/faults.py` (shared with install-toolkit, use and off): the named points where the test suite
+  makes the process die, fail or get Ctrl-C (tests/seams.py).
 
 Nothing is imported here: `cudaswitch.cudnn.windows` is read by discovery without loading the installer.
 """

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, ContextManager, Dict, Iterator, List, Optional
 
-from cudaswitch.core.errors import CudaswitchError, UsageError
+from cudaswitch.core.errors import CudaswitchError, FinishedInterrupted, UsageError
 from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.trust import open_regular
 from cudaswitch.core.system import System
@@ -85,6 +85,11 @@ class InstallResult(_Staged):
     def main_library(self) -> str:
         return main_library(self.target, self.archive.cudnn_major)
 
+    @property
+    def incomplete(self) -> bool:
+        """The installed library could not load because libraries it loads are missing: the install failed."""
+        return bool(self.check and self.check.get("missing"))
+
     def files_per_role(self) -> Dict[str, int]:
         """role -> files installed there, in the order bin, include, lib, roles without files left out."""
         counts = {role: sum(1 for o in self.prep.ops if o.role == role) for role in ("bin", "include", "lib")}
@@ -139,7 +144,11 @@ class InstallPlan(_Staged):
             if not confirm(question):
                 raise CudaswitchError(N_("not replaced; nothing was changed"))
         self.settled = True  # from here commit rolls back or leaves a journal itself, never dropped from outside
-        manifest = commit(prep)
+        manifest, interrupted = commit(prep)
+        if interrupted:  # Ctrl-C after the last file was in place: installed, and said so (not "interrupted")
+            raise FinishedInterrupted(M("interrupted after every file was in place: cuDNN {version} is installed in "
+                                        "{target}, its load check was skipped; undo: {undo}", version=a.version,
+                                        target=target.label, undo=undo_command(target)))
         check = verify(prep, self.system)
         lib = main_library(target, a.cudnn_major)
         check_warnings = []

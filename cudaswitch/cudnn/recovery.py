@@ -12,7 +12,7 @@ from cudaswitch.core import trust
 from cudaswitch.core.errors import CudaswitchError
 from cudaswitch.core.i18n import M
 from cudaswitch.core.fsutil import fsync_dir
-from cudaswitch.cudnn import faults
+from cudaswitch.core import faults
 from cudaswitch.cudnn.journal import (MANIFEST, Op, backup_path, matches, read_manifest, records, remove_empty,
                                       stage_path, write_manifest)
 from cudaswitch.cudnn.preflight import check_trusted

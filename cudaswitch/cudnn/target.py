@@ -149,6 +149,11 @@ def resolve_target(system: System, archive_path: Optional[Path], cuda: Optional[
             state = read_state(env)
             if state:
                 cuda_v = parse_dotted(state.version)
+            else:  # unswitched: the CUDA its torch was built with (and its nvidia-* wheels), from torch's files
+                from cudaswitch.checks.torchenv import torch_installs
+
+                built = torch_installs(env.prefix).get("cuda")
+                cuda_v = parse_dotted(built) if built else None
         return env_target(system, env, cuda_v), "--into-env"
     found = discover(system)
     if cuda:
@@ -170,6 +175,13 @@ def resolve_target(system: System, archive_path: Optional[Path], cuda: Optional[
         raise UsageError(M("more than one toolkit has a cuDNN installed by cudaswitch: {toolkits}; choose one with "
                            "--cuda", toolkits=", ".join(f"{t.version} ({t.root})" for t in having)))
     info = peek_name(archive_path) if archive_path else None
+    if not info and archive_path:
+        from cudaswitch.cudnn.archive import sniff
+
+        try:  # a file that is no archive at all is told so first: no --cuda would make it one
+            sniff(Path(archive_path))
+        except OSError:
+            pass  # unreadable: said where it is opened
     if not info:
         raise UsageError(M("cannot tell from {name} which CUDA it is for; choose the toolkit with --cuda (installed: "
                            "{listing})", name=Path(archive_path).name if archive_path else M("the archive"),

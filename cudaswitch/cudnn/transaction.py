@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-from cudaswitch.core import trust
+from cudaswitch.core import interrupts, trust
 from cudaswitch.core.errors import CudaswitchError
 from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.fsutil import fsync_dir
-from cudaswitch.cudnn import faults
+from cudaswitch.core import faults
 from cudaswitch.cudnn.archive import Archive, ArchiveError, Entry, read_archive
 from cudaswitch.cudnn.compat import early_check, refuse_incompatible
 from cudaswitch.cudnn.journal import (MANIFEST, SCHEMA, Op, backup_path, created_parents, describe, records,
@@ -253,59 +253,67 @@ def abort(prep: Prepared) -> None:
         discard(prep.txdir, prep.record_created)
 
 
-def commit(prep: Prepared) -> Path:
-    """Rename the staged files into place. Returns the manifest path."""
+def commit(prep: Prepared) -> Tuple[Path, bool]:
+    """Rename the staged files into place. Returns (the manifest path, whether Ctrl-C came after the last rename:
+    cuDNN is installed all the same). Ctrl-C is held across each rename and the next check, so it stops the commit
+    only between two files, where the rollback reads from the files themselves what was moved (a file whose staged
+    copy is gone is in place), never from a count an interrupt could leave one step behind."""
     txdir = prep.txdir
     manifest = {"schema": SCHEMA, "phase": "committing", "archive": prep.archive.to_json(),
                 "target": prep.target.to_json(), "previous_cudnn": prep.existing,
                 "created": prep.created, "record_created": prep.record_created,
                 "forced": prep.problems, "ops": [op.to_yaml() for op in prep.ops],
                 "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    try:
-        trust.make_dirs(txdir / "backup")
-        for role in ("bin", "include", "lib"):
-            trust.make_dirs(txdir / "backup" / role)
-        write_manifest(txdir, manifest, prep.target.local_root)  # the commit point (cudnn-commit-point)
-    except BaseException as exc:
-        discard(txdir, prep.record_created)
-        raise explain(exc, prep.target, "installing into") from None
-    done = 0
-    try:
-        for d in prep.created:
-            trust.make_dirs(d)
-        k = 0
-        for i, op in enumerate(prep.ops, 1):
-            if op.action == "identical":
-                continue
-            k += 1
-            faults.reach("commit", k)
-            dest = Path(op.dest)
-            if op.action == "overwrite":
-                trust.move(dest, backup_path(txdir, op))
-                faults.reach("commit-mid", k)
-            trust.move(stage_path(txdir, op), dest)
-            done = i
-        for d in {str(Path(op.dest).parent) for op in prep.ops}:
-            fsync_dir(d)
-        faults.reach("committed", 1)
-    except BaseException as exc:
+    with interrupts.held() as held:
         try:
-            _rollback(prep, done)
-        except BaseException:
-            raise CudaswitchError(M("installing into {target} failed ({why}) and could not be rolled back; run the "
-                                    "command again to complete it from the journal {manifest}",
-                                    target=prep.target.label, why=exc_reason(exc), manifest=txdir / MANIFEST)) from None
-        raise explain(exc, prep.target, "installing into") from None
-    manifest["phase"] = "installed"
-    try:
-        write_manifest(txdir, manifest, prep.target.local_root)
-    except OSError as exc:
-        raise CudaswitchError(M("cuDNN is installed in {target} but its manifest could not be marked complete ({why}); "
-                                "the next install-cudnn or uninstall-cudnn finishes that from the journal {manifest}",
-                                target=prep.target.label, why=exc_reason(exc),
-                                manifest=prep.target.display(txdir / MANIFEST))) from None
-    trust.remove_tree(txdir / "stage", ignore_errors=True)
-    return txdir / MANIFEST
+            trust.make_dirs(txdir / "backup")
+            for role in ("bin", "include", "lib"):
+                trust.make_dirs(txdir / "backup" / role)
+            held.check()
+            write_manifest(txdir, manifest, prep.target.local_root)  # the commit point (cudnn-commit-point)
+        except BaseException as exc:
+            discard(txdir, prep.record_created)
+            raise explain(exc, prep.target, "installing into") from None
+        try:
+            for d in prep.created:
+                trust.make_dirs(d)
+            k = 0
+            for op in prep.ops:
+                if op.action == "identical":
+                    continue
+                k += 1
+                faults.reach("commit", k)
+                held.check()
+                dest = Path(op.dest)
+                if op.action == "overwrite":
+                    trust.move(dest, backup_path(txdir, op))
+                    faults.reach("commit-mid", k)
+                trust.move(stage_path(txdir, op), dest)
+                faults.reach("commit-moved", k)
+            for d in {str(Path(op.dest).parent) for op in prep.ops}:
+                fsync_dir(d)
+            faults.reach("committed", 1)
+        except BaseException as exc:
+            try:
+                _rollback(prep)
+            except BaseException:
+                raise CudaswitchError(M("installing into {target} failed ({why}) and could not be rolled back; run "
+                                        "the command again to complete it from the journal {manifest}",
+                                        target=prep.target.label, why=exc_reason(exc),
+                                        manifest=txdir / MANIFEST)) from None
+            raise explain(exc, prep.target, "installing into") from None
+        # every file is in place: from here an interrupt no longer undoes the install, it is only reported
+        manifest["phase"] = "installed"
+        try:
+            write_manifest(txdir, manifest, prep.target.local_root)
+        except OSError as exc:
+            raise CudaswitchError(M("cuDNN is installed in {target} but its manifest could not be marked complete "
+                                    "({why}); the next install-cudnn or uninstall-cudnn finishes that from the "
+                                    "journal {manifest}", target=prep.target.label, why=exc_reason(exc),
+                                    manifest=prep.target.display(txdir / MANIFEST))) from None
+        faults.reach("marked", 1)
+        trust.remove_tree(txdir / "stage", ignore_errors=True)
+    return txdir / MANIFEST, held.pending
 
 
 def exc_reason(exc: BaseException) -> str:
@@ -314,14 +322,15 @@ def exc_reason(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _rollback(prep: Prepared, done: int) -> None:
-    """Undo the renames of a commit that failed in this process; then drop the transaction."""
+def _rollback(prep: Prepared) -> None:
+    """Undo the renames of a commit that failed in this process; then drop the transaction. What was moved is read
+    from the files: all were staged before the commit began, so a missing staged file is one in place."""
     txdir = prep.txdir
-    for i, op in reversed(list(enumerate(prep.ops, 1))):
+    for op in reversed(prep.ops):
         if op.action == "identical":
             continue
         dest, staged, backup = Path(op.dest), stage_path(txdir, op), backup_path(txdir, op)
-        if not os.path.lexists(staged) and os.path.lexists(dest) and i <= done:
+        if not os.path.lexists(staged) and os.path.lexists(dest):
             trust.move(dest, staged)
         if op.action == "overwrite" and os.path.lexists(backup):
             trust.move(backup, dest)

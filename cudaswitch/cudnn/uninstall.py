@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Tuple
 
-from cudaswitch.core import trust
-from cudaswitch.core.errors import CudaswitchError
+from cudaswitch.core import interrupts, trust
+from cudaswitch.core.errors import CudaswitchError, FinishedInterrupted
 from cudaswitch.core.i18n import M
 from cudaswitch.cudnn.journal import MANIFEST, Op, matches, read_manifest, records, write_manifest
 from cudaswitch.cudnn.preflight import check_trusted, check_writable
@@ -58,33 +58,38 @@ def uninstall(target: Target, force: bool = False) -> Uninstalled:
             continue
         if not matches(Path(op.dest), op):
             changed.append(op)
-    kept: List[str] = []
-    if changed:
+    if changed and not force:
         names = ", ".join(target.display(Path(op.dest)) for op in changed[:5])
-        if not force:
-            raise CudaswitchError(M("{count} installed file(s) changed since the install ({names}); --force undoes "
-                                    "it anyway and keeps each changed file as <name>.cudaswitch-changed; nothing was "
-                                    "changed", count=len(changed), names=names))
+        raise CudaswitchError(M("{count} installed file(s) changed since the install ({names}); --force undoes "
+                                "it anyway and keeps each changed file as <name>.cudaswitch-changed; nothing was "
+                                "changed", count=len(changed), names=names))
+    kept: List[str] = []
+    # Ctrl-C held from the first change to the last: the toolkit is left as it was or as it was before the install
+    with interrupts.held() as held:
         for op in changed:
             dest = Path(op.dest)
             if os.path.lexists(dest):
                 keep = dest.with_name(dest.name + ".cudaswitch-changed")
                 trust.move(dest, keep)
                 kept.append(target.display(keep))
-    data["phase"] = "uninstalling"
-    try:
-        write_manifest(txdir, data, target.local_root)
-    except OSError as exc:
-        raise explain(exc, target, "uninstalling from") from None
-    try:
-        roll_forward_uninstall(txdir, data, target.local_root, checked=True)
-    except OSError as exc:
-        raise CudaswitchError(M("uninstalling from {target} stopped half-way ({why}); fix that and run uninstall-cudnn "
-                                "again: it finishes from the journal {manifest}", target=target.label,
-                                why=exc_reason(exc), manifest=target.display(txdir / MANIFEST))) from None
+        data["phase"] = "uninstalling"
+        try:
+            write_manifest(txdir, data, target.local_root)
+        except OSError as exc:
+            raise explain(exc, target, "uninstalling from") from None
+        try:
+            roll_forward_uninstall(txdir, data, target.local_root, checked=True)
+        except OSError as exc:
+            raise CudaswitchError(M("uninstalling from {target} stopped half-way ({why}); fix that and run "
+                                    "uninstall-cudnn again: it finishes from the journal {manifest}",
+                                    target=target.label, why=exc_reason(exc),
+                                    manifest=target.display(txdir / MANIFEST))) from None
     arch = data.get("archive") or {}
-    return Uninstalled(version=arch.get("full_version") or arch.get("version"),
-                       restored=sum(1 for op in ops if op.action == "overwrite"),
+    version = arch.get("full_version") or arch.get("version")
+    if held.pending:
+        raise FinishedInterrupted(M("interrupted after the uninstall was complete: cuDNN {version} is removed from "
+                                    "{target}", version=version, target=target.label))
+    return Uninstalled(version=version, restored=sum(1 for op in ops if op.action == "overwrite"),
                        removed=sum(1 for op in ops if op.action == "new"), previous=data.get("previous_cudnn"),
                        kept=kept, manifest=target.display(txdir / MANIFEST))
 

@@ -91,4 +91,23 @@ def verify(prep: Prepared, system: System) -> dict:
         why = next((x for x in lines if "could not locate" in x.lower()), lines[-1] if lines else None)
         result["library_error"] = M("load failed: {why}", why=why[-300:]) if why else \
             M("exit status {code}", code=proc.returncode)
+        if target.os != "windows":  # cuDNN's Windows loader names the DLL it missed itself
+            missing = missing_sublibraries(target.local_dirs["lib"], major)
+            if missing:
+                result["missing"] = missing
+                result["library_error"] = M("{error}; {names} missing from {folder} (not in the archive)",
+                                            error=result["library_error"], names=", ".join(missing),
+                                            folder=target.dirs["lib"])
     return result
+
+
+# The libraries libcudnn.so.<major> loads by name when called (NVIDIA's cuDNN 8 and 9 Linux archives ship them all):
+# cudnnGetVersion itself comes from libcudnn_graph.so.9 in cuDNN 9.
+_SUBLIBRARIES = {9: ("graph", "engines_precompiled", "engines_runtime_compiled", "heuristic", "ops", "cnn", "adv"),
+                 8: ("ops_infer", "ops_train", "cnn_infer", "cnn_train", "adv_infer", "adv_train")}
+
+
+def missing_sublibraries(libdir: Path, major: int) -> List[str]:
+    """The sub-libraries of cuDNN `major` absent from `libdir`, by their load names (libcudnn_graph.so.9)."""
+    return [name for name in (f"libcudnn_{s}.so.{major}" for s in _SUBLIBRARIES.get(major, ()))
+            if not os.path.lexists(libdir / name)]

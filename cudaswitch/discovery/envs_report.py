@@ -51,8 +51,10 @@ def torch_build(prefix: str) -> Optional[Dict]:
             m = re.fullmatch(r"cudnn-(\d[\w.]*)-[^-]+\.json", n)
             if m:
                 cudnn = m.group(1)
-    return {"version": installs["version"], "cuda": cuda, "cudnn": cudnn, "source": source,
-            "python": installs.get("python")}
+    # the version torch itself reports (torch/version.py: '2.14.1+cu130'), as doctor shows it; a PyPI dist-info
+    # leaves the local tag out
+    return {"version": installs.get("build_version") or installs["version"], "cuda": cuda, "cudnn": cudnn,
+            "source": source, "python": installs.get("python")}
 
 
 def _nvidia_wheels(prefix: str) -> List[str]:

@@ -8,7 +8,7 @@ from typing import List, Optional
 
 from cudaswitch.core.i18n import M
 from cudaswitch.core.system import System
-from cudaswitch.discovery.toolkits import Toolkit, owner_of, resolve_nvcc
+from cudaswitch.discovery.toolkits import Toolkit, nvcc_owner, owner_of
 
 
 @dataclass
@@ -25,6 +25,17 @@ class ShellState:
     entries: List[Entry]
     active: Optional[str]  # root of the toolkit this shell uses, by the precedence torch/CMake follow
     warnings: List[str] = field(default_factory=list)
+    unsearchable: List[str] = field(default_factory=list)  # PATH/LD_LIBRARY_PATH folders this user cannot search
+    unsearchable_in: List[str] = field(default_factory=list)  # which of the two variables held them
+
+    @property
+    def unsearchable_note(self) -> Optional[str]:
+        """The one line every surface prints for the folders it skipped, or None."""
+        if not self.unsearchable:
+            return None
+        return M("skipped {count} folder(s) on {variables} that this user cannot search: {folders}",
+                 count=len(self.unsearchable), variables=", ".join(self.unsearchable_in),
+                 folders=", ".join(self.unsearchable))
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -35,22 +46,38 @@ def _entry(variable: str, value: Optional[str], toolkits: List[Toolkit], system:
     return Entry(variable, value, tk.version if tk else None, tk.root if tk else None, pos)
 
 
+def _cannot_search(system: System, folder: str) -> Optional[str]:
+    """Why a PATH folder cannot be looked into by this user (its own or a parent's permissions), or None."""
+    import errno
+    import os
+
+    try:
+        os.stat(system.local(folder))
+    except OSError as exc:
+        if exc.errno in (errno.EACCES, errno.EPERM):
+            return exc.strerror or str(exc)
+    return None
+
+
 def shell_state(toolkits: List[Toolkit], system: System) -> ShellState:
     env = system.environ
     entries = [_entry(v, env.get(v), toolkits, system) for v in ("CUDA_PATH", "CUDA_HOME")]
     nvcc = system.which("nvcc")
-    nvcc_entry = _entry("nvcc", nvcc, toolkits, system)
-    if nvcc and nvcc_entry.toolkit is None:
-        nvcc_entry = _entry("nvcc", nvcc, toolkits, system)
-        real = resolve_nvcc(system, nvcc)
-        tk = owner_of(toolkits, real, system)
-        if tk:
-            nvcc_entry.toolkit, nvcc_entry.toolkit_root = tk.version, tk.root
-    entries.append(nvcc_entry)
+    tk = nvcc_owner(toolkits, nvcc, system) if nvcc else None
+    entries.append(Entry("nvcc", nvcc, tk.version if tk else None, tk.root if tk else None))
     lists = ["PATH"] + ([] if system.windows else ["LD_LIBRARY_PATH"])
+    unsearchable: List[str] = []
+    unsearchable_in: List[str] = []
     for var in lists:
         for i, item in enumerate(system.split_list(env.get(var))):
             if not item:
+                continue
+            why = _cannot_search(system, item)
+            if why:
+                if item not in unsearchable:
+                    unsearchable.append(item)
+                if var not in unsearchable_in:
+                    unsearchable_in.append(var)
                 continue
             e = _entry(var, item, toolkits, system, i)
             if e.toolkit:
@@ -59,7 +86,10 @@ def shell_state(toolkits: List[Toolkit], system: System) -> ShellState:
     # CUDA_HOME first: torch's cpp_extension and most build tools read it before CUDA_PATH (README, list)
     first = {e.variable: e for e in entries[:3]}
     active = next((first[v].toolkit_root for v in ("CUDA_HOME", "CUDA_PATH", "nvcc") if first[v].toolkit_root), None)
-    return ShellState(entries, active, warnings)
+    state = ShellState(entries, active, warnings, unsearchable, unsearchable_in)
+    if state.unsearchable_note:  # one line for all: a `su` without `-` keeps root's folders, each refusing alike
+        state.warnings.append(state.unsearchable_note)
+    return state
 
 
 def _disagreements(entries: List[Entry], system: System) -> List[str]:

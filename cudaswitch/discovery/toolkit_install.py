@@ -29,15 +29,14 @@ import zipfile
 import zlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from cudaswitch.core import trust
-from cudaswitch.core.errors import CudaswitchError, UsageError
+from cudaswitch.core import faults, interrupts, trust
+from cudaswitch.core.errors import CudaswitchError, FinishedInterrupted, UsageError
 from cudaswitch.core.fsutil import current_umask
 from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.system import System
 from cudaswitch.core.versions import numbers
-from cudaswitch.cudnn import faults
 from cudaswitch.discovery.toolkit_store import store_dir
 
 # The wheels a toolkit that builds CUDA extensions needs: compiler driver + front end, crt headers, cicc/libnvvm,
@@ -520,25 +519,20 @@ def _make_parents(folder: Path) -> List[Path]:
     return made
 
 
-def _clean_up(stage: Optional[Path], made: List[Path], installed: Optional[Path] = None) -> None:
+def _clean_up(stage: Optional[Path], made: List[Path]) -> bool:
     """Remove the staging folder and the folders this install created, with Ctrl-C held meanwhile: a second
-    Ctrl-C during the cleanup of a failed install would otherwise leave a `.partial-*` behind. After a finished
-    install (`installed`: the toolkit just moved into place, not yet recorded) a Ctrl-C held here is honoured, not
-    lost: the toolkit is taken out again and KeyboardInterrupt raised, so the user gets the machine as it was."""
+    Ctrl-C during the cleanup of a failed install would otherwise leave a `.partial-*` behind. Whether a Ctrl-C came
+    meanwhile: after a finished install it is reported, not lost."""
     import signal
 
     held = threading.current_thread() is threading.main_thread()
     pressed: List[int] = []
     old = signal.signal(signal.SIGINT, lambda *_: pressed.append(1)) if held else None
-    undo = False
     try:
         faults.reach("cleanup", 1)
         if stage is not None:
             trust.remove_tree(stage, ignore_errors=True)
-        undo = installed is not None and bool(pressed)  # decided once: a later Ctrl-C finds the install complete
-        if undo:
-            trust.remove_tree(installed, ignore_errors=True)
-        for p in reversed(made if installed is None or undo else []):
+        for p in reversed(made):
             try:
                 trust.remove_dir(p)
             except OSError:
@@ -546,8 +540,26 @@ def _clean_up(stage: Optional[Path], made: List[Path], installed: Optional[Path]
     finally:
         if held:
             signal.signal(signal.SIGINT, old)
-    if undo:
-        raise KeyboardInterrupt
+    return bool(pressed)
+
+
+def _unregister(system: System, dest: Path, registered: bool) -> None:
+    """Take back the write-ahead record of a --into install that did not happen."""
+    if not registered:
+        return
+    import signal
+
+    from cudaswitch.discovery.toolkit_store import register
+
+    held = threading.current_thread() is threading.main_thread()
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN) if held else None
+    try:
+        register(system, str(dest), add=False)
+    except OSError:
+        pass
+    finally:
+        if held:
+            signal.signal(signal.SIGINT, old)
 
 
 def already_installed(system: System, version: str) -> Optional[str]:
@@ -597,6 +609,7 @@ def install(version: str, system: System, into: Optional[str] = None, runner: Pi
     tell(full, str(dest))
     made: List[Path] = []
     stage: Optional[Path] = None
+    registered = False
     try:  # a disk that fills, a folder the user cannot write, a file where a folder should be: one line
         made = _make_parents(dest.parent)
         # created now, so checked again: another user may have made one of these folders first
@@ -622,19 +635,31 @@ def install(version: str, system: System, into: Optional[str] = None, runner: Pi
         if os.path.islink(built) or not os.path.isdir(built):
             raise CudaswitchError(M("{path} is no longer the folder cudaswitch built; nothing was installed",
                                     path=built))
-        trust.move(built, dest)
+        faults.reach("toolkit-assembled", 1)
+        if into:  # write-ahead: a listed folder that does not exist (yet) is not a toolkit discovery shows
+            from cudaswitch.discovery.toolkit_store import register
+
+            registered = True  # first: an interrupt inside register still has it taken back
+            register(system, str(dest))
+            faults.reach("toolkit-registered", 1)
+        with interrupts.held() as held:
+            held.check()
+            trust.move(built, dest)
+            faults.reach("toolkit-moved", 1)
+            if _clean_up(stage, []):
+                held.pending = True
     except OSError as exc:
         _clean_up(stage, made)
+        _unregister(system, dest, registered)
         raise CudaswitchError(M("cannot install CUDA {major}.{minor} into {dest}: {why}; nothing was installed",
                                 major=major, minor=minor, dest=dest, why=exc.strerror or exc)) from None
     except BaseException:
         _clean_up(stage, made)
+        _unregister(system, dest, registered)
         raise
-    _clean_up(stage, made, installed=dest)
-    if into:
-        from cudaswitch.discovery.toolkit_store import register
-
-        register(system, str(dest))
+    if held.pending:
+        raise FinishedInterrupted(M("interrupted after CUDA {version} was in place: it is installed in {dest}; "
+                                    "'cudaswitch uninstall-toolkit {dest}' removes it", version=full, dest=dest))
     result.root = str(dest)
     result.download_seconds, result.assemble_seconds = t1 - t0, t2 - t1
     result.download_bytes = sum(w["size"] for w in result.wheels)
@@ -726,10 +751,10 @@ def users_of(root: Path, system: System) -> List[str]:
     return out
 
 
-def uninstall(selector: str, system: System, force: bool = False) -> str:
+def uninstall(selector: str, system: System, force: bool = False) -> Tuple[str, List[str]]:
     """Remove a toolkit install-toolkit made, exactly what it made. Refused while conda environments use it
     (unless `force`), when another user could have written it, or when it holds files cudaswitch did not put
-    there."""
+    there. Returns (the folder removed, the environments still switched to it: with `force`, those it broke)."""
 
     root = find_installed(selector, system)
     trust.refuse_if_foreign([root], M("remove {root}", root=root),
@@ -755,8 +780,8 @@ def uninstall(selector: str, system: System, force: bool = False) -> str:
     if others:
         raise CudaswitchError(M("refused to remove {root}: {file} could have been written by another user; "
                                 "nothing was removed", root=root, file=sorted(others)[0]))
-    users = [] if force else users_of(root, system)
-    if users:
+    users = users_of(root, system)
+    if users and not force:
         raise CudaswitchError(M("{root} is the CUDA of {count} conda environment(s): {envs}; switch them first "
                                 "(cudaswitch use VERSION -p PREFIX, or cudaswitch off -p PREFIX), or give --force "
                                 "to remove it anyway; nothing was removed", root=root, count=len(users),
@@ -777,4 +802,4 @@ def uninstall(selector: str, system: System, force: bool = False) -> str:
 
     if str(root) in _registered(system):
         register(system, str(root), add=False)
-    return str(root)
+    return str(root), users

@@ -16,10 +16,13 @@ from typing import Dict, Iterable, List, Optional, Tuple
 
 from cudaswitch.core import versions
 from cudaswitch.core.errors import UsageError
-from cudaswitch.core.i18n import M
+from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.system import System
 from cudaswitch.core.trust import read_bytes, read_json, read_text
 from cudaswitch.core.versions import CudaVersion, VersionFileError, VersionReading
+
+# a folder given as a toolkit that is none: its reasons are what `use PATH` repeats, not the verdict
+NOT_A_TOOLKIT = N_("{root}: not a CUDA toolkit ({why})")
 
 LINUX_ARCHES = ("x86_64-linux", "sbsa-linux", "aarch64-linux", "ppc64le-linux")
 
@@ -122,9 +125,7 @@ def _env_candidates(system: System) -> List[_Candidate]:
             out.append(_Candidate(system.environ[var], var))
     nvcc = system.which("nvcc")
     if nvcc:
-        real = resolve_nvcc(system, nvcc)
-        root = str(system.pure(real).parent.parent)
-        out.append(_Candidate(root, "nvcc on PATH"))
+        out.append(_Candidate(nvcc_root(system, nvcc), "nvcc on PATH"))
     prefixes = [system.environ.get("CONDA_PREFIX") or ""] + _known_conda_envs(system)
     for prefix in dict.fromkeys(p for p in prefixes if p):
         out.append(_Candidate(prefix, "conda env", kind=CONDA, quiet=True))
@@ -208,6 +209,18 @@ def resolve_nvcc(system: System, nvcc: str) -> str:
     except OSError:
         pass
     return system.display(real)
+
+
+def nvcc_root(system: System, nvcc: str) -> str:
+    """The folder of the toolkit an nvcc belongs to (above the bin of the real nvcc behind links and wrapper
+    scripts): the one answer to "which toolkit is this nvcc" that list, status, doctor and conda doctor give."""
+    return str(system.pure(resolve_nvcc(system, nvcc)).parent.parent)
+
+
+def nvcc_owner(toolkits: List["Toolkit"], nvcc: str, system: System) -> Optional["Toolkit"]:
+    """The discovered toolkit of an nvcc: by its own path (a link below a toolkit's alias), else by the toolkit it
+    resolves to (nvcc_root)."""
+    return owner_of(toolkits, nvcc, system) or owner_of(toolkits, nvcc_root(system, nvcc), system)
 
 
 # ---- inspecting one candidate -------------------------------------------------------------------------------------
@@ -462,8 +475,8 @@ def inspect(system: System, cand: _Candidate, root: str) -> Tuple[Optional[Toolk
     # A conda env with only a `cuda-version` pin and bin/ (every env has one) is not a toolkit.
     if reading is None or not (layout.nvcc or has_runtime):
         if not cand.quiet:
-            why = "; ".join(warnings) if warnings else "no version.json, version.txt, cuda.h or nvcc found"
-            warnings = [f"{root}: not a CUDA toolkit ({why})"]
+            why = "; ".join(warnings) if warnings else M("no version.json, version.txt, cuda.h or nvcc found")
+            warnings = [M(NOT_A_TOOLKIT, root=root, why=why)]
         return None, warnings if not cand.quiet else []
     v = reading.version
     flags: List[str] = ["unknown-version"] if unknown else []
@@ -636,8 +649,10 @@ def select(found: Discovery, selector: str, system: Optional[System] = None, pre
             tk, problems = inspect(system, _Candidate(path, "command line"), real)
             if tk is not None:
                 return tk
+            # the folder's own verdict is this message's: only its reasons are repeated
+            reasons = [p.values["why"] if isinstance(p, M) and p.template == NOT_A_TOOLKIT else p for p in problems]
             raise UsageError(M("{path} is not a CUDA toolkit ({problems}); installed: {installed}", path=path,
-                               problems="; ".join(problems), installed=installed))
+                               problems=reasons[0] if len(reasons) == 1 else "; ".join(reasons), installed=installed))
         if loc.exists():
             raise UsageError(M("{path} is a file, not a toolkit folder; installed: {installed}", path=path,
                                installed=installed))
@@ -754,7 +769,10 @@ def owner_of(toolkits: List[Toolkit], path: str, system: System) -> Optional[Too
     """The toolkit a path (a PATH entry, CUDA_HOME, an nvcc) lies in, through its root or an alias."""
     norm = (lambda s: s.lower()) if system.windows else (lambda s: s)
     p = norm(path.rstrip("\\/"))
-    real = norm(system.realpath(path).rstrip("\\/")) if system.local(path).exists() else p
+    try:
+        real = norm(system.realpath(path).rstrip("\\/")) if system.local(path).exists() else p
+    except OSError:  # below a folder this user cannot search (root's, left on PATH by `su`): taken as written
+        real = p
     best: Optional[Toolkit] = None
     best_len = -1
     for tk in toolkits:

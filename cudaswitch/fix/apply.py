@@ -58,7 +58,7 @@ def plan_for(system, env, only: Optional[List[str]] = None):
 
 def apply_plan(plan: Plan, env, system) -> None:
     """Every step, under one journal; a step that fails puts back what the ones before it changed."""
-    from cudaswitch.cudnn import faults
+    from cudaswitch.core import faults
 
     check_owner(env.prefix)
     paths = [p for s in plan.steps for p in s.paths]

@@ -106,7 +106,7 @@ def refuse_pending(prefix: str) -> None:
 def begin(prefix: str, paths: List[str], codes: List[str], commands: List[str],
           packages: Optional[List[dict]] = None) -> Journal:
     """Keep the present content of every file in `paths`, then the journal saying so (the commit point)."""
-    from cudaswitch.cudnn import faults
+    from cudaswitch.core import faults
     from cudaswitch.core.trust import read_bytes, remove, remove_tree, write_file
 
     where = folder(prefix)
@@ -139,7 +139,7 @@ def commit(j: Journal) -> None:
 def restore(j: Journal) -> List[str]:
     """Every file back as the journal kept it (removed where it did not exist), then the journal itself removed.
     Returns the files that differed."""
-    from cudaswitch.cudnn import faults
+    from cudaswitch.core import faults
     from cudaswitch.core.trust import read_bytes, remove_tree, write_file
 
     changed = _remove_new_distributions(j)

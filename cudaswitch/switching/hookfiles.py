@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
 from cudaswitch import __version__
-from cudaswitch.core import trust
+from cudaswitch.core import faults, trust
 from cudaswitch.switching.activation import Changes
 from cudaswitch.core.errors import CudaswitchError
 from cudaswitch.core.i18n import M, N_
@@ -235,6 +235,7 @@ def _write_hooks_nofollow(prefix: str, rendered: Dict[str, Dict[str, bytes]]) ->
             for key, shell in SHELLS.items():
                 trust.write_at(fd, f"{HOOK_NAME}.{shell.ext}", rendered[key][d])
                 written.append(hook_path(prefix, d, shell))
+                faults.reach("hook-written", len(written))
         finally:
             os.close(fd)
     return written
@@ -296,6 +297,7 @@ def _remove_ours(prefix: str, shells: List[Shell]) -> List[Path]:
                 head = trust.read_regular(fd, name, 300)
                 if head is not None and HOOK_FILE_MARKER.encode() in head and trust.unlink_at(fd, name):
                     removed.append(hook_path(prefix, d, shell))
+                    faults.reach("hook-removed", len(removed))
         finally:
             os.close(fd)
     return removed

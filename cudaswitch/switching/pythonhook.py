@@ -117,12 +117,52 @@ def _installer_default(environ):
     return any(k.startswith("CUDA_PATH_V") and v == value for k, v in environ.items())
 
 
+def _same(a, b):
+    return _os.path.normcase(a).rstrip("\\\\/") == _os.path.normcase(b).rstrip("\\\\/")
+
+
+def _records_of(environ):
+    """Whose cudaswitch records this process inherited: "own", "other" (another environment's hook or startup file:
+    a Jupyter server started in a shell with that environment active), or None (no records)."""
+    if RECORD in environ:
+        return "own" if _same(environ[RECORD], PREFIX) else "other"
+    if any(k.startswith(("_CUDASWITCH_ADDED_", "_CUDASWITCH_SAVED_")) for k in environ):
+        # a shell hook ran: conda activated the environment named by CONDA_PREFIX, whose hook it was (without
+        # one, nothing says it was another's, and the records are left alone)
+        active = environ.get("CONDA_PREFIX")
+        return "other" if active and not _same(active, PREFIX) else "own"
+    return None
+
+
+def _strip_recorded(environ):
+    """Take the other environment's one recorded copy of each entry out of PATH / LD_LIBRARY_PATH, as its
+    deactivate hook would."""
+    for var in ("PATH", "LD_LIBRARY_PATH"):
+        rec = environ.get("_CUDASWITCH_ADDED_" + var)
+        if not rec or not environ.get(var):
+            continue
+        have = environ[var].split(SEP)
+        for entry in rec.split(SEP):
+            if entry in have:
+                have.remove(entry)
+        environ[var] = SEP.join(have)
+
+
 def _apply(environ):
-    if RECORD in environ or "CUDA_HOME" in environ or "_CUDASWITCH_ADDED_PATH" in environ \\
-            or "_CUDASWITCH_SAVED_CUDA_HOME" in environ:
-        return False  # activated (the hook's records), set by the user, or done by a parent process
-    if "CUDA_PATH" in environ and not (WINDOWS and _installer_default(environ)):
+    whose = _records_of(environ)
+    if whose == "own":
+        return False  # activated, or done by a parent process of this environment
+    if whose is None:
+        if "CUDA_HOME" in environ:
+            return False  # set by the user (a kernel.json env entry, a module)
+        if "CUDA_PATH" in environ and not (WINDOWS and _installer_default(environ)):
+            return False
+    if not _os.path.isdir(ROOT):  # as the hooks do: say so, and leave the CUDA settings this process has
+        _os.write(2, ("cudaswitch: warning: CUDA " + VERSION + " is gone from " + ROOT + "; this environment keeps "
+                      "the CUDA settings it had (run 'cudaswitch use' again)\\n").encode("utf-8", "replace"))
         return False
+    if whose == "other":
+        _strip_recorded(environ)
     environ["CUDA_HOME"] = ROOT
     environ["CUDA_PATH"] = ROOT
     for var, add in (("PATH", PATH_ADD), ("LD_LIBRARY_PATH", LD_ADD)):
@@ -154,7 +194,8 @@ def render_module(prefix: str, root: str, version: str, path_add: List[str], ld_
             f"# however it is started (docs/design/activation.md). Do not edit: 'cudaswitch use --refresh' rewrites\n"
             f"# it, 'cudaswitch off' removes it.\n"
             "import os as _os\n\n"
-            f"PREFIX = {prefix!r}\nROOT = {root!r}\nPATH_ADD = {tuple(path_add)!r}\nLD_ADD = {tuple(ld_add)!r}\n"
+            f"PREFIX = {prefix!r}\nROOT = {root!r}\nVERSION = {version!r}\n"
+            f"PATH_ADD = {tuple(path_add)!r}\nLD_ADD = {tuple(ld_add)!r}\n"
             f"SEP = {';' if windows else ':'!r}\nWINDOWS = {bool(windows)!r}\nRECORD = {RECORD!r}\n"
             "DLL_HANDLES = []  # os.add_dll_directory's handles, kept for the life of the process\n")
     return (head + _BODY).encode("utf-8")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from cudaswitch import __version__
+from cudaswitch.core import faults
 from cudaswitch.core.errors import CudaswitchError, UsageError
 from cudaswitch.core.i18n import M, N_
 from cudaswitch.switching import hookfiles
@@ -139,13 +140,25 @@ def use(env, tk, choice: Choice, system) -> SwitchResult:
 
     conda_cuda, forced = check_coexistence(env, tk, choice, system)
     ld, note = ld_choice(env.prefix, choice.ld_flag)
+    if choice.refresh and not ld and choice.old is not None and choice.ld_flag == choice.old.ld_library_path:
+        note = N_("LD_LIBRARY_PATH left alone, as the recorded choice says (--ld-library-path adds it)")
     changes = changes_for(tk, system, ld_library_path=ld)
     want = pythonhook.wanted(choice.python_hook, env.is_base, choice.old)
     place = pythonhook.live_place(env.prefix, system.windows) if want else None
     if place is not None:
         pythonhook.check_place(env.prefix, place)  # refused before any hook is written
-    written = write_switch(env, changes, tk, choice.recorded, choice.old, system.windows,
-                           python=(want, place))
+    from cudaswitch.core import interrupts
+
+    # Ctrl-C held across the files of one switch: the environment keeps its old switch or gets the whole new one
+    with interrupts.held() as held:
+        written = write_switch(env, changes, tk, choice.recorded, choice.old, system.windows,
+                               python=(want, place))
+        removed = pythonhook.remove(env.prefix, keep=place)  # an older Python version's copy, or all when not wanted
+    if held.pending:
+        from cudaswitch.core.errors import FinishedInterrupted
+
+        raise FinishedInterrupted(M("interrupted after the switch was written: environment {name} now uses CUDA "
+                                    "{version} ({root})", name=env.name, version=tk.version, root=tk.root))
     py_files = [p for p in written if p.name in pythonhook.NAMES]
     py_note = None if py_files else (
         N_("no Python startup file: this environment has no Python") if want else
@@ -153,7 +166,6 @@ def use(env, tk, choice: Choice, system) -> SwitchResult:
            "(the default in base; --python-hook writes it)") if env.is_base and choice.python_hook is None else
         N_("no Python startup file (--no-python-hook): a Python of this environment started without activation does "
            "not get the switch"))
-    removed = pythonhook.remove(env.prefix, keep=place)  # an older Python version's copy, or all when not wanted
     unexpressible = {sh.name: why for sh in SHELLS.values() if sh.cannot_express
                      for why in [sh.cannot_express(changes)] if why}
     return SwitchResult(tk, changes, [p for p in written if p not in py_files], ld, note, unexpressible,
@@ -201,8 +213,8 @@ def pip_cuda_wheels(prefix: str) -> List[str]:
 def ld_choice(prefix: Optional[str], flag: Optional[bool]):
     """(put the lib folder on LD_LIBRARY_PATH?, a note for the user). The flag wins; by default yes, unless the
     environment has pip CUDA wheels (see pip_cuda_wheels)."""
-    if flag is not None:
-        return flag, None
+    if flag is not None:  # asked for; where left out, still said, as the default's reason is
+        return flag, None if flag else N_("LD_LIBRARY_PATH left alone (--no-ld-library-path)")
     wheels = pip_cuda_wheels(prefix) if prefix else []
     if wheels:
         return False, M("LD_LIBRARY_PATH left alone: this environment has pip CUDA wheels ({wheels}), which a system "
@@ -232,11 +244,13 @@ def write_switch(env, changes: Changes, toolkit, selector: str, old=None, window
         module = pythonhook.render_module(env.prefix, toolkit.root, toolkit.version, changes.prepend.get("PATH", []),
                                           changes.prepend.get("LD_LIBRARY_PATH", []), windows)
         written += pythonhook.write(env.prefix, place, module)
+        faults.reach("python-written", 1)
     write_state(env, SwitchState(
         selector=selector, version=toolkit.version, root=toolkit.root,
         time=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         cudaswitch_version=__version__, ld_library_path=bool(changes.prepend.get("LD_LIBRARY_PATH")),
         files=[str(p.relative_to(env.prefix)) for p in written], created_dirs=created, python_hook=want))
+    faults.reach("state-written", 1)
     return written
 
 
@@ -257,10 +271,20 @@ def unswitch(env):
         state = read_state(env)
     except CudaswitchError:
         state = None  # a broken state file goes all the same; the hooks are found by name and marker
-    had_state = clear_state(env)
+    from cudaswitch.core import interrupts
     from cudaswitch.switching import pythonhook
 
-    removed = pythonhook.remove(env.prefix) + hookfiles.remove_hooks(env.prefix, state.created_dirs if state else [])
+    # Ctrl-C held: the environment stays switched or is wholly unswitched, never a state file without its hooks
+    with interrupts.held() as held:
+        had_state = clear_state(env)
+        faults.reach("state-cleared", 1)
+        removed = pythonhook.remove(env.prefix) + hookfiles.remove_hooks(env.prefix,
+                                                                         state.created_dirs if state else [])
+    if held.pending:
+        from cudaswitch.core.errors import FinishedInterrupted
+
+        raise FinishedInterrupted(M("interrupted after the switch was removed: environment {name} is no longer "
+                                    "switched", name=env.name))
     return removed, had_state, state
 
 

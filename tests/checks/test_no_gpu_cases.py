@@ -125,3 +125,33 @@ def test_the_real_probe_asks_the_driver_after_torch_sees_no_gpu(tmp_path, clean_
     assert r.returncode == 1 and rec["code"] == "NO_GPU"
     assert "is installed (CUDA 12.4) but sees no GPU (cuInit: CUDA_ERROR_NO_DEVICE)" in rec["cause"]
     assert "install the NVIDIA driver" not in rec["fix"] and "nvidia-smi" in rec["fix"]
+
+
+def test_doctor_and_smoke_give_one_verdict_for_a_cuda_torch_without_a_driver(tmp_path, clean_env):
+    """The same CUDA build of torch on a machine with no driver: smoke's NO_GPU is doctor's, with its severity and
+    its exit status, not an informational NO_DRIVER beside `result: OK`."""
+    import json
+    import sys
+
+    from conftest import run_cli
+
+    sys.path.insert(0, str(Path(__file__).parent.parent / "fake_torch"))
+    import envs
+
+    env = envs.make_env(tmp_path)
+    envs.fake_cuda(env, "no_device")  # imports as 2.5.1+cu124 and sees no GPU
+    dist = envs.site_packages(env) / "torch-2.5.1+cu124.dist-info"  # what doctor reads, from the files
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 2.5.1+cu124\n")
+    (dist / "INSTALLER").write_text("pip\n")
+    cli = dict(clean_env, CONDA_OVERRIDE_CUDA="")  # no driver, as conda's own override spells it
+    smoke = run_cli(["smoke", "-p", str(env), "--json"], cli)
+    rec = json.loads(smoke.stdout)
+    assert smoke.returncode == 1 and rec["code"] == "NO_GPU", smoke.stdout
+    doc = run_cli(["doctor", "-p", str(env), "--json"], cli)
+    found = {f["code"]: f for f in json.loads(doc.stdout)["findings"]}
+    assert found["NO_GPU"]["severity"] == "error" and "NO_DRIVER" not in found, found
+    assert found["NO_GPU"]["cause"].startswith("torch 2.5.1+cu124 has CUDA 12.4 but no NVIDIA driver was found")
+    assert doc.returncode == 1
+    text = run_cli(["doctor", "-p", str(env)], cli).stdout
+    assert "error    NO_GPU:" in text and "result: OK" not in text, text

@@ -288,3 +288,34 @@ def test_winerror_1114_in_an_env_with_conda_and_pip_torch_names_the_double_insta
     assert r.returncode == 1 and rec["code"] == "TORCH_MIXED_INSTALL"
     assert "likely cause of DLL_INIT_FAILED" in rec["cause"]
     assert [f["code"] for f in rec["findings"]][:2] == ["TORCH_MIXED_INSTALL", "DLL_INIT_FAILED"]
+
+
+@pytest.mark.parametrize("lang", ["en_US.UTF-8", "zh_CN.UTF-8"])
+def test_a_missing_library_of_a_pip_nvidia_wheel_names_the_wheel(env, clean_env, lang):
+    """torch loads libcudart.so.13 from the nvidia-cuda-runtime wheel, whose file was deleted (a half-removed
+    wheel, a disk cleaner): the loader's own error, and the wheel's real RECORD still listing the file, name the wheel
+    to reinstall."""
+    import zipfile
+
+    import nvidia_wheels as nw
+
+    site = envs.site_packages(env)
+    with zipfile.ZipFile(nw.wheel("nvidia-cuda-runtime==13.0.96")) as zf:
+        for name in zf.namelist():
+            if ".dist-info/" in name:
+                zf.extract(name, site)
+    torch = site / "torch"
+    torch.mkdir()
+    (torch / "__init__.py").write_text(
+        "import ctypes, os\n"
+        "site = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))\n"
+        "ctypes.CDLL(os.path.join(site, 'nvidia', 'cuda_runtime', 'lib', 'libcudart.so.13'))\n")
+    r, rec = smoke(env, dict(clean_env, LANG=lang, LC_ALL=lang))
+    assert r.returncode == 1 and rec["code"] == "IMPORT_FAILED"  # JSON is English in either language
+    assert rec["cause"] == ("import torch failed: libcudart.so.13 is missing, a library of the pip wheel "
+                            "nvidia-cuda-runtime 13.0.96")
+    assert rec["fix"] == "reinstall that wheel: pip install --force-reinstall --no-deps nvidia-cuda-runtime==13.0.96"
+    text = run_cli(["smoke", "-p", str(env)], env=dict(clean_env, LANG=lang, LC_ALL=lang)).stdout
+    said = {"en_US.UTF-8": "libcudart.so.13 is missing, a library of the pip wheel nvidia-cuda-runtime 13.0.96",
+            "zh_CN.UTF-8": "缺少 libcudart.so.13，它属于 pip wheel 包 nvidia-cuda-runtime 13.0.96"}[lang]
+    assert said in text, text

@@ -537,3 +537,34 @@ def test_atomic_write_gives_a_new_file_what_open_would(tmp_path, umask, want):
         os.umask(old)
     assert _mode(tmp_path / "plain") == want
     assert _mode(tmp_path / "hook.sh") == want and _mode(tmp_path / "manifest.yaml") == want
+
+
+@pytest.mark.parametrize("lang", ["en_US.UTF-8", "zh_CN.UTF-8"])
+def test_a_path_folder_this_user_cannot_search_is_skipped_and_said_once(cli_env, real_trees, tmp_path, lang):
+    """`su user` without `-` keeps root's PATH (/root/.cargo/bin): list, status and doctor skip that folder, say so
+    in one line, and report the rest, a toolkit on PATH after it included."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to make a folder another user owns")
+    private = tmp_path / "private"
+    (private / "bin").mkdir(parents=True)
+    _give_away(private)
+    os.chmod(private, 0o700)
+    tk = real_trees / "cuda-12.9"
+    env = dict(cli_env, PATH=os.pathsep.join([str(private / "bin"), f"{tk}/bin", "/usr/bin", "/bin"]), LANG=lang,
+               LC_ALL=lang)
+    said = {"en_US.UTF-8": f"skipped 1 folder(s) on PATH that this user cannot search: {private / 'bin'}",
+            "zh_CN.UTF-8": f"跳过了 PATH 中当前用户无权查看的 1 个文件夹：{private / 'bin'}"}[lang]
+    for args in (["list"], ["status"], ["doctor"], ["list", "--json"], ["status", "--json"]):
+        r = _cli_as_someone_else(args, env)
+        out = r.stdout + r.stderr
+        assert r.returncode == 0, (args, out)
+        assert "Traceback" not in out and "Permission denied" not in out, (args, out)
+        if args[-1] == "--json":
+            data = json.loads(r.stdout)
+            shown = data["warnings"] if args[0] == "list" else data["shell"]["warnings"]
+            # JSON is English whatever the language
+            assert shown.count(f"skipped 1 folder(s) on PATH that this user cannot search: {private / 'bin'}") == 1, \
+                (args, shown)
+        else:
+            assert out.count(said) == 1, (args, out)
+        assert "12.9" in out, (args, out)  # the rest of PATH was read: its toolkit is reported

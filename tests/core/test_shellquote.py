@@ -112,7 +112,9 @@ def test_install_toolkit_hint_is_quoted_for_the_users_shell(monkeypatch, clean_e
         version="13.0.88", root=root))
     for shell, family in (("/bin/bash", q.SH), ("/usr/bin/fish", q.FISH), ("/bin/tcsh", q.CSH)):
         r = run_cli(["install-toolkit", "13.0"], env=dict(clean_env, SHELL=shell))
-        assert f"Use it: cudaswitch use {q.quote(root, family)}   " in r.stdout, r.stdout
+        # one pasteable command per line
+        assert f"\nUse it: cudaswitch use {q.quote(root, family)}\n" in r.stdout, r.stdout
+        assert f"\nRemove it: cudaswitch uninstall-toolkit {q.quote(root, family)}\n" in r.stdout, r.stdout
 
 
 def test_use_prints_a_reactivation_the_users_shell_runs(tmp_path, clean_env, real_trees, printargv):

@@ -112,8 +112,9 @@ def test_every_spelling_of_a_version_other_commands_take_and_already_installed(s
     listed = {t["root"]: t["version"] for t in json.loads(run_cli(["list", "--json"], env=env).stdout)["toolkits"]}
     assert listed[rec["root"]] == "13.0.88"
     r = run_cli(["install-toolkit", spelling], env=env)
-    assert r.returncode == 0 and r.stdout.startswith(f"CUDA 13.0.88 is already installed at {rec['root']}; nothing "
-                                                     "was downloaded.")
+    assert r.returncode == 0 and r.stdout.splitlines() == [
+        f"CUDA 13.0.88 is already installed at {rec['root']}; nothing was downloaded.",
+        f"Use it: cudaswitch use {rec['root']}", "Another copy: add --again"]  # one pasteable command per line
     assert sorted(p.name for p in toolkit_13_0.parent.iterdir()) == before
 
 

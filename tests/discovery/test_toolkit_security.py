@@ -558,14 +558,12 @@ def test_5_concurrent_installs_all_stay_registered(shared):
     assert sorted(got) == sorted(f"/opt/tk{k}-{i}" for k in range(4) for i in range(25))
 
 
-@pytest.mark.parametrize("fault", ["sigint@unpack:3,sigint@cleanup:1", "sigint@cleanup:1"],
-                         ids=["during-the-unpack-and-its-cleanup", "after-the-move-into-place"])
-def test_5_ctrl_c_during_the_unpack_stops_and_leaves_no_partial(shared, fault):
+def test_5_ctrl_c_during_the_unpack_stops_and_leaves_no_partial(shared):
     """Ctrl-C while the wheels unpack (at the third file of a wheel), then again while it cleans up (an impatient
-    user); or once, while a finished install removes its staging folder: exit 130 with one line, and neither the
-    toolkit nor its staging folder is left. The seam of tests/seams.py sends the Ctrl-C at those points."""
+    user): exit 130 with one line, and neither the toolkit nor its staging folder is left. The seam of
+    tests/seams.py sends the Ctrl-C at those points."""
     base, _attacker, _victim, env = shared
-    env = dict(env, PIP_FIND_LINKS=str(nw.cache_dir() / "wheels"), CUDASWITCH_FAULT=fault)
+    env = dict(env, PIP_FIND_LINKS=str(nw.cache_dir() / "wheels"), CUDASWITCH_FAULT="sigint@unpack:3,sigint@cleanup:1")
     for spec in nw.TOOLKIT_13_0:
         nw.wheel(spec)
     opt = base / "opt"
@@ -574,6 +572,26 @@ def test_5_ctrl_c_during_the_unpack_stops_and_leaves_no_partial(shared, fault):
     assert r.returncode == 130 and r.stderr.strip().splitlines() == ["cudaswitch: error: interrupted"], r.stderr
     assert os.listdir(opt) == []
     assert _registered(System(os="linux", environ=env)) == []
+
+
+def test_5_ctrl_c_after_the_move_into_place_says_the_toolkit_is_installed(shared):
+    """Ctrl-C once the toolkit is in place (while the finished install removes its staging folder): it is not
+    lost and not a plain "interrupted": exit 130 with the line saying the toolkit is installed and how to remove
+    it, the toolkit listed, and no staging folder left."""
+    base, _attacker, _victim, env = shared
+    env = dict(env, PIP_FIND_LINKS=str(nw.cache_dir() / "wheels"), CUDASWITCH_FAULT="sigint@cleanup:1")
+    for spec in nw.TOOLKIT_13_0:
+        nw.wheel(spec)
+    opt = base / "opt"
+    opt.mkdir()
+    dest = opt / "cuda-13.0"
+    r = run_cli(["install-toolkit", "13.0", "-q", "--again", "--into", dest], env, timeout=600)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 130 and len(lines) == 1, r.stderr
+    assert lines[0].startswith("cudaswitch: error: interrupted after CUDA 13.0") and str(dest) in lines[0], lines
+    assert f"cudaswitch uninstall-toolkit {dest}" in lines[0]
+    assert os.listdir(opt) == ["cuda-13.0"] and (dest / "bin" / "nvcc").is_file()
+    assert _registered(System(os="linux", environ=env)) == [str(dest)]
 
 
 # ---- issue 21: a toolkit environments use ----------------------------------------------------------------------

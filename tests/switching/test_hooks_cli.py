@@ -422,3 +422,18 @@ def test_powershell_profiles_of_every_edition_are_found_as_conda_finds_them(tmp_
     got = powershell_profiles(which=lambda _: None, run=run, environ={"USERPROFILE": str(tmp_path / "plain")},
                               windows=True)
     assert got == [tmp_path / "plain" / "Documents" / "WindowsPowerShell" / "profile.ps1"]
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_the_shell_function_in_a_pipe_does_not_claim_this_shell(shell, cli_env, env_prefix, real_trees, tmp_path):
+    """`cudaswitch use 12.9 | tail` runs the function in a subshell: nothing reaches the shell, and it says so."""
+    exe = require_tool(shell)
+    fn = run_cli(["init", shell], cli_env).stdout
+    path = f"{cli_on_path(tmp_path)}:/usr/bin:/bin"
+    script = f"{fn}\ncudaswitch use 12.9 --no-smoke | cat\necho \"[CUDA_HOME=$CUDA_HOME]\"\n"
+    argv = [exe, "-c", script] if shell == "bash" else [exe, "-f", "-c", script]
+    out = subprocess.run(argv, env=dict(cli_env, PATH=path, CONDA_PREFIX=str(env_prefix)), capture_output=True,
+                         text=True)
+    assert out.returncode == 0, out.stderr
+    assert "Applied to this shell" not in out.stdout and "Takes effect at the next activation" in out.stdout
+    assert out.stdout.rstrip().endswith("[CUDA_HOME=]")  # and indeed this shell did not get it

@@ -120,6 +120,38 @@ def test_a_kernelspec_env_entry_wins_and_stays_literal(cli_env, kernel_env, real
     flagged = [f for f in json.loads(doc.stdout)["findings"] if f["code"] == "KERNELSPEC_SETS_CUDA"]
     assert len(flagged) == 1 and str(spec) in flagged[0]["cause"]
     assert "leaves ${VAR} literally in place" in flagged[0]["cause"] and "CUDA_HOME" in flagged[0]["fix"]
+    # it does not get the switch, so it is not listed among the kernels that do
+    listed = [f for f in json.loads(doc.stdout)["findings"] if f["code"] == "JUPYTER_KERNELS"]
+    assert all(str(spec) not in f["cause"] for f in listed), listed
+
+
+def test_a_kernel_started_from_a_shell_with_another_switched_environment_gets_its_own(cli_env, kernel_env,
+                                                                                       real_trees, tmp_path):
+    """Jupyter started in a shell where environment `other` (switched to 11.8) is active: its hook's records and
+    CUDA_HOME reach the kernel of `nb` (switched to 12.9), whose startup file yields only to its own records."""
+    import subprocess
+
+    from conftest import make_env, require_tool
+
+    other = make_env(tmp_path / "envs" / "other")
+    assert run_cli(["use", "11.8", "-p", other, "--no-smoke"], cli_env).returncode == 0
+    assert run_cli(["use", "12.9", "-p", kernel_env, "--no-smoke"], cli_env).returncode == 0
+    server = _server_env(tmp_path)
+    # the real activate hook of `other`, run as conda runs it, gives the server its environment
+    hook = other / "etc" / "conda" / "activate.d" / "cudaswitch.sh"
+    r = subprocess.run([require_tool("bash"), "-c", '. "$1" && env -0', "bash", str(hook)], capture_output=True,
+                       env=dict(server, CONDA_PREFIX=str(other)), check=True)
+    server = dict(item.split("=", 1) for item in r.stdout.decode().split("\0") if "=" in item)
+    old = real_trees / "cuda-11.8"
+    assert server["CUDA_HOME"] == str(old) and server["_CUDASWITCH_ADDED_PATH"] == str(old / "bin")
+    data = tmp_path / "jupyter-data"
+    _spec(data, "nb", kernel_env / "bin" / "python")
+    got = _run_in_kernel(data, "nb", server)
+    tk = real_trees / "cuda-12.9"
+    assert got["CUDA_HOME"] == str(tk) and got["CUDA_PATH"] == str(tk)
+    assert got["nvcc"] == str(tk / "bin" / "nvcc")
+    assert got["release"] == ["Cuda compilation tools, release 12.9, V12.9.86"]
+    assert str(old / "bin") not in got["PATH"].split(":")  # the other environment's entry is taken out
 
 
 def test_kernelspecs_of_other_environments_are_not_listed(tmp_path):

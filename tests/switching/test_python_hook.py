@@ -135,7 +135,7 @@ def test_off_leaves_nothing_behind(cli_env, py_env):
     show(py_env / "bin" / "python")  # the interpreter writes its bytecode cache of the module
     assert list((site(py_env) / "__pycache__").glob("_cudaswitch_cuda.*.pyc"))
     r = run_cli(["off", "-p", py_env], cli_env)
-    assert r.returncode == 0 and "removed 12 hook files and the state file" in r.stdout, r.stdout
+    assert r.returncode == 0 and "removed 10 hook files, the Python startup file and the state file." in r.stdout, r.stdout
     assert _tree(py_env) == before
     assert show(py_env / "bin" / "python")["CUDA_HOME"] is None
 
@@ -238,8 +238,15 @@ def test_windows_module_adds_dll_directories_and_switches_away_from_the_installe
     src = pythonhook.render_module(r"C:\envs\work", root, "12.9.1", [root + r"\bin"], [], windows=True)
     added = []
 
+    import ntpath
+
+    class FakePath:  # Windows' rules for names; the toolkit is there
+        normcase = staticmethod(ntpath.normcase)
+        isdir = staticmethod(lambda p: True)
+
     class FakeOs:
         environ = {}
+        path = FakePath
 
         @staticmethod
         def add_dll_directory(p):
@@ -327,3 +334,43 @@ def test_the_module_never_raises():
     ns = {"_os": FakeOs}
     exec(compile(src.replace("import os as _os\n", ""), "_cudaswitch_cuda.py", "exec"), ns)
     assert ns["APPLIED"] is False and dict(FakeOs.environ) == {"PATH": "/usr/bin"}
+
+
+def test_a_deleted_toolkit_is_refused_with_the_hooks_warning(cli_env, py_env, real_trees, tmp_path):
+    """As the shell hooks do: the toolkit the switch names is gone, so the startup file says so on stderr and sets
+    no CUDA_HOME pointing at nothing."""
+    import shutil
+
+    gone = tmp_path / "apps" / "cuda-12.9"
+    shutil.copytree(real_trees / "cuda-12.9", gone, symlinks=True)
+    env = dict(cli_env, CUDASWITCH_SEARCH_PATH=str(gone.parent))
+    assert run_cli(["use", str(gone), "-p", py_env, "--no-smoke"], env).returncode == 0
+    assert show(py_env / "bin" / "python")["CUDA_HOME"] == str(gone)
+    shutil.rmtree(gone)
+    r = subprocess.run([str(py_env / "bin" / "python"), "-c", SHOW], env=bare(), capture_output=True, text=True,
+                       timeout=60)
+    got = json.loads(r.stdout)
+    assert got["CUDA_HOME"] is None and got["CUDA_PATH"] is None and str(gone) not in got["PATH"]
+    assert r.stderr == (f"cudaswitch: warning: CUDA 12.9.1 is gone from {gone}; this environment keeps the CUDA "
+                        "settings it had (run 'cudaswitch use' again)\n")
+
+
+def test_records_of_another_environment_do_not_stop_the_startup_file(cli_env, py_env, real_trees):
+    """A process started where another switched environment was active (its startup file's record, or its shell
+    hook's records and CONDA_PREFIX): this environment's Python takes its own switch; its own records stop it."""
+    tk = real_trees / "cuda-12.9"
+    assert run_cli(["use", "12.9", "-p", py_env, "--no-smoke"], cli_env).returncode == 0
+    py = py_env / "bin" / "python"
+    old = str(real_trees / "cuda-11.8")
+    theirs = {"CUDA_HOME": old, "CUDA_PATH": old}
+    got = show(py, env=bare({**theirs, pythonhook.RECORD: "/elsewhere/envs/other"}))
+    assert got["CUDA_HOME"] == str(tk)
+    hooked = bare({**theirs, "CONDA_PREFIX": "/elsewhere/envs/other", "_CUDASWITCH_ADDED_PATH": f"{old}/bin",
+                   "_CUDASWITCH_SAVED_CUDA_HOME": "1"})
+    hooked["PATH"] = f"{old}/bin:" + hooked["PATH"]
+    got = show(py, env=hooked)
+    assert got["CUDA_HOME"] == str(tk) and got["PATH"].split(":")[0] == str(tk / "bin")
+    assert f"{old}/bin" not in got["PATH"].split(":")
+    # its own: left as they are
+    assert show(py, env=bare({**theirs, pythonhook.RECORD: str(py_env)}))["CUDA_HOME"] == old
+    assert show(py, env=dict(hooked, CONDA_PREFIX=str(py_env)))["CUDA_HOME"] == old

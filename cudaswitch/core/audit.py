@@ -106,6 +106,10 @@ def _inside_rmtree() -> bool:
 
 def _hook(event, args):
     if not _depth or event not in _WATCHED or getattr(_state, "busy", False):
+        if ON_READ is not None and _depth and event in ("os.listdir", "os.scandir") and args:
+            folder = _fspath(args[0])  # a listing reads the folder: the harness wants those too
+            if folder:
+                ON_READ(os.path.abspath(folder))
         return
     if event in ("os.remove", "os.rmdir") and isinstance(args[1], int) and args[1] >= 0 and _inside_rmtree():
         return

@@ -106,6 +106,10 @@ def _inside_rmtree() -> bool:
 
 def _hook(event, args):
     if not _depth or event not in _WATCHED or getattr(_state, "busy", False):
+        if ON_READ is not None and _depth and event in ("os.listdir", "os.scandir") and args:
+            folder = _fspath(args[0])  # a listing reads the folder: the harness wants those too
+            if folder:
+                ON_READ(os.path.abspath(folder))
         return
     if event in ("os.remove", "os.rmdir") and isinstance(args[1], int) and args[1] >= 0 and _inside_rmtree():
         return
@@ -309,29 +313,31 @@ def _judge(event: str, args) -> Optional[str]:
         path, dir_fd = args[0], args[1] if len(args) > 1 else None
         p = _at(path, dir_fd)
         return _say("remove", p, _change_problem(p, me))
-    if event in ("os.chmod", "os.chown", "os.mkdir"):
+    if event == "os.mkdir":
         p = _at(args[0], args[-1])
         return _say("change", p, _change_problem(p, me))
-    if event == "os.truncate":
-        p = _at(args[0], None)
-        return _say("write", p, _change_problem(p, me))
+    if event in ("os.chmod", "os.chown", "os.truncate"):
+        if isinstance(args[0], int):
+            return None  # a descriptor: the file was judged when it was opened (or created), and is no name now
+        p = _at(args[0], args[-1] if event != "os.truncate" else None)
+        # these follow a link at the name: every hop and the file they end at count
+        return _say("change" if event != "os.truncate" else "write", p,
+                    path_rule_problem(p, me, file_mode=False) if p else None)
     return None
 
 
 def _change_problem(p: Optional[str], me: int) -> Optional[str]:
-    """A rename, remove, link, chmod or chown acts on the name, never through a link there: the folders above and
-    the owner of what is there count."""
+    """A rename, remove, link or new folder acts on the name in its folder, never through a link there: whoever
+    controls the folders above decides where it lands. (What the name held does not: replacing or removing another
+    user's file in root's own folder, such as a hook file root handed to her, changes nothing she controls.)"""
     if p is None:
         return None
-    why = _folder_problem(os.path.dirname(os.path.abspath(p)), me)
-    if why:
-        return why
-    try:
-        st = os.lstat(p)
-    except FileNotFoundError:
-        return None
-    why = _owner_problem(st, me)
-    return M("{path} {why}", path=p, why=why) if why else None
+    folder = os.path.dirname(os.path.abspath(p))
+    why = _folder_problem(folder, me)
+    if not why:
+        real = os.path.realpath(folder)
+        why = _folder_problem(real, me) if real != folder else None
+    return why
 
 
 def _caller_dir_fd() -> Optional[int]:

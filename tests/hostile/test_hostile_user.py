@@ -59,6 +59,24 @@ def test_the_canaries_leave_their_mark_when_root_runs_them(fresh):
     assert w.ran() == []
 
 
+def test_the_hook_tells_the_harness_every_read_and_listing(fresh):
+    """The unregistered-read check can fail: a file of hers outside every source, read or listed during a command,
+    is reported; a registered one is recognised as such."""
+    w = fresh
+    notes = w.her / "notes"
+    as_user(lambda: (notes.mkdir(exist_ok=True), (notes / "todo.txt").write_text("x")))
+    reads = []
+    audit.ON_READ = reads.append
+    try:
+        with audit.active():
+            (notes / "todo.txt").read_bytes()
+            os.listdir(notes)
+    finally:
+        audit.ON_READ = None
+    assert [r for r in reads if r.startswith(str(notes))] == [str(notes / "todo.txt"), str(notes)]
+    assert not w.registered(str(notes / "todo.txt")) and w.registered(str(w.her / "bin" / "nvcc"))
+
+
 COMMANDS = {
     "list": ["list"],
     "list --json": ["list", "--json"],

@@ -289,7 +289,8 @@ _SOURCE_PATHS = {
     "activate_d": lambda w: [_her_env(w) / "etc" / "conda"],
     "kernelspecs": lambda w: [w.her / "share" / "jupyter"],
     "conda_meta": lambda w: [_her_env(w) / "conda-meta"],
-    "version_files": lambda w: [w.her / "cuda-12.4"],
+    # and the wheel records beside a pip-installed toolkit's root, which discovery reads its version from
+    "version_files": lambda w: [w.her / "cuda-12.4", w.her / "dist-info"],
     "condarc": lambda w: [w.her / ".condarc", w.her / ".conda", w.her / "envs"],
     "pip_config": lambda w: [w.her / "pip.conf", w.her / ".config" / "pip"],
     "bash_env": lambda w: [w.her / "bashenv", w.her / ".bashrc", w.her / ".bash_profile", w.her / ".profile"],

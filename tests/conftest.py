@@ -36,8 +36,8 @@ IN_CI = bool(os.environ.get("CI"))
 
 
 # What a contributor's machine sets that no test is about (the second pass of .ci/run sets each one, see
-# .ci/gpu-workstation): removed from os.environ for every test, so every CLI run, in process or not, starts from
-# a machine without them. A test about one sets it itself.
+# .ci/gpu-workstation): removed from os.environ for the whole run, so every fixture and every CLI run, in process
+# or not, starts from a machine without them. A test about one sets it itself.
 _MACHINE_VARS = ("LD_LIBRARY_PATH", "MODULEPATH", "MODULESHOME", "LOADEDMODULES", "_LMFILES_", "PYTHONUSERBASE",
                  "JUPYTER_PATH", "JUPYTER_DATA_DIR", "LANGUAGE", "LC_ALL", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
                  "XDG_CACHE_HOME")
@@ -51,36 +51,57 @@ _PIP_CONFIGS = (".config/pip/pip.conf", ".pip/pip.conf")  # how pip reaches a pa
 
 def _machine_free(environ, home):
     """`environ` without the machine's CUDA, conda, module-system and locale settings, PATH without a folder that
-    holds an nvcc (a toolkit's bin, or a wrapper such as /usr/local/bin/nvcc), and HOME an empty folder (no
-    ~/.condarc, ~/.conda/environments.txt, user site, cudaswitch config or store): what a test starts from."""
+    holds an nvcc (a toolkit's bin, or a wrapper such as /usr/local/bin/nvcc), and HOME an empty folder: what a test
+    starts from."""
     env = {k: v for k, v in environ.items()
            if k.startswith(_SUITE_VARS) or not (k in _MACHINE_VARS or k.startswith(_MACHINE_PREFIXES))}
     env["PATH"] = os.pathsep.join(p for p in environ.get("PATH", "").split(os.pathsep)
                                   if p and not os.path.exists(os.path.join(p, "nvcc")))
     env["LANG"] = "C.UTF-8"
-    env["HOME"] = str(home)
+    env["HOME"] = _empty_home(home)
     env.setdefault("CUDASWITCH_TEST_CACHE", _CACHE)
+    return env
+
+
+def _empty_home(home):
+    """A HOME without ~/.condarc, ~/.conda/environments.txt, a user site, a cudaswitch config or store; pip's own
+    settings are copied in, so the test cache's builders reach the index they reach here."""
     for conf in _PIP_CONFIGS:
         if os.path.isfile(os.path.join(_HOME, conf)):
             (home / conf).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(os.path.join(_HOME, conf), home / conf)
-    return env
+    return str(home)
+
+
+_MACHINE_ENV = dict(os.environ)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _not_this_machine_session(tmp_path_factory):
+    """The suite runs as on a machine without a toolkit, a module system or a conda of its own, session and module
+    fixtures included: the machine's variables are scrubbed from os.environ for the whole run, and discovery's
+    standard places (/usr/local, /opt, ...) point at a folder that does not exist (tests/seams.py)."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(_machine_free(saved, tmp_path_factory.mktemp("home")))
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
 
 
 @pytest.fixture(autouse=True)
 def _not_this_machine(request, monkeypatch, tmp_path_factory):
-    """Every test runs as on a machine without a toolkit, a module system or a conda of its own: the machine's
-    variables are scrubbed, HOME is a fresh folder, and discovery's standard places (/usr/local, /opt, ...) point at
-    a folder that does not exist (tests/seams.py), unless the test is marked `this_machine`."""
+    """Each test gets a HOME of its own (what one test leaves there is not the next one's machine); a test marked
+    `this_machine` gets the machine's environment and its standard places back."""
     if request.node.get_closest_marker("this_machine"):
+        for k in [k for k in os.environ if k not in _MACHINE_ENV and not k.startswith(_SUITE_VARS)]:
+            monkeypatch.delenv(k)
+        for k, v in _MACHINE_ENV.items():
+            if not k.startswith(_SUITE_VARS):
+                monkeypatch.setenv(k, v)
         monkeypatch.setenv("SUITE_MACHINE_ROOT", "/")
         return
-    env = _machine_free(os.environ, tmp_path_factory.mktemp("home"))
-    for k in [k for k in os.environ if k not in env]:
-        monkeypatch.delenv(k)
-    for k, v in env.items():
-        if os.environ.get(k) != v:
-            monkeypatch.setenv(k, v)
+    monkeypatch.setenv("HOME", _empty_home(tmp_path_factory.mktemp("home")))
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import cudatrees
+import seams
 from conftest import one_line_error, run_cli
 
 
@@ -192,7 +193,7 @@ def test_closed_pipe_is_not_an_error(env):
     read_end, write_end = os.pipe()
     os.close(read_end)  # every write now fails with EPIPE
     try:
-        proc = subprocess.run([sys.executable, "-m", "cudaswitch", "list"], env=env, stdout=write_end,
+        proc = subprocess.run([sys.executable, seams.ENTRY, "list"], env=env, stdout=write_end,
                               stderr=subprocess.PIPE, text=True)
     finally:
         os.close(write_end)

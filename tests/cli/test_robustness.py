@@ -13,6 +13,7 @@ import tempfile
 
 import pytest
 
+import seams
 from conftest import REPO, cli_on_path, make_env, one_line_error, require_tool, run_cli
 from cudaswitch.switching.shells import quote_sh
 
@@ -60,7 +61,7 @@ def _as_someone_else(argv):
 
 def _cli_as_someone_else(args, env, **kw):
     env = dict(env, PYTHONPATH=str(REPO))
-    return subprocess.run(_as_someone_else([sys.executable, "-m", "cudaswitch", *args]), env=env,
+    return subprocess.run(_as_someone_else([sys.executable, seams.ENTRY, *args]), env=env,
                           capture_output=True, text=True, timeout=120, **kw)
 
 
@@ -200,7 +201,7 @@ def test_no_at_the_base_question_is_aborted_not_an_internal_error(cli_env, tmp_p
     make_env(base, history=None)
     env = dict(cli_env, _CONDA_ROOT=str(base), CONDA_PREFIX=str(base), PYTHONPATH=str(REPO))
     master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "cudaswitch", "use", "11.8"], stdin=slave, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, seams.ENTRY, "use", "11.8"], stdin=slave, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=env, start_new_session=True)
     os.close(slave)
     proc.stdout.read1(200)  # the question has been asked
@@ -231,7 +232,7 @@ def test_no_at_the_base_question_is_aborted_not_an_internal_error(cli_env, tmp_p
 @pytest.mark.parametrize("args", [["list"], ["--help"], ["init", "bash"]])
 def test_output_to_a_full_disk_is_one_line(cli_env, args):
     with open("/dev/full", "w") as full:  # a real process: CliRunner's stdout is a buffer that never fills
-        proc = subprocess.run([sys.executable, "-m", "cudaswitch", *args], stdout=full, stderr=subprocess.PIPE,
+        proc = subprocess.run([sys.executable, seams.ENTRY, *args], stdout=full, stderr=subprocess.PIPE,
                               text=True, env=dict(cli_env, PYTHONPATH=str(REPO)))
     assert one_line_error(proc, 1) == "cudaswitch: error: cannot write the output: No space left on device"
 
@@ -253,7 +254,7 @@ def _start_child(cli_env, tmp_path):
     script = tmp_path / "train.py"
     script.write_text(CHILD)
     mark = tmp_path / "ckpt"
-    proc = subprocess.Popen([sys.executable, "-m", "cudaswitch", "run", "12.9", "--", sys.executable, str(script),
+    proc = subprocess.Popen([sys.executable, seams.ENTRY, "run", "12.9", "--", sys.executable, str(script),
                              str(mark)], env=dict(cli_env, PYTHONPATH=str(REPO)), start_new_session=True,
                             stderr=subprocess.PIPE, text=True)
     import time
@@ -404,7 +405,7 @@ def _smoke_on_a_terminal(prefix, env, *extra):
     import pty
 
     master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "cudaswitch", "smoke", "-p", str(prefix), "--cpu-ok", *extra],
+    proc = subprocess.Popen([sys.executable, seams.ENTRY, "smoke", "-p", str(prefix), "--cpu-ok", *extra],
                             stdout=subprocess.PIPE, stderr=slave, env=dict(env, PYTHONPATH=str(REPO)))
     os.close(slave)
     seen = b""
@@ -511,7 +512,7 @@ def test_a_read_only_file_system_is_a_one_line_refusal(cli_env, tmp_path):
                             f"mount -o remount,bind,ro {quote_sh(str(ro))}"], capture_output=True, text=True)
     if probe.returncode != 0:
         pytest.skip(f"cannot make a read-only mount here (needs CAP_SYS_ADMIN): {probe.stderr.strip()}")
-    cli = f"env PYTHONPATH={quote_sh(str(REPO))} {quote_sh(sys.executable)} -m cudaswitch"
+    cli = f"{quote_sh(sys.executable)} {quote_sh(seams.ENTRY)}"
     for args in (f"use 11.8 -p {quote_sh(env)} --no-smoke", f"off -p {quote_sh(env)}",
                  f"init bash --install --rc-file {quote_sh(str(ro / '.bashrc'))}"):
         proc = subprocess.run([unshare, "-m", "sh", "-c", f"mount --bind {quote_sh(str(ro))} {quote_sh(str(ro))} && "

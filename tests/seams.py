@@ -25,17 +25,23 @@ import sys
 
 
 _STEPS = [0]
+# points reached once per file of an archive or wheel (thousands in a toolkit): named faults reach them, but they
+# are not steps of a command, or interrupt@step:N would restart a whole install once per file
+PER_FILE = {"unpack"}
 
 
 def env_fault(point: str, n: int) -> None:
     spec = os.environ.get("CUDASWITCH_FAULT")
     if not spec:
         return
-    _STEPS[0] += 1
+    step = point not in PER_FILE
+    _STEPS[0] += step
     for item in spec.split(","):
         action, _, where = item.partition("@")
         name, _, count = where.partition(":")
         if name == "step":
+            if not step:
+                continue
             name, n_here = point, _STEPS[0]
         else:
             n_here = n

@@ -339,9 +339,19 @@ def classify_import_failure(text: str, outcome: ProbeOutcome, prefix: str, envir
         out.append(finding("NUMPY_ABI", ERROR))
         return out
     m = RX_SO_MISSING.search(text)
+    owner = wheel_of_library(prefix, m.group(1) or m.group(2)) if m and prefix and not windows else None
+    if owner:  # a file of a pip wheel that is gone: that wheel is what to reinstall
+        wheel, version = owner
+        out.append(finding("LIB_NOT_FOUND", ERROR, M("import torch failed: {lib} is missing, a library of the pip "
+                                                     "wheel {wheel} {version}", lib=m.group(1) or m.group(2) + ".so",
+                                                     wheel=wheel, version=version),
+                           M("reinstall that wheel: pip install --force-reinstall --no-deps {wheel}=={version}",
+                             wheel=wheel, version=version)))
+        return out
     if m:
         out.append(finding("LIB_NOT_FOUND", ERROR, M("import torch failed: {lib} is not on the loader's path "
-                                                     "(cannot open shared object file)", lib=m.group(1))))
+                                                     "(cannot open shared object file)", lib=m.group(1) or
+                                                     m.group(2) + ".so")))
         return out
     message = ((rec.get("import") or {}).get("error") or {}).get("message", "")
     dll = RX_DLL_FILE.search(message) or RX_DLL_FILE.search(text)  # the message first: tracebacks quote source
@@ -402,16 +412,6 @@ def classify_import_failure(text: str, outcome: ProbeOutcome, prefix: str, envir
         out.append(finding("TORCH_NOT_INSTALLED", INFO))
         return out
     last = (err.get("type", "") + ": " + err.get("message", "")).strip(": ").splitlines()
-    missing = None if windows else (RX_SO_MISSING.search(message) or RX_SO_MISSING.search(text))
-    owner = wheel_of_library(prefix, missing.group(1) or missing.group(2)) if missing and prefix else None
-    if owner:
-        wheel, version = owner
-        out.append(finding("IMPORT_FAILED", ERROR, M("import torch failed: {lib} is missing, a library of the pip "
-                                                     "wheel {wheel} {version}", lib=missing.group(1) or
-                                                     missing.group(2) + ".so", wheel=wheel, version=version),
-                           M("reinstall that wheel: pip install --force-reinstall --no-deps {wheel}=={version}",
-                             wheel=wheel, version=version)))
-        return out
     out.append(finding("IMPORT_FAILED", ERROR, M("import torch failed: {error}",
                                                  error=last[0] if last else M("unknown error"))))
     return out

@@ -140,7 +140,7 @@ def restore(j: Journal) -> List[str]:
     """Every file back as the journal kept it (removed where it did not exist), then the journal itself removed.
     Returns the files that differed."""
     from cudaswitch.core import faults
-    from cudaswitch.core.trust import read_bytes, remove_tree, write_file
+    from cudaswitch.core.trust import read_bytes, remove, remove_tree, write_file
 
     changed = _remove_new_distributions(j)
     for n, e in enumerate(j.entries, 1):

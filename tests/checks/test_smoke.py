@@ -311,7 +311,7 @@ def test_a_missing_library_of_a_pip_nvidia_wheel_names_the_wheel(env, clean_env,
         "site = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))\n"
         "ctypes.CDLL(os.path.join(site, 'nvidia', 'cuda_runtime', 'lib', 'libcudart.so.13'))\n")
     r, rec = smoke(env, dict(clean_env, LANG=lang, LC_ALL=lang))
-    assert r.returncode == 1 and rec["code"] == "IMPORT_FAILED"  # JSON is English in either language
+    assert r.returncode == 1 and rec["code"] == "LIB_NOT_FOUND"  # JSON is English in either language
     assert rec["cause"] == ("import torch failed: libcudart.so.13 is missing, a library of the pip wheel "
                             "nvidia-cuda-runtime 13.0.96")
     assert rec["fix"] == "reinstall that wheel: pip install --force-reinstall --no-deps nvidia-cuda-runtime==13.0.96"

@@ -88,7 +88,6 @@ def test_fifos_and_dev_zero_in_an_environment_neither_hang_nor_fill_memory(hosti
         assert "conda-meta/state" in line or "missing SELECTOR" in line, line
 
 
-@pytest.mark.xfail(strict=True, reason="fixed by the privilege boundary")  # root's `use` writes into her environment
 @pytest.mark.parametrize("how", ["fifo", "zero"])
 def test_conda_post_command_and_health_check_neither_hang_nor_fill_memory(hostile, real_trees, how):
     """What conda runs after every install/update in a switched environment, and `conda doctor`: the hook files

@@ -225,11 +225,12 @@ def plant_modulepath(w: World):
 
 
 def plant_spider_cache(w: World):
-    cache = w.her / ".lmod.d" / ".cache"
-    cache.mkdir(parents=True)
-    (cache / "spiderT.lua").write_text(
-        'spiderT = {\n["%s"] = {\ncuda = {\nfileT = {\n["cuda/12.4"] = {\nfn = "%s",\n},\n},\n},\n},\n}\n'
-        % (w.her / "modulefiles", w.her / "modulefiles" / "cuda" / "12.4.lua"))
+    # where Lmod 8.6 keeps a user's cache, and where Lmod 8.7.12 and later do
+    for cache in (w.her / ".lmod.d" / ".cache", w.her / ".cache" / "lmod"):
+        cache.mkdir(parents=True)
+        (cache / "spiderT.lua").write_text(
+            'spiderT = {\n["%s"] = {\ncuda = {\nfileT = {\n["cuda/12.4"] = {\nfn = "%s",\n},\n},\n},\n},\n}\n'
+            % (w.her / "modulefiles", w.her / "modulefiles" / "cuda" / "12.4.lua"))
 
 
 PLANTERS: Dict[str, Callable[[World], List[Path]]] = {
@@ -300,6 +301,6 @@ _SOURCE_PATHS = {
     "fish_conf_d": lambda w: [w.her / ".config" / "fish", w.her / "share" / "fish"],
     "tcshrc": lambda w: [w.her / ".tcshrc", w.her / ".cshrc", w.her / ".login"],
     "modulepath": lambda w: [w.her / "modulefiles"],
-    "spider_cache": lambda w: [w.her / ".lmod.d"],
+    "spider_cache": lambda w: [w.her / ".lmod.d", w.her / ".cache" / "lmod"],  # Lmod 8.6 and >= 8.7.12
 }
 

@@ -141,9 +141,11 @@ def trusted_libraries(environ):
     for folder in kept + [d for d in LIBCUDA_FOLDERS if d not in kept]:
         for name in ("libcuda.so.1", "libcuda.so"):
             path = os.path.join(folder, name)
-            if os.path.isfile(path) and not trust.executable_problem(Path(path)):
-                libraries.append(trust.resolved_program(path))
-                break
+            if os.path.isfile(path):
+                final, why = trust.trusted_program(path)  # checked and loaded as one file: no second resolution
+                if not why:
+                    libraries.append(final)
+                    break
     return environ, libraries
 
 

@@ -162,7 +162,8 @@ def _folder_problem(folder: str, me: int) -> Optional[str]:
     why = _owner_problem(st, me) if stat.S_ISLNK(st.st_mode) else stat_problem(st, me)
     if why:
         return M("{path} {why}", path=folder, why=why)
-    _trusted_folders[folder] = True
+    if _depth:  # kept only while a command runs (active() forgets them): outside one nothing resets them
+        _trusted_folders[folder] = True
     return None
 
 
@@ -172,36 +173,46 @@ def path_rule_problem(path: str, me: Optional[int] = None, file_mode: bool = Tru
     flip), then the resolved file. `file_mode`: a world- or group-writable file counts (a program, a library); for a
     write only its owner does (what is written there replaces its content anyway, and /dev/null is writable by
     all). None when nothing another user could have placed decides what happens there."""
+    return rule_walk(path, me, file_mode)[1]
+
+
+def rule_walk(path: str, me: Optional[int] = None, file_mode: bool = True):
+    """(the file `path` leads to, why the rule refuses it): the walk of path_rule_problem, which also yields where it
+    ended, with every folder resolved. When nothing is refused, every link on the way sits in folders nobody else can
+    write, so that file is what the path names until root or the user change it: the one to start or load (a second
+    resolution after the check could meet a link flipped in between). The file is None when the walk did not reach
+    one (a missing file, a loop of links)."""
     from cudaswitch.core.trust import stat_problem
 
     me = _me() if me is None else me
-    if me is None:
-        return None
     path = os.path.abspath(path)
+    if me is None:
+        return path, None
     for _hop in range(40):  # the kernel's own limit on links followed (ELOOP after that)
         folder = os.path.dirname(path)
         why = _folder_problem(folder, me)
-        if not why:
-            real_folder = os.path.realpath(folder)
-            why = _folder_problem(real_folder, me) if real_folder != folder else None
+        real_folder = os.path.realpath(folder)
+        if not why and real_folder != folder:
+            why = _folder_problem(real_folder, me)
         if why:
-            return why
+            return None, why
         try:
             st = os.lstat(path)
         except FileNotFoundError:
-            return None
+            return None, None
         if not stat.S_ISLNK(st.st_mode):
             break
         why = _owner_problem(st, me)
         if why:
-            return M("{path} {why}", path=path, why=why)
-        path = os.path.normpath(os.path.join(os.path.realpath(folder), os.readlink(path)))
+            return None, M("{path} {why}", path=path, why=why)
+        path = os.path.normpath(os.path.join(real_folder, os.readlink(path)))
     else:
-        return None  # a loop of links: the call itself fails
+        return None, None  # a loop of links: the call itself fails
+    final = os.path.join(real_folder, os.path.basename(path))
     if stat.S_ISCHR(st.st_mode):
-        return None  # /dev/null, a terminal: nothing anyone plants
+        return final, None  # /dev/null, a terminal: nothing anyone plants
     why = stat_problem(st, me) if file_mode else _owner_problem(st, me)
-    return M("{path} {why}", path=path, why=why) if why else None
+    return (None, M("{path} {why}", path=path, why=why)) if why else (final, None)
 
 
 def _fspath(p) -> Optional[str]:

@@ -115,25 +115,26 @@ def owner_hint(path: Path) -> str:
 
 def executable_problem(path: Path) -> Optional[str]:
     """Why cudaswitch must not execute `path` (discovery runs nvcc only when nobody else could have put it there):
-    the link's own folders (whoever may write them may replace the link between the check and the start) and the
-    resolved file with every folder above it must belong to the invoking user or root and not be writable by
-    others. The program is then started by its resolved path (resolved_program)."""
+    the one rule of core/audit.py, which the audit hook applies to every start: every folder above the path, every
+    link on the way to the file with its own folders, and the file itself belong to the invoking user or root and
+    are writable by nobody else. A program is then started as trusted_program gives it."""
+    return trusted_program(path)[1]
+
+
+def trusted_program(path) -> "tuple[str, Optional[str]]":
+    """(what to start, why not): the file the checked walk through `path` ended at, which is what is started (a
+    second resolution could meet a link flipped after the check; and the program sees its own name, not the
+    link's: a Python reached through a link reads the pyvenv.cfg beside the link, and with it the link owner's
+    site-packages). Off POSIX, `path` itself and no objection."""
     if not POSIX:
-        return None
+        return str(path), None
+    from cudaswitch.core import audit
+
     try:
-        real = Path(os.path.realpath(path))
-    except OSError:
-        return M("{path} cannot be resolved", path=path)
-    return path_problem(Path(os.path.abspath(path))) or (path_problem(real) if real != Path(path) else None)
-
-
-def resolved_program(path) -> str:
-    """The file a trusted `path` leads to, which is what is started: a link in a folder only root can write cannot
-    change between the check and the start, and the program sees its own name, not the link's (a Python reached
-    through a link reads the pyvenv.cfg beside the link, and with it the link owner's site-packages)."""
-    if not POSIX:
-        return str(path)
-    return os.path.realpath(path)
+        final, why = audit.rule_walk(str(path))
+    except OSError as exc:
+        return str(path), M("{path} cannot be checked: {why}", path=path, why=exc.strerror or exc)
+    return (final or os.path.abspath(path)), why
 
 
 def current_umask() -> int:
@@ -507,11 +508,12 @@ def run_program(args, timeout: Optional[float], env=None, cwd=None, input: Optio
     if checked:
         exe = args[0] if os.path.dirname(args[0]) else (shutil.which(args[0], path=(env or os.environ).get("PATH"))
                                                         or args[0])
-        why = program_problem(exe) if os.path.isabs(exe) else None
-        if why:
-            raise UntrustedProgram(exe, why)
-        if os.path.isabs(exe) and euid() == 0 and not by_link:
-            args[0] = resolved_program(exe)  # the file checked is the file started (no window through a link)
+        if os.path.isabs(exe) and euid() == 0:
+            final, why = trusted_program(exe)
+            if why:
+                raise UntrustedProgram(exe, why)
+            if not by_link:
+                args[0] = final  # the file checked is the file started (no window through a link)
     pipe = subprocess.PIPE if capture else None
     proc = subprocess.Popen(args, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL, stdout=pipe,
                             stderr=pipe, env=dict(env) if env is not None else None, cwd=cwd, text=text)

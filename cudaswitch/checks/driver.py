@@ -127,16 +127,10 @@ def trusted_libraries(environ):
 
     from cudaswitch.core import trust
 
-    environ = dict(environ)
     if not trust.POSIX or trust.euid() != 0:
-        return environ, []
-    folders = [d for d in environ.get("LD_LIBRARY_PATH", "").split(":") if d]
-    kept = [d for d in folders if os.path.isabs(d) and not trust.path_problem(Path(d))]
-    if kept != folders:
-        if kept:
-            environ["LD_LIBRARY_PATH"] = ":".join(kept)
-        else:
-            environ.pop("LD_LIBRARY_PATH", None)
+        return dict(environ), []
+    environ, _dropped = trust.trusted_search_folders(environ, ("LD_LIBRARY_PATH",))
+    kept = [d for d in environ.get("LD_LIBRARY_PATH", "").split(":") if d]
     libraries = []
     for folder in kept + [d for d in LIBCUDA_FOLDERS if d not in kept]:
         for name in ("libcuda.so.1", "libcuda.so"):

@@ -461,6 +461,61 @@ class UntrustedProgram(CudaswitchError):
         self.program, self.why = str(program), why
 
 
+def trusted_search_folders(environ, names=("PATH", "LD_LIBRARY_PATH")) -> "tuple[dict, List[str]]":
+    """(a copy of `environ`, the folders left out): run as root, the search lists a child uses by name (PATH for
+    the programs it starts, LD_LIBRARY_PATH for every library the loader resolves, its own and its dependencies')
+    keep only the folders nobody else could have written. A child such as pip runs `uname` and loads libz by name;
+    whoever writes the first folder that answers would run as root. An ordinary user's lists are theirs."""
+    env = dict(environ)
+    if not POSIX or euid() != 0:
+        return env, []
+    dropped: List[str] = []
+    for name in names:
+        if name not in env:
+            continue
+        folders = env[name].split(os.pathsep)
+        kept = [d for d in folders if d and os.path.isabs(d) and not path_problem(Path(d))]
+        dropped += [d for d in folders if d and d not in kept]
+        if kept:
+            env[name] = os.pathsep.join(kept)
+        else:
+            env.pop(name)
+    return env, dropped
+
+
+def pip_environ(environ) -> "tuple[dict, Optional[str]]":
+    """(the environment pip runs in, a note): run as root, pip reads none of its settings files that another user
+    could have written (PIP_CONFIG_FILE, the user's pip.conf under HOME or XDG_CONFIG_HOME, a pip.conf in a
+    folder of XDG_CONFIG_DIRS). Such a file decides the index, and `log = FILE` makes pip write where she points
+    it, as root. pip then reads /dev/null instead of the environment's and the user's files (pip skips the user's
+    when PIP_CONFIG_FILE names an existing file) and only the trusted XDG_CONFIG_DIRS. The note names the first
+    file left out. An ordinary user's settings are theirs: unchanged."""
+    env, dropped = trusted_search_folders(environ)
+    if euid() != 0:
+        return env, None
+    home = environ.get("HOME") or os.path.expanduser("~")
+    xdg = environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    note = None
+    for path in (environ.get("PIP_CONFIG_FILE"), os.path.join(xdg, "pip", "pip.conf"),
+                 os.path.join(home, ".pip", "pip.conf")):
+        if path and path != os.devnull and os.path.isabs(path):
+            why = path_problem(Path(path))
+            if why:
+                note = note or M("pip's settings {path} are not read: {why}", path=path, why=why)
+                env["PIP_CONFIG_FILE"] = os.devnull
+    dirs = [d for d in environ.get("XDG_CONFIG_DIRS", "").split(os.pathsep) if d]
+    kept = [d for d in dirs if os.path.isabs(d) and not path_problem(Path(d) / "pip" / "pip.conf")]
+    if kept != dirs:
+        bad = next(d for d in dirs if d not in kept)
+        note = note or M("pip's settings {path} are not read: {why}", path=os.path.join(bad, "pip", "pip.conf"),
+                         why=path_problem(Path(bad) / "pip" / "pip.conf") or M("not an absolute folder"))
+        env["XDG_CONFIG_DIRS"] = os.pathsep.join(kept) or "/etc/xdg"
+    if dropped and not note:
+        note = M("pip runs without {folders} on its search paths: another user could have written there",
+                 folders=", ".join(dropped))
+    return env, note
+
+
 def not_run(program, why: str) -> str:
     """The one line saying that `program` was not started, and why."""
     return M("{program} not run: {why}; cudaswitch run as {user} runs no program another user could have put there",

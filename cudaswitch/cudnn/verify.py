@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Tuple
 
+from cudaswitch.core import trust
 from cudaswitch.core.i18n import M
 from cudaswitch.core.system import System
 from cudaswitch.cudnn.transaction import Prepared
@@ -71,6 +72,8 @@ def verify(prep: Prepared, system: System) -> dict:
         bindir = target.local_dirs["bin"]
         args, env = windows_load_check(bindir / f"cudnn64_{major}.dll", bindir, env)
     else:
+        # as root, libcudnn's own dependencies and the Python child's are searched only where nobody else wrote
+        env, _dropped = trust.trusted_search_folders(env)
         libdir = target.local_dirs["lib"]
         env["LD_LIBRARY_PATH"] = str(libdir) + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
         args = [sys.executable, "-I", "-c", _LOAD, str(libdir / f"libcudnn.so.{major}")]

@@ -154,9 +154,14 @@ def _pip(args: Sequence[str], show_progress: bool) -> "subprocess.CompletedProce
             out = sys.stderr.fileno()
         except (AttributeError, OSError, ValueError):  # a stderr with no descriptor (captured): no bars
             out = subprocess.DEVNULL
+    env, note = trust.pip_environ(os.environ)
+    if note:
+        from cudaswitch.core.i18n import _, tr
+
+        sys.stderr.write(_("note: {text}").format(text=tr(note)) + "\n")
     proc = subprocess.Popen([sys.executable, "-I", "-m", "pip", *args], cwd=os.path.abspath(os.sep),
                             stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.PIPE, text=True,
-                            errors="replace")
+                            errors="replace", env=env)
     kept: List[str] = []
     try:
         assert proc.stderr is not None

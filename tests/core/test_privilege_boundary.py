@@ -470,3 +470,38 @@ def test_who_does_the_work_is_decided_by_the_environments_owner(base):
     for prefix, euid in ((ours, 0), (theirs, NOBODY), (theirs, 1000)):
         assert as_owner_of(str(prefix), lambda: "here", said.append, euid=euid, runner=runner) == "here"
     assert len(calls) == 1 and len(said) == 1
+
+
+def test_a_child_of_root_searches_no_folder_another_user_could_write(base):
+    """pip and cuDNN's load check start programs and load libraries by name: as root their PATH and
+    LD_LIBRARY_PATH keep only folders nobody else could write, in order; her folder, a relative entry and a
+    world-writable folder go, and the list that would be empty goes altogether."""
+    from cudaswitch.core import trust
+
+    root, attacker = base
+    open_to_all = root / "tmpish"
+    open_to_all.mkdir()
+    open_to_all.chmod(0o777)
+    env, dropped = trust.trusted_search_folders({
+        "PATH": f"{attacker}:/usr/bin:bin:{open_to_all}:/bin", "LD_LIBRARY_PATH": str(attacker), "HOME": "/x"})
+    assert env == {"PATH": "/usr/bin:/bin", "HOME": "/x"}
+    assert dropped == [str(attacker), "bin", str(open_to_all), str(attacker)]
+
+
+def test_pip_as_root_reads_none_of_her_settings(base):
+    """Her pip.conf named by PIP_CONFIG_FILE, under the HOME root was given, or in an XDG_CONFIG_DIRS folder of
+    hers: pip reads /dev/null and root's trusted folders instead, and the note names the first one."""
+    from cudaswitch.core import trust
+
+    root, attacker = base
+    as_user(lambda: ((attacker / "pip").mkdir(), (attacker / "pip" / "pip.conf").write_text("[global]\n")))
+    env, note = trust.pip_environ({"PIP_CONFIG_FILE": str(attacker / "pip" / "pip.conf"), "HOME": "/root"})
+    assert env["PIP_CONFIG_FILE"] == os.devnull and str(attacker / "pip" / "pip.conf") in note
+    env, note = trust.pip_environ({"HOME": str(attacker), "XDG_CONFIG_HOME": "/root/.config"})
+    assert env["PIP_CONFIG_FILE"] == os.devnull and note.startswith(f"pip's settings {attacker}/.pip/pip.conf")
+    env, note = trust.pip_environ({"HOME": "/root", "XDG_CONFIG_HOME": "/root/.config",
+                                   "XDG_CONFIG_DIRS": f"{attacker}:/etc/xdg"})
+    assert env["XDG_CONFIG_DIRS"] == "/etc/xdg" and "PIP_CONFIG_FILE" not in env
+    assert note.startswith(f"pip's settings {attacker}/pip/pip.conf are not read: {attacker} belongs to")
+    env, note = trust.pip_environ({"HOME": "/root", "XDG_CONFIG_HOME": "/root/.config", "PATH": "/usr/bin"})
+    assert note is None and "PIP_CONFIG_FILE" not in env and env["PATH"] == "/usr/bin"

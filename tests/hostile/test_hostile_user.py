@@ -15,6 +15,8 @@ import time
 
 import pytest
 
+import cudatrees
+import cudnn_archives
 import world as hostile
 from bounded import within
 from conftest import require_tool, run_cli
@@ -90,14 +92,22 @@ COMMANDS = {
     "smoke -p ROOTENV": ["smoke", "-p", "{root_env}", "--cpu-ok"],
     "recommend": ["recommend"],
     "modulefile": ["modulefile", "12.9", "{base}/modules/cuda"],
+    "run": ["run", "12.9", "--", "/bin/true"],
+    # on her environment root works as her (core/asowner.py): what she planted runs, if at all, with her rights
+    "use -p HERENV": ["use", "12.9", "-p", "{her_env}", "--no-smoke"],
+    "smoke -p HERENV": ["smoke", "-p", "{her_env}", "--cpu-ok"],
+    "off -p HERENV": ["off", "-p", "{her_env}"],
+    # pip starts as root with her PIP_CONFIG_FILE in the environment (an index offering nothing: it fails fast)
+    "install-toolkit": ["install-toolkit", "13.0", "--into", "{base}/new-toolkit"],
 }
+EXTRA_ENV = {"install-toolkit": {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "{base}/no-wheels"}}
 
 
-def _run(w, args):
+def _run(w, args, extra=None):
     reads = []
     audit.ON_READ = reads.append
     try:
-        proc = within(run_cli, args, w.environ, limit=120)
+        proc = within(run_cli, args, dict(w.environ, **(extra or {})), limit=120)
     finally:
         audit.ON_READ = None
     return proc, reads
@@ -106,13 +116,38 @@ def _run(w, args):
 @pytest.mark.parametrize("name", list(COMMANDS))
 def test_root_runs_nothing_she_planted(fresh, name):
     w = fresh
-    args = [a.format(root_env=w.root_env, base=w.base) for a in COMMANDS[name]]
-    proc, reads = _run(w, args)
+    values = dict(root_env=w.root_env, base=w.base, her_env=hostile._her_env(w))
+    args = [a.format(**values) for a in COMMANDS[name]]
+    proc, reads = _run(w, args, {k: v.format(**values) for k, v in EXTRA_ENV.get(name, {}).items()})
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr
     assert w.ran() == [], (w.ran(), proc.stdout, proc.stderr)
+    assert not (w.her / "pip-as-root.log").exists(), "pip read her settings as root"
     her = str(w.her) + "/"
     stray = sorted({r for r in reads if r.startswith(her) and not w.registered(r)})
     assert stray == [], f"root read her files outside every registered source: {stray}"
+
+
+def test_install_and_uninstall_cudnn_as_root_run_and_load_nothing_of_hers(fresh):
+    """install-cudnn into a root-owned toolkit, with her LD_LIBRARY_PATH (a libcudnn.so.9 canary), her PATH and her
+    Python links in root's environment: the post-install load check loads the toolkit's own libcudnn by path, and
+    the undo removes exactly what the install wrote."""
+    w = fresh
+    tk = cudatrees.cuda_12_9(w.base / "tk-cudnn")
+    archive = cudnn_archives.make(w.base / "archives", "linux-9.10-archive")
+    before = cudnn_archives.snapshot(tk)
+    her = str(w.her) + "/"
+    for args in (["install-cudnn", str(archive), "--cuda", str(tk), "--yes"], ["uninstall-cudnn", "--cuda", str(tk)]):
+        proc, reads = _run(w, args)
+        # the archive's libraries are stand-ins that do not load: install-cudnn says so (its exit status for that
+        # is the cuDNN tests' business)
+        assert proc.returncode in ((0, 1) if args[0] == "install-cudnn" else (0,)), (args, proc.stdout, proc.stderr)
+        assert "Traceback" not in proc.stderr, proc.stderr
+        assert w.ran() == [], (args, w.ran(), proc.stderr)
+        assert sorted({r for r in reads if r.startswith(her) and not w.registered(r)}) == [], args
+        if args[0] == "install-cudnn":
+            assert (tk / "include" / "cudnn_version.h").is_file(), proc.stdout
+            assert f"{tk / 'lib64' / 'libcudnn.so.9'}: wrong ELF class" in proc.stdout + proc.stderr
+    assert cudnn_archives.snapshot(tk) == before
 
 
 def _linked_toolkit(w, name):

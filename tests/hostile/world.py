@@ -175,7 +175,9 @@ def plant_condarc(w: World):
 
 
 def plant_pip_config(w: World):
-    (w.her / "pip.conf").write_text(f"[global]\nfind-links = {w.her / 'wheels'}\nno-index = true\n")
+    # `log`: a pip that reads this as root writes where she points it
+    (w.her / "pip.conf").write_text(f"[global]\nfind-links = {w.her / 'wheels'}\nno-index = true\n"
+                                    f"log = {w.her / 'pip-as-root.log'}\n")
     (w.her / ".config" / "pip").mkdir(parents=True)
     (w.her / ".config" / "pip" / "pip.conf").write_text("[global]\nno-index = true\n")
 

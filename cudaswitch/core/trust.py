@@ -92,11 +92,27 @@ def path_problem(path: Path, below: Optional[Path] = None, me: Optional[int] = N
     return None
 
 
-def refuse_if_foreign(paths: Iterable[Path], what: str, how: str, below: Optional[Path] = None) -> None:
+def write_problem(path) -> Optional[str]:
+    """Why cudaswitch must not write `path`: the audit hook's rule for a write (every folder, every link on the way
+    and their folders, the file's owner), checked before anything is read or written, so that the command ends in
+    one line instead of being stopped halfway."""
+    if not POSIX:
+        return None
+    from cudaswitch.core import audit
+
+    try:
+        return audit.rule_walk(str(path), file_mode=False)[1]
+    except OSError as exc:
+        return M("{path} cannot be checked: {why}", path=path, why=exc.strerror or exc)
+
+
+def refuse_if_foreign(paths: Iterable[Path], what: str, how: str, below: Optional[Path] = None,
+                      writing: bool = False) -> None:
     """CudaswitchError naming the first path another user could have written. `what`: the action refused;
-    `how`: how to proceed (e.g. 'run it as that user: sudo -u alice cudaswitch ...')."""
+    `how`: how to proceed (e.g. 'run it as that user: sudo -u alice cudaswitch ...'). `writing`: judge each path as
+    a write target (write_problem), links on the way included."""
     for p in paths:
-        why = path_problem(p, below)
+        why = write_problem(p) if writing else path_problem(p, below)
         if why:
             raise CudaswitchError(M("refused to {what}: {why}, and cudaswitch runs as {user}: it does not act on "
                                     "files another user could have written; {how}; nothing was changed",

@@ -273,6 +273,16 @@ def install(shell: str, path: Optional[str], environ: Mapping[str, str]) -> List
     from cudaswitch.core.trust import read_bytes
 
     targets = [Path(path)] if path else rc_files(shell, environ)
+    integration = integration_file(shell, environ)
+    from cudaswitch.core import trust
+
+    # root run with another user's HOME (su without '-', sudo -E): her rc files, and the links she may have made of
+    # them, are hers to change; nothing is read before this
+    trust.refuse_if_foreign([*targets, integration], M("install the shell integration"),
+                            M("run it as that user: {hint} cudaswitch init {shell} --install",
+                              hint=trust.owner_hint(next(p for p in (targets[0], *targets[0].parents)
+                                                         if os.path.lexists(p))),
+                              shell=shell), writing=True)
     plans = []
     for target in targets:  # every file is read, and found writable, before any is written
         old, encoding = _read_startup_file(target)
@@ -282,7 +292,6 @@ def install(shell: str, path: Optional[str], environ: Mapping[str, str]) -> List
             check_writable(target.resolve() if target.is_symlink() else target,
                            M("add the line '{line}' to it yourself", line=load_line(shell, environ)))
         plans.append((target, old, new, encoding, migrated))
-    integration = integration_file(shell, environ)
     data = integration_bytes(shell)
     try:
         current = read_bytes(integration)

@@ -99,6 +99,13 @@ COMMANDS = {
     "off -p HERENV": ["off", "-p", "{her_env}"],
     # pip starts as root with her PIP_CONFIG_FILE in the environment (an index offering nothing: it fails fast)
     "install-toolkit": ["install-toolkit", "13.0", "--into", "{base}/new-toolkit"],
+    "uninstall-toolkit": ["uninstall-toolkit", "13.0"],
+    # root's HOME is hers (su without '-'): the rc files and profiles there are hers to swap
+    "init bash --install": ["init", "bash", "--install"],
+    "init powershell --install": ["init", "powershell", "--install"],
+    "install-cudnn --into-env -p HERENV": ["install-cudnn", "{base}/archives/cudnn-linux-x86_64-9.10.2.21_cuda12-archive.tar.xz",
+                                           "--into-env", "-p", "{her_env}", "--yes"],
+    "use auto -p ROOTENV": ["use", "auto", "-p", "{root_env}", "--no-smoke"],
 }
 EXTRA_ENV = {"install-toolkit": {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "{base}/no-wheels"}}
 
@@ -125,6 +132,19 @@ def test_root_runs_nothing_she_planted(fresh, name):
     her = str(w.her) + "/"
     stray = sorted({r for r in reads if r.startswith(her) and not w.registered(r)})
     assert stray == [], f"root read her files outside every registered source: {stray}"
+
+
+def test_init_install_as_root_with_her_home_is_refused_before_reading_anything(fresh):
+    """Root run with her HOME: her .bashrc (which she may turn into a link to a file of root's) is hers to change.
+    One line names the file and the command to run as her; her files are as they were."""
+    w = fresh
+    before = (w.her / ".bashrc").read_bytes()
+    proc, _reads = _run(w, ["init", "bash", "--install"])
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith("cudaswitch: error: refused to install the shell integration: ") and \
+        "sudo -u nobody cudaswitch init bash --install" in proc.stderr, proc.stderr
+    assert (w.her / ".bashrc").read_bytes() == before
+    assert not (w.her / ".local" / "share" / "cudaswitch").exists()
 
 
 def test_install_and_uninstall_cudnn_as_root_run_and_load_nothing_of_hers(fresh):
@@ -175,42 +195,70 @@ def test_a_link_through_her_folder_to_a_trusted_program_is_not_started(fresh):
     assert audit.take_violations() == []  # refused by the check, not left to the net below it
 
 
-def test_a_racing_link_never_runs_her_program_as_root(fresh):
-    """The same link, which she flips between a link to a trusted program and her script as fast as she can while
-    root runs `list` ten times: whichever it meets, the check refuses her link itself, so her script never runs as
-    root and the audit hook never has to stop a start the check let through (a second resolution after the check
-    would meet the flip)."""
+def _race_nvcc(w):
+    tk = _linked_toolkit(w, "race-nvcc")
+    return ["list"], {"CUDASWITCH_SEARCH_PATH": str(tk)}
+
+
+def _race_on_path(name, args):
+    """A root-owned folder first on PATH whose `name` links into her folder."""
+    def setup(w):
+        folder = w.base / f"rbin-{name}"
+        folder.mkdir()
+        (folder / name).symlink_to(w.her / f"race-{name}" / name)
+        return [a.format(root_env=w.root_env) for a in args], {"PATH": f"{folder}:/usr/bin:/bin"}
+    return setup
+
+
+# one per door that starts a program found through a link: discovery's nvcc, the driver query's nvidia-smi, the
+# hook check's shells
+RACES = {
+    "nvcc": ("nvcc", "/bin/true", _race_nvcc),
+    "nvidia-smi": ("nvidia-smi", "/bin/true", _race_on_path("nvidia-smi", ["doctor"])),
+    "dash": ("dash", "/bin/dash", _race_on_path("dash", ["use", "12.9", "-p", "{root_env}", "--no-smoke"])),
+}
+
+
+@pytest.mark.parametrize("door", list(RACES))
+def test_a_racing_link_never_runs_her_program_as_root(fresh, door):
+    """A link in a root-owned folder leads to her link, which she flips between a trusted program and her script
+    as fast as she can while root runs the command five times: whichever it meets, the check refuses her link
+    itself, so her script never runs as root and the audit hook never has to stop a start the check let through
+    (a second resolution after the check would meet the flip)."""
     w = fresh
-    tk = _linked_toolkit(w, "race")
-    race = w.her / "race"
+    name, trusted, setup = RACES[door]
+    args, extra = setup(w)
+    race = w.her / f"race-{name}"
     stop = w.base / "stop-race"
 
     def flip():
         race.mkdir(exist_ok=True)
-        (race / "script").write_text(hostile.sh_canary(w, "race:nvcc"))
+        (race / "script").write_text(hostile.sh_canary(w, f"race:{name}"))
         (race / "script").chmod(0o755)
         deadline = time.monotonic() + 120
         while not stop.exists() and time.monotonic() < deadline:
-            for src in ("/bin/true", str(race / "script")):
-                tmp = race / ".nvcc"
+            for src in (trusted, str(race / "script")):
+                tmp = race / f".{name}"
                 try:
                     tmp.unlink()
                 except FileNotFoundError:
                     pass
                 tmp.symlink_to(src)
-                os.replace(tmp, race / "nvcc")
+                os.replace(tmp, race / name)
     child = threading.Thread(target=as_user, args=(flip,))
     child.start()
     try:
-        while not (race / "nvcc").exists():
+        while not (race / name).exists():
             time.sleep(0.01)
-        env = dict(w.environ, CUDASWITCH_SEARCH_PATH=str(tk))
-        for _ in range(10):
-            proc = within(run_cli, ["list"], env, limit=60)
-            assert "Traceback" not in proc.stderr, proc.stderr
+        env = dict(w.environ, **extra)
+        for _ in range(5):
+            proc = within(run_cli, args, env, limit=60)
+            assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr
     finally:
         stop.write_text("")
         child.join()
         stop.unlink()
     assert w.ran() == []
     assert audit.take_violations() == []
+    # the check saw her link (not a silent pass because nothing looked)
+    assert f"{w.her} belongs to" in proc.stdout + proc.stderr, (proc.stdout, proc.stderr)

@@ -326,6 +326,9 @@ def _run_bytes(argv, env, timeout):
     return trust.run_program(argv, timeout, env=env, text=False, cwd=os.path.abspath(os.sep))
 
 
+STARTUP_FILE_VARIABLES = ("BASH_ENV", "ENV")
+
+
 def check_shell(shell: RealShell, program: str, prefix: str, changes: Changes, start: Dict[str, str],
                 dirs: Sequence[str], folder: Path, python: str = sys.executable,
                 run: Runner = None, spell: Callable[[str], str] = str, launcher: Sequence[str] = (),
@@ -342,6 +345,10 @@ def check_shell(shell: RealShell, program: str, prefix: str, changes: Changes, s
         return ShellCheck(shell.name, shell.hook, "skipped", note=record.cannot_express(changes))
     sep = ";" if shell.windows else ":"
     given, start = start, with_other_windows_records(shell, changes, start)
+    # a non-interactive bash sources $BASH_ENV before the script (and sh its $ENV, interactive or not in some
+    # builds): the file someone named there would run inside the check, as whoever runs it. The hooks never read
+    # them, so the check runs without.
+    start = {k: v for k, v in start.items() if k not in STARTUP_FILE_VARIABLES}
     try:
         act, deact = (spell(str(p)) for p in _private_copies(prefix, record, folder, shell.program))
     except (OSError, CudaswitchError) as exc:

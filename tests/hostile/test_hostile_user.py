@@ -106,8 +106,11 @@ COMMANDS = {
     "install-cudnn --into-env -p HERENV": ["install-cudnn", "{base}/archives/cudnn-linux-x86_64-9.10.2.21_cuda12-archive.tar.xz",
                                            "--into-env", "-p", "{her_env}", "--yes"],
     "use auto -p ROOTENV": ["use", "auto", "-p", "{root_env}", "--no-smoke"],
+    # the system's own shells found first: the hook check runs them, with her BASH_ENV and ENV in root's environment
+    "use -p ROOTENV, system shells": ["use", "12.9", "-p", "{root_env}", "--no-smoke"],
 }
-EXTRA_ENV = {"install-toolkit": {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "{base}/no-wheels"}}
+EXTRA_ENV = {"install-toolkit": {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "{base}/no-wheels"},
+             "use -p ROOTENV, system shells": {"PATH": "/usr/bin:/bin"}}
 
 
 def _run(w, args, extra=None):

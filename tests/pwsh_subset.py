@@ -24,8 +24,12 @@ item without `-ErrorAction SilentlyContinue` is an error, `Remove-Variable` acts
 `List[string]` in a string is joined with `$OFS`, ConstrainedLanguage (`language=`) forbids `[Type]::Method()` and
 `New-Object` of a generic list, `$?` follows each pipeline and assignment (`status=` is the one the user's last
 command left), and the `init` function runs whole (`Get-Command ... | Select-Object -First 1`, `& $exe @args`
-against `programs=`, `try`/`finally`, dot-sourcing a file). Not modelled: conda's module / `Invoke-Expression`
-context, beyond dot-sourcing into the caller's scope.
+against `programs=`, `try`/`finally`, dot-sourcing a file). Scopes as about_Scopes has them: variables and
+functions per scope, `$global:`/`$script:`/`$local:` (`$private:`, `$using:` refused), `function global:f` and
+`Set-Item Function:\\global:f`. `Session` adds what conda runs the hooks in: a module (Conda.psm1's functions,
+loaded as the file has them) whose functions run in a scope whose parent is the module's own scope, then the global
+one, `Invoke-Expression` running its text in the current scope, and `& $Env:CONDA_EXE ... | Out-String` against a
+program of `programs=` that prints (tests/switching/test_pwsh_conda_module.py runs the real conda there).
 """
 
 from __future__ import annotations

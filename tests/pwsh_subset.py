@@ -760,8 +760,10 @@ class Interpreter:
             name = target.name if isinstance(target, _App) else target
             if name not in self.programs:
                 raise PsError(f"the term '{name}' is not recognized as a program")
-            # a $null argument is not passed to a native program; '' is (PowerShell 7.3+ and conda's own use)
-            got = self.programs[name]([self.to_string(a) for a in pos if a is not None], self.env)
+            # a $null argument is not passed to a native program; '' is from 7.3 on ($PSNativeCommandArgumentPassing),
+            # dropped before (Windows PowerShell 5.1: PowerShell/PowerShell#1995)
+            args = [self.to_string(a) for a in pos if a is not None]
+            got = self.programs[name]([a for a in args if a != "" or self.version >= "7.3"], self.env)
             code, lines = got if isinstance(got, tuple) else (got, [])
             self.scopes[0]["lastexitcode"] = code
             self._failed = code != 0

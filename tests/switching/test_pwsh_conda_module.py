@@ -41,10 +41,10 @@ class _Conda(dict):
     def __getitem__(self, name):
         def run(args, env):
             args = args[2:] if args[:2] == ["-m", "conda"] else args
-            self.calls.append(args)
             proc = subprocess.run([*self.conda.argv, *args], env=self.conda.env(self.extra, env.as_dict()),
                                   capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
             assert proc.returncode == 0, proc.stderr
+            self.calls.append((args, proc.stdout))
             return 0, proc.stdout.splitlines()
         return run
 
@@ -72,15 +72,22 @@ def _apply(env, lines, empty_is_unset):
     return out
 
 
-@pytest.mark.parametrize("version", ["5.1", "7.5"])
-def test_the_hooks_run_inside_condas_module_function(real_conda, tmp_path, version):
-    empty = version < "7.5"
-    home = tmp_path / "home"
-    home.mkdir()
-    (tmp_path / "condarc").write_text("auto_activate_base: false\nchangeps1: false\nnotify_outdated_conda: false\n")
-    extra = {"HOME": str(home), "CONDARC": str(tmp_path / "condarc"), "CONDA_SOLVER": "classic"}
-    prefix = str(real_conda.create(tmp_path / "envs" / "A", env=extra))
+@pytest.fixture(scope="module")
+def conda_env(real_conda, tmp_path_factory):
+    """One real conda environment with cudaswitch's hooks, HOME and CONDARC in the test's folder."""
+    base = tmp_path_factory.mktemp("condamodule")
+    (base / "home").mkdir()
+    (base / "condarc").write_text("auto_activate_base: false\nchangeps1: false\nnotify_outdated_conda: false\n")
+    extra = {"HOME": str(base / "home"), "CONDARC": str(base / "condarc"), "CONDA_SOLVER": "classic"}
+    prefix = str(real_conda.create(base / "envs" / "A", env=extra))
     hooks.write_hooks(prefix, CHANGES, "11.8")
+    return real_conda, prefix, extra
+
+
+@pytest.mark.parametrize("version", ["5.1", "7.5"])
+def test_the_hooks_run_inside_condas_module_function(conda_env, version):
+    real_conda, prefix, extra = conda_env
+    empty = version < "7.5"
     exe = real_conda.argv
     start = {"PATH": "/usr/bin:/bin", "CUDA_PATH": "/opt/old cuda", "CONDA_EXE": exe[0], **extra}
     if exe[1:] == ["-m", "conda"]:
@@ -91,8 +98,8 @@ def test_the_hooks_run_inside_condas_module_function(real_conda, tmp_path, versi
     session.import_module("Conda", PSM1)
 
     assert session.call("Conda", "Enter-CondaEnvironment", Name=prefix) == []  # nothing printed
-    assert conda.calls == [["shell.powershell", "activate", prefix]]
-    text = "\n".join(conda[""](["shell.powershell", "activate", prefix], ps.EnvBlock(start, False))[1])
+    ((args, text),) = conda.calls
+    assert args == ["shell.powershell", "activate", prefix]
     before, hook, after = _conda_lines(text)
     assert hook == f"{prefix}/etc/conda/activate.d/cudaswitch.ps1" and not after
     want = activated(_apply(start, before, empty), CHANGES, ":", empty)
@@ -107,7 +114,9 @@ def test_the_hooks_run_inside_condas_module_function(real_conda, tmp_path, versi
 
     activated_env = session.env
     assert session.call("Conda", "Exit-CondaEnvironment") == []
-    text = "\n".join(conda[""](["shell.powershell", "deactivate"], ps.EnvBlock(activated_env, False))[1])
+    args, text = conda.calls[-1]
+    # then $Arg, unbound: '', which 7.3+ passes and 5.1 drops
+    assert args == ["shell.powershell", "deactivate"] + ([""] if version >= "7.3" else [])
     before, hook, after = _conda_lines(text)
     assert hook == f"{prefix}/etc/conda/deactivate.d/cudaswitch.ps1"
     mid = _apply(activated_env, before, empty)

@@ -305,3 +305,17 @@ def test_a_chinese_error_line_is_quoted_as_cmd_wrote_it(tmp_path):
                                tmp_path, spell=_spell, run=_answering("系统找不到指定的路径。\r\n".encode("gbk")),
                                codepages=(936, 936))
     assert check.status == "failed" and str(check.note).endswith("before the hooks had run: 系统找不到指定的路径。")
+
+
+def test_a_value_the_console_code_page_cannot_hold_is_a_skip_not_a_crash(tmp_path):
+    """A Chinese account name on PATH in a Western console (850): cmd could not be handed the value, so the check
+    does not start it and says why, instead of failing on the encoding."""
+    local, root, ch = _ps_env(tmp_path, windows=True)
+    prefix = z(local)
+    start = {"PATH": prefix + "\\Library\\bin;" + CHINESE_PATH, "CONDA_PREFIX": prefix}
+
+    def never(argv, env, timeout):
+        raise AssertionError("cmd was started")
+    check = verify.check_shell(verify.WINDOWS_SHELLS[0], "cmd", str(local), ch, start, [prefix + "\\Library\\bin"],
+                               tmp_path, spell=_spell, run=never, codepages=(850, 1252))
+    assert (check.status, str(check.note)) == ("skipped", "a value cannot be written in this console's code page")

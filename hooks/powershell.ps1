@@ -1,7 +1,8 @@
 # cudaswitch shell integration for PowerShell (printed by `cudaswitch init powershell`).
 # Makes `cudaswitch use` and `cudaswitch off` take effect in this session at once: after the real command it
-# dot-sources the active environment's own hook.
-function cudaswitch {
+# dot-sources the active environment's own hook. Defined global: (as the reconciler's functions are), so a profile
+# that loads this file from a function of its own still has it afterwards.
+function global:cudaswitch {
     $h = $null
     if ($Env:CONDA_PREFIX) { $h = Join-Path (Join-Path $Env:CONDA_PREFIX 'etc') 'conda' }
     # off: undo this session's CUDA settings while the deactivate hook still exists (off removes it).

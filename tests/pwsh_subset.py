@@ -24,8 +24,12 @@ item without `-ErrorAction SilentlyContinue` is an error, `Remove-Variable` acts
 `List[string]` in a string is joined with `$OFS`, ConstrainedLanguage (`language=`) forbids `[Type]::Method()` and
 `New-Object` of a generic list, `$?` follows each pipeline and assignment (`status=` is the one the user's last
 command left), and the `init` function runs whole (`Get-Command ... | Select-Object -First 1`, `& $exe @args`
-against `programs=`, `try`/`finally`, dot-sourcing a file). Not modelled: conda's module / `Invoke-Expression`
-context, beyond dot-sourcing into the caller's scope.
+against `programs=`, `try`/`finally`, dot-sourcing a file). Scopes as about_Scopes has them: variables and
+functions per scope, `$global:`/`$script:`/`$local:` (`$private:`, `$using:` refused), `function global:f` and
+`Set-Item Function:\\global:f`. `Session` adds what conda runs the hooks in: a module (Conda.psm1's functions,
+loaded as the file has them) whose functions run in a scope whose parent is the module's own scope, then the global
+one, `Invoke-Expression` running its text in the current scope, and `& $Env:CONDA_EXE ... | Out-String` against a
+program of `programs=` that prints (tests/switching/test_pwsh_conda_module.py runs the real conda there).
 """
 
 from __future__ import annotations
@@ -71,7 +75,7 @@ _WRAPPERS = {"pipeline", "pipeline_chain", "logical_expression", "bitwise_expres
              "format_argument_expression", "range_argument_expression", "for_initializer", "for_condition",
              "for_iterator"}
 # write nothing to the pipeline (no -PassThru)
-_VOID_COMMANDS = {"write-warning", "write-error", "remove-item", "remove-variable", "set-item"}
+_VOID_COMMANDS = {"write-warning", "write-error", "remove-item", "remove-variable", "set-item", "write-verbose"}
 _VOID_METHODS = {"add", "removeat", "insertrange", "setenvironmentvariable", "writeline"}
 
 
@@ -141,10 +145,13 @@ class Interpreter:
         # wrote an error, which `Write-Error '' -ErrorAction Ignore` does without adding to $Error
         self.question, self._failed = True, False
         # native programs by name: (arguments, environment) -> exit code; `& $exe @args` runs them
-        self.programs: Dict[str, Callable] = dict(programs or {})
+        self.programs: Dict[str, Callable] = programs if programs is not None else {}
         self.isdir, self.isfile = isdir, isfile
         self.scopes: List[Dict[str, object]] = [{}]
-        self.functions: Dict[str, object] = {}
+        # functions live in scopes as variables do (about_Scopes): `function f` in the current one, `global:f` in
+        # the global one; a call looks from the innermost outwards
+        self.fscopes: List[Dict[str, object]] = [{}]
+        self.script_scope = 0  # what `$script:` names: the running script's scope, or a module's own scope
         self.stderr: List[str] = []
 
     # ---- environment ------------------------------------------------------------------------------------------
@@ -158,7 +165,51 @@ class Interpreter:
         else:
             self.env.set(name, value)
 
+    # ---- functions --------------------------------------------------------------------------------------------
+    @property
+    def functions(self) -> Dict[str, object]:
+        """Every function visible from the current scope, innermost first."""
+        seen: Dict[str, object] = {}
+        for scope in reversed(self.fscopes):
+            for k, v in scope.items():
+                seen.setdefault(k, v)
+        return seen
+
+    def define_function(self, name: str, body) -> None:
+        low = name.lower()
+        if low.startswith("global:"):
+            self.fscopes[0][low[7:]] = body
+        elif low.startswith(("script:", "local:", "private:")):
+            raise Unsupported(f"a function with a scope other than global: {name}")
+        else:
+            self.fscopes[-1][low] = body
+
+    def remove_function(self, name: str) -> None:
+        low = name.lower().replace("global:", "")
+        for scope in reversed(self.fscopes):
+            if low in scope:
+                del scope[low]
+                return
+
+    def push_scope(self, variables: Dict[str, object]) -> None:
+        self.scopes.append(variables)
+        self.fscopes.append({})
+
+    def pop_scope(self) -> None:
+        self.scopes.pop()
+        self.fscopes.pop()
+
     # ---- variables --------------------------------------------------------------------------------------------
+    @staticmethod
+    def _qualified(low: str):
+        """(qualifier, name) of `$global:x`, `$script:x`, `$local:x`; the ones the hooks may not use are refused."""
+        for q in ("global:", "script:", "local:"):
+            if low.startswith(q):
+                return q[:-1], low[len(q):]
+        if low.startswith(("private:", "using:", "variable:", "function:")):
+            raise Unsupported(f"a variable with the qualifier {low.split(':')[0]}:")
+        return None, low
+
     def lookup(self, name: str):
         low = name.lower()
         if low == "null":
@@ -171,9 +222,12 @@ class Interpreter:
             return _Context(self.language)
         if low == "?":
             return self.question
-        for scope in reversed(self.scopes):
-            if low in scope:
-                return scope[low]
+        qual, bare = self._qualified(low)
+        chain = [self.scopes[0]] if qual == "global" else [self.scopes[self.script_scope]] if qual == "script" \
+            else [self.scopes[-1]] if qual == "local" else list(reversed(self.scopes))
+        for scope in chain:
+            if bare in scope:
+                return scope[bare]
         raise PsError(f"${name} is read before it is assigned (Set-StrictMode)")
 
     def assign(self, name: str, value) -> None:
@@ -181,10 +235,10 @@ class Interpreter:
         if low.startswith("env:"):
             self.set_env(name[4:], value)
             return
-        if low.startswith("global:"):
-            self.scopes[0][low[7:]] = value
-            return
-        self.scopes[-1][low] = value
+        qual, bare = self._qualified(low)
+        scope = self.scopes[0] if qual == "global" else self.scopes[self.script_scope] if qual == "script" \
+            else self.scopes[-1]
+        scope[bare] = value
 
     # ---- conversions ------------------------------------------------------------------------------------------
     def to_string(self, v) -> str:
@@ -226,8 +280,7 @@ class Interpreter:
         if t in ("empty_statement", "comment"):
             return
         if t == "function_statement":
-            name = _text(next(c for c in n.children if c.type == "function_name"))
-            self.functions[name.lower().replace("global:", "")] = n
+            self.define_function(_text(next(c for c in n.children if c.type == "function_name")), n)
             return
         if t == "if_statement":
             return self.exec_if(n, out)
@@ -276,6 +329,12 @@ class Interpreter:
             if set(params) != {"-first"} or pos:
                 raise Unsupported(f"Select-Object {_text(_named(u)[1])}")
             return self.write(_named(u)[0])[:int(self.to_string(params["-first"]))]
+        if u.type in ("pipeline", "pipeline_chain") and len(_named(u)) == 2 and \
+                _unwrap(_named(u)[1]).type == "command" and _command_name(_unwrap(_named(u)[1])) == "out-string":
+            if self.command_args(_unwrap(_named(u)[1])) != ([], {}):
+                raise Unsupported(f"Out-String {_text(_named(u)[1])}")
+            # one string: every object's text, each line ended by a newline (Out-String reference)
+            return ["".join(self.to_string(x) + "\n" for x in self.write(_named(u)[0]))]
         if u.type == "pipeline_chain" or (u.type == "pipeline" and len(_named(u)) > 1):
             raise Unsupported(f"a pipeline of several commands: {_text(u)[:60]}")
         if u.type in ("if_statement", "foreach_statement", "for_statement"):
@@ -302,15 +361,22 @@ class Interpreter:
             val = self.ev(value)
         self.assign(self.var_name(target), val)
 
+    def condition(self, n):
+        """An `if` condition: a pipeline's output (one object a scalar) or an expression's value."""
+        if _unwrap(n).type in ("command", "pipeline", "pipeline_chain"):
+            got = self.write(n)
+            return None if not got else got[0] if len(got) == 1 else got
+        return self.ev(n)
+
     def exec_if(self, n, out) -> None:
         cond = n.child_by_field_name("condition")
         blocks = [c for c in n.children if c.type == "statement_block"]
-        if self.truthy(self.ev(cond)):
+        if self.truthy(self.condition(cond)):
             return self.exec_block(blocks[0], out)
         for c in n.children:
             if c.type == "elseif_clauses":
                 for clause in _named(c):
-                    if self.truthy(self.ev(clause.child_by_field_name("condition"))):
+                    if self.truthy(self.condition(clause.child_by_field_name("condition"))):
                         return self.exec_block(next(x for x in clause.children if x.type == "statement_block"), out)
             if c.type == "else_clause":
                 return self.exec_block(next(x for x in c.children if x.type == "statement_block"), out)
@@ -361,7 +427,7 @@ class Interpreter:
             return int(_text(n))
         if t == "parenthesized_expression":
             inner = _named(n)[0]
-            got = self.write(inner) if _unwrap(inner).type == "command" else None
+            got = self.write(inner) if _unwrap(inner).type in ("command", "pipeline", "pipeline_chain") else None
             if got is not None:
                 return None if not got else got[0] if len(got) == 1 else got
             return self.ev(inner)
@@ -411,10 +477,11 @@ class Interpreter:
 
     def expand(self, raw: str) -> str:
         body = raw[1:-1]
-        if "`" in body or "$(" in body:
+        if "$(" in body or re.search(r"`[^nt`\"$]", body):
             raise Unsupported(f"escape or subexpression in {raw}")
-        return re.sub(r"\$(\{[^}]+\}|[\w:]+)", lambda m: self.to_string(
-            self.lookup(m.group(1)[1:-1] if m.group(1).startswith("{") else m.group(1).rstrip(":"))), body)
+        escapes = {"n": "\n", "t": "\t", "`": "`", '"': '"', "$": "$"}
+        return re.sub(r"`(.)|\$(\{[^}]+\}|[\w:]+)", lambda m: escapes[m.group(1)] if m.group(1) else self.to_string(
+            self.lookup(m.group(2)[1:-1] if m.group(2).startswith("{") else m.group(2).rstrip(":"))), body)
 
     def unary(self, n):
         if n.children[0].is_named:  # a cast: the grammar puts it under this node
@@ -509,6 +576,8 @@ class Interpreter:
             raise Unsupported(f"static member [{tname}]::{name}")
         if isinstance(target, _Context) and name in ("sessionstate", "languagemode"):
             return target if name == "sessionstate" else target.mode
+        if name == "length" and isinstance(target, str):
+            return len(target)
         if name == "count" and isinstance(target, list):
             return len(target)
         if name == "count":
@@ -550,6 +619,8 @@ class Interpreter:
             if target.name in ("regex", "system.text.regularexpressions.regex") and name == "escape":
                 return re.escape(self.to_string(args[0]))  # the same escapes for path text
             raise Unsupported(f"[{target.name}]::{name}")
+        if isinstance(target, str) and name == "trim" and not args:
+            return target.strip()
         if isinstance(target, _Stderr) and name == "writeline":
             self.stderr.append(self.to_string(args[0]))
             return _VOID
@@ -637,6 +708,18 @@ class Interpreter:
             if self.to_string(params.get("-erroraction", "")).lower() == "stop":
                 raise PsError(f"Get-Command: the term '{self.to_string(pos[0])}' is not recognized")
             return []
+        if name == "invoke-expression":
+            # the text runs in the current scope, as if typed there (Invoke-Expression reference): what conda's
+            # Enter-CondaEnvironment does with `conda shell.powershell activate`'s output
+            code = self.to_string(params.get("-command", pos[0] if pos else ""))
+            root = parse(code)
+            if root.has_error:
+                raise PsError("Invoke-Expression: the text does not parse")
+            out: list = []
+            self.exec_stmt(root, out)
+            return out
+        if name == "write-verbose":
+            return []  # $VerbosePreference is SilentlyContinue unless -Verbose
         if name == "write-warning":
             self.warnings.append(self.to_string(params.get("-message", pos[0] if pos else "")))
             return []
@@ -647,7 +730,7 @@ class Interpreter:
             if path.lower().startswith("env:"):
                 return [self.env.get(path[4:]) is not None]
             if path.lower().startswith("function:"):
-                return [path.split("\\")[-1].split(":")[-1].lower() in self.functions]
+                return [_function_path(path).replace("global:", "") in self.functions]
             kind = self.to_string(params.get("-pathtype", "any")).lower()
             return [self.isdir(path) if kind == "container" else self.isfile(path) if kind == "leaf" else
                     self.isdir(path) or self.isfile(path)]
@@ -658,14 +741,13 @@ class Interpreter:
         if name == "get-item":
             path = self.to_string(pos[0] if pos else params.get("-literalpath"))
             if path.lower().startswith("function:"):
-                fname = path.split("\\")[-1].split(":")[-1].lower()
+                fname = _function_path(path).replace("global:", "")
                 return [_Function(self.functions[fname])] if fname in self.functions else []
             raise Unsupported(f"Get-Item {path}")
         if name == "set-item":
             path = self.to_string(pos[0])
             if path.lower().startswith("function:"):
-                fname = path.split("\\")[-1].split(":")[-1].lower()
-                self.functions[fname] = pos[1]
+                self.define_function(_function_path(path), pos[1])
                 return []
             raise Unsupported(f"Set-Item {path}")
         raise Unsupported(f"command {name}")
@@ -674,11 +756,18 @@ class Interpreter:
         """`& $exe args` (a native program: its exit code in $LASTEXITCODE) and `. FILE` (dot-sourcing a script:
         it runs in this scope; its `return` ends it)."""
         pos, params = self.command_args(n)
-        if op == "&" and isinstance(target, _App) and not params:
-            code = self.programs[target.name]([self.to_string(a) for a in pos], self.env)
+        if op == "&" and isinstance(target, (_App, str)) and not params:
+            name = target.name if isinstance(target, _App) else target
+            if name not in self.programs:
+                raise PsError(f"the term '{name}' is not recognized as a program")
+            # a $null argument is not passed to a native program; '' is from 7.3 on ($PSNativeCommandArgumentPassing),
+            # dropped before (Windows PowerShell 5.1: PowerShell/PowerShell#1995)
+            args = [self.to_string(a) for a in pos if a is not None]
+            got = self.programs[name]([a for a in args if a != "" or self.version >= "7.3"], self.env)
+            code, lines = got if isinstance(got, tuple) else (got, [])
             self.scopes[0]["lastexitcode"] = code
             self._failed = code != 0
-            return []
+            return list(lines)  # a native program's stdout reaches the pipeline one line at a time
         if op == "." and isinstance(target, str) and not pos and not params:
             with open(target, encoding="utf-8-sig") as fh:
                 root = parse(fh.read())
@@ -699,7 +788,7 @@ class Interpreter:
                 raise PsError(f"Remove-Item: cannot find path '{path}' because it does not exist")
             self.env.delete(path[4:])
         elif path.lower().startswith("function:"):
-            self.functions.pop(path.split("\\")[-1].split(":")[-1].lower(), None)
+            self.remove_function(_function_path(path))
         else:
             raise Unsupported(f"Remove-Item {path}")
 
@@ -713,15 +802,21 @@ class Interpreter:
             names = [self.var_name(v) for v in _iter_type(params[0], "variable")]
             for i, nm in enumerate(names):
                 scope[nm.lower()] = self.to_string(args[i]) if i < len(args) else ""
-        self.scopes.append(scope)
+        self.push_scope(scope)
         try:
             block = next((c for c in body.children if c.type in ("script_block", "script_block_body")), body)
             self.exec_stmt(block, out)
         except _Return:
             pass
         finally:
-            self.scopes.pop()
+            self.pop_scope()
         return out
+
+
+def _function_path(path: str) -> str:
+    """`Function:\\global:f` -> `global:f`, `Function:f` -> `f` (the drive, then the item's own name)."""
+    rest = path[len("function:"):]
+    return rest.lstrip("\\/").lower()
 
 
 def _iter_type(n, kind):
@@ -858,6 +953,24 @@ def subset_problems(text: str, hook: bool = True, output_ok: tuple = ()) -> List
         if name in ("remove-item", "remove-variable") and "-erroraction silentlycontinue" not in args:
             errs.append(f"{name} without -ErrorAction SilentlyContinue (a missing one is an error, and terminates "
                         f"under $ErrorActionPreference='Stop'): {line(n)}")
+    # conda dot-sources a hook inside its module function (Conda.psm1's Enter-CondaEnvironment, through
+    # Invoke-Expression), so what a qualifier names depends on that context: `$script:` is conda's module scope,
+    # `$global:` the user's prompt. A hook keeps nothing but `$Env:`; the integration (loaded from the profile,
+    # perhaps from a function of it) defines its functions global: and writes only `$global:LASTEXITCODE`.
+    for n in _iter_type(root, "variable"):
+        qual = re.match(r"\$\{?(global|script|private|local|using|variable):", _text(n), re.I)
+        if qual and (hook or qual.group(1).lower() != "global"):
+            errs.append(f"a variable with the scope qualifier {qual.group(1)}: (its meaning depends on the scope "
+                        f"conda runs the file in): {line(n)}")
+    if not hook:
+        for fn in _iter_type(root, "function_statement"):
+            name = next(c for c in fn.children if c.type == "function_name")
+            if not _text(name).lower().startswith("global:") and not _inside_function(fn):
+                errs.append(f"a function not defined global: (gone when the file is loaded from a function): {line(fn)}")
+        for n in _iter_type(root, "command"):
+            args = _text(n).lower()
+            if _command_name(n) == "set-item" and "function:" in args and "function:\\global:" not in args:
+                errs.append(f"Set-Item of a function not global: {line(n)}")
     for n in _iter_type(root, "variable"):
         if _text(n).lower() in ("$iswindows", "$islinux", "$ismacos", "$iscoreclr"):
             errs.append(f"{_text(n)} does not exist on Windows PowerShell 5.1: {line(n)}")
@@ -865,6 +978,15 @@ def subset_problems(text: str, hook: bool = True, output_ok: tuple = ()) -> List
     if hook:
         errs += _leftover_variables(root)
     return errs
+
+
+def _inside_function(n) -> bool:
+    p = n.parent
+    while p is not None:
+        if p.type == "function_statement":
+            return True
+        p = p.parent
+    return False
 
 
 def _command_name(n) -> str:
@@ -936,3 +1058,78 @@ def _leftover_variables(root) -> List[str]:
     errs = [f"${v} is not named $__cs_*" for v in sorted(assigned) if not v.startswith("__cs_")]
     errs += [f"${v} is left in conda's scope (not in the final Remove-Variable)" for v in sorted(assigned - removed)]
     return errs
+
+
+# ---- a session with a module: how conda runs the hooks (Conda.psm1's Enter-/Exit-CondaEnvironment) ---------------
+
+class Session:
+    """One PowerShell session: a global scope (the user's prompt), and modules imported into it. A module has a
+    scope of its own whose parent is the global scope (about_Scopes, "Modules"; a module's session state), and its
+    functions run in a new scope whose parent is that module scope, not the caller's. So a hook that conda
+    dot-sources from Enter-CondaEnvironment (`Invoke-Expression` of `. "hook.ps1"`) assigns its variables in that
+    function's scope, gone when the function returns; only `$Env:` (the process environment) and `$global:` outlive
+    it, and `$script:` would land in conda's module scope. Only a module's functions are loaded, not its body."""
+
+    def __init__(self, env: Dict[str, str], windows: bool, version: str = "7.5",
+                 variables: Optional[Dict[str, object]] = None, programs=None, **kw):
+        self.it = Interpreter(env, windows, version, programs=programs, **kw)
+        self.it.scopes[0].update({k.lower(): v for k, v in (variables or {}).items()})
+        self.modules: Dict[str, tuple] = {}  # name -> (its scope, its functions)
+        self.last_scope: Dict[str, object] = {}  # the scope of the last module function called, as it was left
+
+    @property
+    def env(self) -> Dict[str, str]:
+        return self.it.env.as_dict()
+
+    @property
+    def variables(self) -> Dict[str, object]:
+        return dict(self.it.scopes[0])
+
+    def run(self, text: str) -> list:
+        """Text typed at the prompt (the global scope)."""
+        root = parse(text)
+        if root.has_error:
+            raise PsError("the text does not parse")
+        out: list = []
+        self.it.exec_stmt(root, out)
+        return out
+
+    def import_module(self, name: str, text: str) -> None:
+        functions = {}
+        for fn in _iter_type(parse(text), "function_statement"):
+            fname = _text(next(c for c in fn.children if c.type == "function_name")).lower()
+            if not fname.startswith("global:") and not fn.has_error:
+                functions[fname] = fn
+        self.modules[name] = ({}, functions)
+
+    def call(self, module: str, function: str, **bound) -> list:
+        """Call a module's advanced function: its parameters bound by name (`[switch]` unbound is $false,
+        `[string]` unbound is ''), then its begin, process and end blocks in one scope."""
+        scope, functions = self.modules[module]
+        fn = functions[function.lower()]
+        body = next(c for c in fn.children if c.type == "script_block")
+        variables: Dict[str, object] = {"args": []}
+        for prm in _iter_type(body, "script_parameter"):
+            pname = self.it.var_name(next(c for c in prm.children if c.type == "variable")).lower()
+            default = next((c for c in prm.children if c.type == "script_parameter_default"), None)
+            kinds = _text(prm).lower()
+            if pname in {k.lower() for k in bound}:
+                variables[pname] = next(v for k, v in bound.items() if k.lower() == pname)
+            elif default is not None:
+                variables[pname] = self.it.ev(_named(default)[0])
+            else:
+                variables[pname] = False if "[switch]" in kinds else "" if "[string]" in kinds else None
+        it, saved = self.it, (self.it.scopes, self.it.fscopes, self.it.script_scope)
+        it.scopes, it.fscopes = [saved[0][0], scope, variables], [saved[1][0], dict(functions), {}]
+        it.script_scope = 1
+        out: list = []
+        try:
+            for block in _iter_type(body, "named_block"):
+                try:
+                    it.exec_stmt(next(c for c in block.children if c.type == "statement_block"), out)
+                except _Return:
+                    pass
+        finally:
+            self.last_scope = dict(variables)
+            it.scopes, it.fscopes, it.script_scope = saved
+        return [o for o in out if o is not _VOID]

@@ -2,10 +2,12 @@
 PowerShell runs on our machines): only the constructs of docs/design/activation.md ("PowerShell constructs"); the
 activate hook gives what the Python model gives, on Windows PowerShell 5.1 and PowerShell 7.5, on Windows and
 Linux; deactivate gives back the start; the reconciler cleans up after a switch to an env without hooks; and
-py-rattler's own PowerShell activation sets the same variables the same way (as text)."""
+py-rattler's own PowerShell activation (Linux and win-64) gives the start from which our hook leaves what the plan
+says."""
 
 from __future__ import annotations
 
+import json
 import pytest
 
 import pwsh_subset as ps
@@ -203,29 +205,51 @@ def test_reconciler_cleans_up_a_switch_to_an_env_without_hooks(windows, tmp_path
     assert {k: v for k, v in got.env.items() if k != "CUDASWITCH_RECONCILER"} == full
 
 
-def test_rattler_sets_the_same_variables_as_text(tmp_path):
-    """py-rattler's PowerShell activation (an independent activator) dot-sources our activate.d/*.ps1 and sets
-    PATH, CUDA_HOME and CUDA_PATH (from the env's env_vars) as strings. Run through the same interpreter, its
-    script and our hook give one PATH string with the toolkit once in front, never an array."""
+# rattler's PowerShell script line for a variable, in the one form it writes a value without anything to expand
+_RATTLER_SET = r'^\$\{Env:(\w+)\} = "([^"$`]*)"$'
+
+
+@pytest.mark.parametrize("platform,windows,version", [("linux-64", False, "7.5"), ("win-64", True, "5.1")])
+def test_rattler_activation_then_our_hook(tmp_path, platform, windows, version):
+    """py-rattler (an independent activator) decides the start our hook runs in, and the Python plan
+    (activation.activated) what it must leave; the interpreter only runs our hook, as no PowerShell runs here.
+    Compared: rattler's PATH as data (`ActivationResult.path`) against the one PATH line of its script (read by a
+    literal pattern, not interpreted), and that every variable it sets comes before it dot-sources our
+    activate.d/cudaswitch.ps1 (`. "path"`, the way conda does). What cannot be compared as data: the env's
+    env_vars (CUDA_HOME, CUDA_PATH from conda-meta/state), which py-rattler gives only inside the script, so they
+    are read from its literal `${Env:NAME} = "value"` lines, refusing any other form. On win-64 rattler spells the
+    variable `Path`, as Windows does: the hook must find it whatever its case."""
+    import re
+
+    from cudaswitch.switching.activation import activated
+
     rattler = pytest.importorskip("rattler.shell")
+    sep = ";" if windows else ":"
     prefix = tmp_path / "env"
     (prefix / "conda-meta").mkdir(parents=True)
-    (prefix / "conda-meta" / "state").write_text('{"env_vars": {"CUDA_HOME": "/opt/old", "CUDA_PATH": "/opt/old"}}')
-    hooks.write_hooks(str(prefix), changes(False), "11.8")
-    av = rattler.ActivationVariables(current_path=["/usr/bin", "/bin"],
+    old = r"C:\old cuda" if windows else "/opt/old"
+    (prefix / "conda-meta" / "state").write_text(
+        json.dumps({"env_vars": {"CUDA_HOME": old, "CUDA_PATH": old}}), encoding="utf-8")
+    hooks.write_hooks(str(prefix), changes(windows), "11.8", windows=windows)
+    system = [r"C:\Windows\system32", r"C:\Windows"] if windows else ["/usr/bin", "/bin"]
+    av = rattler.ActivationVariables(current_path=system,
                                      path_modification_behavior=rattler.PathModificationBehavior.Replace)
-    script = str(rattler.activate(prefix, av, rattler.Shell.powershell).script)
+    result = rattler.activate(prefix, av, rattler.Shell.powershell, platform=platform)
+    lines = [ln for ln in str(result.script).splitlines() if ln.startswith("${Env:")]
     hook = prefix / "etc" / "conda" / "activate.d" / "cudaswitch.ps1"
-    assert f'. "{hook}"' in script  # rattler runs our .ps1 the way conda does: dot-sourced
-    lines = [ln for ln in script.splitlines() if ln.startswith("${Env:")]
-    assert {ln.split("}")[0][6:] for ln in lines} >= {"PATH", "CUDA_HOME", "CUDA_PATH"}
-    own = "\n".join(ln.replace(":$Env:PATH", "") for ln in lines)  # rattler's PATH line appends the old PATH
-    first = ps.run(own, {"PATH": "/usr/bin:/bin"}, windows=False)
-    got = ps.run(hook.read_text(encoding="utf-8-sig"), first.env, windows=False, isdir=lambda p: True)
-    path = got.env["PATH"].split(":")
-    assert path[0] == LINUX_ROOT + "/bin" and path.count(LINUX_ROOT + "/bin") == 1
-    assert path[1:] == first.env["PATH"].split(":") and "System.Object[]" not in got.env["PATH"]
-    assert got.env["CUDA_HOME"] == got.env["CUDA_PATH"] == LINUX_ROOT
+    script = str(result.script).splitlines()
+    assert script[-1] == f'. "{hook}"'  # dot-sourced last, after every variable rattler sets
+    sets = [re.fullmatch(_RATTLER_SET, ln) for ln in lines]
+    assert all(sets), lines  # nothing to expand: the values are rattler's literal text
+    start = {m.group(1): m.group(2) for m in sets}
+    path_name = "Path" if windows else "PATH"
+    assert start[path_name] == sep.join(str(p) for p in result.path)  # the script's PATH is rattler's data
+    assert start["CUDA_HOME"] == start["CUDA_PATH"] == old and start["CONDA_PREFIX"] == str(prefix)
+    got = ps.run(hook.read_text(encoding="utf-8-sig"), start, windows, version, isdir=lambda p: True)
+    want = activated({k.upper() if windows else k: v for k, v in start.items()}, changes(windows), sep)
+    assert {k.upper() if windows else k: v for k, v in got.env.items()} == want
+    assert got.env[path_name].split(sep)[:len(changes(windows).prepend["PATH"])] == changes(windows).prepend["PATH"]
+    assert "System.Object[]" not in got.env[path_name] and got.output == [] and got.variables == {}
 
 
 

@@ -265,3 +265,57 @@ def test_powershell_from_a_cmd_start_takes_out_only_cmds_copies(tmp_path, which)
                                run=_interpreted("5.1" if which == 1 else "7.5", True), codepages=(437, 437))
     assert check.status == "ok", [d.detail for d in check.differences]
     assert check.environ["PATH"].split(";") == [root + "\\bin", env_bin, "C:\\windows", root + "\\bin"]
+
+
+# ---- what a Chinese Windows writes on stderr (code page 936), through the check's own reading -------------------
+
+# PowerShell's refusal under the Restricted policy, as a Chinese Windows prints it: the sentence is translated, the
+# help topic, the exception type and the error id are not (PowerShell writes CategoryInfo and FullyQualifiedErrorId
+# from the error record's untranslated names).
+POLICY_ZH = ("无法加载文件 C:\\Users\\张三\\AppData\\Local\\Temp\\verify-powershell.ps1，因为在此系统上禁止运行脚本。"
+             "有关详细信息，请参阅 https:/go.microsoft.com/fwlink/?LinkID=135170 中的 about_Execution_Policies。\r\n"
+             "    + CategoryInfo          : SecurityError: (:) []，ParentContainsErrorRecordException\r\n"
+             "    + FullyQualifiedErrorId : UnauthorizedAccess\r\n")
+
+
+def _answering(stderr: bytes, code: int = 1):
+    def run(argv, env, timeout):
+        return subprocess.CompletedProcess(argv, code, b"", stderr)
+    return run
+
+
+def test_a_chinese_execution_policy_refusal_is_a_skip_not_a_failure(tmp_path):
+    """Windows PowerShell on a Chinese account, scripts disabled: nothing ran, so the check skips (the hooks stay)
+    and says why, from markers PowerShell does not translate, read in the console's code page."""
+    local, root, ch = _ps_env(tmp_path, windows=True)
+    prefix = z(local)
+    start = {"PATH": prefix + "\\Library\\bin;C:\\windows", "CONDA_PREFIX": prefix}
+    check = verify.check_shell(verify.WINDOWS_SHELLS[1], "powershell", str(local), ch, start,
+                               [prefix + "\\Library\\bin"], tmp_path, spell=_spell,
+                               run=_answering(POLICY_ZH.encode("gbk")), codepages=(936, 936))
+    assert (check.status, str(check.note)) == ("skipped", "its execution policy lets no script run")
+
+
+def test_a_chinese_error_line_is_quoted_as_cmd_wrote_it(tmp_path):
+    """cmd.exe stops before the hooks with a Chinese message (code page 936): the check's note quotes it legibly."""
+    local, root, ch = _ps_env(tmp_path, windows=True)
+    prefix = z(local)
+    start = {"PATH": prefix + "\\Library\\bin;C:\\windows", "CONDA_PREFIX": prefix}
+    check = verify.check_shell(verify.WINDOWS_SHELLS[0], "cmd", str(local), ch, start, [prefix + "\\Library\\bin"],
+                               tmp_path, spell=_spell, run=_answering("系统找不到指定的路径。\r\n".encode("gbk")),
+                               codepages=(936, 936))
+    assert check.status == "failed" and str(check.note).endswith("before the hooks had run: 系统找不到指定的路径。")
+
+
+def test_a_value_the_console_code_page_cannot_hold_is_a_skip_not_a_crash(tmp_path):
+    """A Chinese account name on PATH in a Western console (850): cmd could not be handed the value, so the check
+    does not start it and says why, instead of failing on the encoding."""
+    local, root, ch = _ps_env(tmp_path, windows=True)
+    prefix = z(local)
+    start = {"PATH": prefix + "\\Library\\bin;" + CHINESE_PATH, "CONDA_PREFIX": prefix}
+
+    def never(argv, env, timeout):
+        raise AssertionError("cmd was started")
+    check = verify.check_shell(verify.WINDOWS_SHELLS[0], "cmd", str(local), ch, start, [prefix + "\\Library\\bin"],
+                               tmp_path, spell=_spell, run=never, codepages=(850, 1252))
+    assert (check.status, str(check.note)) == ("skipped", "a value cannot be written in this console's code page")

@@ -108,9 +108,16 @@ COMMANDS = {
     "use auto -p ROOTENV": ["use", "auto", "-p", "{root_env}", "--no-smoke"],
     # the system's own shells found first: the hook check runs them, with her BASH_ENV and ENV in root's environment
     "use -p ROOTENV, system shells": ["use", "12.9", "-p", "{root_env}", "--no-smoke"],
+    # TAB after `cudaswitch use ` and `-n `: completion runs discovery and reads the environments list
+    "complete use": [],
+    "complete -n": [],
 }
 EXTRA_ENV = {"install-toolkit": {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "{base}/no-wheels"},
-             "use -p ROOTENV, system shells": {"PATH": "/usr/bin:/bin"}}
+             "use -p ROOTENV, system shells": {"PATH": "/usr/bin:/bin"},
+             "complete use": {"_CUDASWITCH_COMPLETE": "bash_complete", "COMP_WORDS": "cudaswitch use ",
+                              "COMP_CWORD": "2"},
+             "complete -n": {"_CUDASWITCH_COMPLETE": "bash_complete", "COMP_WORDS": "cudaswitch use 12.9 -n ",
+                             "COMP_CWORD": "4"}}
 
 
 def _run(w, args, extra=None):
@@ -132,6 +139,8 @@ def test_root_runs_nothing_she_planted(fresh, name):
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr
     assert w.ran() == [], (w.ran(), proc.stdout, proc.stderr)
     assert not (w.her / "pip-as-root.log").exists(), "pip read her settings as root"
+    if name == "complete use":  # completion really ran discovery (not an empty answer to an unknown protocol)
+        assert "plain,12.9" in proc.stdout.splitlines(), proc.stdout
     her = str(w.her) + "/"
     stray = sorted({r for r in reads if r.startswith(her) and not w.registered(r)})
     assert stray == [], f"root read her files outside every registered source: {stray}"

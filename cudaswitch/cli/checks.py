@@ -124,6 +124,7 @@ def _fix_or_undo(system, env, codes, dry_run, yes, undo) -> None:
         if not sys.stdin.isatty():
             click.echo(_("Not applied: add --yes to apply this plan without a terminal to ask on."), err=True)
             sys.exit(1)
+        plan = _choose(plan, env, system)
         if not click.confirm(_("Apply this plan?"), default=False):
             click.echo(_("Not applied: nothing was changed."))
             sys.exit(1)
@@ -136,6 +137,28 @@ def _fix_or_undo(system, env, codes, dry_run, yes, undo) -> None:
     click.echo("")
     _report_out(outcome.report, doctor_lines, False, chain_first=from_doctor, environ=system.environ,
                 exit_code=None if outcome.ok else 1)
+
+
+def _choose(plan, env, system):
+    """Where a step has several ways (which of two torches goes), the user picks one; the plan is shown again
+    when the pick is not the one it was drawn with (--yes keeps each step's documented default)."""
+    from cudaswitch.cli.output import printable_lines
+    from cudaswitch.fix.plan import plan_lines
+
+    picks = {}
+    for n, step in enumerate(plan.steps, 1):
+        keys = [key for key, _label in step.data.get("choices") or []]
+        if keys:
+            pick = click.prompt(_("Step {n}: which way?").format(n=n), type=click.Choice(keys),
+                                default=step.data.get("choice"))
+            if pick != step.data.get("choice"):
+                picks[step.fixer] = pick
+    if not picks:
+        return plan
+    plan = plan.rebuilt(env, system, picks)
+    for line in plan_lines(plan):
+        click.echo(printable_lines(line))
+    return plan
 
 
 def _undo_command(env, system) -> str:

@@ -88,7 +88,12 @@ def doctor(codes, name, prefix, as_json, fix=False, dry_run=False, yes=False, un
     system = _system()
     env = doctor_env(system, name, prefix)
     if fix or undo:
-        _fix_or_undo(system, env, list(codes), dry_run, yes, undo)
+        if env is None:
+            raise UsageError(N_("--fix and --undo work on a conda environment: activate one, or give -n NAME / -p "
+                                "PATH"))
+        # as root on another user's environment, the whole plan runs as that user (core/asowner.py): her pip, her
+        # .pth files and her journal, with her rights
+        _as_owner(env, lambda: _fix_or_undo(system, env, list(codes), dry_run, yes, undo))
     report = run_doctor(system, env)
     _report_out(report, doctor_lines, as_json, chain_first=from_doctor, environ=system.environ)
 
@@ -96,12 +101,9 @@ def doctor(codes, name, prefix, as_json, fix=False, dry_run=False, yes=False, un
 def _fix_or_undo(system, env, codes, dry_run, yes, undo) -> None:
     from cudaswitch.checks.chain import from_doctor
     from cudaswitch.checks.doctor import doctor_lines
-    from cudaswitch.core.errors import UsageError
     from cudaswitch.fix import apply as fixing
     from cudaswitch.fix.plan import plan_lines
 
-    if env is None:
-        raise UsageError(N_("--fix and --undo work on a conda environment: activate one, or give -n NAME / -p PATH"))
     if undo:
         changed = fixing.undo(env, system)
         click.echo(tr(M("Put back {count} file(s) the last 'doctor --fix' changed in {prefix}.", count=len(changed),

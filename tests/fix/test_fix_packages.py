@@ -71,26 +71,36 @@ def index(tmp_path_factory):
         yield url
 
 
-def pip_env(base: Path, name: str, torch_env: Path) -> Path:
-    """A conda-style environment with its own pip, and torch's own dependencies (typing_extensions, sympy ...)
-    importable from the real torch's environment, without its torch."""
-    prefix = envs.python_prefix(base, name)
+@pytest.fixture(scope="session")
+def pip_template(tmp_path_factory, torch_env):
+    """A conda-style environment with its own pip (ensurepip takes the longest of any step here, so it is made once
+    and copied), and torch's own dependencies (typing_extensions, sympy ...) importable from the real torch's
+    environment, without its torch."""
+    prefix = envs.python_prefix(tmp_path_factory.mktemp("template"), "env")
     make_env(prefix)
     py = str(prefix / "bin" / "python")
     subprocess.run([py, "-I", "-m", "ensurepip", "--default-pip"], check=True, capture_output=True, cwd="/")
-    site = envs.site_packages(prefix)
-    deps = prefix.parent / f"{name}-torch-deps"
+    deps = prefix.parent / "torch-deps"
     deps.mkdir()
     for entry in envs.site_packages(torch_env).iterdir():
         if entry.name != "torch" and not entry.name.startswith("torch-") and entry.suffix != ".pth":
             os.symlink(entry, deps / entry.name)
-    (site / "zz_torch_deps.pth").write_text(f"{deps}\n")
+    (envs.site_packages(prefix) / "zz_torch_deps.pth").write_text(f"{deps}\n")
+    return prefix
+
+
+def pip_env(base: Path, name: str, template: Path) -> Path:
+    """A copy of the template (its Python finds its prefix from where it lies; pip runs as `python -m pip`)."""
+    import shutil
+
+    prefix = Path(base) / name
+    shutil.copytree(template, prefix, symlinks=True)
     return prefix
 
 
 @pytest.fixture
-def numpy2_env(tmp_path, index, torch_env):
-    prefix = pip_env(tmp_path / "envs", "old-torch", torch_env)
+def numpy2_env(tmp_path, index, torch_env, pip_template):
+    prefix = pip_env(tmp_path / "envs", "old-torch", pip_template)
     py = str(prefix / "bin" / "python")
     # what the user did: `pip install numpy`, which took NumPy 2
     subprocess.run([py, "-I", "-m", "pip", "--isolated", "install", "--index-url", f"{index}/cpu", "numpy"],

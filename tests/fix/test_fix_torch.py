@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fake_torch"))
 import envs  # noqa: E402
 import torch_index  # noqa: E402
 from test_fix_files import cli_env, fsroot, snapshot  # noqa: E402,F401  (fixtures)
-from test_fix_packages import pip_env  # noqa: E402
+from test_fix_packages import pip_env, pip_template  # noqa: E402,F401  (fixture)
 
 TORCH = '''"""torch {version}, as far as a test can tell: the real CPU torch, saying the build it stands for."""
 import importlib.util
@@ -80,8 +80,8 @@ def pip_install(prefix, index, tag, *extra, env=None):
 
 
 @pytest.fixture
-def cu130_env(tmp_path, index, torch_env):
-    prefix = pip_env(tmp_path / "envs", "newest-line", torch_env)
+def cu130_env(tmp_path, index, pip_template):
+    prefix = pip_env(tmp_path / "envs", "newest-line", pip_template)
     pip_install(prefix, index, "cu130")
     return prefix
 
@@ -109,8 +109,8 @@ def test_torch_for_a_newer_cuda_than_the_driver(cu130_env, cli_env, index):
     assert snapshot(cu130_env) == broken
 
 
-def test_cpu_build_on_a_machine_with_a_gpu(tmp_path, cli_env, index, torch_env):
-    prefix = pip_env(tmp_path / "envs", "cpu-torch", torch_env)
+def test_cpu_build_on_a_machine_with_a_gpu(tmp_path, cli_env, index, pip_template):
+    prefix = pip_env(tmp_path / "envs", "cpu-torch", pip_template)
     pip_install(prefix, index, "cpu")
     env = dict(cli_env, CUDASWITCH_TORCH_INDEX=index)
     broken = snapshot(prefix)
@@ -142,9 +142,9 @@ def test_major_mismatch_is_fixed_only_when_asked(monkeypatch):
 
 
 @pytest.fixture
-def user_site_env(tmp_path, index, torch_env, cli_env):
+def user_site_env(tmp_path, index, pip_template, cli_env):
     """The environment's torch 2.14.1+cu126, and `pip install --user torch` (the cu130 set) in the user site."""
-    prefix = pip_env(tmp_path / "envs", "user-site", torch_env)
+    prefix = pip_env(tmp_path / "envs", "user-site", pip_template)
     pip_install(prefix, index, "cu126")
     pip_install(prefix, index, "cu130", "--user", "--ignore-installed", "--no-deps", env=dict(cli_env, PATH="/usr/bin:/bin"))
     home = Path(cli_env["HOME"])

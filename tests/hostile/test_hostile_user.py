@@ -90,6 +90,12 @@ COMMANDS = {
     "smoke -p ROOTENV": ["smoke", "-p", "{root_env}", "--cpu-ok"],
     "recommend": ["recommend"],
     "modulefile": ["modulefile", "12.9", "{base}/modules/cuda"],
+    # last, in this order: the fix changes ROOTENV and the undo puts it back for what follows
+    "doctor --fix --dry-run -p ROOTENV": ["doctor", "-p", "{root_env}", "--fix", "--dry-run"],
+    "doctor --fix --yes -p ROOTENV": ["doctor", "-p", "{root_env}", "--fix", "--yes"],
+    "doctor --undo -p ROOTENV": ["doctor", "-p", "{root_env}", "--undo"],
+    # her own environment: root's --fix works there as her (core/asowner.py), so what she planted runs as her
+    "doctor --fix --yes -p HERENV": ["doctor", "-p", "{her}/envs/hers", "--fix", "--yes"],
 }
 
 
@@ -106,7 +112,7 @@ def _run(w, args):
 @pytest.mark.parametrize("name", list(COMMANDS))
 def test_root_runs_nothing_she_planted(fresh, name):
     w = fresh
-    args = [a.format(root_env=w.root_env, base=w.base) for a in COMMANDS[name]]
+    args = [a.format(root_env=w.root_env, base=w.base, her=w.her) for a in COMMANDS[name]]
     proc, reads = _run(w, args)
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr
     assert w.ran() == [], (w.ran(), proc.stdout, proc.stderr)

@@ -56,8 +56,12 @@ def _allowed(prefix: str, path: str) -> bool:
 
 
 def _user_base() -> Optional[str]:
-    """~/.local, where `pip install --user` put a second torch, found as Python's `site` finds it ($HOME): the one
-    place outside the environment a journal may name files in (cudaswitch works as the user it belongs to)."""
+    """Where `pip install --user` put a second torch, found as Python's `site` finds it (~/.local from $HOME;
+    %APPDATA%\\Python on Windows): the one place outside the environment a journal may name files in (cudaswitch
+    works as the user it belongs to)."""
+    if os.name == "nt":
+        appdata = os.environ.get("APPDATA")
+        return os.path.realpath(os.path.join(appdata, "Python")) if appdata and os.path.isabs(appdata) else None
     home = os.path.expanduser("~")
     return os.path.realpath(os.path.join(home, ".local")) if home and home != os.sep and os.path.isabs(home) else None
 

@@ -40,7 +40,12 @@ def plan(mine: List, env, system, findings) -> Optional[Step]:
         return None
     url = pip.index_url(rec.tag, system.environ)
     reqs = requirements(rec)
-    coming = pip.would_install(env, reqs, url, system)
+    from cudaswitch.core.errors import CudaswitchError
+
+    try:
+        coming = pip.would_install(env, reqs, url, system)
+    except CudaswitchError:
+        return None  # the index cannot be reached or lacks the set: the finding stays advice (recommend's line)
     if not coming:
         return None  # already the set recommend names
     packages, paths, now = pip.replaced(env.prefix, [name for name, _ in coming])

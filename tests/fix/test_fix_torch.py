@@ -121,6 +121,9 @@ def test_cpu_build_on_a_machine_with_a_gpu(tmp_path, cli_env, index, pip_templat
     none = run_cli(["doctor", "-p", prefix, "--fix", "--dry-run"], {k: v for k, v in env.items()
                                                                     if k != "CONDA_OVERRIDE_CUDA"})
     assert "CPU_ONLY_BUILD" not in none.stdout.split("Advice only")[0], none.stdout
+    # the index out of reach: the finding stays advice, the plan is still shown
+    dead = run_cli(["doctor", "-p", prefix, "--fix", "--dry-run"], dict(env, CUDASWITCH_TORCH_INDEX="http://127.0.0.1:9/whl"))
+    assert "Traceback" not in dead.stderr and " - CPU_ONLY_BUILD: " in dead.stdout, dead.stdout + dead.stderr
     assert snapshot(prefix) == broken
 
 

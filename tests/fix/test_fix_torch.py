@@ -5,7 +5,8 @@
   .../cu130`) on a driver for CUDA 12.9. The fix installs the set `recommend` names (torch 2.14.1, torchvision
   0.29.1, torchaudio 2.11.0 from cu126) in one pip call; undo gives the cu130 set back without the index, byte for
   byte.
-* CPU_ONLY_BUILD: a CPU torch on a machine with a GPU: the plan names the same set.
+* CPU_ONLY_BUILD: the CPU build of that same release on a machine with a GPU: the plan names the same set (pinned
+  to the build, which a bare `torch==2.14.1` the CPU build satisfies would not replace).
 * TORCH_MIXED_INSTALL: a second torch in the user site (`pip install --user torch`), imported first: the default
   way turns the user site off for the environment (conda-meta/state), the other removes the user-site copy with
   pip; both undone byte for byte.
@@ -48,7 +49,7 @@ _mod.version.cuda = {cuda!r}
 
 # (torch, torchvision, torchaudio, CUDA) per index folder
 SETS = {"cu130": ("2.12.1", "0.27.1", "2.11.0", "13.0"), "cu126": ("2.14.1", "0.29.1", "2.11.0", "12.6"),
-        "cpu": ("2.13.0", "0.28.0", "2.11.0", None)}
+        "cpu": ("2.14.1", "0.29.1", "2.11.0", None)}  # the same release: only the build differs
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +117,7 @@ def test_cpu_build_on_a_machine_with_a_gpu(tmp_path, cli_env, index, pip_templat
     broken = snapshot(prefix)
     plan = run_cli(["doctor", "-p", prefix, "--fix", "CPU_ONLY_BUILD", "--dry-run"], env)
     assert " 1. CPU_ONLY_BUILD: " in plan.stdout, plan.stdout + plan.stderr
-    assert "package torch: 2.13.0+cpu -> 2.14.1+cu126" in plan.stdout and f"{index}/cu126" in plan.stdout
+    assert "package torch: 2.14.1+cpu -> 2.14.1+cu126" in plan.stdout and f"{index}/cu126" in plan.stdout
     # no driver: a CUDA build cannot help, the CPU build is left alone
     none = run_cli(["doctor", "-p", prefix, "--fix", "--dry-run"], {k: v for k, v in env.items()
                                                                     if k != "CONDA_OVERRIDE_CUDA"})

@@ -122,8 +122,9 @@ def conda_subcommands():
 def conda_health_checks():
     yield CondaHealthCheck(name="cudaswitch", action=health_check, fixer=health_fix,
                            summary="CUDA toolkit switch, hooks and torch (cudaswitch)",
-                           fix="cudaswitch doctor --fix: stale hooks, kernelspecs pinning CUDA, NumPy 2 under an old "
-                               "torch (undo: cudaswitch doctor --undo)")
+                           fix="cudaswitch doctor --fix: stale hooks, a vanished toolkit, kernelspecs pinning CUDA, "
+                               "a torch build the driver cannot run or a CPU build on a GPU machine, a second torch "
+                               "in the user site, NumPy 2 under an old torch (undo: cudaswitch doctor --undo)")
 
 
 @plugins.hookimpl

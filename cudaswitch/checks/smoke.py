@@ -36,8 +36,13 @@ def probe_environment(env, system: System, toolkit=None, ld_library_path: bool =
     """conda activate PREFIX, then the switch's changes (activation.changes_for/apply): what the user's shell has."""
     from cudaswitch.switching.activation import apply, changes_for, conda_activated
 
+    from cudaswitch.discovery.activation_scripts import environment_vars
+
     environ = conda_activated(system.environ, env.prefix, system)
     environ["CONDA_DEFAULT_ENV"] = env.name
+    # the environment's own variables (`conda env config vars set`: PYTHONNOUSERSITE ...), exported before its
+    # activate.d scripts run
+    environ.update({var: s.value for var, s in environment_vars(env.prefix).items()})
     if toolkit is not None:
         environ = apply(environ, changes_for(toolkit, system, ld_library_path), system)
     environ.setdefault("PYTHONIOENCODING", "utf-8")

@@ -88,7 +88,12 @@ def doctor(codes, name, prefix, as_json, fix=False, dry_run=False, yes=False, un
     system = _system()
     env = doctor_env(system, name, prefix)
     if fix or undo:
-        _fix_or_undo(system, env, list(codes), dry_run, yes, undo)
+        if env is None:
+            raise UsageError(N_("--fix and --undo work on a conda environment: activate one, or give -n NAME / -p "
+                                "PATH"))
+        # as root on another user's environment, the whole plan runs as that user (core/asowner.py): her pip, her
+        # .pth files and her journal, with her rights
+        _as_owner(env, lambda: _fix_or_undo(system, env, list(codes), dry_run, yes, undo))
     report = run_doctor(system, env)
     _report_out(report, doctor_lines, as_json, chain_first=from_doctor, environ=system.environ)
 
@@ -96,12 +101,9 @@ def doctor(codes, name, prefix, as_json, fix=False, dry_run=False, yes=False, un
 def _fix_or_undo(system, env, codes, dry_run, yes, undo) -> None:
     from cudaswitch.checks.chain import from_doctor
     from cudaswitch.checks.doctor import doctor_lines
-    from cudaswitch.core.errors import UsageError
     from cudaswitch.fix import apply as fixing
     from cudaswitch.fix.plan import plan_lines
 
-    if env is None:
-        raise UsageError(N_("--fix and --undo work on a conda environment: activate one, or give -n NAME / -p PATH"))
     if undo:
         changed = fixing.undo(env, system)
         click.echo(tr(M("Put back {count} file(s) the last 'doctor --fix' changed in {prefix}.", count=len(changed),
@@ -124,6 +126,7 @@ def _fix_or_undo(system, env, codes, dry_run, yes, undo) -> None:
         if not sys.stdin.isatty():
             click.echo(_("Not applied: add --yes to apply this plan without a terminal to ask on."), err=True)
             sys.exit(1)
+        plan = _choose(plan, env, system)
         if not click.confirm(_("Apply this plan?"), default=False):
             click.echo(_("Not applied: nothing was changed."))
             sys.exit(1)
@@ -136,6 +139,28 @@ def _fix_or_undo(system, env, codes, dry_run, yes, undo) -> None:
     click.echo("")
     _report_out(outcome.report, doctor_lines, False, chain_first=from_doctor, environ=system.environ,
                 exit_code=None if outcome.ok else 1)
+
+
+def _choose(plan, env, system):
+    """Where a step has several ways (which of two torches goes), the user picks one; the plan is shown again
+    when the pick is not the one it was drawn with (--yes keeps each step's documented default)."""
+    from cudaswitch.cli.output import printable_lines
+    from cudaswitch.fix.plan import plan_lines
+
+    picks = {}
+    for n, step in enumerate(plan.steps, 1):
+        keys = [key for key, _label in step.data.get("choices") or []]
+        if keys:
+            pick = click.prompt(_("Step {n}: which way?").format(n=n), type=click.Choice(keys),
+                                default=step.data.get("choice"))
+            if pick != step.data.get("choice"):
+                picks[step.fixer] = pick
+    if not picks:
+        return plan
+    plan = plan.rebuilt(env, system, picks)
+    for line in plan_lines(plan):
+        click.echo(printable_lines(line))
+    return plan
 
 
 def _undo_command(env, system) -> str:

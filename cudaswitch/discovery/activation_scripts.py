@@ -18,7 +18,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, List, Optional
+from typing import Dict, Iterable, List, Optional
 
 # one assignment per shell syntax: export X=..., X=..., set -gx X ..., setenv X ..., $env:X = ..., set "X=..."
 # Linear on any text: no two quantifiers next to each other match the same characters (a run of newlines or of
@@ -81,25 +81,25 @@ def _json_vars(folder: Path, name: str, key: Optional[str]) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def _env_var_setters(prefix: str, names: Iterable[str]) -> List[Setter]:
-    out: List[Setter] = []
-    wanted = set(names)
+def environment_vars(prefix: str) -> Dict[str, "Setter"]:
+    """Every variable conda exports when it activates `prefix` (env_vars.d, then conda-meta/state, which wins)."""
     from cudaswitch.core import readin
 
     pkg = Path(prefix, "etc", "conda", "env_vars.d")
-    found = {}
+    found: Dict[str, Setter] = {}
     for name in readin.names(pkg, []):
         for var, value in _json_vars(pkg, name, None).items():
-            if var in wanted:
-                found[var] = Setter(var, str(value), str(pkg / name), "env_vars")
+            found[var] = Setter(var, str(value), str(pkg / name), "env_vars")
     meta = Path(prefix, "conda-meta")
     for var, value in _json_vars(meta, "state", "env_vars").items():
-        if var in wanted:
-            found[var] = Setter(var, str(value), str(meta / "state"), "env_vars")
-    for var in names:  # conda exports them as one block; the order among them does not matter
-        if var in found:
-            out.append(found[var])
-    return out
+        found[var] = Setter(var, str(value), str(meta / "state"), "env_vars")
+    return found
+
+
+def _env_var_setters(prefix: str, names: Iterable[str]) -> List[Setter]:
+    found = environment_vars(prefix)
+    # conda exports them as one block; the order among them does not matter
+    return [found[var] for var in names if var in found]
 
 
 def setters(prefix: str, names: Iterable[str], ext: str = ".sh") -> List[Setter]:

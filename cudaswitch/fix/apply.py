@@ -27,8 +27,9 @@ class Outcome:
 
 
 def check_owner(prefix: str) -> None:
-    """Root fixes its own environments only: another user's is changed as that user (until cudaswitch can run the
-    fix as its owner, it says so and changes nothing)."""
+    """Root changes its own environments only: `doctor --fix` works on another user's as that user
+    (core/asowner.py, before this runs); a caller that cannot (conda's own `conda doctor --fix` run as root) is
+    refused here, in one line, with nothing changed."""
     from cudaswitch.core.trust import euid, user_name
 
     me = euid()

@@ -50,7 +50,20 @@ def _allowed(prefix: str, path: str) -> bool:
     Jupyter kernel.json), never make undo write elsewhere."""
     real = os.path.realpath(path)
     top = os.path.realpath(prefix)
-    return os.path.isabs(path) and (real.startswith(top + os.sep) or os.path.basename(path) == "kernel.json")
+    base = _user_base()
+    return os.path.isabs(path) and (real.startswith(top + os.sep) or os.path.basename(path) == "kernel.json"
+                                    or (base is not None and real.startswith(base + os.sep)))
+
+
+def _user_base() -> Optional[str]:
+    """Where `pip install --user` put a second torch, found as Python's `site` finds it (~/.local from $HOME;
+    %APPDATA%\\Python on Windows): the one place outside the environment a journal may name files in (cudaswitch
+    works as the user it belongs to)."""
+    if os.name == "nt":
+        appdata = os.environ.get("APPDATA")
+        return os.path.realpath(os.path.join(appdata, "Python")) if appdata and os.path.isabs(appdata) else None
+    home = os.path.expanduser("~")
+    return os.path.realpath(os.path.join(home, ".local")) if home and home != os.sep and os.path.isabs(home) else None
 
 
 def read(prefix: str) -> Optional[Journal]:

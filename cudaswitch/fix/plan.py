@@ -12,7 +12,7 @@ from typing import Dict, List, Optional
 from cudaswitch.core.i18n import M
 
 # the fixer modules, in the order their steps run (cudaswitch/fix/<name>.py)
-FIXERS = ("refresh", "kernelspec", "numpy")
+FIXERS = ("toolkit", "refresh", "kernelspec", "usersite", "torchset", "numpy")
 
 
 @dataclass
@@ -56,6 +56,11 @@ class Plan:
     steps: List[Step]
     advice: List[Advice]
     not_found: List[str]  # codes the user asked to fix that doctor did not find here
+    findings: List = field(default_factory=list)  # what the plan was built from (a choice rebuilds it from them)
+    only: List[str] = field(default_factory=list)
+
+    def rebuilt(self, env, system, choices: Dict[str, str]) -> "Plan":
+        return build_plan(self.findings, env, system, self.only or None, choices)
 
     @property
     def codes(self) -> List[str]:
@@ -85,8 +90,11 @@ def findings_for(report, env, system) -> List:
     return out
 
 
-def build_plan(findings: List, env, system, only: Optional[List[str]] = None) -> Plan:
-    """The steps for `findings` (those of `only`, when given: codes, case-insensitive), and the rest as advice."""
+def build_plan(findings: List, env, system, only: Optional[List[str]] = None,
+               choices: Optional[Dict[str, str]] = None) -> Plan:
+    """The steps for `findings` (those of `only`, when given: codes, case-insensitive), and the rest as advice.
+    `choices`: fixer name -> the choice the user made among a step's ways (Step.data["choices"]), else its
+    default."""
     wanted = {c.upper() for c in only} if only else None
     problems = [f for f in findings if f.severity != "info" and (wanted is None or f.code in wanted)]
     steps: List[Step] = []
@@ -94,10 +102,13 @@ def build_plan(findings: List, env, system, only: Optional[List[str]] = None) ->
     if env is not None:
         for name in FIXERS:
             mod = fixer(name)
-            mine = [f for f in problems if f.code in mod.CODES]
+            # a code in a fixer's ASKED is changed only when the user names it
+            mine = [f for f in problems if f.code in mod.CODES
+                    and (f.code not in getattr(mod, "ASKED", ()) or (wanted and f.code in wanted))]
             if not mine:
                 continue
-            step = mod.plan(mine, env, system, findings)
+            chosen = (choices or {}).get(name)
+            step = mod.plan(mine, env, system, findings, chosen) if chosen else mod.plan(mine, env, system, findings)
             if step is not None:
                 steps.append(step)
                 handled |= {id(f) for f in mine if f.code in step.codes}
@@ -105,7 +116,7 @@ def build_plan(findings: List, env, system, only: Optional[List[str]] = None) ->
     seen = {f.code for f in findings}
     not_found = sorted(wanted - seen) if wanted else []
     return Plan(env.prefix if env is not None else "", env.name if env is not None else "", steps, advice,
-                not_found)
+                not_found, findings, list(only or []))
 
 
 def plan_lines(plan: Plan) -> List[str]:
@@ -135,6 +146,9 @@ def plan_lines(plan: Plan) -> List[str]:
                                              before=ch.before if ch.before is not None else M("unset"),
                                              after=ch.after if ch.after is not None else M("unset"))))
         lines.append("    " + _("same as: {command}").format(command=step.command))
+        for key, label in step.data.get("choices") or []:
+            mark = _("chosen") if key == step.data.get("choice") else _("or")
+            lines.append("    " + _("[{mark}] {key}: {label}").format(mark=mark, key=key, label=tr(label)))
     if plan.advice:
         lines.append(_("Advice only: --fix has no safe mechanical fix for these and leaves them to you:"))
         for a in plan.advice:

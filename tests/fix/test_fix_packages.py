@@ -71,12 +71,37 @@ def index(tmp_path_factory):
         yield url
 
 
-@pytest.fixture
-def numpy2_env(tmp_path, index, torch_env):
-    prefix = envs.python_prefix(tmp_path / "envs", "old-torch")
+@pytest.fixture(scope="session")
+def pip_template(tmp_path_factory, torch_env):
+    """A conda-style environment with its own pip (ensurepip takes the longest of any step here, so it is made once
+    and copied), and torch's own dependencies (typing_extensions, sympy ...) importable from the real torch's
+    environment, without its torch."""
+    prefix = envs.python_prefix(tmp_path_factory.mktemp("template"), "env")
     make_env(prefix)
     py = str(prefix / "bin" / "python")
     subprocess.run([py, "-I", "-m", "ensurepip", "--default-pip"], check=True, capture_output=True, cwd="/")
+    deps = prefix.parent / "torch-deps"
+    deps.mkdir()
+    for entry in envs.site_packages(torch_env).iterdir():
+        if entry.name != "torch" and not entry.name.startswith("torch-") and entry.suffix != ".pth":
+            os.symlink(entry, deps / entry.name)
+    (envs.site_packages(prefix) / "zz_torch_deps.pth").write_text(f"{deps}\n")
+    return prefix
+
+
+def pip_env(base: Path, name: str, template: Path) -> Path:
+    """A copy of the template (its Python finds its prefix from where it lies; pip runs as `python -m pip`)."""
+    import shutil
+
+    prefix = Path(base) / name
+    shutil.copytree(template, prefix, symlinks=True)
+    return prefix
+
+
+@pytest.fixture
+def numpy2_env(tmp_path, index, torch_env, pip_template):
+    prefix = pip_env(tmp_path / "envs", "old-torch", pip_template)
+    py = str(prefix / "bin" / "python")
     # what the user did: `pip install numpy`, which took NumPy 2
     subprocess.run([py, "-I", "-m", "pip", "--isolated", "install", "--index-url", f"{index}/cpu", "numpy"],
                    check=True, capture_output=True, cwd="/")
@@ -86,13 +111,6 @@ def numpy2_env(tmp_path, index, torch_env):
     (site / "torch" / "__init__.py").write_text(TORCH_22.format(stderr=texts.NUMPY_ABI_STDERR,
                                                                 error=texts.NUMPY_ABI_ERROR, real=real))
     (site / "torch" / "version.py").write_text("__version__ = '2.2.2+cpu'\ncuda = None\n")
-    # torch's own dependencies (typing_extensions, sympy ...) from the real one's environment, without its torch
-    deps = prefix.parent / "torch-deps"
-    deps.mkdir()
-    for entry in envs.site_packages(torch_env).iterdir():
-        if entry.name != "torch" and not entry.name.startswith("torch-") and entry.suffix != ".pth":
-            os.symlink(entry, deps / entry.name)
-    (site / "zz_torch_deps.pth").write_text(f"{deps}\n")
     dist = site / "torch-2.2.2+cpu.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 2.2.2+cpu\n")

@@ -1,7 +1,7 @@
 """`doctor --fix` killed at every point of its journal (SIGKILL through the suite's fault seam, tests/seams.py),
 and `doctor --undo` killed while it restores: each time the environment's files are the old ones, or the new ones
-with a journal that `--undo` turns back into the old ones. As root, another user's environment is refused in one
-line, with nothing changed."""
+with a journal that `--undo` turns back into the old ones. As root, another user's environment is fixed as that
+user, or refused in one line where cudaswitch cannot become its owner."""
 
 from __future__ import annotations
 
@@ -64,16 +64,55 @@ def test_a_journal_naming_files_elsewhere_is_refused(switched, cli_env, tmp_path
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root: the case is root asked to fix another user's environment")
-def test_root_refuses_another_users_environment(switched, cli_env):
-    from other_user import NOBODY
+def test_root_fixes_another_users_environment_as_its_owner(cli_env, tmp_path):
+    """Root's `doctor --fix` on nobody's environment runs as nobody: the files it writes, the journal among them,
+    stay hers, and `--undo` (as root too) puts them back byte for byte. An owner cudaswitch cannot become (a uid
+    no account has) is refused in one line, nothing changed."""
+    import shutil
+    import subprocess
+    import sys
 
-    _stale_hook(switched)
-    for dirpath, dirnames, names in os.walk(switched):
-        for n in dirnames + names + ["."]:
-            os.lchown(os.path.join(dirpath, n), NOBODY, NOBODY)
-    broken = files(switched)
-    for args in (["--fix", "--yes"], ["--undo"]):
-        r = run_cli(["doctor", "-p", switched, *args], cli_env)
-        line = one_line_error(r, 2)
-        assert "belongs to nobody" in line and "run it as nobody" in line
-    assert files(switched) == broken
+    from other_user import NOBODY, readable_cli, shared_base, without_working_as
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "fake_torch"))
+    import cudatrees
+    import envs
+    from conftest import make_env
+
+    base, _attacker, _victim, home = shared_base("cudaswitch-fix-owner-")
+    try:
+        root = base / "root"
+        cudatrees.cuda_12_9(root / "usr" / "local" / "cuda-12.9")
+        env = dict(cli_env, CUDASWITCH_FS_ROOT=str(root), HOME=str(home), JUPYTER_DATA_DIR=str(home / "jupyter"),
+                   JUPYTER_PATH=str(home / "jupyter"))
+        prefix = envs.python_prefix(base, "hers")
+        make_env(prefix)
+        assert run_cli(["use", "12.9", "-p", prefix, "--no-smoke", "--no-verify"], env).returncode == 0
+        _stale_hook(prefix)
+
+        def give(uid):
+            for dirpath, dirnames, names in os.walk(prefix):
+                for n in dirnames + names + ["."]:
+                    os.lchown(os.path.join(dirpath, n), uid, uid)
+
+        give(4242424)
+        broken = files(prefix)
+        r = readable_cli(base, ["doctor", "-p", prefix, "--fix", "--yes"], env)
+        notes_off = subprocess.CompletedProcess(r.args, r.returncode, r.stdout, "".join(
+            ln for ln in r.stderr.splitlines(keepends=True) if not ln.startswith("cudaswitch: note: ")))
+        assert "is no user on this machine" in one_line_error(notes_off, 1), r.stdout + r.stderr
+        assert files(prefix) == broken
+        give(NOBODY)
+        broken = files(prefix)
+        r = readable_cli(base, ["doctor", "-p", prefix, "--fix", "--yes"], env)
+        rest, said = without_working_as(r)
+        assert "nobody" in said and "step 1 cleared HOOKS_STALE" in rest.stdout, r.stdout + r.stderr
+        journal = prefix.joinpath(*JOURNAL_DIR, "journal.json")
+        hook = prefix / "etc" / "conda" / "activate.d" / "cudaswitch.sh"
+        assert os.stat(journal).st_uid == NOBODY and os.stat(hook).st_uid == NOBODY
+        assert files(prefix) != broken
+        u = readable_cli(base, ["doctor", "-p", prefix, "--undo"], env)
+        assert "Put back" in u.stdout, u.stdout + u.stderr
+        assert files(prefix) == broken
+    finally:
+        shutil.rmtree(base)

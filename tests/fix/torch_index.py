@@ -55,3 +55,32 @@ def serving(root: Path):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def shaped_wheel(folder: Path, name: str, version: str, files: Dict[str, str], requires: List[str] = ()) -> Path:
+    """A wheel laid out as the PyTorch index's are (`torch-2.14.1+cu126-cp311-cp311-linux_x86_64.whl`: the build in
+    the local version, a CPython tag, a RECORD with every file's hash) holding `files` (path -> text): the real
+    CUDA builds are gigabytes, and what a fix does with them is pip's work on exactly this shape."""
+    import base64
+    import sys
+    import zipfile
+
+    py = f"cp{sys.version_info[0]}{sys.version_info[1]}"
+    path = Path(folder) / f"{name}-{version}-{py}-{py}-linux_x86_64.whl"
+    info = f"{name}-{version}.dist-info"
+    meta = "".join([f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"]
+                   + [f"Requires-Dist: {r}\n" for r in requires])
+    members = dict(files)
+    members[f"{info}/METADATA"] = meta
+    members[f"{info}/WHEEL"] = f"Wheel-Version: 1.0\nGenerator: cudaswitch-tests\nRoot-Is-Purelib: false\nTag: {py}-{py}-linux_x86_64\n"
+    rows = []
+    for member, text in members.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        rows.append(f"{member},sha256={digest},{len(text.encode())}")
+    rows.append(f"{info}/RECORD,,")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as zf:
+        for member, text in members.items():
+            zf.writestr(member, text)
+        zf.writestr(f"{info}/RECORD", "\n".join(rows) + "\n")
+    return path

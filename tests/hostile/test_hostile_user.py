@@ -103,14 +103,19 @@ COMMANDS = {
     # root's HOME is hers (su without '-'): the rc files and profiles there are hers to swap
     "init bash --install": ["init", "bash", "--install"],
     "init powershell --install": ["init", "powershell", "--install"],
-    "install-cudnn --into-env -p HERENV": ["install-cudnn", "{base}/archives/cudnn-linux-x86_64-9.10.2.21_cuda12-archive.tar.xz",
-                                           "--into-env", "-p", "{her_env}", "--yes"],
+    "install-cudnn --into-env -p HERENV": ["install-cudnn", "{archive}", "--into-env", "-p", "{her_env}", "--yes"],
     "use auto -p ROOTENV": ["use", "auto", "-p", "{root_env}", "--no-smoke"],
     # the system's own shells found first: the hook check runs them, with her BASH_ENV and ENV in root's environment
     "use -p ROOTENV, system shells": ["use", "12.9", "-p", "{root_env}", "--no-smoke"],
     # TAB after `cudaswitch use ` and `-n `: completion runs discovery and reads the environments list
     "complete use": [],
     "complete -n": [],
+    # last, in this order: the fix changes ROOTENV and the undo puts it back for what follows
+    "doctor --fix --dry-run -p ROOTENV": ["doctor", "-p", "{root_env}", "--fix", "--dry-run"],
+    "doctor --fix --yes -p ROOTENV": ["doctor", "-p", "{root_env}", "--fix", "--yes"],
+    "doctor --undo -p ROOTENV": ["doctor", "-p", "{root_env}", "--undo"],
+    # her own environment: root's --fix works there as her (core/asowner.py), so what she planted runs as her
+    "doctor --fix --yes -p HERENV": ["doctor", "-p", "{her}/envs/hers", "--fix", "--yes"],
 }
 EXTRA_ENV = {"install-toolkit": {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "{base}/no-wheels"},
              "use -p ROOTENV, system shells": {"PATH": "/usr/bin:/bin"},
@@ -118,6 +123,13 @@ EXTRA_ENV = {"install-toolkit": {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "{base}/
                               "COMP_CWORD": "2"},
              "complete -n": {"_CUDASWITCH_COMPLETE": "bash_complete", "COMP_WORDS": "cudaswitch use 12.9 -n ",
                              "COMP_CWORD": "4"}}
+
+
+def _archive(w):
+    """A cuDNN archive of root's (NVIDIA's layout and names, stand-in libraries), made once per world."""
+    folder = w.base / "archives"
+    found = sorted(folder.glob("*.tar.xz")) if folder.is_dir() else []
+    return found[0] if found else cudnn_archives.make(folder, "linux-9.10-archive")
 
 
 def _run(w, args, extra=None):
@@ -133,7 +145,8 @@ def _run(w, args, extra=None):
 @pytest.mark.parametrize("name", list(COMMANDS))
 def test_root_runs_nothing_she_planted(fresh, name):
     w = fresh
-    values = dict(root_env=w.root_env, base=w.base, her_env=hostile._her_env(w))
+    values = dict(root_env=w.root_env, base=w.base, her_env=hostile._her_env(w), her=w.her,
+                  archive=_archive(w))
     args = [a.format(**values) for a in COMMANDS[name]]
     proc, reads = _run(w, args, {k: v.format(**values) for k, v in EXTRA_ENV.get(name, {}).items()})
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr
@@ -165,7 +178,7 @@ def test_install_and_uninstall_cudnn_as_root_run_and_load_nothing_of_hers(fresh)
     the undo removes exactly what the install wrote."""
     w = fresh
     tk = cudatrees.cuda_12_9(w.base / "tk-cudnn")
-    archive = cudnn_archives.make(w.base / "archives", "linux-9.10-archive")
+    archive = _archive(w)
     before = cudnn_archives.snapshot(tk)
     her = str(w.her) + "/"
     for args in (["install-cudnn", str(archive), "--cuda", str(tk), "--yes"], ["uninstall-cudnn", "--cuda", str(tk)]):

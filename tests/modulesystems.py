@@ -72,11 +72,20 @@ CORPUS_PLACES = {
     "ucdavis-farm/core": "/share/apps/farm/modulefiles",
     "fredhutch/all": "/app/modules/all",
     "raapoi/all": "/home/software/tools/eb_modulefiles/all",
+    "unibe/all": "/software.el7/modulefiles/all",
+    "hoffman2/lmod": "/u/local/spack/0.12/share/spack/lmod/linux-centos7-x86_64",
+    "hoffman2/modules": "/u/local/spack/0.12/share/spack/modules/linux-centos7-x86_64",
+    "csc/modulefiles": "/appl/spack/v022/modulefiles",
+    "csc/unsupported": "/appl/spack/v022/unsupported/linux-rhel8-x86_64",
+    "unl-crane": "/util/opt/modulefiles",
+    "ntuhpc": "/opt/apps/modules",
+    "ntuhpc-sc16": "/opt/modulefiles",
 }
 
 # Builds the private root: a tmpfs holding a bind of every top-level folder of / plus the new ones (/app,
-# /share), then chroot into it. Nothing is created on the machine: the tmpfs and the binds vanish with the
-# namespace when the driver ends.
+# /share, ...), then chroot into it; /opt is a tmpfs of its own holding a bind of each of its folders, so that
+# /opt/cuda-8.0 can be laid out beside them. Nothing is created on the machine: the tmpfs and the binds vanish
+# with the namespace when the driver ends.
 _PRIVATE_ROOT = r"""
 set -e
 R="$1"; shift
@@ -84,10 +93,13 @@ mount -t tmpfs tmpfs "$R"
 for d in /*; do
   n="${d#/}"
   if [ -L "$d" ]; then cp -P "$d" "$R/$n"
+  elif [ "$n" = opt ]; then
+    mkdir "$R/opt"; mount -t tmpfs tmpfs "$R/opt"
+    for o in /opt/*; do [ -d "$o" ] && [ ! -L "$o" ] && mkdir "$R$o" && mount --rbind "$o" "$R$o"; done
   elif [ -d "$d" ]; then mkdir "$R/$n"; mount --rbind "$d" "$R/$n"
   fi
 done
-for top in app share; do [ -e "$R/$top" ] || mkdir "$R/$top"; done
+for top in app share software.el7 u appl util; do [ -e "$R/$top" ] || mkdir "$R/$top"; done
 mount -t tmpfs tmpfs "$R/home"
 exec chroot "$R" "$@"
 """
@@ -115,6 +127,15 @@ def in_private_root(tmp_path: Path, plan: dict) -> List[dict]:
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-3000:])
     return json.loads(out.read_text())
+
+
+def nvcc_root(state: Dict[str, str]) -> Optional[str]:
+    """The toolkit a shell with this environment compiles with: the folder above the first nvcc on its PATH, links
+    followed (NVIDIA HPC SDK's cuda/bin is a link into cuda/<version>/bin); None when no nvcc is on it."""
+    for entry in state.get("PATH", "").split(":"):
+        if entry and os.path.isfile(os.path.join(entry, "nvcc")):
+            return os.path.dirname(os.path.realpath(entry))
+    return None
 
 
 def _drive(plan: dict) -> List[dict]:
@@ -147,7 +168,8 @@ def _drive(plan: dict) -> List[dict]:
             results.append({"rc": r.returncode, "stdout": r.stdout, "stderr": r.stderr})
         else:
             try:
-                results.append({"states": run(cmd["module"], cmd["steps"], cmd["env"])})
+                states = run(cmd["module"], cmd["steps"], cmd["env"])
+                results.append({"states": states, "nvcc": [nvcc_root(st) for st in states]})
             except AssertionError as exc:
                 results.append({"failed": str(exc)[-2000:]})
     return results

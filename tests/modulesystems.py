@@ -18,7 +18,7 @@ from typing import Dict, List, Optional
 import pytest
 
 IN_CI = bool(os.environ.get("CI"))
-LMOD = Path("/usr/share/lmod/lmod/libexec/lmod")
+LMOD = Path(os.environ.get("CUDASWITCH_TEST_LMOD") or "/usr/share/lmod/lmod/libexec/lmod")
 ENVMODULES = Path(os.environ.get("CUDASWITCH_TEST_ENVMODULES") or "/opt/environment-modules/usr/lib/modulecmd.tcl")
 
 
@@ -40,24 +40,25 @@ def command(system: str) -> List[str]:
     return [tclsh, str(ENVMODULES)]
 
 
-def run(system: str, steps: List[str], env: Dict[str, str], extra: Optional[Dict[str, str]] = None) \
-        -> List[Dict[str, str]]:
+def run(system: str, steps: List[str], env: Dict[str, str], extra: Optional[Dict[str, str]] = None,
+        each: bool = False) -> List[Dict[str, str]]:
     """Run `module STEP` for each step in one real bash and return the environment after each (index 0: before the
-    first step). A failing `module` command fails the test with what it printed."""
-    import json
+    first step); with `each`, every step starts from the first environment (a subshell each, as many users' fresh
+    shells). A failing `module` command fails the test with what it printed. The environment is dumped by `env -0`
+    (a Python per dump cost more than the module systems themselves)."""
     import shlex
-    import sys
 
     argv = " ".join(shlex.quote(a) for a in command(system))
-    dump = f"{shlex.quote(sys.executable)} -c 'import json,os;print(json.dumps(dict(os.environ)))'"
+    dump = "printf '\\036'; env -0"
     lines = [f'module() {{ eval "$({argv} bash "$@")"; }}', dump]
     for step in steps:
-        lines += [f"module {step} || exit 9", dump]
+        lines += [f"( module {step} || exit 9; {dump} ) || exit 9" if each else f"module {step} || exit 9; {dump}"]
     full = dict(env, **(extra or {}))
     r = subprocess.run(["bash", "--norc", "--noprofile", "-c", "\n".join(lines)], env=full, capture_output=True,
                        text=True, timeout=120)
     assert r.returncode == 0, (steps, r.returncode, r.stdout[-2000:], r.stderr[-2000:])
-    states = [json.loads(ln) for ln in r.stdout.splitlines() if ln.startswith("{")]
+    states = [dict(item.partition("=")[::2] for item in block.split("\0") if "=" in item)
+              for block in r.stdout.split("\036")[1:]]
     assert len(states) == len(steps) + 1, (r.stdout, r.stderr)
     return states
 
@@ -121,12 +122,58 @@ def in_private_root(tmp_path: Path, plan: dict) -> List[dict]:
     root = work / "root"
     root.mkdir()
     plan_file, out = work / "plan.json", work / "results.json"
-    plan_file.write_text(json.dumps(plan))
+    plan_file.write_text(json.dumps(dict(plan, copies=str(work / "copies"))))
     r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", _PRIVATE_ROOT, "sh", str(root),
                         sys.executable, str(Path(__file__).resolve()), str(plan_file), str(out)],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-3000:])
     return json.loads(out.read_text())
+
+
+_CLI = []
+
+
+def _forked_cli(args: List[str], env: Dict[str, str]) -> dict:
+    """`cudaswitch ARGS` (with the suite's seams, as tests/seams.py starts it) in a child forked from this driver,
+    which imported the CLI once: a fresh process per command, the environment exactly `env`, without paying
+    Python's start and the CLI's imports each time (the corpus runs some hundred commands)."""
+    import sys
+    import tempfile
+
+    if not _CLI:
+        os.environ.clear()
+        os.environ.update(env)  # what the imports may read (language), as the first command has it
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        import seams
+
+        seams.enable()
+        from cudaswitch.cli import main
+
+        _CLI.append(main)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        pid = os.fork()
+        if pid == 0:  # the child: never returns into the driver
+            code = 70
+            try:
+                os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+                os.dup2(out.fileno(), 1)
+                os.dup2(err.fileno(), 2)
+                os.environ.clear()
+                os.environ.update(env)
+                try:
+                    _CLI[0](args=list(args), prog_name="cudaswitch")
+                    code = 0
+                except SystemExit as exc:
+                    code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        out.seek(0)
+        err.seek(0)
+        return {"rc": os.waitstatus_to_exitcode(status), "stdout": out.read().decode(errors="replace"),
+                "stderr": err.read().decode(errors="replace")}
 
 
 def nvcc_root(state: Dict[str, str]) -> Optional[str]:
@@ -145,7 +192,13 @@ def _drive(plan: dict) -> List[dict]:
     import json
     import sys
 
+    work = Path(plan["copies"])  # beside the plan, in the test's own tmp_path
+    work.mkdir()
     for src, dst in plan.get("links", []):
+        if Path(src).resolve().is_relative_to(CORPUS.resolve()):  # stubs written beside it must not reach the repo
+            copy = work / str(len(list(work.iterdir())))
+            shutil.copytree(src, copy, symlinks=True)
+            src = str(copy)
         dst_p = Path(dst)
         if Path(src).is_dir():
             dst_p.mkdir(parents=True, exist_ok=True)
@@ -159,16 +212,13 @@ def _drive(plan: dict) -> List[dict]:
     for dst, target in plan.get("symlinks", {}).items():
         Path(dst).parent.mkdir(parents=True, exist_ok=True)
         os.symlink(target, dst)
-    entry = str(Path(__file__).resolve().parent / "seams.py")
     results = []
     for cmd in plan["commands"]:
         if "cli" in cmd:
-            r = subprocess.run([sys.executable, entry, *cmd["cli"]], env=cmd["env"], capture_output=True,
-                               text=True, timeout=120)
-            results.append({"rc": r.returncode, "stdout": r.stdout, "stderr": r.stderr})
+            results.append(_forked_cli(cmd["cli"], cmd["env"]))
         else:
             try:
-                states = run(cmd["module"], cmd["steps"], cmd["env"])
+                states = run(cmd["module"], cmd["steps"], cmd["env"], each=cmd.get("each", False))
                 results.append({"states": states, "nvcc": [nvcc_root(st) for st in states]})
             except AssertionError as exc:
                 results.append({"failed": str(exc)[-2000:]})

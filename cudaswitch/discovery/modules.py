@@ -828,8 +828,12 @@ def _marked_default(system: System, folder: str, family: str) -> Optional[Tuple[
     """The version a folder marks as the family's default, and how: a `default` link, .modulerc.lua or .modulerc
     (`module_version(...)`, `module-version ... default`), .version (`set ModulesVersion`)."""
     top = system.join(folder, family)
+    try:
+        present = set(os.listdir(system.local(top)))  # one listing instead of four opens that mostly fail
+    except OSError:
+        return None
     link = system.local(system.join(top, "default"))
-    if link.is_symlink():
+    if "default" in present and link.is_symlink():
         try:
             target = os.readlink(link)
         except OSError:
@@ -840,7 +844,7 @@ def _marked_default(system: System, folder: str, family: str) -> Optional[Tuple[
             return _strip_lua(os.path.basename(real)), M("the {what} in {folder}", what="default link",
                                                          folder=top)
     for rc, pattern in ((".modulerc.lua", _MODULERC_LUA), (".modulerc", _MODULERC_TCL), (".version", _VERSION_FILE)):
-        text = _read_text(system, system.join(top, rc))
+        text = _read_text(system, system.join(top, rc)) if rc in present else None
         m = pattern.search(text or "")
         if m:
             version = m.group(1)

@@ -81,11 +81,13 @@ CORPUS_PLACES = {
     "unl-crane": "/util/opt/modulefiles",
     "ntuhpc": "/opt/apps/modules",
     "ntuhpc-sc16": "/opt/modulefiles",
+    "ucr-hpcc": "/opt/hpcc_modules",
+    "shawfdong": "/usr/local/modulefiles",
 }
 
 # Builds the private root: a tmpfs holding a bind of every top-level folder of / plus the new ones (/app,
-# /share, ...), then chroot into it; /opt is a tmpfs of its own holding a bind of each of its folders, so that
-# /opt/cuda-8.0 can be laid out beside them. Nothing is created on the machine: the tmpfs and the binds vanish
+# /share, ...), then chroot into it; /opt and /usr/local are each a tmpfs of their own holding a bind of each of
+# their folders, so that /opt/cuda-8.0 and /usr/local/cuda-10.0 can be laid out beside them. Nothing is created on the machine: the tmpfs and the binds vanish
 # with the namespace when the driver ends.
 _PRIVATE_ROOT = r"""
 set -e
@@ -99,6 +101,10 @@ for d in /*; do
     for o in /opt/*; do [ -d "$o" ] && [ ! -L "$o" ] && mkdir "$R$o" && mount --rbind "$o" "$R$o"; done
   elif [ -d "$d" ]; then mkdir "$R/$n"; mount --rbind "$d" "$R/$n"
   fi
+done
+mount -t tmpfs tmpfs "$R/usr/local"
+for o in /usr/local/*; do
+  if [ -L "$o" ]; then cp -P "$o" "$R$o"; elif [ -d "$o" ]; then mkdir "$R$o" && mount --rbind "$o" "$R$o"; fi
 done
 for top in app share software.el7 u appl util; do [ -e "$R/$top" ] || mkdir "$R/$top"; done
 mount -t tmpfs tmpfs "$R/home"

@@ -33,6 +33,10 @@ ROOTS = {
                                           "11.2", "11.4")},
     "/opt/apps/software/CUDA/8.0.44-GCC-5.4.0-2.26": "8.0.44",
     "/opt/cuda-8.0": "8.0",
+    **{f"/opt/linux/{os_}/8.x/x86_64/pkgs/cuda/{v}": v for os_, v in (("rhel", "10.1"), ("rhel", "10.2"),
+                                                                       ("rhel", "11.4"), ("centos", "11.7"),
+                                                                       ("centos", "12.1"))},
+    "/usr/local/cuda-10.0": "10.0",
     f"{EB}/CUDA/11.3.1": "11.3.1",
     f"{EB}/CUDA/11.4.1": "11.4.1",
     f"{EB}/CUDA/10.1.243-GCC-8.3.0": "10.1.243",
@@ -82,6 +86,9 @@ SITES = {
                    "CUDAcore/11.1.1"]),
     "ucdavis": ("/share/apps/spack/modulefiles/Core:/share/apps/farm/modulefiles", ("lmod",),
                 ["cuda/11.7.1", "cuda"]),
+    "ucr": ("/opt/hpcc_modules", ("lmod", "envmodules"),
+            ["cuda/10.1", "cuda/10.2", "cuda/11.4", "cuda/11.7", "cuda/12.1", "cuda"]),  # cuda: its .version
+    "ucsc": ("/usr/local/modulefiles", ("lmod", "envmodules"), ["cuda/10.0", "cuda"]),
     "ucdavis-tcl": ("/share/apps/farm/modulefiles:/share/apps/spack/modulefiles/Core", ("envmodules",),
                     ["cuda/11.7.1", "cuda"]),
 }
@@ -109,7 +116,9 @@ def corpus_run(real_trees, tmp_path_factory):
     links.append([str(sdk), NVHPC_CUDA])
     home = tmp / "home"
     home.mkdir()
-    base = {"PATH": "/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8", "LMOD_RC": str(tmp / "no-lmodrc.lua")}
+    # HPCC_MODULES: UC Riverside's files read it (`set hpcc_modules $::env(HPCC_MODULES)`), as its shells set it
+    base = {"PATH": "/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8", "LMOD_RC": str(tmp / "no-lmodrc.lua"),
+            "HPCC_MODULES": modulesystems.CORPUS_PLACES["ucr-hpcc"]}
     commands, where = [], {}
     for site, (mp, systems, names) in SITES.items():
         for system in systems:
@@ -156,3 +165,14 @@ def test_the_corpus_is_large_and_its_readme_names_every_file():
     assert not missing, missing
     cuda = [p for p in files if any(part.lower().startswith(("cuda", "nvhpc")) for part in p.parts[-3:])]
     assert len(cuda) >= 25, len(cuda)
+
+
+def test_the_real_version_files_change_what_a_bare_name_loads(corpus_run):
+    """UC Riverside's cuda/.version names 11.4 beside 12.1: both module systems load 11.4 for `cuda`, not the
+    highest version, and cudaswitch's `which cuda` (checked above) follows that mark."""
+    out, where = corpus_run
+    for system in ("lmod", "envmodules"):
+        names = SITES["ucr"][2]
+        roots = out[where[("ucr", system, "load")]]["nvcc"]
+        bare, highest, marked = (roots[1 + names.index(n)] for n in ("cuda", "cuda/12.1", "cuda/11.4"))
+        assert bare == marked != highest, (system, bare, highest)

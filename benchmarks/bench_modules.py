@@ -30,8 +30,9 @@ from bench_list import REPO, make_toolkits, timed
 LMOD = "/usr/share/lmod/lmod/libexec/lmod"
 ENVMODULES = os.environ.get("CUDASWITCH_TEST_ENVMODULES") or "/opt/environment-modules/usr/lib/modulecmd.tcl"
 sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "discovery")]
-from modulesystems import CORPUS, CORPUS_PLACES as PLACES  # noqa: E402  where the tests lay the corpus out
-from test_module_corpus import NVHPC_CUDA, ROOTS, SITES, STUBS  # noqa: E402  the toolkits, stubs and MODULEPATHs
+# where the tests lay the corpus out, the toolkit folders it names, the modules it loads that no site published
+from modulesystems import CORPUS, CORPUS_PLACES as PLACES, NVHPC_CUDA, ROOTS, STUBS  # noqa: E402
+from test_module_corpus import SITES  # noqa: E402  every site's MODULEPATH
 
 # every site's MODULEPATH, in the corpus test's order, on one MODULEPATH (a cluster with several sites' styles)
 MODULEPATH = list(dict.fromkeys(f.lstrip("/") for mp, _, _ in SITES.values() for f in mp.split(":")))

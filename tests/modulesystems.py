@@ -85,10 +85,54 @@ CORPUS_PLACES = {
     "shawfdong": "/usr/local/modulefiles",
 }
 
+SW = "/software.el7/software/CUDA"
+UCLA = "/u/local/spack/0.12/opt/spack/linux-centos7-x86_64"
+CSC = "/appl/spack/v022/install-tree/gcc-13.2.0/cuda-12.6.0-y4hqsn"
+EB = "/home/software/EasyBuild/software"
+NVHPC_CUDA = "/util/opt/nvidia-hpc-sdk/2021.219/Linux_x86_64/21.9/cuda"
+
+# the toolkit folders the corpus names, each with the version its module claims (the tests bind a toolkit tree of
+# NVIDIA's files at each, its version.json saying this version)
+ROOTS = {
+    **{f"{SW}/{v}": v.split("-")[0] for v in ("10.1.105-GCC-8.2.0-2.31.1", "10.1.243", "8.0.61", "9.0.176",
+                                            "9.1.85", "9.2.88")},
+    f"{UCLA}/gcc-5.5.0/cuda-8.0.61-xvrfn4veaenoq6kbpjyfnspvubfczxab": "8.0.61",
+    f"{UCLA}/gcc-7.2.0/cuda-10.0.130-74hupmpee6unwibsq2p2mqb3dmmbzrab": "10.0.130",
+    CSC: "12.6.0",
+    **{f"/util/opt/cuda/{v}": v for v in ("6.0", "6.5", "7.5", "8.0", "9.0", "9.1", "9.2", "10.0", "10.2", "11.0",
+                                          "11.2", "11.4")},
+    "/opt/apps/software/CUDA/8.0.44-GCC-5.4.0-2.26": "8.0.44",
+    "/opt/cuda-8.0": "8.0",
+    **{f"/opt/linux/{os_}/8.x/x86_64/pkgs/cuda/{v}": v for os_, v in (("rhel", "10.1"), ("rhel", "10.2"),
+                                                                       ("rhel", "11.4"), ("centos", "11.7"),
+                                                                       ("centos", "12.1"))},
+    "/usr/local/cuda-10.0": "10.0",
+    f"{EB}/CUDA/11.3.1": "11.3.1",
+    f"{EB}/CUDA/11.4.1": "11.4.1",
+    f"{EB}/CUDA/10.1.243-GCC-8.3.0": "10.1.243",
+    f"{EB}/CUDAcore/11.1.1": "11.1.1",
+    "/share/apps/spack/spack-v0.19/opt/spack/linux-ubuntu22.04-x86_64_v3/gcc-11.3.0/"
+    "cuda-11.7.1-pkcc5ttbgrknfycfjj3v2lezjcdnlth4": "11.7.1",
+    "/share/apps/22.04/spack/spack-v0.19.1/opt/spack/linux-ubuntu22.04-x86_64_v2/gcc-11.3.0/"
+    "cuda-11.7.1-lrt2o3uaa7iok75tlym5boeyepehbyij": "11.7.1",
+    "/app/software/CUDA/10.2.89-GCC-8.3.0": "10.2.89",
+    "/app/software/CUDA/9.2.88-GCC-7.3.0-2.30": "9.2.88",
+    "/app/software/CUDAcore/11.1.1": "11.1.1",
+}
+# the modules the corpus loads that no site published beside it: empty stubs (Lmod refuses a load without them)
+STUBS = {
+    "/software.el7/modulefiles/all/GCC/8.2.0-2.31.1.lua": "",
+    "/opt/apps/modules/compiler/GCC/5.4.0-2.26.lua": "",
+    "/app/modules/all/GCC/8.3.0.lua": "", "/app/modules/all/GCC/10.2.0.lua": "",
+    "/app/modules/all/GCC/7.3.0-2.30.lua": "",
+    "/home/software/tools/eb_modulefiles/all/Core/GCCcore/10.2.0.lua": "",
+    "/home/software/tools/eb_modulefiles/all/Core/binutils/2.35.lua": "",
+}
+
 # Builds the private root: a tmpfs holding a bind of every top-level folder of / plus the new ones (/app,
 # /share, ...), then chroot into it; /opt and /usr/local are each a tmpfs of their own holding a bind of each of
-# their folders, so that /opt/cuda-8.0 and /usr/local/cuda-10.0 can be laid out beside them. Nothing is created on the machine: the tmpfs and the binds vanish
-# with the namespace when the driver ends.
+# their folders, so that /opt/cuda-8.0 and /usr/local/cuda-10.0 can be laid out beside them. Nothing is created
+# on the machine: the tmpfs and the binds vanish with the namespace when the driver ends.
 _PRIVATE_ROOT = r"""
 set -e
 R="$1"; shift

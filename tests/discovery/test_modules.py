@@ -498,28 +498,10 @@ def _version_json(version: str) -> str:
     return json.dumps({"cuda": {"name": "CUDA SDK", "version": version}})
 
 
-# the toolkit folders the corpus names, each with the version its module claims
-CORPUS_ROOTS = {
-    "/share/apps/spack/spack-v0.19/opt/spack/linux-ubuntu22.04-x86_64_v3/gcc-11.3.0/"
-    "cuda-11.7.1-pkcc5ttbgrknfycfjj3v2lezjcdnlth4": "11.7.1",
-    "/share/apps/22.04/spack/spack-v0.19.1/opt/spack/linux-ubuntu22.04-x86_64_v2/gcc-11.3.0/"
-    "cuda-11.7.1-lrt2o3uaa7iok75tlym5boeyepehbyij": "11.7.1",
-    "/app/software/CUDA/10.2.89-GCC-8.3.0": "10.2.89",
-    "/app/software/CUDA/9.2.88-GCC-7.3.0-2.30": "9.2.88",
-    "/app/software/CUDAcore/11.1.1": "11.1.1",
-    "/home/software/EasyBuild/software/CUDA/11.4.1": "11.4.1",
-    "/home/software/EasyBuild/software/CUDAcore/11.1.1": "11.1.1",
-}
-# the compiler modules the corpus loads: stubs (a site has them; Lmod refuses a load without them)
-CORPUS_STUBS = {
-    "/app/modules/all/GCC/8.3.0.lua": "", "/app/modules/all/GCC/10.2.0.lua": "",
-    "/app/modules/all/GCC/7.3.0-2.30.lua": "",
-    "/home/software/tools/eb_modulefiles/all/Core/GCCcore/10.2.0.lua": "",
-    "/home/software/tools/eb_modulefiles/all/Core/binutils/2.35.lua": "",
-}
+CORPUS_ROOTS, CORPUS_STUBS = modulesystems.ROOTS, modulesystems.STUBS
 FRANKLIN, FARM = "/share/apps/spack/modulefiles/Core", "/share/apps/farm/modulefiles"
 FREDHUTCH, RAAPOI = "/app/modules/all", "/home/software/tools/eb_modulefiles/all/Core"
-PKCC, LRT = list(CORPUS_ROOTS)[:2]
+PKCC, LRT = (r for r in CORPUS_ROOTS if "/cuda-11.7.1-" in r)
 
 
 def _corpus_plan(trees: Path, tmp_path: Path, clean_env) -> dict:

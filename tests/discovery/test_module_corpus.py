@@ -55,6 +55,15 @@ CASES = [(site, system, name) for site, (_, systems, names) in SITES.items() for
 OWNER = {"lmod": {"LMOD_CMD": str(modulesystems.LMOD)}, "envmodules": {"MODULES_CMD": str(modulesystems.ENVMODULES)}}
 
 
+class _Run(tuple):
+    """(results, where) as the tests unpack it, and the plan (to run more commands in the same layout)."""
+
+    def __new__(cls, out, where, plan):
+        self = super().__new__(cls, (out, where))
+        self.plan = plan
+        return self
+
+
 @pytest.fixture(scope="module")
 def corpus_run(real_trees, tmp_path_factory):
     """One private root, every load and every `cudaswitch which` of CASES, plus `list --json` per site."""
@@ -87,8 +96,8 @@ def corpus_run(real_trees, tmp_path_factory):
                 commands.append({"cli": ["which", name], "env": dict(base, MODULEPATH=mp, **OWNER[system])})
             where[(site, system, "list")] = len(commands)
             commands.append({"cli": ["list", "--json"], "env": dict(base, MODULEPATH=mp, **OWNER[system])})
-    out = modulesystems.in_private_root(tmp, {"links": links, "files": STUBS, "commands": commands})
-    return out, where
+    plan = {"links": links, "files": STUBS, "commands": commands}
+    return _Run(modulesystems.in_private_root(tmp, plan), where, plan)
 
 
 @pytest.mark.parametrize("site,system,name", CASES, ids=[f"{s}-{m}-{n}" for s, m, n in CASES])
@@ -133,3 +142,28 @@ def test_the_real_version_files_change_what_a_bare_name_loads(corpus_run):
         roots = out[where[("ucr", system, "load")]]["nvcc"]
         bare, highest, marked = (roots[1 + names.index(n)] for n in ("cuda", "cuda/12.1", "cuda/11.4"))
         assert bare == marked != highest, (system, bare, highest)
+
+
+# names whose family is found only by a rule of its own: a category folder, a bare file, a CUDA module that loads
+# CUDAcore, NVIDIA HPC SDK's module (its CUDA only on PATH)
+LOADED = [("unl", "lmod", "compiler/nvhpc/21.9"), ("ntu-sc16", "lmod", "cuda-8.0"),
+          ("ntu-sc16", "envmodules", "cuda-8.0"), ("fredhutch", "lmod", "CUDA/11.1.1-GCC-10.2.0"),
+          ("ucr", "envmodules", "cuda")]
+
+
+def test_status_names_the_loaded_module_and_its_toolkit(corpus_run, tmp_path):
+    """In the shell the real load left (its LOADEDMODULES and _LMFILES_), `status` names the module and the
+    toolkit that load gives."""
+    out, where = corpus_run
+    plan = corpus_run.plan
+    commands, wanted = [], []
+    for site, system, name in LOADED:
+        load = out[where[(site, system, "load")]]
+        i = 1 + SITES[site][2].index(name)
+        commands.append({"cli": ["status"], "env": dict(load["states"][i], **OWNER[system])})
+        shown = name if name != "cuda" else load["states"][i]["LOADEDMODULES"].split(":")[-1]
+        wanted.append((shown, load["nvcc"][i]))
+    got = modulesystems.in_private_root(tmp_path, dict(plan, commands=commands))
+    for (name, root), r in zip(wanted, got):
+        lines = [ln for ln in r["stdout"].splitlines() if ln.startswith(f"Module loaded: {name} (")]
+        assert lines and root in lines[0], (name, root, r)

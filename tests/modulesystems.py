@@ -5,6 +5,8 @@ bash load X`; both systems' own init scripts define it so).
 Lmod comes from Debian's `lmod` package. Environment Modules comes from Debian's `environment-modules`, which
 conflicts with `lmod`, so .ci/run unpacks it with `dpkg -x` into /opt/environment-modules (or point
 CUDASWITCH_TEST_ENVMODULES at a modulecmd.tcl); its modulecmd.tcl runs under the system's tclsh from there.
+CUDASWITCH_TEST_LMOD points at another Lmod's libexec/lmod (a newer one built from TACC/Lmod's source, to repeat
+the corpus comparison with it by hand; CI has Debian's only).
 """
 
 from __future__ import annotations
@@ -146,7 +148,7 @@ for d in /*; do
   elif [ -d "$d" ]; then mkdir "$R/$n"; mount --rbind "$d" "$R/$n"
   fi
 done
-mount -t tmpfs tmpfs "$R/usr/local"
+[ -d "$R/usr/local" ] && mount -t tmpfs tmpfs "$R/usr/local"
 for o in /usr/local/*; do
   if [ -L "$o" ]; then cp -P "$o" "$R$o"; elif [ -d "$o" ]; then mkdir "$R$o" && mount --rbind "$o" "$R$o"; fi
 done

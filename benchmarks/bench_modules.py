@@ -2,9 +2,10 @@
 (with the site's system spider cache, as Lmod runs on a cluster, and without it) and Lmod's and Environment
 Modules' `module avail`, on the same tree.
 
-The tree: the real sites' modulefiles of tests/data/modulefiles (Spack Lua and Tcl with a `default` link,
-EasyBuild flat and hierarchical with CUDAcore, the GCC module that opens a Compiler level), their absolute paths
-moved under a temporary folder, on four MODULEPATH folders; beside them OTHER_MODULES EasyBuild-style modules of
+The tree: the eight sites' real modulefiles of tests/data/modulefiles (Spack Lua and Tcl with a `default` link,
+EasyBuild flat and hierarchical with CUDAcore, hand-written Lua and Tcl, NVIDIA HPC SDK modules, the GCC module that
+opens a Compiler level), their absolute paths moved under a temporary folder, on every MODULEPATH folder the corpus
+test gives its sites (tests/discovery/test_module_corpus.py); beside them OTHER_MODULES EasyBuild-style modules of
 other software (a site has hundreds: compilers, MPI, libraries), a `.version` and a `.modulerc`; and a system spider
 cache Lmod's own `spider` wrote for the whole tree, named by an lmodrc in EESSI's `["dir"] = ...` form. The toolkit
 folders are real toolkit trees (bench_list.make_toolkits). The commands run interleaved, so machine noise hits all
@@ -28,15 +29,13 @@ from bench_list import REPO, make_toolkits, timed
 
 LMOD = "/usr/share/lmod/lmod/libexec/lmod"
 ENVMODULES = os.environ.get("CUDASWITCH_TEST_ENVMODULES") or "/opt/environment-modules/usr/lib/modulecmd.tcl"
-CORPUS = REPO / "tests" / "data" / "modulefiles"
-PLACES = {  # as tests/modulesystems.py lays the corpus out, under the temporary folder
-    "ucdavis-franklin/Core": "share/apps/spack/modulefiles/Core",
-    "ucdavis-farm/core": "share/apps/farm/modulefiles",
-    "fredhutch/all": "app/modules/all",
-    "raapoi/all": "home/software/tools/eb_modulefiles/all",
-}
-MODULEPATH = ["share/apps/spack/modulefiles/Core", "share/apps/farm/modulefiles", "app/modules/all",
-              "home/software/tools/eb_modulefiles/all/Core"]
+sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "discovery")]
+# where the tests lay the corpus out, the toolkit folders it names, the modules it loads that no site published
+from modulesystems import CORPUS, CORPUS_PLACES as PLACES, NVHPC_CUDA, ROOTS, STUBS  # noqa: E402
+from test_module_corpus import SITES  # noqa: E402  every site's MODULEPATH
+
+# every site's MODULEPATH, in the corpus test's order, on one MODULEPATH (a cluster with several sites' styles)
+MODULEPATH = list(dict.fromkeys(f.lstrip("/") for mp, _, _ in SITES.values() for f in mp.split(":")))
 OTHERS = ["GCC", "OpenMPI", "Python", "CMake", "HDF5", "FFTW", "Boost", "netCDF", "OpenBLAS", "SciPy-bundle"]
 OTHER_MODULES = 400
 EB_OTHER = """help([==[
@@ -67,11 +66,11 @@ setenv("EBROOT{upper}", root)
 def make_tree(base: Path, toolkits):
     """The corpus at its places under `base`, its absolute paths moved there; the toolkit folders it names linked
     to real toolkit trees; other software's modules; a .version, a .modulerc; returns MODULEPATH."""
-    move = {"/share/": f"{base}/share/", "/app/": f"{base}/app/", "/home/software/": f"{base}/home/software/"}
-    roots = set()
+    tops = sorted({"/" + p.split("/")[1] + "/" for p in [*PLACES.values(), *ROOTS, NVHPC_CUDA, *STUBS]})
+    move = {a: f"{base}{a}" for a in tops}
     for here, there in PLACES.items():
         for src in sorted((CORPUS / here).rglob("*")):
-            dst = base / there / src.relative_to(CORPUS / here)
+            dst = base / there.lstrip("/") / src.relative_to(CORPUS / here)
             dst.parent.mkdir(parents=True, exist_ok=True)
             if src.is_symlink():
                 target = os.readlink(src)
@@ -83,16 +82,16 @@ def make_tree(base: Path, toolkits):
                 for a, b in move.items():
                     text = text.replace(f'"{a}', f'"{b}').replace(f" {a}", f" {b}")
                 dst.write_text(text)
-                roots.update(re.findall(r'(?:setenv\("CUDA_HOME", |local root = |setenv CUDA_HOME )"([^"]+)"', text))
-    for n, root in enumerate(sorted(r for r in roots if r.startswith(str(base)) and "/cuda" in r.lower())):
-        Path(root).parent.mkdir(parents=True, exist_ok=True)
-        if not os.path.lexists(root):
-            os.symlink(toolkits[n % len(toolkits)], root)
-    for m in ("home/software/tools/eb_modulefiles/all/Core/GCCcore/10.2.0.lua",
-              "home/software/tools/eb_modulefiles/all/Core/binutils/2.35.lua", "app/modules/all/GCC/8.3.0.lua",
-              "app/modules/all/GCC/10.2.0.lua", "app/modules/all/GCC/7.3.0-2.30.lua"):
-        (base / m).parent.mkdir(parents=True, exist_ok=True)
-        (base / m).write_text("")
+    for n, root in enumerate(ROOTS):
+        (base / root.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(toolkits[n % len(toolkits)], base / root.lstrip("/"))
+    sdk = base / NVHPC_CUDA.lstrip("/")
+    sdk.mkdir(parents=True)
+    os.symlink(toolkits[0], sdk / "11.4")
+    os.symlink("11.4/bin", sdk / "bin")
+    for m in STUBS:
+        (base / m.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
+        (base / m.lstrip("/")).write_text("")
     levels = [base / "app/modules/all", base / "home/software/tools/eb_modulefiles/all/Core",
               base / "home/software/tools/eb_modulefiles/all/Compiler/GCC/10.2.0"]
     for i in range(OTHER_MODULES):
@@ -135,7 +134,7 @@ def main():
         ours = [sys.executable, "-m", "cudaswitch", "list", "--json"]
         out = json.loads(subprocess.run(ours, env=env, check=True, capture_output=True, text=True).stdout)
         names = sorted(m for t in out["toolkits"] for m in t["modules"])
-        assert len(names) >= 7 and "CUDA/11.1.1" in names, names  # the Compiler level, only the cache knows it
+        assert len(names) >= 30 and "CUDA/11.1.1" in names, names  # the Compiler level, only the cache knows it
         cmds["cudaswitch list --json"] = ours
         # what every cudaswitch command pays before it reads a file: Python's start and the CLI's imports
         cmds["cudaswitch --version (start only)"] = [sys.executable, "-m", "cudaswitch", "--version"]

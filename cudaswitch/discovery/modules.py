@@ -52,8 +52,25 @@ class LoadedModule(NamedTuple):
     path: Optional[str]  # the modulefile, from _LMFILES_
 
 
+# a modulefile right in a MODULEPATH folder, its version in its name (cuda-8.0: `module load cuda-8.0`)
+_CUDA_BARE = re.compile(f"^({_FAMILIES})[-_]v?\\d[\\w.+-]*$", re.IGNORECASE)
+
+
+def split_name(name: str) -> Optional[Tuple[str, str]]:
+    """(family, version) of a CUDA module name as the module systems split it: cuda/12.4 -> (cuda, 12.4); a
+    category folder before the family (compiler/nvhpc/21.9, as sites group modules) belongs to the family; a
+    bare file (cuda-8.0) is a family with no version. None: not a CUDA module."""
+    parts = name.split("/")
+    for i, part in enumerate(parts[:2]):
+        if _CUDA_FAMILY.match(part) and (i == 0 or len(parts) > 2):
+            return "/".join(parts[:i + 1]), "/".join(parts[i + 1:])
+    if len(parts) == 1 and _CUDA_BARE.match(name):
+        return name, ""
+    return None
+
+
 def is_cuda_module(name: str) -> bool:
-    return bool(_CUDA_FAMILY.match(name.split("/", 1)[0]))
+    return split_name(name) is not None
 
 
 # ---- where modulefiles are ----------------------------------------------------------------------------------------
@@ -118,9 +135,16 @@ def _walk(system: System, folder: str) -> List[Tuple[str, str]]:
     level deeper (<folder>/cuda/12.4/gcc-11) as some sites name builds. A `default` link is the module system's
     marker (read by _defaults), not a module of its own."""
     found: List[Tuple[str, str]] = []
-    for family in _names(system.local(folder)):
-        if not _CUDA_FAMILY.match(family):
-            continue
+    families: List[str] = []
+    for entry, is_dir in _entries(system.local(folder)):
+        if _CUDA_FAMILY.match(entry) and is_dir:
+            families.append(entry)
+        elif is_dir:  # a category folder (compiler/nvhpc/21.9): its CUDA families, one level down
+            families += [f"{entry}/{sub}" for sub, sub_dir in _entries(system.local(system.join(folder, entry)))
+                         if sub_dir and _CUDA_FAMILY.match(sub)]
+        elif _CUDA_BARE.match(_strip_lua(entry)):
+            found.append((_strip_lua(entry), system.join(folder, entry)))
+    for family in families:
         top = system.join(folder, family)
         for entry in _names(system.local(top)):
             path = system.join(top, entry)
@@ -132,6 +156,15 @@ def _walk(system: System, folder: str) -> List[Tuple[str, str]]:
             else:
                 found.append((f"{family}/{_strip_lua(entry)}", path))
     return found
+
+
+def _entries(loc: Path) -> List[Tuple[str, bool]]:
+    """(name, is a folder) of each entry, as _names leaves them; links are followed, as module systems do."""
+    try:
+        with os.scandir(loc) as it:
+            return sorted((e.name, e.is_dir()) for e in it if not e.name.startswith(".") and not e.name.endswith("~"))
+    except OSError:
+        return []
 
 
 def _names(loc: Path) -> List[str]:
@@ -228,7 +261,7 @@ def read_modulefile(system: System, name: str, path: str) -> Optional[ModuleFile
     except OSError as exc:
         return ModuleFile(name, path, syntax, None, M("cudaswitch cannot read it: {error}",
                                                       error=exc.strerror or str(exc)))
-    version = name.split("/", 1)[1] if "/" in name else ""
+    version = (split_name(name) or (name, ""))[1] if "/" in name else ""
     if syntax == "lua":
         env, why = _lua_env(text, name, version)
     elif text.startswith("#%Module"):  # both module systems require this magic cookie on a Tcl modulefile
@@ -795,8 +828,12 @@ def _marked_default(system: System, folder: str, family: str) -> Optional[Tuple[
     """The version a folder marks as the family's default, and how: a `default` link, .modulerc.lua or .modulerc
     (`module_version(...)`, `module-version ... default`), .version (`set ModulesVersion`)."""
     top = system.join(folder, family)
+    try:
+        present = set(os.listdir(system.local(top)))  # one listing instead of four opens that mostly fail
+    except OSError:
+        return None
     link = system.local(system.join(top, "default"))
-    if link.is_symlink():
+    if "default" in present and link.is_symlink():
         try:
             target = os.readlink(link)
         except OSError:
@@ -807,7 +844,7 @@ def _marked_default(system: System, folder: str, family: str) -> Optional[Tuple[
             return _strip_lua(os.path.basename(real)), M("the {what} in {folder}", what="default link",
                                                          folder=top)
     for rc, pattern in ((".modulerc.lua", _MODULERC_LUA), (".modulerc", _MODULERC_TCL), (".version", _VERSION_FILE)):
-        text = _read_text(system, system.join(top, rc))
+        text = _read_text(system, system.join(top, rc)) if rc in present else None
         m = pattern.search(text or "")
         if m:
             version = m.group(1)
@@ -818,7 +855,7 @@ def _marked_default(system: System, folder: str, family: str) -> Optional[Tuple[
 
 def _is_marked(system: System, folder: Optional[str], name: str, marks: Dict[Tuple[str, str], Optional[str]]) -> bool:
     """Whether `folder` marks `name` (cuda/12.4) as its family's default (each folder's marker read once)."""
-    family, _, version = name.partition("/")
+    family, version = split_name(name) or (name, "")
     if folder is None or not version:
         return False
     if (folder, family) not in marks:
@@ -830,6 +867,10 @@ def _is_marked(system: System, folder: Optional[str], name: str, marks: Dict[Tup
 def _version_key(version: str):
     """Lmod's and Environment Modules' order of versions: numbers as numbers (12.10 after 12.6)."""
     return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.findall(r"\d+|[A-Za-z]+", version)]
+
+
+def _split(mf: ModuleFile) -> Tuple[str, str]:
+    return split_name(mf.name) or (mf.name, "")
 
 
 class Resolution(NamedTuple):
@@ -849,13 +890,14 @@ def resolve(system: System, modules: List[ModuleFile], selector: str) -> Optiona
     highest `12.*` (Lmod: a marked one first), over all folders (Lmod) or in that first folder (Environment
     Modules)."""
     selector = selector.strip().rstrip("/")
-    family, _, version = selector.partition("/")
-    if not _CUDA_FAMILY.match(family):
-        return None
+    split = split_name(selector) or split_name(selector + "/")
     exact = next((m for m in modules if m.name == selector), None)
     if exact is not None:
         return Resolution(exact, None)
-    same = [m for m in modules if m.name.split("/", 1)[0] == family and m.folder is not None]
+    if split is None:
+        return None
+    family, version = split
+    same = [m for m in modules if _split(m)[0] == family and m.folder is not None]
     if not same:
         return None
     owner = module_system(system) or LMOD_SYSTEM
@@ -864,7 +906,7 @@ def resolve(system: System, modules: List[ModuleFile], selector: str) -> Optiona
     if not lmod:
         same = [m for m in same if m.folder == folders[0]]
     pool = same if version in ("", "default") else \
-        [m for m in same if m.name.split("/", 1)[1].startswith(version + ".")]
+        [m for m in same if _split(m)[1].startswith(version + ".")]
     if not pool:
         return None
     marks: Dict[Tuple[str, str], Optional[str]] = {}
@@ -872,12 +914,12 @@ def resolve(system: System, modules: List[ModuleFile], selector: str) -> Optiona
     if lmod and marked or not lmod and version in ("", "default") and marked:
         # Lmod weighs a marked default above every unmarked version, on any MODULEPATH folder; the highest
         # marked one wins (measured: marks in two folders give the higher version)
-        best = max(marked, key=lambda m: (_version_key(m.name.split("/", 1)[1]), -m.rank))
+        best = max(marked, key=lambda m: (_version_key(_split(m)[1]), -m.rank))
         how = _marked_default(system, best.folder, family)
         return Resolution(best, M("{system}'s default: {how}", system=owner, how=how[1] if how else best.path))
     how = M("the highest version") if version in ("", "default") else \
         M("the highest {version}.* version", version=version)
-    best = max(pool, key=lambda m: (_version_key(m.name.split("/", 1)[1]), -m.rank))
+    best = max(pool, key=lambda m: (_version_key(_split(m)[1]), -m.rank))
     where = M("over all of MODULEPATH") if lmod else M("in {folder}, the first MODULEPATH folder holding {family}",
                                                        folder=folders[0], family=family)
     return Resolution(best, M("{system}'s rule: {how} {where}", system=owner, how=how, where=where))

@@ -498,28 +498,10 @@ def _version_json(version: str) -> str:
     return json.dumps({"cuda": {"name": "CUDA SDK", "version": version}})
 
 
-# the toolkit folders the corpus names, each with the version its module claims
-CORPUS_ROOTS = {
-    "/share/apps/spack/spack-v0.19/opt/spack/linux-ubuntu22.04-x86_64_v3/gcc-11.3.0/"
-    "cuda-11.7.1-pkcc5ttbgrknfycfjj3v2lezjcdnlth4": "11.7.1",
-    "/share/apps/22.04/spack/spack-v0.19.1/opt/spack/linux-ubuntu22.04-x86_64_v2/gcc-11.3.0/"
-    "cuda-11.7.1-lrt2o3uaa7iok75tlym5boeyepehbyij": "11.7.1",
-    "/app/software/CUDA/10.2.89-GCC-8.3.0": "10.2.89",
-    "/app/software/CUDA/9.2.88-GCC-7.3.0-2.30": "9.2.88",
-    "/app/software/CUDAcore/11.1.1": "11.1.1",
-    "/home/software/EasyBuild/software/CUDA/11.4.1": "11.4.1",
-    "/home/software/EasyBuild/software/CUDAcore/11.1.1": "11.1.1",
-}
-# the compiler modules the corpus loads: stubs (a site has them; Lmod refuses a load without them)
-CORPUS_STUBS = {
-    "/app/modules/all/GCC/8.3.0.lua": "", "/app/modules/all/GCC/10.2.0.lua": "",
-    "/app/modules/all/GCC/7.3.0-2.30.lua": "",
-    "/home/software/tools/eb_modulefiles/all/Core/GCCcore/10.2.0.lua": "",
-    "/home/software/tools/eb_modulefiles/all/Core/binutils/2.35.lua": "",
-}
+CORPUS_ROOTS, CORPUS_STUBS = modulesystems.ROOTS, modulesystems.STUBS
 FRANKLIN, FARM = "/share/apps/spack/modulefiles/Core", "/share/apps/farm/modulefiles"
 FREDHUTCH, RAAPOI = "/app/modules/all", "/home/software/tools/eb_modulefiles/all/Core"
-PKCC, LRT = list(CORPUS_ROOTS)[:2]
+PKCC, LRT = (r for r in CORPUS_ROOTS if "/cuda-11.7.1-" in r)
 
 
 def _corpus_plan(trees: Path, tmp_path: Path, clean_env) -> dict:
@@ -1007,22 +989,24 @@ def test_a_loaded_module_is_the_file_that_was_loaded_not_what_its_name_means_now
 
 
 def test_the_user_cache_where_newer_lmod_keeps_it(trees, tmp_path, clean_env):
-    """Lmod 8.7.12 and later keep the user's cache in ~/.cache/lmod, named as 8.6 names it
-    (spiderT.<arch>_<os>.lua); the cache text is the one Lmod's own spider writes."""
-    deep = tmp_path / "Compiler" / "gcc12"
-    _spack_lua(deep / "cuda" / "12.9.lua", trees / "cuda-12.9", "12.9.1")
-    out = subprocess.run([str(modulesystems.LMOD.parent / "spider"), "-o", "spiderT", str(deep)],
-                         capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    home = tmp_path / "home"
-    (home / ".cache" / "lmod").mkdir(parents=True)
-    (home / ".cache" / "lmod" / "spiderT.x86_64_Linux.lua").write_text(out.stdout)
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    env = dict(_env(clean_env, empty), HOME=str(home), LMOD_RC=str(tmp_path / "no-lmodrc.lua"))
-    rec = json.loads(run_cli(["list", "--json"], env).stdout)
-    (tk,) = [t for t in rec["toolkits"] if t["root"] == str(trees / "cuda-12.9")]
-    assert tk["modules"] == ["cuda/12.9"]
+    """Lmod 8.7.12 and later keep the user's cache in ~/.cache/lmod. The file here is the one Lmod 9.2.9 (built from
+    TACC/Lmod's source) wrote there over raapoi's hierarchy (tests/data/modulefiles/README.md): with it, `list`
+    offers CUDA/11.1.1 of the Compiler/GCC/10.2.0 level before GCC is loaded, and without it does not."""
+    cache = modulesystems.CORPUS / "lmod-9.2.9-cache" / "spiderT.x86_64_Linux.lua"
+    plan = _corpus_plan(trees, tmp_path, clean_env)
+    homes = {}
+    for kind in ("with", "without"):
+        home = tmp_path / f"home-{kind}"
+        (home / ".cache" / "lmod").mkdir(parents=True)
+        if kind == "with":
+            (home / ".cache" / "lmod" / cache.name).write_bytes(cache.read_bytes())
+        homes[kind] = _cli(plan, ["list", "--json"], MODULEPATH=RAAPOI, HOME=str(home), **LMOD_ENV)
+    out = modulesystems.in_private_root(tmp_path, plan)
+    want = "/home/software/EasyBuild/software/CUDAcore/11.1.1"
+    got = {kind: [t for t in json.loads(out[i]["stdout"])["toolkits"] if t["root"] == want]
+           for kind, i in homes.items()}
+    assert "CUDA/11.1.1" in got["with"][0]["modules"], got
+    assert not any("CUDA/11.1.1" in t["modules"] for t in got["without"]), got
 
 
 def test_as_root_a_spider_cache_another_user_could_write_chooses_nothing(trees, tmp_path, clean_env):

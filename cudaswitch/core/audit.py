@@ -23,6 +23,7 @@ import threading
 from typing import Callable, Dict, List, Optional
 
 from cudaswitch.core.i18n import M, N_
+from cudaswitch.core.rule import euid, folder_rule_problem, rule_walk, user_name
 
 _STARTS = frozenset({"subprocess.Popen", "os.exec", "os.posix_spawn", "os.system", "pty.spawn", "os.spawn"})
 _CHANGES = frozenset({"os.rename", "os.remove", "os.rmdir", "shutil.rmtree", "os.symlink", "os.link", "os.chmod",
@@ -134,85 +135,13 @@ def _me() -> Optional[int]:
 
 # ---- the rule -------------------------------------------------------------------------------------------------------
 
-def _owner_problem(st: os.stat_result, me: int) -> Optional[str]:
-    from cudaswitch.core.trust import user_name
-
-    if st.st_uid not in (me, 0):
-        return M("belongs to {user}", user=user_name(st.st_uid))
-    return None
-
-
 def _folder_problem(folder: str, me: int) -> Optional[str]:
-    """Why another user could change what lies in `folder` or above it (each component: its owner and, unless it is
-    a link, its mode; a link's target is judged with the resolved path)."""
-    from cudaswitch.core.trust import stat_problem
-
-    known = _trusted_folders.get(folder)
-    if known:
-        return None
-    parent = os.path.dirname(folder)
-    if parent != folder:
-        why = _folder_problem(parent, me)
-        if why:
-            return why
-    try:
-        st = os.lstat(folder)
-    except FileNotFoundError:
-        return None  # nothing below a missing folder exists either; creating it is judged at its own parent
-    why = _owner_problem(st, me) if stat.S_ISLNK(st.st_mode) else stat_problem(st, me)
-    if why:
-        return M("{path} {why}", path=folder, why=why)
-    if _depth:  # kept only while a command runs (active() forgets them): outside one nothing resets them
-        _trusted_folders[folder] = True
-    return None
+    return folder_rule_problem(folder, me, _trusted_folders if _depth else None)
 
 
 def path_rule_problem(path: str, me: Optional[int] = None, file_mode: bool = True) -> Optional[str]:
-    """The one rule for `path` (absolute): its folders, the file or link itself, and for a link every hop on the way
-    to what it names (each link's owner and folders: a link in a trusted folder to her link to /bin/true is hers to
-    flip), then the resolved file. `file_mode`: a world- or group-writable file counts (a program, a library); for a
-    write only its owner does (what is written there replaces its content anyway, and /dev/null is writable by
-    all). None when nothing another user could have placed decides what happens there."""
-    return rule_walk(path, me, file_mode)[1]
-
-
-def rule_walk(path: str, me: Optional[int] = None, file_mode: bool = True):
-    """(the file `path` leads to, why the rule refuses it): the walk of path_rule_problem, which also yields where it
-    ended, with every folder resolved. When nothing is refused, every link on the way sits in folders nobody else can
-    write, so that file is what the path names until root or the user change it: the one to start or load (a second
-    resolution after the check could meet a link flipped in between). The file is None when the walk did not reach
-    one (a missing file, a loop of links)."""
-    from cudaswitch.core.trust import stat_problem
-
-    me = _me() if me is None else me
-    path = os.path.abspath(path)
-    if me is None:
-        return path, None
-    for _hop in range(40):  # the kernel's own limit on links followed (ELOOP after that)
-        folder = os.path.dirname(path)
-        why = _folder_problem(folder, me)
-        real_folder = os.path.realpath(folder)
-        if not why and real_folder != folder:
-            why = _folder_problem(real_folder, me)
-        if why:
-            return None, why
-        try:
-            st = os.lstat(path)
-        except FileNotFoundError:
-            return None, None
-        if not stat.S_ISLNK(st.st_mode):
-            break
-        why = _owner_problem(st, me)
-        if why:
-            return None, M("{path} {why}", path=path, why=why)
-        path = os.path.normpath(os.path.join(real_folder, os.readlink(path)))
-    else:
-        return None, None  # a loop of links: the call itself fails
-    final = os.path.join(real_folder, os.path.basename(path))
-    if stat.S_ISCHR(st.st_mode):
-        return final, None  # /dev/null, a terminal: nothing anyone plants
-    why = stat_problem(st, me) if file_mode else _owner_problem(st, me)
-    return (None, M("{path} {why}", path=path, why=why)) if why else (final, None)
+    """The one rule (core/rule.py) for `path`, with this command's verdicts on folders kept."""
+    return rule_walk(path, _me() if me is None else me, file_mode, _trusted_folders if _depth else None)[1]
 
 
 def _fspath(p) -> Optional[str]:
@@ -380,6 +309,5 @@ _ACTION = {
 def _say(action: str, path: Optional[str], why: Optional[str]) -> Optional[str]:
     if not why:
         return None
-    from cudaswitch.core.trust import euid, user_name
 
     return M(_ACTION[action], path=path, why=why, user=user_name(euid()))

@@ -20,47 +20,9 @@ from typing import Iterable, List, Optional
 
 from cudaswitch.core.errors import CudaswitchError
 from cudaswitch.core.i18n import M
+from cudaswitch.core.rule import euid, group_name, rule_walk, stat_problem, user_name  # noqa: F401 (the doors' names)
 
 POSIX = hasattr(os, "geteuid") and hasattr(os, "O_NOFOLLOW")
-
-
-def euid() -> Optional[int]:
-    return os.geteuid() if hasattr(os, "geteuid") else None
-
-
-def user_name(uid: int) -> str:
-    try:
-        import pwd
-
-        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
-    except (ImportError, KeyError):
-        return f"uid {uid}"
-
-
-def group_name(gid: int) -> str:
-    try:
-        import grp
-
-        return f"group {grp.getgrgid(gid).gr_name}"
-    except (ImportError, KeyError):
-        return f"group {gid}"
-
-
-def stat_problem(st: os.stat_result, me: Optional[int] = None) -> Optional[str]:
-    """Why a file with this stat could have been written by someone other than `me` or root, or None.
-    Group-writable counts only when `me` is root: root is more privileged than every member of that group, an
-    ordinary user in the group is not."""
-    me = euid() if me is None else me
-    if me is None:
-        return None
-    sticky = stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_ISVTX
-    if st.st_uid not in (me, 0):
-        return M("belongs to {user}", user=user_name(st.st_uid))
-    if st.st_mode & stat.S_IWOTH and not sticky:
-        return M("is writable by every user")
-    if me == 0 and st.st_mode & stat.S_IWGRP and not sticky and st.st_gid != 0:
-        return M("is writable by {group}", group=group_name(st.st_gid))
-    return None
 
 
 def path_problem(path: Path, below: Optional[Path] = None, me: Optional[int] = None) -> Optional[str]:
@@ -98,10 +60,8 @@ def write_problem(path) -> Optional[str]:
     one line instead of being stopped halfway."""
     if not POSIX:
         return None
-    from cudaswitch.core import audit
-
     try:
-        return audit.rule_walk(str(path), file_mode=False)[1]
+        return rule_walk(str(path), file_mode=False)[1]
     except OSError as exc:
         return M("{path} cannot be checked: {why}", path=path, why=exc.strerror or exc)
 
@@ -131,7 +91,7 @@ def owner_hint(path: Path) -> str:
 
 def executable_problem(path: Path) -> Optional[str]:
     """Why cudaswitch must not execute `path` (discovery runs nvcc only when nobody else could have put it there):
-    the one rule of core/audit.py, which the audit hook applies to every start: every folder above the path, every
+    the one rule (rule_walk), which the audit hook applies to every start: every folder above the path, every
     link on the way to the file with its own folders, and the file itself belong to the invoking user or root and
     are writable by nobody else. A program is then started as trusted_program gives it."""
     return trusted_program(path)[1]
@@ -144,10 +104,8 @@ def trusted_program(path) -> "tuple[str, Optional[str]]":
     site-packages). Off POSIX, `path` itself and no objection."""
     if not POSIX:
         return str(path), None
-    from cudaswitch.core import audit
-
     try:
-        final, why = audit.rule_walk(str(path))
+        final, why = rule_walk(str(path))
     except OSError as exc:
         return str(path), M("{path} cannot be checked: {why}", path=path, why=exc.strerror or exc)
     return (final or os.path.abspath(path)), why

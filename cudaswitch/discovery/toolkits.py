@@ -437,7 +437,7 @@ def _dll_cudnn(system: System, layout: _Layout) -> Optional[str]:
     the DLL's version resource, read without running anything."""
     if not system.windows:
         return None
-    from cudaswitch.cudnn.windows import dll_in
+    from cudaswitch.discovery.cudnn_windows import dll_in
 
     dlls = [d for d in (dll_in(system, b) for b in layout.bin_dirs) if d]
     return versions.cudnn_from_pe(system.local(dlls[0])) if dlls else None
@@ -564,7 +564,7 @@ def discover(system: Optional[System] = None) -> Discovery:
         warnings.extend(tk.warnings)
     cudnn_installs = []
     if system.windows:  # the cuDNN installer exists only there; elsewhere its module need not even load
-        from cudaswitch.cudnn.windows import find_installed
+        from cudaswitch.discovery.cudnn_windows import find_installed
 
         cudnn_installs = find_installed(system)
     return Discovery(toolkits, _unique(warnings), config_errors, cudnn_installs, module_files)

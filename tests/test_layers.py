@@ -1,0 +1,98 @@
+"""The house map (CONTRIBUTING.md, "The house") has no arrow running back up: a module imports only from its own
+layer or the layers below it, at module level or inside a function. Names imported under `if TYPE_CHECKING:` are
+never executed and do not count (as in tests/test_import_cycles.py)."""
+
+import ast
+
+from conftest import REPO
+
+PACKAGE = REPO / "cudaswitch"
+
+# bottom to top, as the house map lists the folders; a layer may import its own modules and any layer before it
+LAYERS = [
+    ("cudaswitch",),  # the package's own __init__ (its version)
+    ("core",),
+    ("data",),
+    ("discovery",),
+    ("switching",),
+    ("cudnn",),
+    ("checks",),
+    ("fix",),
+    ("cli", "conda_plugin"),  # the two entry points: click's and conda's
+    ("__main__",),
+]
+RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def _module_name(path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def upward_imports(name: str, is_package: bool, source: str):
+    """(line, imported module) for every import in `source` (module `name`) of a layer above its own."""
+    package = name if is_package else name.rpartition(".")[0]
+    tree = ast.parse(source)
+    typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
+                   and getattr(block.test, "id", getattr(block.test, "attr", None)) == "TYPE_CHECKING"
+                   for stmt in block.body for n in ast.walk(stmt)}
+    out = []
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            # `from cudaswitch import cli` imports the layer named after the dot
+            targets = [f"{base}.{a.name}" for a in node.names] if base == "cudaswitch" else [base]
+        else:
+            continue
+        for target in targets:
+            if target.split(".")[0] != "cudaswitch":
+                continue
+            if RANK.get(_layer(target), -1) > RANK[_layer(name)]:
+                out.append((node.lineno, target))
+    return out
+
+
+def test_every_folder_has_a_place_in_the_map():
+    # a new folder or top-level module must be given its layer here (and its line in the house map)
+    layers = {_layer(_module_name(p)) for p in PACKAGE.rglob("*.py")}
+    assert layers <= set(RANK), sorted(layers - set(RANK))
+
+
+def test_no_import_runs_back_up():
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = _module_name(path)
+        for line, target in upward_imports(name, path.name == "__init__.py", path.read_text(encoding="utf-8")):
+            found.append(f"{path.relative_to(REPO)}:{line} ({_layer(name)}) imports {target} ({_layer(target)})")
+    assert found == []
+
+
+def test_the_check_sees_every_kind_of_import():
+    # the slips this test is for: a function-level import, a relative one, `from cudaswitch import <layer>`
+    src = ("import os\n"
+           "from cudaswitch.core import trust\n"
+           "def f():\n"
+           "    from cudaswitch.checks.doctor import run\n"
+           "    from ..cli import output\n"
+           "    from cudaswitch import switching\n"
+           "    import cudaswitch.fix.plan\n"
+           "from typing import TYPE_CHECKING\n"
+           "if TYPE_CHECKING:\n"
+           "    from cudaswitch.cli.common import X\n")
+    assert [t for _, t in upward_imports("cudaswitch.discovery.x", False, src)] == [
+        "cudaswitch.checks.doctor", "cudaswitch.cli", "cudaswitch.switching", "cudaswitch.fix.plan"]
+    assert upward_imports("cudaswitch.cli.x", False, src) == []

@@ -19,7 +19,7 @@ LAYERS = [
     ("checks",),
     ("fix",),
     ("cli", "conda_plugin"),  # the two entry points: click's and conda's
-    ("__main__",),
+    ("launch", "__main__"),  # the program: a TAB's quick answer, else the click group
 ]
 RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
 

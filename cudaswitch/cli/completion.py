@@ -49,33 +49,21 @@ add_completion_class(PowerShellComplete)
 add_completion_class(FishComplete)
 
 
-def _paths(incomplete: str) -> List[CompletionItem]:
-    """A selector that is being typed as a folder: the shell's own folder completion."""
-    if incomplete[:1] in ("/", ".", "~", "\\") or (len(incomplete) > 1 and incomplete[1] == ":"):
-        return [CompletionItem(incomplete, type="dir")]
-    return []
-
-
 def complete_folder(ctx, param, incomplete):
     return [CompletionItem(incomplete, type="dir")]
 
 
 def selectors(incomplete: str, auto: bool = False) -> List[CompletionItem]:
-    """What a toolkit selector may be, for the toolkits discovery finds: X.Y, the full version, cuXYZ (as pip's
-    and PyTorch's indexes name a CUDA), a module name that loads it; `auto` where the command takes it. A folder
-    is completed by the shell once the word starts like a path."""
-    paths = _paths(incomplete)
-    if paths:
-        return paths
-    from cudaswitch.core.system import System
-    from cudaswitch.discovery.toolkits import discover
+    """discovery's selector words (toolkits.selector_words); a folder is completed by the shell once the word
+    starts like a path."""
+    from cudaswitch.discovery.toolkits import typed_as_path
 
-    found = discover(System.current())
-    words: List[str] = ["auto"] if auto else []
-    for tk in found.toolkits:
-        short = f"{tk.cuda.major}.{tk.cuda.minor}"
-        words += [short, tk.version, f"cu{tk.cuda.major}{tk.cuda.minor}", *tk.modules]
-    return [CompletionItem(w, help=None) for w in dict.fromkeys(words) if w.startswith(incomplete)]
+    if typed_as_path(incomplete):
+        return [CompletionItem(incomplete, type="dir")]
+    from cudaswitch.core.system import System
+    from cudaswitch.discovery.toolkits import discover, selector_words
+
+    return [CompletionItem(w) for w in selector_words(discover(System.current()), incomplete, auto)]
 
 
 def complete_selector(ctx, param, incomplete):

@@ -617,6 +617,21 @@ def _made_here(tk: Toolkit) -> bool:
     return "install-toolkit" in tk.sources
 
 
+def selector_words(found: Discovery, incomplete: str, auto: bool = False) -> List[str]:
+    """The selectors a TAB offers for the toolkits discovery found, that start with `incomplete`: X.Y, the full
+    version, cuXYZ (as pip's and PyTorch's indexes name a CUDA), a module name that loads it; `auto` first where
+    the command takes it."""
+    words: List[str] = ["auto"] if auto else []
+    for tk in found.toolkits:
+        words += [f"{tk.cuda.major}.{tk.cuda.minor}", tk.version, f"cu{tk.cuda.major}{tk.cuda.minor}", *tk.modules]
+    return [w for w in dict.fromkeys(words) if w.startswith(incomplete)]
+
+
+def typed_as_path(incomplete: str) -> bool:
+    """A selector being typed as a folder (the shell's own folder completion takes it over)."""
+    return incomplete[:1] in ("/", ".", "~", "\\") or (len(incomplete) > 1 and incomplete[1] == ":")
+
+
 def select(found: Discovery, selector: str, system: Optional[System] = None, prefer: Optional[str] = None,
            notes: Optional[List[str]] = None) -> Toolkit:
     """The one toolkit a selector names; a UsageError listing what is installed otherwise.

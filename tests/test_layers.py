@@ -2,9 +2,8 @@
 layer or the layers below it, at module level or inside a function. Names imported under `if TYPE_CHECKING:` are
 never executed and do not count (as in tests/test_import_cycles.py)."""
 
-import ast
-
 from conftest import REPO
+from import_scan import statements
 
 PACKAGE = REPO / "cudaswitch"
 
@@ -38,31 +37,12 @@ def _module_name(path) -> str:
 
 def upward_imports(name: str, is_package: bool, source: str):
     """(line, imported module) for every import in `source` (module `name`) of a layer above its own."""
-    package = name if is_package else name.rpartition(".")[0]
-    tree = ast.parse(source)
-    typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
-                   and getattr(block.test, "id", getattr(block.test, "attr", None)) == "TYPE_CHECKING"
-                   for stmt in block.body for n in ast.walk(stmt)}
     out = []
-    for node in ast.walk(tree):
-        if id(node) in typing_only:
-            continue
-        if isinstance(node, ast.Import):
-            targets = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[:len(package.split(".")) - node.level + 1]
-                base = ".".join(anchor + ([base] if base else []))
-            # `from cudaswitch import cli` imports the layer named after the dot
-            targets = [f"{base}.{a.name}" for a in node.names] if base == "cudaswitch" else [base]
-        else:
-            continue
-        for target in targets:
-            if target.split(".")[0] != "cudaswitch":
-                continue
-            if RANK.get(_layer(target), -1) > RANK[_layer(name)]:
-                out.append((node.lineno, target))
+    for line, base, names in statements(name, is_package, source):
+        # `from cudaswitch import cli` imports the layer named after the dot
+        for target in [f"{base}.{n}" for n in names] if base == "cudaswitch" else [base]:
+            if target.split(".")[0] == "cudaswitch" and RANK.get(_layer(target), -1) > RANK[_layer(name)]:
+                out.append((line, target))
     return out
 
 

@@ -19,10 +19,10 @@ from cudaswitch.switching.activation import Changes
 from cudaswitch.core.errors import CudaswitchError
 from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.fsutil import atomic_write
-from cudaswitch.discovery.envfiles import DIRECTIONS, HOOK_DIRS, HOOK_NAME, MARKER
+from cudaswitch.discovery.envfiles import DIRECTIONS, HOOK_DIRS, HOOK_NAME
+from cudaswitch.discovery.envfiles import MARKER as HOOK_FILE_MARKER
 from cudaswitch.switching.shells import SHELLS, Shell, msys_path
 
-HOOK_FILE_MARKER = MARKER
 _PLACEHOLDERS = ("CUDASWITCH_VERSION", "VERSION", "ROOT", "PATH_ADD_LIST", "PATH_ADD", "LD_ADD_LIST", "LD_ADD",
                  "MAXLEN_1", "MAXLEN_2", "MAXLEN_3", "MAXLEN", "BANG_CHECK")
 _PLACEHOLDER_RE = re.compile("@(" + "|".join(_PLACEHOLDERS) + ")@")

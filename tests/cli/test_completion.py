@@ -229,8 +229,8 @@ def test_a_command_or_option_is_answered_without_click_as_click_answers(shell, m
         assert quick == _click_answer(shell, line, monkeypatch), f"{shell}: {line!r}"
 
 
-SELECTOR_LINES = ["cudaswitch use ", "cudaswitch use 1", "cudaswitch use cu", "cudaswitch use a", "cudaswitch which 12.9",
-                  "cudaswitch run c", "cudaswitch modulefile cuda/", "cudaswitch use zz", "cudaswitch use /us",
+SELECTOR_LINES = ["cudaswitch use ", "cudaswitch use 1", "cudaswitch use cu", "cudaswitch use a",
+                  "cudaswitch which 12.9", "cudaswitch run c", "cudaswitch modulefile cuda/", "cudaswitch use zz", "cudaswitch use /us",
                   "cudaswitch which ./", "cudaswitch run ~/"]
 
 

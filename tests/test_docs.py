@@ -85,7 +85,22 @@ def _clusters(folder: Path) -> dict:
     return dict(env, MODULEPATH="/apps/modulefiles")
 
 
-SCENARIOS = {"demo": _demo, "clusters": _clusters}
+def _pipenv(folder: Path) -> dict:
+    """The demo machine, whose folder is also a conda base (`conda-meta/` with conda's own package record, `envs/`),
+    plus an environment `pipenv` holding NVIDIA's real nvidia-cuda-runtime-cu12 12.9.79 wheel as pip lays it out."""
+    import shutil
+
+    import nvidia_wheels
+
+    env = _demo(folder)
+    make_env(folder, packages=["conda-26.7.1-py311h06a4308_0"])
+    site = make_env(folder / "envs" / "pipenv") / "lib" / "python3.11" / "site-packages"
+    shutil.copytree(nvidia_wheels.extracted("nvidia-cuda-runtime-cu12==12.9.79"), site,
+                    ignore=shutil.ignore_patterns(".complete"))
+    return env
+
+
+SCENARIOS = {"demo": _demo, "clusters": _clusters, "pipenv": _pipenv}
 
 
 def _transcript(lines):

@@ -2,8 +2,10 @@
 written in Python can avoid), in the same run.
 
 Three completions, each the protocol a shell's completion function speaks (click's `_CUDASWITCH_COMPLETE`):
-a command name (`cudaswitch u<TAB>`), an option (`cudaswitch use --n<TAB>`) and a toolkit selector
-(`cudaswitch use <TAB>`, which runs discovery over 20 toolkits on CUDASWITCH_SEARCH_PATH). The commands run
+a command name (`cudaswitch u<TAB>`), an option (`cudaswitch use --n<TAB>`), both answered without importing
+click (cudaswitch/launch.py), and a toolkit selector (`cudaswitch use <TAB>`, which runs discovery over 20 toolkits
+on CUDASWITCH_SEARCH_PATH, through click). `python -c "import click"` runs in the same loop, to show what click
+alone costs. The commands run
 interleaved, so machine noise hits all of them; the figures are medians and the time a completion adds to
 `python -c pass`. Budget: a completion adds under 50 ms. Run with bytecode caching on, as users have it:
 env -u PYTHONDONTWRITEBYTECODE python benchmarks/bench_completion.py [--runs 30]
@@ -54,14 +56,18 @@ def main():
         got = subprocess.run(ours, env=envs["selector"], check=True, capture_output=True, text=True).stdout
         assert "plain\tcu118" in got.splitlines(), got  # the completion really ran discovery
         baseline = [sys.executable, "-c", "pass"]
-        times = {k: [] for k in ["python -c pass", *CASES]}
+        click = [sys.executable, "-c", "import click"]
+        times = {k: [] for k in ["python -c pass", "import click", *CASES]}
         for _ in range(args.runs):
             times["python -c pass"].append(timed(baseline, base_env))
+            times["import click"].append(timed(click, base_env))
             for k in CASES:
                 times[k].append(timed(ours, envs[k]))
     for i, what in ((0, "wall"), (1, "CPU")):
         base = statistics.median(t[i] for t in times["python -c pass"])
         print(f"{what}: python -c pass {base * 1000:.1f} ms (median of {args.runs})")
+        med = statistics.median(t[i] for t in times["import click"])
+        print(f"  python -c 'import click': {med * 1000:.1f} ms, +{(med - base) * 1000:.1f} ms (ratio {med / base:.2f})")
         for k, line in CASES.items():
             med = statistics.median(t[i] for t in times[k])
             print(f"  {line!r}<TAB>: {med * 1000:.1f} ms, +{(med - base) * 1000:.1f} ms over python -c pass "

@@ -1,3 +1,3 @@
-from cudaswitch.cli import main
+from cudaswitch.launch import main
 
 main(prog_name="cudaswitch")

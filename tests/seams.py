@@ -112,6 +112,6 @@ ENTRY = os.path.abspath(__file__)
 if __name__ == "__main__":
     sys.path[0] = os.path.dirname(os.path.dirname(ENTRY))  # the checkout, not tests/, first
     enable()
-    from cudaswitch.cli import main
+    from cudaswitch.launch import main
 
     main(prog_name="cudaswitch")

@@ -3,9 +3,10 @@ now, every page exists in English and Chinese with the same sections and is in t
 file of this repository, the command reference covers every command, and no user page carries an issue number.
 
 A block marked real output is a transcript right after the line `<!-- output: SCENARIO -->`: `$ command` lines, each
-followed by what it prints (stdout, then stderr) and, when it is not 0, `(exit N)`. The test builds the scenario
-(below), runs each command through the real CLI and compares line for line; `/tmp/demo` in the text stands for the
-scenario's folder.
+followed by what it prints (stdout, then stderr) and, when it is not 0, `(exit N)`; a command ending in `> /dev/null`
+shows only its stderr. The test builds the scenario (below), runs each command through the real CLI and compares
+line for line; `/tmp/demo` in the text stands for the scenario's folder, and a time (`2026-11-30T00:11:02+00:00`,
+when `use` chose) stands for any time.
 """
 
 import re
@@ -21,6 +22,7 @@ from conftest import REPO, make_env, run_cli
 DOCS = REPO / "docs"
 GUIDE = DOCS / "guide"
 PLACEHOLDER = "/tmp/demo"
+TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00")  # the moment a command ran: any moment
 MARKER = re.compile(r"^<!-- output: ([\w-]+) -->$")
 
 
@@ -83,7 +85,22 @@ def _clusters(folder: Path) -> dict:
     return dict(env, MODULEPATH="/apps/modulefiles")
 
 
-SCENARIOS = {"demo": _demo, "clusters": _clusters}
+def _pipenv(folder: Path) -> dict:
+    """The demo machine, whose folder is also a conda base (`conda-meta/` with conda's own package record, `envs/`),
+    plus an environment `pipenv` holding NVIDIA's real nvidia-cuda-runtime-cu12 12.9.79 wheel as pip lays it out."""
+    import shutil
+
+    import nvidia_wheels
+
+    env = _demo(folder)
+    make_env(folder, packages=["conda-26.7.1-py311h06a4308_0"])
+    site = make_env(folder / "envs" / "pipenv") / "lib" / "python3.11" / "site-packages"
+    shutil.copytree(nvidia_wheels.extracted("nvidia-cuda-runtime-cu12==12.9.79"), site,
+                    ignore=shutil.ignore_patterns(".complete"))
+    return env
+
+
+SCENARIOS = {"demo": _demo, "clusters": _clusters, "pipenv": _pipenv}
 
 
 def _transcript(lines):
@@ -104,6 +121,8 @@ def _transcript(lines):
 
 def _run(command: str, env: dict, folder: Path):
     words = shlex.split(command.replace(PLACEHOLDER, str(folder)))
+    quiet = words[-2:] == [">", "/dev/null"]
+    words = words[:-2] if quiet else words
     env = dict(env)
     while words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=.*", words[0]):
         name, value = words.pop(0).split("=", 1)
@@ -112,7 +131,8 @@ def _run(command: str, env: dict, folder: Path):
     r = run_cli(words[1:], env=env)
     relocated = str(Path(env["CUDASWITCH_FS_ROOT"]))
     err = [ln for ln in r.stderr.splitlines() if relocated not in ln]  # the note every command prints under FS_ROOT
-    printed = [ln.replace(str(folder), PLACEHOLDER).rstrip() for ln in r.stdout.splitlines() + err]
+    shown = ([] if quiet else r.stdout.splitlines()) + err
+    printed = [TIME.sub("<time>", ln.replace(str(folder), PLACEHOLDER)).rstrip() for ln in shown]
     return printed, r.returncode
 
 
@@ -127,7 +147,8 @@ def test_a_marked_output_block_is_what_the_commands_print_now(page, line, scenar
     env = SCENARIOS[scenario](folder)
     for command, expected, status in _transcript(text):
         printed, code = _run(command, env, folder)
-        assert [e.rstrip() for e in expected] == printed, f"{page}:{line}: `{command}` prints now:\n" + "\n".join(printed)
+        assert [TIME.sub("<time>", e).rstrip() for e in expected] == printed, \
+            f"{page}:{line}: `{command}` prints now:\n" + "\n".join(printed)
         assert code == status, f"{page}:{line}: `{command}` exits {code}, the page says {status}"
 
 

@@ -2,11 +2,11 @@
 Imports inside functions count: a function-level import that closes a circle is a cycle kept loadable, not broken.
 Only names imported under `if TYPE_CHECKING:` (annotations, never executed) do not."""
 
-import ast
 import importlib
 import importlib.util
 
 from conftest import REPO
+from import_scan import statements
 
 PACKAGE = REPO / "cudaswitch"
 
@@ -23,26 +23,10 @@ def _modules():
 
 def _imports(name, path, known):
     """The cudaswitch modules `name` imports anywhere in its text (module level or in a function)."""
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
-                   and getattr(block.test, "id", getattr(block.test, "attr", None)) == "TYPE_CHECKING"
-                   for stmt in block.body for n in ast.walk(stmt)}
-    for node in ast.walk(tree):
-        if id(node) in typing_only:  # names for annotations only: never executed, so no import at run time
-            continue
-        if isinstance(node, ast.Import):
-            targets = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[:len(package.split(".")) - node.level + 1]
-                base = ".".join(anchor + ([base] if base else []))
-            # `from pkg import mod` imports the submodule; `from mod import name` the module
-            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
-        else:
-            continue
+    for _line, base, names in statements(name, path.name == "__init__.py", path.read_text(encoding="utf-8")):
+        # `from pkg import mod` imports the submodule; `from mod import name` the module
+        targets = [f"{base}.{n}" if f"{base}.{n}" in known else base for n in names] or [base]
         found |= {t for t in targets if t in known and t != name}
     return found
 

@@ -296,7 +296,7 @@ def plan(snapshot: dict) -> Dict[str, Tuple[List[str], List[Dict[str, str]], Lis
     fields, rows = _read("cudnn_cuda.csv")
     changes = []
     sys.path.insert(0, str(DATA.parent.parent))
-    from cudaswitch.checks import knowledge
+    from cudaswitch.data import knowledge
 
     groups: Dict[Tuple[int, int], Dict[str, List[str]]] = {}
     for major in ("11", "12", "13"):

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-from cudaswitch.checks import knowledge
+from cudaswitch.data import knowledge
 from cudaswitch.checks.diagnosis import ERROR, INFO, WARNING, Finding, finding
 from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.system import System
@@ -159,7 +159,7 @@ def build_findings(installs: Dict, toolkits, system: System, env_prefix: Optiona
         std = None
         rel = knowledge.torch_releases().get(knowledge.vtuple(torch_v or "")[:2] if torch_v else ())
         if rel is not None:
-            std = next((r["cpp_std"] for r in knowledge._read("torch_release.csv")
+            std = next((r["cpp_std"] for r in knowledge.table("torch_release.csv")
                         if knowledge.vtuple(r["torch"])[:2] == rel.minor), None)
         if comp and comp[0] == "gcc":
             major = int(comp[1].split(".")[0])
@@ -254,7 +254,7 @@ def msvc_findings(system: System, tk, limits: Dict) -> List[Finding]:
         lo, hi, where = int(row["msc_min"]), int(row["msc_below"]), f"nvcc_msvc.csv [{row['src']}]"
     vs = knowledge.visual_studio(msc)
     if msc >= hi:
-        newer = next((r for r in knowledge._read("nvcc_msvc.csv") if int(r["msc_below"]) > msc
+        newer = next((r for r in knowledge.table("nvcc_msvc.csv") if int(r["msc_below"]) > msc
                       and knowledge.vtuple(r["cuda_min"]) > knowledge.vtuple(tk.version)[:2]), None)
         fix = M("install an older MSVC toolset next to it (Visual Studio Installer > Individual components, e.g. "
                 "\"MSVC v143 - VS 2022 C++ x64/x86 build tools (v14.38-17.8)\") and open it with vcvars64.bat "

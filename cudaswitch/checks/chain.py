@@ -138,7 +138,7 @@ def from_doctor(report) -> Chain:
 
 def from_smoke(report) -> Chain:
     """smoke asked torch itself: the versions are what the environment's Python printed."""
-    from cudaswitch.checks import knowledge
+    from cudaswitch.data import knowledge
 
     t, py = report.torch or {}, report.python or {}
     links = {

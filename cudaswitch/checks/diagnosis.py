@@ -456,7 +456,7 @@ def runtime_finding(system, prefix: str, dll_text) -> Optional[Finding]:
     """WinError 1114: the VC++ runtime copies in load order with their versions, the one older than torch needs,
     and the fix that reaches that copy (the environment's package, or the redistributable for System32)."""
     from cudaswitch.checks import windll
-    from cudaswitch.checks.torchenv import torch_installs
+    from cudaswitch.discovery.torchenv import torch_installs
 
     shown = _shown_prefix(system, prefix)
     copies = windll.runtime_copies(system, windll.env_folders(system, shown), windll.system32(system))
@@ -560,7 +560,7 @@ def cudnn_locate_finding(name: str, outcome: ProbeOutcome, prefix: str, environ:
     """cuDNN 8 printed "Could not locate NAME": zlibwapi.dll for cuDNN 8.3-8.9, or one of its own sub-libraries,
     which it loads by bare name from PATH. Then it ended the process (no record), or returned an error."""
     from cudaswitch.cudnn.compat import joined
-    from cudaswitch.cudnn.windows import needs_zlibwapi
+    from cudaswitch.discovery.cudnn_windows import needs_zlibwapi
 
     loaded = None
     if system is not None and system.windows:
@@ -598,7 +598,7 @@ def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], window
              driver: Driver, toolkit: Optional[Dict] = None, system=None) -> List[Finding]:
     """Every finding for one probe run, most important first. `system` (the file-system root) lets a Windows DLL
     failure be read from the DLLs themselves (cudaswitch/checks/windll.py)."""
-    from cudaswitch.checks import knowledge
+    from cudaswitch.data import knowledge
 
     rec = outcome.record
     text = _text(outcome)
@@ -763,7 +763,7 @@ DRIVER_DOWNLOAD = "https://www.nvidia.com/Download/index.aspx"
 def no_gpu_finding(driver: Driver, version: str, cuda: str, windows: bool, cpu_ok: bool) -> Finding:
     """torch has CUDA but sees no GPU, and nothing hides one: no driver at all, a driver too old to name a CUDA
     version, a driver that answers but sees no device (a laptop on its integrated GPU), or a driver that sees one."""
-    from cudaswitch.checks import knowledge
+    from cudaswitch.data import knowledge
 
     form = "cpu_ok" if cpu_ok else None  # the table's weight of NO_GPU (checks/severities.py)
     dmax = driver.cuda_max

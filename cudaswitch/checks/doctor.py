@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from cudaswitch.checks import driver as drivers
-from cudaswitch.checks import knowledge
+from cudaswitch.data import knowledge
 from cudaswitch.checks.diagnosis import ERROR, INFO, WARNING, Finding, install_findings, message, severity_label
 from cudaswitch.checks.driver import Driver
 from cudaswitch.checks.severities import severity as table_severity
-from cudaswitch.checks.torchenv import torch_installs
+from cudaswitch.discovery.torchenv import torch_installs
 from cudaswitch.core.errors import UsageError
 from cudaswitch.core.i18n import M, N_, _, tr
 from cudaswitch.core.system import System
@@ -432,12 +432,12 @@ def doctor_lines(report: DoctorReport) -> List[str]:
 
 
 def cudnn_windows_findings(system: System, installs: List, toolkits) -> List[Finding]:
-    """cuDNN from NVIDIA's Windows installer (cudaswitch/cudnn/windows.py finds it). CUDNN_BIN_WITHOUT_DLL: an installer bin entry on PATH holds no DLL; CUDNN_NOT_ON_PATH: cuDNN is installed but
+    """cuDNN from NVIDIA's Windows installer (cudaswitch/discovery/cudnn_windows.py finds it). CUDNN_BIN_WITHOUT_DLL: an installer bin entry on PATH holds no DLL; CUDNN_NOT_ON_PATH: cuDNN is installed but
     no cudnn64_*.dll is reachable on PATH (programs that load it from PATH fail with error 126)."""
     if not system.windows:
         return []
     from cudaswitch.cudnn.compat import joined
-    from cudaswitch.cudnn.windows import dll_on_path, empty_installer_bin_entries
+    from cudaswitch.discovery.cudnn_windows import dll_on_path, empty_installer_bin_entries
 
     out: List[Finding] = []
     with_dll = [i for i in installs if i.dll]

@@ -187,3 +187,42 @@ def findings(env, result: HookHealth) -> List[Finding]:
                            M("the Python startup file is out of date: {files}", files=shown(f.line for f in py)), fix,
                            [f.rel for f in py]))
     return out
+
+
+def env_report(system, found=None) -> Optional[dict]:
+    """For `cudaswitch status`: the active environment's cudaswitch choice, and PATH entries recorded by a
+    cudaswitch hook that the active environment does not account for. conda leaves those when a shell switches
+    from a cudaswitch environment to one without hooks (conda#14762; docs/design/activation.md, "Switching to an
+    env without cudaswitch hooks")."""
+    from cudaswitch.core.errors import CudaswitchError
+    from cudaswitch.discovery.environment import read_state, resolve_env
+
+    if not system.environ.get("CONDA_PREFIX"):
+        return None
+    try:
+        env = resolve_env(system)
+        state = read_state(env)
+    except CudaswitchError:
+        return None
+    root = state.root.rstrip("\\/") if state else None
+    seps = ("\\", "/") if system.windows else ("/",)
+
+    def ours(entry: str) -> bool:
+        return root is not None and (entry == root or any(entry.startswith(root + s) for s in seps))
+
+    on_path = system.split_list(system.environ.get("PATH"))
+    leftover = [e for e in system.split_list(system.environ.get("_CUDASWITCH_ADDED_PATH"))
+                if e in on_path and not ours(e)]
+    from cudaswitch.switching.pythonhook import status as python_hook
+
+    hooks = None
+    if state is not None and found is not None:
+        result = health(env, state, toolkit_for(state, found), system)
+        # the messages themselves, not asdict's copies: `status` prints them translated
+        hooks = dict(result.to_json(), findings=[{"code": f.code, "severity": f.severity, "cause": f.cause,
+                                                  "fix": f.fix, "details": list(f.details)}
+                                                 for f in findings(env, result)])
+    return {"name": env.name, "prefix": env.prefix, "state": state.to_json() if state else None,
+            "leftover_path": leftover,
+            "python_hook": python_hook(env.prefix, system.windows).to_json() if state else None,
+            "hooks": hooks}

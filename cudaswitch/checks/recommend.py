@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from typing import List, Optional
 
 from cudaswitch.checks import driver as drivers
-from cudaswitch.checks import knowledge
+from cudaswitch.data import knowledge
 from cudaswitch.checks.driver import Driver
-from cudaswitch.checks.torchenv import torch_installs
+from cudaswitch.discovery.torchenv import torch_installs
 from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.system import System
 

@@ -22,7 +22,7 @@ from cudaswitch.checks.driver import Driver
 from cudaswitch.checks.windll import exit_status
 from cudaswitch.checks.runner import run_probe
 from cudaswitch.checks.severities import fails
-from cudaswitch.checks.torchenv import torch_installs
+from cudaswitch.discovery.torchenv import torch_installs
 from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.shellquote import for_user
 from cudaswitch.core.system import System
@@ -133,7 +133,7 @@ CHAIN_WORDS = {w: w for w in (N_("ok"), N_("unknown"), N_("mismatch"), N_("missi
 
 def _chain(torch: Dict, driver: Driver, toolkit: Optional[Dict], windows: bool) -> List[Dict]:
     """driver -> torch's CUDA -> toolkit -> GPU arch: one line each, with a status."""
-    from cudaswitch.checks import knowledge
+    from cudaswitch.data import knowledge
 
     out = []
     cuda = torch.get("cuda")
@@ -381,7 +381,7 @@ def _report(status, findings, env_json, python, torch, driver, tk_json, steps, d
 
 def smoke_lines(report: SmokeReport) -> List[str]:
     """The human-readable lines (the CLI echoes them; `cudaswitch use` can reuse them)."""
-    from cudaswitch.checks import knowledge
+    from cudaswitch.data import knowledge
     from cudaswitch.core.i18n import _, tr
 
     t, py, d = report.torch, report.python, report.driver

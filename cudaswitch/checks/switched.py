@@ -22,7 +22,7 @@ def switch_findings(prefix: str, version: str, root: str, ld_library_path: bool,
     """The environment at `prefix` is switched to CUDA `version` at `root`, with (or without) its lib folder put
     on LD_LIBRARY_PATH: TOOLKIT_MISSING, TORCH_TOOLKIT_MAJOR_MISMATCH, LD_LIBRARY_PATH_OVER_WHEELS. `system` maps
     the toolkit's path onto a test's file-system root."""
-    from cudaswitch.checks import knowledge
+    from cudaswitch.data import knowledge
     from cudaswitch.discovery.envs_report import _nvidia_wheels, torch_build
 
     from cudaswitch.core.shellquote import for_user

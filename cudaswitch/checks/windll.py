@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from cudaswitch.checks import knowledge
+from cudaswitch.data import knowledge
 from cudaswitch.core import pe
 from cudaswitch.core.system import System
 from cudaswitch.core import trust
@@ -223,7 +223,7 @@ def loaded_cudnn(system: System, prefix: str, path_value: Optional[str]) -> Opti
     """(cudnn64_N.dll the process most likely got, its cuDNN version): the environment's own folders first (torch's
     copy in torch\\lib), then PATH."""
     from cudaswitch.core import versions
-    from cudaswitch.cudnn.windows import dll_in
+    from cudaswitch.discovery.cudnn_windows import dll_in
 
     for folder in env_folders(system, prefix) + [e.strip('"') for e in system.split_list(path_value) if e]:
         dll = dll_in(system, folder)

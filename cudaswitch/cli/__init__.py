@@ -159,7 +159,8 @@ def _give_help_option(command: click.Command, ctx) -> None:
     commands so). The Chinese help translates the text when it prints it (cli/help_text.py)."""
     if ctx is None or getattr(command, "_help_option", False) is not None or not command.add_help_option:
         return
-    names = command.get_help_option_names(ctx)
+    left = set(command.get_help_option_names(ctx))  # a set inside click: its order changes from run to run
+    names = [n for n in ctx.help_option_names if n in left]
     if names:
         command._help_option = click.Option(names, is_flag=True, is_eager=True, expose_value=False,
                                             callback=_show_help, help="Show this message and exit.")

@@ -123,7 +123,7 @@ def status(as_json):
     system = _system()
     found = _discover(system)
     state = shell_state(found.toolkits, system)
-    from cudaswitch.discovery.shellstate import env_report
+    from cudaswitch.checks.hookhealth import env_report
 
     report = env_report(system, found)
     from cudaswitch.checks.modules import loaded_cuda, module_findings
@@ -134,7 +134,7 @@ def status(as_json):
     module_warnings = [M("{cause}; {fix}", cause=f.cause, fix=f.fix)
                        for f in module_findings(system, found.toolkits, selected)]
     if as_json:
-        from cudaswitch.cudnn.windows import dll_on_path
+        from cudaswitch.discovery.cudnn_windows import dll_on_path
 
         _json_out({"shell": state.to_json(), "env": report, "warnings": found.warnings + module_warnings,
                    "modules": [m._asdict() for m in modules],
@@ -154,7 +154,7 @@ def status(as_json):
     click.echo("\n" + (_("Active: CUDA {version} ({root})").format(version=active.version, root=active.root)
                        if active else _("Active: no CUDA toolkit")))
     if system.windows:
-        from cudaswitch.cudnn.windows import dll_on_path
+        from cudaswitch.discovery.cudnn_windows import dll_on_path
 
         click.echo(_("cuDNN on PATH: {dll}").format(
             dll=dll_on_path(system) or _("none (no cudnn64_*.dll in any PATH folder)")))

@@ -35,6 +35,7 @@ def completes(what: str):
 
         return getattr(completion, f"complete_{what}")(ctx, param, incomplete)
 
+    complete.what = what  # for tools/completion_table.py: a selector is answered without click (launch.py)
     return complete
 
 

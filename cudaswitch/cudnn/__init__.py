@@ -6,8 +6,6 @@ Where to start (the rules they follow: docs/design/cudnn-install.md):
 - `install.planned(...)` -> `InstallPlan`; `InstallPlan.carry_out(yes, confirm)` -> `InstallResult`: install-cudnn.
 - `uninstall.undo_latest(...)` -> `UndoResult`: uninstall-cudnn.
 - `archive.read_archive`, `archive.verify_integrity`, `archive.peek_name`: NVIDIA's zip and tar archives.
-- `windows.find_installed`, `windows.dll_on_path`: the Windows exe installer's cuDNN (doctor's findings about it are in
-  cudaswitch/checks/doctor.py).
 
 What the install is made of, each concern in one module:
 
@@ -23,5 +21,5 @@ What the install is made of, each concern in one module:
 - `cudaswitch/core/faults.py` (shared with install-toolkit, use and off): the named points where the test suite
   makes the process die, fail or get Ctrl-C (tests/seams.py).
 
-Nothing is imported here: `cudaswitch.cudnn.windows` is read by discovery without loading the installer.
+Nothing is imported here. NVIDIA's Windows installer is found by discovery (`cudaswitch/discovery/cudnn_windows.py`).
 """

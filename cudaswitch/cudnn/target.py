@@ -150,7 +150,7 @@ def resolve_target(system: System, archive_path: Optional[Path], cuda: Optional[
             if state:
                 cuda_v = parse_dotted(state.version)
             else:  # unswitched: the CUDA its torch was built with (and its nvidia-* wheels), from torch's files
-                from cudaswitch.checks.torchenv import torch_installs
+                from cudaswitch.discovery.torchenv import torch_installs
 
                 built = torch_installs(env.prefix).get("cuda")
                 cuda_v = parse_dotted(built) if built else None

@@ -23,7 +23,7 @@ from cudaswitch.cudnn.journal import (MANIFEST, SCHEMA, Op, backup_path, created
                                       remove_empty, stage_path, write_manifest)
 from cudaswitch.cudnn.preflight import check_space, check_trusted, check_writable
 from cudaswitch.cudnn.target import Target
-from cudaswitch.cudnn.windows import needs_zlibwapi
+from cudaswitch.discovery.cudnn_windows import needs_zlibwapi
 
 
 @dataclass

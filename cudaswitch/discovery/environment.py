@@ -203,16 +203,13 @@ def read_state(env: CondaEnv) -> Optional[SwitchState]:
 def _check_state(env: CondaEnv, state: SwitchState) -> None:
     """Every value is of the type cudaswitch writes, and the lists name only the files and folders `use` writes:
     the state file lies in the environment, where its owner (or anyone, in a shared one) can edit it."""
-    from cudaswitch.switching.hookfiles import HOOK_DIRS, all_hook_paths
-
-    from cudaswitch.switching.pythonhook import is_hook_file
+    from cudaswitch.discovery.envfiles import HOOK_DIRS, is_written_file
 
     texts = (state.selector, state.version, state.root, state.time, state.cudaswitch_version)
-    known_files = {str(p.relative_to(env.prefix)) for p in all_hook_paths(env.prefix)}
     ok = (all(isinstance(t, str) for t in texts) and isinstance(state.ld_library_path, bool)
           and state.python_hook in (None, True, False)
           and isinstance(state.files, list)
-          and all(isinstance(f, str) and (f in known_files or is_hook_file(f)) for f in state.files)
+          and all(isinstance(f, str) and is_written_file(f) for f in state.files)
           and isinstance(state.created_dirs, list)
           and all(isinstance(d, str) and d in HOOK_DIRS for d in state.created_dirs))
     if not ok:

@@ -22,7 +22,7 @@ _RX_VERSION_PY = re.compile(r"^(__version__|cuda)\s*(?::[^=]*)?=\s*['\"]([^'\"]*
 def torch_build(prefix: str) -> Optional[Dict]:
     """torch's version and the CUDA / cuDNN it was built with, from its files (torchenv.torch_installs plus
     `torch/version.py` and the cuDNN it ships with). None when torch is not installed."""
-    from cudaswitch.checks.torchenv import torch_installs
+    from cudaswitch.discovery.torchenv import torch_installs
     from cudaswitch.discovery.environment import site_packages
 
     installs = torch_installs(prefix)

@@ -79,10 +79,10 @@ def known_wheels() -> Dict[tuple, List[KnownWheel]]:
     """(major, minor) -> the exact wheels install-toolkit downloads for it (cudaswitch/data/toolkit_wheels.csv):
     pinned by version and SHA-256, so no index (a mirror, an extra index in the user's pip configuration) can hand
     over a different file or a higher fake version."""
-    from cudaswitch.checks.knowledge import _read
+    from cudaswitch.data.knowledge import table
 
     out: Dict[tuple, List[KnownWheel]] = {}
-    for row in _read("toolkit_wheels.csv"):
+    for row in table("toolkit_wheels.csv"):
         key = tuple(numbers(row["cuda"]) or ())[:2]
         out.setdefault(key, []).append(KnownWheel(row["package"], row["version"], row["filename"], row["sha256"]))
     return out

@@ -437,7 +437,7 @@ def _dll_cudnn(system: System, layout: _Layout) -> Optional[str]:
     the DLL's version resource, read without running anything."""
     if not system.windows:
         return None
-    from cudaswitch.cudnn.windows import dll_in
+    from cudaswitch.discovery.cudnn_windows import dll_in
 
     dlls = [d for d in (dll_in(system, b) for b in layout.bin_dirs) if d]
     return versions.cudnn_from_pe(system.local(dlls[0])) if dlls else None
@@ -564,7 +564,7 @@ def discover(system: Optional[System] = None) -> Discovery:
         warnings.extend(tk.warnings)
     cudnn_installs = []
     if system.windows:  # the cuDNN installer exists only there; elsewhere its module need not even load
-        from cudaswitch.cudnn.windows import find_installed
+        from cudaswitch.discovery.cudnn_windows import find_installed
 
         cudnn_installs = find_installed(system)
     return Discovery(toolkits, _unique(warnings), config_errors, cudnn_installs, module_files)
@@ -615,6 +615,21 @@ INSTALLED_TAG, SYSTEM_TAG = "installed", "system"  # `13.0.88@installed`: the co
 
 def _made_here(tk: Toolkit) -> bool:
     return "install-toolkit" in tk.sources
+
+
+def selector_words(found: Discovery, incomplete: str, auto: bool = False) -> List[str]:
+    """The selectors a TAB offers for the toolkits discovery found, that start with `incomplete`: X.Y, the full
+    version, cuXYZ (as pip's and PyTorch's indexes name a CUDA), a module name that loads it; `auto` first where
+    the command takes it."""
+    words: List[str] = ["auto"] if auto else []
+    for tk in found.toolkits:
+        words += [f"{tk.cuda.major}.{tk.cuda.minor}", tk.version, f"cu{tk.cuda.major}{tk.cuda.minor}", *tk.modules]
+    return [w for w in dict.fromkeys(words) if w.startswith(incomplete)]
+
+
+def typed_as_path(incomplete: str) -> bool:
+    """A selector being typed as a folder (the shell's own folder completion takes it over)."""
+    return incomplete[:1] in ("/", ".", "~", "\\") or (len(incomplete) > 1 and incomplete[1] == ":")
 
 
 def select(found: Discovery, selector: str, system: Optional[System] = None, prefer: Optional[str] = None,

@@ -74,7 +74,7 @@ def init_text(shell: str, one_line: bool = False) -> str:
             "unset _cs_pre", ""])
     completion = INIT_SHELLS[shell][1].completion
     if completion:
-        from cudaswitch.cli.completion import script
+        from cudaswitch.switching.completion import script
 
         text = text.rstrip("\n") + "\n# tab completion (click's protocol, answered by cudaswitch itself)\n" + script(completion)
     if one_line and sh.eval_one_line:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-from cudaswitch.checks import knowledge
+from cudaswitch.data import knowledge
 from cudaswitch.core.i18n import M
 
 
@@ -120,6 +120,6 @@ def _best(candidates: List, current_root: Optional[str]):
 
 
 def pick_for_env(prefix: str, env_label: str, toolkits: List, current_root: Optional[str] = None) -> AutoPick:
-    from cudaswitch.checks.torchenv import torch_installs
+    from cudaswitch.discovery.torchenv import torch_installs
 
     return pick(torch_installs(prefix), toolkits, env_label, current_root)

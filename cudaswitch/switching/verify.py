@@ -259,6 +259,8 @@ def driver(shell: RealShell, act: str, deact: str, python: str, start: Mapping[s
                  f"& {q(python)} -I -c {q(_DUMP)}", "exit 0"]
         text = "\n".join(lines) + "\n"
         return "ps1", text.encode("ascii") if text.isascii() else text.encode("utf-8-sig")
+    if shell.hook != "bat":  # a shell added to shells.SHELLS without its driver here: never run as cmd.exe
+        raise ValueError(f"no verification driver for the {shell.hook!r} hooks ({shell.name})")
     # cmd.exe: `set` prints the environment (a Windows Python need not be reachable from cmd, e.g. under wine)
     def setl(k, v):
         return f'@set "{k}={v.replace("%", "%%")}"'

@@ -15,7 +15,7 @@ from conftest import run_cli  # noqa: E402
 from conftest import require_tool  # noqa: E402
 
 from cudaswitch.checks.build import build_findings, host_limits, nvcc_archs, parse_arch_list
-from cudaswitch.checks.torchenv import torch_installs
+from cudaswitch.discovery.torchenv import torch_installs
 from cudaswitch.core.system import System
 from cudaswitch.discovery.toolkits import discover
 

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import make_env, one_line_error, run_cli
 
-from cudaswitch.checks import knowledge
+from cudaswitch.data import knowledge
 
 DATA = Path(knowledge.__file__).parent / "data"
 
@@ -160,7 +160,7 @@ def test_every_row_prints_a_complete_set_and_installs_it_together(torch, tag, py
 
 
 def test_companion_columns_hold_a_version_or_none():
-    for row in knowledge._read("torch_wheels.csv"):
+    for row in knowledge.table("torch_wheels.csv"):
         for column in ("torchvision", "torchaudio"):
             assert row[column] == "none" or knowledge._first_version(row[column]) == row[column].split(" ")[0], row
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from conftest import make_env
-from cudaswitch.checks import knowledge
+from cudaswitch.data import knowledge
 from cudaswitch.checks.diagnosis import ProbeOutcome
 from cudaswitch.discovery.environment import CondaEnv
 from cudaswitch.checks.runner import MARKER, _parse

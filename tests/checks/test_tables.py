@@ -13,7 +13,7 @@ sys.path.insert(0, str(REPO / "tools"))
 
 import update_tables  # noqa: E402
 
-from cudaswitch.checks import knowledge  # noqa: E402
+from cudaswitch.data import knowledge  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +50,7 @@ def test_tables_reach_what_the_registry_serves(snapshot):
 def test_every_new_row_cites_a_known_source():
     known = knowledge.sources()
     for name in ("torch_wheels.csv", "torch_release.csv", "cudnn_cuda.csv", "cuda_driver.csv"):
-        for row in knowledge._read(name):
+        for row in knowledge.table(name):
             for key in row["src"].split(";"):
                 assert key.strip() in known, (name, row)
 

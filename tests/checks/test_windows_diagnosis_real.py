@@ -235,7 +235,7 @@ def test_windows_illegal_instruction_status_is_sigill():
 
 def test_the_zlibwapi_rule_is_install_cudnns():
     """One rule for install-cudnn's warning and the diagnosis: cuDNN 8.3 to 8.9 on Windows load zlibwapi.dll."""
-    from cudaswitch.cudnn.windows import needs_zlibwapi
+    from cudaswitch.discovery.cudnn_windows import needs_zlibwapi
 
     assert [needs_zlibwapi(v) for v in ("8.2.1.32", "8.3.2.44", "8.9.7.29", "9.10.2.21", "7.6.5")] == \
         [False, True, True, False, False]
@@ -400,11 +400,11 @@ def test_cl_from_vs_2022_17_10_is_rejected_by_cuda_11_8s_nvcc(tmp_path):
 
 
 def test_the_windows_tables_cite_known_sources():
-    from cudaswitch.checks import knowledge
+    from cudaswitch.data import knowledge
 
     known = knowledge.sources()
     for name in ("vc_runtime.csv", "nvcc_msvc.csv"):
-        rows = knowledge._read(name)
+        rows = knowledge.table(name)
         assert rows and all(k in known for r in rows for k in r["src"].split(";")), name
     assert knowledge.nvcc_msvc_range("11.8.89")["msc_below"] == "1940"
     assert knowledge.nvcc_msvc_range("12.4")["msc_below"] == "1950" and knowledge.nvcc_msvc_range("11.0") is None

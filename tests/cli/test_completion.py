@@ -172,3 +172,108 @@ def test_powershell_script_registers_a_native_completer(world):
     text = run_cli(["init", "powershell"], env).stdout
     assert "Register-ArgumentCompleter -Native -CommandName cudaswitch" in text
     assert "$Env:_CUDASWITCH_COMPLETE = 'powershell_complete'" in text
+
+
+# ---- the click-free answer (cudaswitch/launch.py) ---------------------------------------------------------------
+
+def _protocol_env(shell, line):
+    """What each shell's completion function sets for `line` (the cursor at its end)."""
+    words = line.split(" ")
+    if shell in ("bash", "zsh"):
+        return {"COMP_WORDS": line, "COMP_CWORD": str(len(words) - 1)}
+    if shell == "fish":
+        return {"COMP_WORDS": line, "COMP_CWORD": words[-1]}
+    return {"COMP_WORDS": line}
+
+
+def _click_answer(shell, line, monkeypatch):
+    from click.shell_completion import get_completion_class
+
+    import cudaswitch.cli.completion  # noqa: F401
+    from cudaswitch.cli import main
+
+    for k, v in _protocol_env(shell, line).items():
+        monkeypatch.setenv(k, v)
+    return get_completion_class(shell)(main, {}, "cudaswitch", "_CUDASWITCH_COMPLETE").complete()
+
+
+def _quick_answer(shell, line, monkeypatch):
+    from cudaswitch import launch
+
+    monkeypatch.setenv("_CUDASWITCH_COMPLETE", f"{shell}_complete")
+    for k, v in _protocol_env(shell, line).items():
+        monkeypatch.setenv(k, v)
+    lines = launch.answer()
+    return None if lines is None else "\n".join(lines)
+
+
+def _quick_lines():
+    from cudaswitch.data.completion_table import OPTIONS
+
+    lines = ["cudaswitch ", "cudaswitch u", "cudaswitch un", "cudaswitch uninstall-c", "cudaswitch x", "cudaswitch -",
+             "cudaswitch --", "cudaswitch --v", "cudaswitch -h"]
+    for command, options in OPTIONS["bash"].items():
+        if command:
+            lines += [f"cudaswitch {command} -", f"cudaswitch {command} --"]
+            lines += [f"cudaswitch {command} {word[:n]}" for word, _ in options for n in (3, len(word))]
+    return list(dict.fromkeys(lines))
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish", "powershell"])
+def test_a_command_or_option_is_answered_without_click_as_click_answers(shell, monkeypatch):
+    """Every command name and option, at several lengths, in the shell's own format: the quick answer prints what
+    click's completion prints, byte for byte."""
+    for line in _quick_lines():
+        quick = _quick_answer(shell, line, monkeypatch)
+        assert quick is not None, f"{shell}: {line!r} went to click"
+        assert quick == _click_answer(shell, line, monkeypatch), f"{shell}: {line!r}"
+
+
+SELECTOR_LINES = ["cudaswitch use ", "cudaswitch use 1", "cudaswitch use cu", "cudaswitch use a",
+                  "cudaswitch which 12.9", "cudaswitch run c", "cudaswitch modulefile cuda/", "cudaswitch use zz", "cudaswitch use /us",
+                  "cudaswitch which ./", "cudaswitch run ~/"]
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish", "powershell"])
+def test_a_toolkit_selector_is_answered_without_click_as_click_answers(shell, world, monkeypatch):
+    """`use`, `which`, `run`, `modulefile`, `uninstall-toolkit`: discovery's selectors (and the shell's folder
+    completion for a path), as click's completion prints them."""
+    env, _tmp = world
+    for k in ("CUDASWITCH_SEARCH_PATH", "MODULEPATH", "HOME", "CUDASWITCH_CONFIG"):
+        monkeypatch.setenv(k, env[k])
+    answers = {}
+    for line in SELECTOR_LINES:
+        quick = _quick_answer(shell, line, monkeypatch)
+        assert quick is not None, f"{shell}: {line!r} went to click"
+        assert quick == _click_answer(shell, line, monkeypatch), f"{shell}: {line!r}"
+        answers[line] = quick
+    assert answers["cudaswitch use a"].count("auto") == 1 and "auto" not in answers["cudaswitch which 12.9"]
+    assert "cuda/12.9" in answers["cudaswitch modulefile cuda/"] and "11.8.89" in answers["cudaswitch use 1"]
+
+
+@pytest.mark.parametrize("line", ["cudaswitch use 12.9 ", "cudaswitch use --name ", "cudaswitch doctor -n d",
+                                  "cudaswitch 'u", "cudaswitch use --name=x", "cudaswitch use 12.9 --n",
+                                  "cudaswitch init f", "cudaswitch doctor --fix H", "cudaswitch use $HOME"])
+def test_what_only_discovery_or_click_can_answer_goes_to_click(line, monkeypatch):
+    for shell in ("bash", "zsh", "fish", "powershell"):
+        assert _quick_answer(shell, line, monkeypatch) is None, (shell, line)
+
+
+def test_the_table_of_words_is_what_the_commands_give_now():
+    spec = importlib.util.spec_from_file_location("completion_table", HERE.parent.parent / "tools" /
+                                                  "completion_table.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    assert tool.TABLE.read_text(encoding="utf-8") == tool.generate(), "run python tools/completion_table.py"
+
+
+def test_a_tab_on_a_command_name_does_not_import_click(world):
+    """The point of the quick answer: `cudaswitch u<TAB>` runs without click (python -X importtime lists what a
+    process imported)."""
+    env, _tmp = world
+    out = subprocess.run([sys.executable, "-X", "importtime", "-m", "cudaswitch"], capture_output=True, text=True,
+                         env=dict(env, COMP_WORDS="cudaswitch u", COMP_CWORD="1", _CUDASWITCH_COMPLETE="bash_complete",
+                                  PYTHONPATH=str(HERE.parent.parent)), timeout=60)
+    assert out.stdout.splitlines() == ["plain,uninstall-cudnn", "plain,uninstall-toolkit", "plain,use"]
+    imported = {ln.rsplit("|", 1)[-1].strip() for ln in out.stderr.splitlines() if ln.startswith("import time:")}
+    assert "cudaswitch.launch" in imported and "click" not in imported

@@ -34,7 +34,7 @@ def test_every_command_in_the_english_docs_is_in_the_chinese_ones():
 def test_every_finding_code_in_the_english_docs_is_in_the_chinese_ones():
     from cudaswitch.checks.diagnosis import CATALOGUE
     # every code a doctor check can report, as written in the checks' source
-    doctor_codes = {c for f in ("checks/doctor.py", "checks/build.py", "cudnn/windows.py")
+    doctor_codes = {c for f in ("checks/doctor.py", "checks/build.py", "discovery/cudnn_windows.py")
                     for c in re.findall(r'"([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)"', (REPO / "cudaswitch" / f).read_text())}
     codes = set(CATALOGUE) | doctor_codes
     documented = {c for c in codes if re.search(rf"\b{c}\b", EN)}

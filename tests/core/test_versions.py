@@ -2,7 +2,7 @@
 
 import pytest
 
-from cudaswitch.checks import knowledge
+from cudaswitch.data import knowledge
 from cudaswitch.core.versions import numbers, parse_selector
 
 CASES = [("550.54.14", (550, 54, 14)), ("12.1", (12, 1)), ("r570.86", (570, 86)), ("  13.0.88 ", (13, 0, 88)),

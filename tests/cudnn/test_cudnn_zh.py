@@ -153,7 +153,7 @@ def test_a_held_lock_is_reported_in_chinese(archives, linux_fs, monkeypatch):
 def test_windows_installer_findings_are_chinese(tmp_path):
     """NVIDIA's exe installer puts ...\\v9.x\\bin on PATH, where no DLL lies: both findings, translated when printed."""
     from cudaswitch.checks.doctor import cudnn_windows_findings
-    from cudaswitch.cudnn.windows import find_installed
+    from cudaswitch.discovery.cudnn_windows import find_installed
 
     cudatrees.windows_cudnn_installer(tmp_path, cuda="12.9", x64=True)
     system = wf.win_system(tmp_path, path=wf.INSTALLER + r"\bin;C:\Windows\System32")

@@ -35,3 +35,21 @@ def test_each_record_is_one_hook_extension_and_its_init_names_are_unique():
 def test_init_offers_exactly_the_records_init_shells():
     out = run_cli(["init", "--help"]).stdout
     assert "[" + "|".join(sorted(INIT_SHELLS)) + "]" in out, out  # optional: $SHELL's by default
+
+
+def test_every_shell_use_checks_in_runs_a_hook_that_has_a_record_and_a_driver():
+    """`use` runs each new hook in the real shells of switching/verify.py: each names a record of SHELLS, and a hook
+    kind with no driver there is an error, never a cmd.exe script handed to another shell."""
+    import dataclasses
+
+    import pytest
+
+    from cudaswitch.switching import verify
+
+    for real in verify.LINUX_SHELLS + verify.WINDOWS_SHELLS:
+        assert real.hook in SHELLS, real
+        ext, script = verify.driver(real, "/a", "/d", "/py", {}, {"PATH": "/bin"})
+        assert ext == real.hook and script
+    stranger = dataclasses.replace(verify.LINUX_SHELLS[0], name="nushell", hook="nu")
+    with pytest.raises(ValueError, match="no verification driver for the 'nu' hooks"):
+        verify.driver(stranger, "/a", "/d", "/py", {}, {"PATH": "/bin"})

@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "fake_torch"))
 import cudatrees  # noqa: E402
 from conftest import make_env, one_line_error, run_cli  # noqa: E402
 
-from cudaswitch.checks.torchenv import torch_installs  # noqa: E402
+from cudaswitch.discovery.torchenv import torch_installs  # noqa: E402
 from cudaswitch.core.system import System  # noqa: E402
 from cudaswitch.discovery.toolkits import discover  # noqa: E402
 from cudaswitch.switching.torch_aware import pick  # noqa: E402

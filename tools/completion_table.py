@@ -1,0 +1,52 @@
+"""Write cudaswitch/data/completion_table.py: every command name and every option, each as the line click's
+completion prints for it in each shell, for the click-free answer of cudaswitch/launch.py. Run it after adding or
+renaming a command or an option (tests/cli/test_completion.py fails until then):
+
+    python tools/completion_table.py
+"""
+
+import pprint
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+TABLE = REPO / "cudaswitch" / "data" / "completion_table.py"
+SHELLS = ("bash", "zsh", "fish", "powershell")
+
+
+def generate() -> str:
+    sys.path.insert(0, str(REPO))
+    from click import Argument
+    from click.shell_completion import CompletionItem, get_completion_class
+
+    import cudaswitch.cli.completion  # noqa: F401 (registers the fish and PowerShell classes cudaswitch uses)
+    from cudaswitch.cli import main
+
+    commands, options, formats = {}, {}, {}
+    arguments = {}  # command -> what its first argument completes, where launch.py answers it itself
+    for name in main.list_commands(None):
+        first = next((p for p in main.get_command(None, name).params if isinstance(p, Argument)), None)
+        what = getattr(getattr(first, "_custom_shell_complete", None), "what", None)
+        if what in ("selector", "use_selector"):
+            arguments[name] = what
+    for shell in SHELLS:
+        comp = get_completion_class(shell)(main, {}, "cudaswitch", "_CUDASWITCH_COMPLETE")
+
+        def lines(args, incomplete):
+            return [(item.value, comp.format_completion(item)) for item in comp.get_completions(args, incomplete)]
+
+        commands[shell] = lines([], "")
+        formats[shell] = {kind: tuple(comp.format_completion(CompletionItem("\0", type=kind)).split("\0"))
+                          for kind in ("plain", "dir")}
+        options[shell] = {"": lines([], "-")}
+        for name in main.list_commands(None):
+            options[shell][name] = lines([name], "-")
+    return ('"""Written by tools/completion_table.py from the click commands: do not edit. shell -> [(word, the line\n'
+            'click prints for it)]; OPTIONS: shell -> command ("" for the group) -> its options; ARGUMENTS: command ->\n'
+            'the toolkit selector its first argument is; FORMATS: shell -> kind -> the text before and after a value."""\n\n'
+            f"COMMANDS = {pprint.pformat(commands, width=120)}\n\nOPTIONS = {pprint.pformat(options, width=120)}\n\n"
+            f"ARGUMENTS = {pprint.pformat(arguments, width=120)}\n\nFORMATS = {pprint.pformat(formats, width=120)}\n")
+
+
+if __name__ == "__main__":
+    TABLE.write_text(generate(), encoding="utf-8")

@@ -21,7 +21,7 @@ def _tag(report_torch: dict) -> str:
 
 
 def plan(mine: List, env, system, findings) -> Optional[Step]:
-    from cudaswitch.checks.torchenv import torch_installs
+    from cudaswitch.discovery.torchenv import torch_installs
     from cudaswitch.core.shellquote import for_user
     from cudaswitch.fix import pip
 

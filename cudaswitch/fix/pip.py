@@ -20,7 +20,7 @@ TIMEOUT = 1800
 def index_url(tag: str, environ) -> str:
     """The PyTorch index for one build tag (cpu, cu126 ...), on the user's mirror when CUDASWITCH_TORCH_INDEX
     names one."""
-    from cudaswitch.checks.knowledge import INDEX
+    from cudaswitch.data.knowledge import INDEX
 
     base = (environ.get("CUDASWITCH_TORCH_INDEX") or INDEX).rstrip("/")
     if not base.startswith(("https://", "http://")):

@@ -16,7 +16,7 @@ CODES = ("TOOLKIT_MISSING", "CUDA_PATH_MISSING")
 def nearest(toolkits: List, old_version: str, torch_cuda: Optional[str]):
     """The toolkit to switch to: of those with a bin folder (and of torch's CUDA major when torch has one), the
     one of the old toolkit's major first, then the closest version, the newer of two as close."""
-    from cudaswitch.checks import knowledge
+    from cudaswitch.data import knowledge
 
     old = knowledge.vtuple(old_version)[:2] or (0, 0)
     fits = [t for t in toolkits if t.bin_dirs and knowledge.vtuple(t.version)
@@ -32,7 +32,7 @@ def nearest(toolkits: List, old_version: str, torch_cuda: Optional[str]):
 def plan(mine: List, env, system, findings) -> Optional[Step]:
     import os
 
-    from cudaswitch.checks.torchenv import torch_installs
+    from cudaswitch.discovery.torchenv import torch_installs
     from cudaswitch.core.shellquote import for_user
     from cudaswitch.discovery.environment import read_state
     from cudaswitch.discovery.toolkits import discover

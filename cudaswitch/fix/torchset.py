@@ -2,7 +2,7 @@
 (CPU_ONLY_BUILD) and, when the user names it, a torch whose CUDA major is not the switched toolkit's
 (TORCH_TOOLKIT_MAJOR_MISMATCH): the complete set `cudaswitch recommend` names for this environment (torch,
 torchvision and torchaudio published together, from the index of that build), in one call of the environment's own
-pip. Which set and which index are `recommend`'s (checks/knowledge.py's table), never chosen here. Every
+pip. Which set and which index are `recommend`'s (data/knowledge.py's table), never chosen here. Every
 distribution pip replaces is kept, file by file, in the journal, so undo needs no network."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def requirements(rec) -> List[str]:
 
 def plan(mine: List, env, system, findings) -> Optional[Step]:
     from cudaswitch.checks.recommend import run_recommend
-    from cudaswitch.checks.torchenv import torch_installs
+    from cudaswitch.discovery.torchenv import torch_installs
     from cudaswitch.core.shellquote import for_user
     from cudaswitch.fix import pip
 

@@ -32,6 +32,18 @@ def pytest_runtest_call(item):
 # the cuDNN tests' fixtures (tests/cudnn/) live in their own module, loaded here once
 pytest_plugins = ["cudnn_fixtures"]
 
+# The longest test files (measured with --durations: each several minutes, the first two a third of the suite's
+# time together), run first: on the two workers of .ci/run (-n 2 --dist loadfile --no-loadscope-reorder) the others
+# then fill in around them, where in collection order one worker ended alone with the last of them.
+_LONGEST_FIRST = ("tests/switching/test_hooks_realconda.py", "tests/switching/test_hooks_transitions.py",
+                  "tests/checks/test_smoke.py", "tests/cli/test_interrupt_every_step.py",
+                  "tests/discovery/test_toolkit_security.py", "tests/discovery/test_toolkit_install.py")
+
+
+def pytest_collection_modifyitems(items):
+    rank = {f: i for i, f in enumerate(_LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: the rest as collected
+
 IN_CI = bool(os.environ.get("CI"))
 
 

@@ -52,17 +52,26 @@ def env_fault(point: str, n: int) -> None:
             os.kill(os.getpid(), signal.SIGKILL)
         elif action == "interrupt":
             # a real signal, not a raised KeyboardInterrupt: where cudaswitch holds Ctrl-C, it must be held here too
-            os.kill(os.getpid(), signal.SIGINT)
+            _ctrl_c()
         elif action == "enospc":
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         elif action == "eacces":
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
         elif action == "sigint" and item not in _SIGNALLED:  # Ctrl-C, once: another thread may reach it too
             _SIGNALLED.add(item)
-            os.kill(os.getpid(), signal.SIGINT)
+            _ctrl_c()
 
 
 _SIGNALLED: set = set()
+
+
+def _ctrl_c() -> None:
+    """SIGINT to the main thread, as a terminal's Ctrl-C reaches a process (os.kill from a worker thread would land
+    in that thread, and the main thread, asleep waiting for the workers, would see it only once they had finished:
+    an interrupt of the unpack that came after the unpack)."""
+    import threading
+
+    signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
 
 def corrupt_hook(shell_key: str, direction: str, text: str, entry: str) -> str:

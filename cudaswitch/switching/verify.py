@@ -334,9 +334,11 @@ STARTUP_FILE_VARIABLES = ("BASH_ENV", "ENV")
 def check_shell(shell: RealShell, program: str, prefix: str, changes: Changes, start: Dict[str, str],
                 dirs: Sequence[str], folder: Path, python: str = sys.executable,
                 run: Runner = None, spell: Callable[[str], str] = str, launcher: Sequence[str] = (),
-                timeout: float = TIMEOUT, codepages: Optional[Tuple[int, int]] = None) -> ShellCheck:
+                timeout: float = TIMEOUT, codepages: Optional[Tuple[int, int]] = None,
+                copies: Optional[Tuple[Path, Path]] = None) -> ShellCheck:
     """Run one shell (see the module's doc); `spell` gives a path as that shell writes it (wine: `Z:\\...`),
-    `launcher` what starts it (wine), `codepages` (script, output) as console_code_pages() gives them."""
+    `launcher` what starts it (wine), `codepages` (script, output) as console_code_pages() gives them, `copies` the
+    hooks' private copies where the caller made them already (_private_copies)."""
     run = run or _run_bytes
     script_cp, out_cp = codepages or (console_code_pages() if shell.windows else (65001, 65001))
     from cudaswitch.core.fsutil import atomic_write
@@ -352,7 +354,7 @@ def check_shell(shell: RealShell, program: str, prefix: str, changes: Changes, s
     # them, so the check runs without.
     start = {k: v for k, v in start.items() if k not in STARTUP_FILE_VARIABLES}
     try:
-        act, deact = (spell(str(p)) for p in _private_copies(prefix, record, folder, shell.program))
+        act, deact = (spell(str(p)) for p in copies or _private_copies(prefix, record, folder, shell.program))
     except (OSError, CudaswitchError) as exc:
         return ShellCheck(shell.name, shell.hook, "failed", note=M("its hooks could not be read: {why}",
                                                                    why=getattr(exc, "strerror", None) or exc))
@@ -472,6 +474,15 @@ def verify(prefix: str, changes: Changes, start: Dict[str, str], dirs: Sequence[
                                                                             why=exc.strerror or exc))
                              for sh, _ in shells] + [ShellCheck(sh.name, sh.hook, "not installed") for sh in missing])
     with folder as tmp:
+        # every shell's hooks copied before the first shell starts: what one shell runs must not be read while
+        # another already runs (a hook swapped in that window would be the next shell's); one that cannot be read
+        # is read again, and reported, by check_shell
+        copies = {}
+        for i, (sh, _program) in enumerate(shells):
+            try:
+                copies[i] = _private_copies(prefix, SHELLS[sh.hook], Path(tmp), sh.program)
+            except (OSError, CudaswitchError):
+                pass
         with ThreadPoolExecutor(max_workers=max(1, len(shells))) as pool:
             futures = {}
             for i, (sh, program) in enumerate(shells):
@@ -480,7 +491,8 @@ def verify(prefix: str, changes: Changes, start: Dict[str, str], dirs: Sequence[
                     slots[i] = ShellCheck(sh.name, sh.hook, "refused", note=M("{program} {why}", program=program,
                                                                              why=why))
                 else:
-                    futures[i] = pool.submit(check_shell, sh, program, prefix, changes, start, dirs, Path(tmp), **kw)
+                    futures[i] = pool.submit(check_shell, sh, program, prefix, changes, start, dirs, Path(tmp),
+                                             copies=copies.get(i), **kw)
             for i, fut in futures.items():
                 slots[i] = fut.result()
     result = Verification([c for c in slots if c is not None] +

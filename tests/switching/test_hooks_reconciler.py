@@ -43,8 +43,38 @@ def world(tmp_path_factory):
     return w
 
 
-def interact(argv, lines, env, cwd, timeout=60.0) -> str:
-    """Run an interactive shell on a pseudo-terminal, typing `lines` one by one; all it printed."""
+# The shell is at its prompt, waiting for the next line, when it sleeps in a read (or a wait for input) on the
+# terminal with no child left running: only then is the next line typed, so each line's output is complete before
+# the next line's echo (a fixed pause per line lost that order under load, and with it the tests' splits).
+# The system calls a shell waits for input in (read, poll, select, pselect6, ppoll, epoll_wait, epoll_pwait(2)), by
+# their numbers in /proc/PID/syscall:
+_WAITS_FOR_INPUT = {"x86_64": {0, 7, 23, 232, 270, 271, 281, 441},
+                    "aarch64": {63, 22, 72, 73, 441}}[os.uname().machine]
+
+
+def _waiting_for_input(pid) -> bool:
+    try:
+        stat = open(f"/proc/{pid}/stat").read()
+        call = open(f"/proc/{pid}/syscall").read().split()
+        children = "".join(open(f"/proc/{pid}/task/{t}/children").read() for t in os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        return False
+    if stat[stat.rindex(")") + 2] != "S" or children.strip() or not call or call[0] == "running":
+        return False
+    number = int(call[0])
+    if number not in _WAITS_FOR_INPUT:
+        return False
+    if number in (0, 63):  # a plain read: of the terminal, not of a file being sourced
+        try:
+            return os.readlink(f"/proc/{pid}/fd/{int(call[1], 16)}").startswith("/dev/pts/")
+        except (OSError, ValueError):
+            return False
+    return True
+
+
+def interact(argv, lines, env, cwd, timeout=120.0) -> str:
+    """Run an interactive shell on a pseudo-terminal, typing `lines` one by one, each once the shell waits for it
+    (see _waiting_for_input), then `exit`; all it printed, to its end."""
     pid, fd = pty.fork()
     if pid == 0:  # child: the shell
         os.chdir(cwd)
@@ -52,29 +82,40 @@ def interact(argv, lines, env, cwd, timeout=60.0) -> str:
     out = bytearray()
     deadline = time.monotonic() + timeout
 
-    def drain(wait):
-        end = time.monotonic() + wait
-        while time.monotonic() < min(end, deadline):
-            r, _, _ = select.select([fd], [], [], 0.05)
-            if r:
-                try:
-                    chunk = os.read(fd, 65536)
-                except OSError:
-                    return False
-                if not chunk:
-                    return False
-                out.extend(chunk)
+    def read_some(wait) -> bool:
+        """What the shell printed within `wait` seconds; False at its end."""
+        r, _, _ = select.select([fd], [], [], wait)
+        if r:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:  # EIO: the shell closed the terminal
+                return False
+            if not chunk:
+                return False
+            out.extend(chunk)
         return True
 
-    drain(1.0)
-    for line in lines + ["exit"]:
-        os.write(fd, line.encode() + b"\n")
-        if not drain(0.4):
-            break
-    while drain(0.5) and time.monotonic() < deadline:
-        pass
-    os.close(fd)
-    os.waitpid(pid, 0)
+    def until_waiting() -> bool:
+        while time.monotonic() < deadline:
+            if not read_some(0.01):
+                return False
+            if _waiting_for_input(pid):
+                return True
+        raise AssertionError(f"the shell never waited for its next line: {out.decode('utf-8', 'replace')}")
+
+    try:
+        for line in lines + ["exit"]:
+            if not until_waiting():
+                break
+            os.write(fd, line.encode() + b"\n")
+        while read_some(0.1):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the shell did not exit: {out.decode('utf-8', 'replace')}")
+    finally:
+        os.close(fd)
+        if os.waitpid(pid, os.WNOHANG) == (0, 0):
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
     return out.decode("utf-8", "replace").replace("\r", "")
 
 

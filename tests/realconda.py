@@ -106,6 +106,15 @@ def plugin_site(base: Path) -> Path:
     (info / "entry_points.txt").write_text("[conda]\ncudaswitch = cudaswitch.conda_plugin\n")
     for mod in (click, platformdirs):
         (d / mod.__name__).symlink_to(Path(mod.__file__).parent)
+    # the suite's hermetic seam inside conda's own process too: discovery's look into the machine's own places goes
+    # where tests/seams.py points it (nowhere, unless a test is about this machine), not at its real /usr/local
+    (d / "sitecustomize.py").write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(repo / 'tests')!r})\n"
+        "import seams\n"
+        "from cudaswitch.core import system\n"
+        "system.MACHINE_ROOT = seams.machine_root\n"
+        "del sys.path[0]\n")
     return d
 
 

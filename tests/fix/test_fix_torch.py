@@ -216,3 +216,22 @@ def run_in_terminal(args, env, answers, pty):
             os.write(fd, (pending.pop(0) + "\n").encode())
     os.waitpid(pid, 0)
     return out.decode(errors="replace")
+
+
+@pytest.mark.parametrize("point", ["fix-step:1", "fix-commit:1"])
+def test_torch_set_killed_before_or_after_pip_then_undone(cu130_env, cli_env, index, point):
+    """SIGKILL before pip starts and after it has replaced the cu130 set with the cu126 one (the journal still
+    `pending`): the next --fix names the interrupted one, and --undo gives the cu130 set back as it was, without
+    the index."""
+    env = dict(cli_env, CUDASWITCH_TORCH_INDEX=index)
+    site = envs.site_packages(cu130_env)
+    broken = snapshot(cu130_env)
+    killed = run_cli(["doctor", "-p", cu130_env, "--fix", "--yes"], dict(env, CUDASWITCH_FAULT=f"kill@{point}"))
+    assert killed.returncode == -9, killed.stdout + killed.stderr
+    assert (site / "torch-2.14.1+cu126.dist-info").is_dir() == (point == "fix-commit:1")
+    again = run_cli(["doctor", "-p", cu130_env, "--fix", "--yes"], env)
+    assert again.returncode == 2 and "was interrupted" in again.stderr, again.stdout + again.stderr
+    u = run_cli(["doctor", "-p", cu130_env, "--undo"], dict(env, CUDASWITCH_TORCH_INDEX="http://127.0.0.1:9/whl"))
+    assert "Put back" in u.stdout, u.stdout + u.stderr
+    journal_dir = str(cu130_env / "etc" / "cudaswitch" / "fix")
+    assert {p: v for p, v in snapshot(cu130_env).items() if not p.startswith(journal_dir)} == broken

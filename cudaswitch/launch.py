@@ -3,7 +3,8 @@
 A TAB on a command name or an option is answered here, from the words click itself gave when
 tools/completion_table.py wrote cudaswitch/data/completion_table.py, without importing click: importing click is
 about two thirds of what such a TAB costs over Python's own start (benchmarks/bench_completion.py). A toolkit selector
-is answered the same way, by discovery without click (cli/completion.py answers it so through click). Only a command
+is answered the same way, by discovery without click, kept between TABs while what it read stays as it was
+(discovery/selector_cache.py; cli/completion.py answers it so through click). Only a command
 line of plain words is answered here (what click would split the same way); anything else, an environment name, a
 finding code, and every command, goes to the click group in cudaswitch/cli/. tests/cli/test_completion.py
 holds both answers equal in the four shells.
@@ -73,7 +74,7 @@ def answer():
 
 def _selectors(formats, incomplete: str, auto: bool):
     """What cli/completion.py's `selectors` gives, formatted as the shell's completion class formats it."""
-    from cudaswitch.discovery.toolkits import typed_as_path
+    from cudaswitch.discovery.selector_cache import typed_as_path
 
     if typed_as_path(incomplete):
         before, after = formats["dir"]
@@ -84,9 +85,9 @@ def _selectors(formats, incomplete: str, auto: bool):
 
 def _selector_words(incomplete: str, auto: bool):
     from cudaswitch.core.system import System
-    from cudaswitch.discovery.toolkits import discover, selector_words
+    from cudaswitch.discovery.selector_cache import offered
 
-    return selector_words(discover(System.current()), incomplete, auto)
+    return offered(System.current(), incomplete, auto)
 
 
 def _quietly(fn, *args):

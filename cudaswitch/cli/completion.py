@@ -3,7 +3,8 @@ zsh and fish, one more class of that protocol for PowerShell, and the values onl
 (versions, cuXYZ, module names, folders), environment names and shell names.
 
 Imported only when a shell asks for completions (`cli/__init__.py`) or when `init` prints the scripts. A selector's
-completion runs discovery as `list` does and must stay cheap (benchmarks/bench_completion.py); any failure is no
+completion runs discovery as `list` does, kept between TABs (discovery/selector_cache.py), and must stay cheap
+(benchmarks/bench_completion.py); any failure is no
 completion, never an error in the user's prompt.
 """
 
@@ -56,14 +57,14 @@ def complete_folder(ctx, param, incomplete):
 def selectors(incomplete: str, auto: bool = False) -> List[CompletionItem]:
     """discovery's selector words (toolkits.selector_words); a folder is completed by the shell once the word
     starts like a path."""
-    from cudaswitch.discovery.toolkits import typed_as_path
+    from cudaswitch.discovery.selector_cache import typed_as_path
 
     if typed_as_path(incomplete):
         return [CompletionItem(incomplete, type="dir")]
     from cudaswitch.core.system import System
-    from cudaswitch.discovery.toolkits import discover, selector_words
+    from cudaswitch.discovery.selector_cache import offered
 
-    return [CompletionItem(w) for w in selector_words(discover(System.current()), incomplete, auto)]
+    return [CompletionItem(w) for w in offered(System.current(), incomplete, auto)]
 
 
 def complete_selector(ctx, param, incomplete):

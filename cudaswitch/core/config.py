@@ -18,14 +18,15 @@ def config_path(system: System) -> Path:
     return Path(user_dir(system, "config")) / "config.yaml"
 
 
-# platformdirs' rule on Linux for the two folders cudaswitch uses: $XDG_*_HOME when it is an absolute path, else
-# ~/.local/share or ~/.config. Every command needs one of them, platformdirs costs more to import than most commands
-# take, so the common case is computed here; anything else (another OS, an odd value) is left to platformdirs.
-_XDG = {"data": ("XDG_DATA_HOME", "~/.local/share"), "config": ("XDG_CONFIG_HOME", "~/.config")}
+# platformdirs' rule on Linux for the folders cudaswitch uses: $XDG_*_HOME when it is an absolute path, else
+# ~/.local/share, ~/.config or ~/.cache. Every command needs one of them, platformdirs costs more to import than most
+# commands take, so the common case is computed here; anything else (another OS, an odd value) is left to platformdirs.
+_XDG = {"data": ("XDG_DATA_HOME", "~/.local/share"), "config": ("XDG_CONFIG_HOME", "~/.config"),
+        "cache": ("XDG_CACHE_HOME", "~/.cache")}
 
 
 def user_dir(system: System, kind: str) -> str:
-    """platformdirs.user_{kind}_dir("cudaswitch") of this run, kind "data" or "config"."""
+    """platformdirs.user_{kind}_dir("cudaswitch") of this run, kind "data", "config" or "cache"."""
     var, default = _XDG[kind]
     env = system.environ
     xdg, home = env.get(var, ""), env.get("HOME", "")

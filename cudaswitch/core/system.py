@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import os as _os  # the parameter `os` (the OS flavour) shadows the module in __init__
+import sys
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Callable, List, Mapping, Optional, Sequence, Tuple
 
@@ -133,6 +134,13 @@ class System:
             return folder
         where = MACHINE_ROOT()
         return folder if where == "/" else where.rstrip("/") + folder
+
+    def pip_sites(self) -> List[str]:
+        """The site-packages folders whose NVIDIA wheels discovery reads: python_paths', else this interpreter's."""
+        paths = self.python_paths
+        if paths is None:
+            paths = sys.path if self.machine_place("/") == "/" else []
+        return [site for site in paths if site and site.endswith(("site-packages", "dist-packages"))]
 
     @property
     def windows(self) -> bool:

@@ -145,15 +145,8 @@ def _known_conda_envs(system: System) -> List[str]:
 
 
 def _pip_candidates(system: System) -> List[_Candidate]:
-    paths = system.python_paths
-    if paths is None:
-        import sys
-
-        paths = sys.path if system.machine_place("/") == "/" else []
     out: List[_Candidate] = []
-    for site in paths:
-        if not site or not site.endswith(("site-packages", "dist-packages")):
-            continue
+    for site in system.pip_sites():
         nvidia = system.join(site, "nvidia")
         if not system.local(nvidia).is_dir():
             continue
@@ -625,11 +618,6 @@ def selector_words(found: Discovery, incomplete: str, auto: bool = False) -> Lis
     for tk in found.toolkits:
         words += [f"{tk.cuda.major}.{tk.cuda.minor}", tk.version, f"cu{tk.cuda.major}{tk.cuda.minor}", *tk.modules]
     return [w for w in dict.fromkeys(words) if w.startswith(incomplete)]
-
-
-def typed_as_path(incomplete: str) -> bool:
-    """A selector being typed as a folder (the shell's own folder completion takes it over)."""
-    return incomplete[:1] in ("/", ".", "~", "\\") or (len(incomplete) > 1 and incomplete[1] == ":")
 
 
 def select(found: Discovery, selector: str, system: Optional[System] = None, prefer: Optional[str] = None,

@@ -14,7 +14,8 @@ HOMES = ["/root", "/home/a b/", "", "relative", None]
 XDGS = [None, "", "/x/y", "/x/y/", " /x", "relative"]
 
 
-@pytest.mark.parametrize("kind,var", [("data", "XDG_DATA_HOME"), ("config", "XDG_CONFIG_HOME")])
+@pytest.mark.parametrize("kind,var", [("data", "XDG_DATA_HOME"), ("config", "XDG_CONFIG_HOME"),
+                                      ("cache", "XDG_CACHE_HOME")])
 def test_user_dir_is_platformdirs(kind, var, monkeypatch):
     for home, xdg in itertools.product(HOMES, XDGS):
         for name, value in (("HOME", home), (var, xdg)):

@@ -56,7 +56,13 @@ _PROBE = ("runs inside the environment's own Python and imports nothing of cudas
           "runner.run_probe created for it")
 _UNPACK = ("members of a wheel already hashed, written into cudaswitch's own 0700 staging folder with O_NOFOLLOW "
            "after every path was checked not to leave it (zip-slip)")
+_RECORDER = "the completion cache's recorder wraps them for one discovery pass and calls them with the same arguments"
 ALLOW: Dict[Tuple[str, str, str], str] = {
+    # named, not called: discovery's own calls go through its doors as before, and the recorder notes their paths
+    ("cudaswitch/discovery/selector_cache.py", "<module>", "os.open"): _RECORDER,
+    ("cudaswitch/discovery/selector_cache.py", "<module>", "builtins.open"): _RECORDER,
+    ("cudaswitch/discovery/selector_cache.py", "_Recorder.__enter__", "builtins.open"): _RECORDER,
+    ("cudaswitch/discovery/selector_cache.py", "_Recorder.__exit__", "builtins.open"): _RECORDER,
     # pip's output is streamed line by line (its retry warnings reach the user as they happen), which run_program,
     # waiting for the end, cannot do; it is started as `python -I -m pip` from "/" with stdin closed
     ("cudaswitch/discovery/toolkit_install.py", "_pip", "subprocess.Popen"): "pip streamed live, isolated",

@@ -1,0 +1,284 @@
+"""The toolkit selectors a TAB offers (`cudaswitch use <TAB>`), kept between TABs in the user's cache folder.
+
+A TAB on a selector needs the full versions (version.json) and the module names that load a toolkit, which only a
+whole discovery pass gives (about 80 ms on a cluster's module tree, over the 50 ms a completion may add to Python's
+start: benchmarks/bench_completion.py). So the pass that answers one TAB records what it looked at: every path it
+stat'ed, listed, read or resolved (with its lstat and stat: kind, inode, size, mtime, ctime, owner, mode, or that it
+was missing), every environment variable it read, the folders it took from sys.path and cudaswitch's own source
+files. The next TAB re-stats those paths (about a thousand on such a tree, a few milliseconds) and reuses the words
+only when every one is as recorded, so a toolkit added, removed or upgraded, a modulefile edited, a variable changed
+or a new cudaswitch all mean a fresh pass. A pass that ran a program (nvcc --version), that looked at a relative
+path, or that saw a file changed less than RACY_NS before it began (a change in the same clock tick would not show
+in mtime) is not kept; on Windows (the registry is no file) nothing is.
+
+The file is the user's own: written atomically (trust.write_file), only into a cache folder the user owns and nobody
+else may write; read only when it is a regular file owned by the user and writable by nobody else, at most
+READ_LIMIT bytes; anything else, or a file that does not have the shape written here, is a fresh pass, never an
+answer (docs/design/activation.md, "Completion").
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import json
+import os
+import stat
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Dict, List, Mapping, Optional
+
+FORMAT = 1
+NAME = "selectors.json"
+READ_LIMIT = 4 << 20
+RACY_NS = 100_000_000  # a file changed this shortly before the pass: a later change could keep its mtime
+
+
+def cache_file(system) -> Optional[Path]:
+    """platformdirs.user_cache_dir("cudaswitch")/selectors.json, or None where no cache is kept (Windows)."""
+    if os.name != "posix" or system.windows:
+        return None
+    from cudaswitch.core.config import user_dir
+
+    return Path(user_dir(system, "cache")) / NAME
+
+
+class _Environ(dict):
+    """The environment, noting each variable discovery reads (present or not)."""
+
+    def __init__(self, env: Mapping[str, str]):
+        super().__init__(env)
+        self.read: Dict[str, Optional[str]] = {}
+
+    def _note(self, key):
+        if isinstance(key, str):
+            self.read.setdefault(key, dict.get(self, key))
+
+    def get(self, key, default=None):
+        self._note(key)
+        return dict.get(self, key, default)
+
+    def __getitem__(self, key):
+        self._note(key)
+        return dict.__getitem__(self, key)
+
+    def __contains__(self, key):
+        self._note(key)
+        return dict.__contains__(self, key)
+
+    def _every(self):
+        self.read.setdefault("\0every", None)  # a pass that reads the variables wholesale is not kept
+
+    def __iter__(self):
+        self._every()
+        return dict.__iter__(self)
+
+    def items(self):
+        self._every()
+        return dict.items(self)
+
+    def keys(self):
+        self._every()
+        return dict.keys(self)
+
+    def values(self):
+        self._every()
+        return dict.values(self)
+
+    def copy(self):
+        self._every()
+        return dict(dict.items(self))
+
+
+def _sig(st, full: bool) -> list:
+    # a folder or file only stat'ed tells its kind, owner and mode; its size and times count only where its content
+    # was read or listed (the mtime of /tmp or of a home folder changes all day)
+    kind = [st.st_mode, st.st_ino, st.st_dev, st.st_uid, st.st_gid]
+    return kind + [st.st_size, st.st_mtime_ns, st.st_ctime_ns] if full else kind
+
+
+def signature(path: str, full: bool = True) -> list:
+    """[lstat, stat] of a path as compared between TABs; None for each that fails (missing, no permission)."""
+    try:
+        st = _real["stat"](path, follow_symlinks=False)
+    except (OSError, ValueError):
+        return [None, None]
+    if not stat.S_ISLNK(st.st_mode):
+        return [_sig(st, full)] * 2  # the same file either way: one system call
+    try:
+        return [_sig(st, full), _sig(_real["stat"](path), full)]
+    except (OSError, ValueError):
+        return [_sig(st, full), None]
+
+
+_real = {"stat": os.stat, "lstat": os.lstat, "listdir": os.listdir, "scandir": os.scandir, "readlink": os.readlink,
+         "access": os.access, "open": os.open, "builtin_open": builtins.open}
+
+
+_READS = ("listdir", "scandir", "readlink", "open", "builtin_open")  # the content counts, not only the kind
+
+
+class _Recorder:
+    """Every path the pass looks at, with its signature when first seen (before the pass read it), and whether its
+    content (a listing, a file's bytes, a link's target) was read."""
+
+    def __init__(self):
+        self.paths: Dict[str, list] = {}
+        self.read: set = set()
+        self.relative = False
+
+    def note(self, path, dir_fd, name):
+        if dir_fd is not None or isinstance(path, int):
+            return  # below a folder already opened by path, or an open descriptor: that path was noted
+        try:
+            p = os.fsdecode(path)
+        except TypeError:
+            return
+        if not os.path.isabs(p):
+            self.relative = True
+            return
+        if p not in self.paths:
+            self.paths[p] = signature(p)
+        if name in _READS:
+            self.read.add(p)
+
+    def wrap(self, name):
+        real = _real[name]
+
+        def wrapped(path=".", *args, **kw):
+            self.note(path, kw.get("dir_fd"), name)
+            return real(path, *args, **kw)
+
+        return wrapped
+
+    def __enter__(self):
+        for name in _OS:
+            setattr(os, name, self.wrap(name))
+        builtins.open = self.wrap("builtin_open")
+        return self
+
+    def __exit__(self, *exc):
+        for name in _OS:
+            setattr(os, name, _real[name])
+        builtins.open = _real["builtin_open"]
+
+    def record(self) -> Dict[str, list]:
+        """path -> [full or not, its signature then]."""
+        return {p: [p in self.read, sig if p in self.read else [s and s[:5] for s in sig]]
+                for p, sig in self.paths.items()}
+
+
+_OS = ("stat", "lstat", "listdir", "scandir", "readlink", "access", "open")
+
+
+def _own_files() -> List[str]:
+    """cudaswitch's source files loaded now: a changed or upgraded cudaswitch may discover differently."""
+    return sorted(getattr(m, "__file__", None) or "" for n, m in list(sys.modules.items())
+                  if (n == "cudaswitch" or n.startswith("cudaswitch.")) and getattr(m, "__file__", None))
+
+
+def _fingerprint_extra(system) -> dict:
+    return {"euid": os.geteuid(), "sites": system.pip_sites(),
+            "machine": system.machine_place("/"), "root": None if system.root is None else str(system.root),
+            "os": system.os}
+
+
+def typed_as_path(incomplete: str) -> bool:
+    """A selector being typed as a folder (the shell's own folder completion takes it over)."""
+    return incomplete[:1] in ("/", ".", "~", "\\") or (len(incomplete) > 1 and incomplete[1] == ":")
+
+
+def offered(system, incomplete: str, auto: bool = False) -> List[str]:
+    """toolkits.selector_words for a TAB on a selector: every toolkit's words, kept between TABs."""
+    every = words(system, _every_word, cache_file(system))
+    return [w for w in dict.fromkeys((["auto"] if auto else []) + every) if w.startswith(incomplete)]
+
+
+def _every_word(system) -> List[str]:
+    from cudaswitch.discovery.toolkits import discover, selector_words
+
+    return selector_words(discover(system), "")
+
+
+def words(system, compute: Callable[[object], List[str]], where: Optional[Path]) -> List[str]:
+    """compute(system), from the record at `where` while everything it looked at is as it was then."""
+    if where is None or system.windows:
+        return compute(system)
+    environ = system.environ
+    kept = _load(where)
+    if kept is not None and _still_true(kept, environ, system):
+        return kept["words"]
+    env, ran, run = _Environ(environ), [], system.run
+    recording = copy.copy(system)
+    recording.environ = env
+    recording.run = lambda *a, **kw: ran.append(a) or run(*a, **kw)
+    started = time.time_ns()
+    with _Recorder() as rec:
+        found = compute(recording)
+    if ran or rec.relative or "\0every" in env.read:
+        return found
+    paths = rec.record()
+    if any(s is not None and max(s[6], s[7]) >= started - RACY_NS for full, sig in paths.values() if full
+           for s in sig):
+        return found
+    for f in _own_files():
+        paths.setdefault(f, [True, signature(f)])
+    _store(where, {"format": FORMAT, "env": env.read, "extra": _fingerprint_extra(system),
+                   "paths": paths, "words": found})
+    return found
+
+
+def _still_true(kept: dict, environ: Mapping[str, str], system) -> bool:
+    if kept.get("extra") != _fingerprint_extra(system):
+        return False
+    if any(environ.get(k) != v for k, v in kept["env"].items()):
+        return False
+    try:
+        return all(type(full) is bool and signature(p, full) == sig for p, (full, sig) in kept["paths"].items())
+    except (TypeError, ValueError):  # a record of another shape
+        return False
+
+
+def _load(where: Path) -> Optional[dict]:
+    """The kept record, or None: missing, not the user's own regular file, writable by others, too large, or not
+    of the shape _store writes."""
+    from cudaswitch.core.trust import FileShapeError, open_regular, parse_json
+
+    try:
+        with open_regular(where, nofollow=True) as fh:
+            st = os.fstat(fh.fileno())
+            if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+                return None
+            data = fh.read(READ_LIMIT + 1)
+    except OSError:
+        return None
+    if len(data) > READ_LIMIT:
+        return None
+    try:
+        kept = parse_json(data, where)
+    except FileShapeError:
+        return None
+    return kept if _shaped(kept) else None
+
+
+def _shaped(kept) -> bool:
+    # only what is used without a comparison: a path's record or a variable of another shape compares unequal in
+    # _still_true, which is a fresh pass
+    return (isinstance(kept, dict) and kept.get("format") == FORMAT and isinstance(kept.get("env"), dict)
+            and isinstance(kept.get("paths"), dict) and isinstance(kept.get("words"), list)
+            and all(isinstance(w, str) for w in kept["words"]))
+
+
+def _store(where: Path, record: dict) -> None:
+    """Kept only in a cache folder of the user's own that nobody else may write; a failure keeps nothing."""
+    from cudaswitch.core.trust import make_dirs, write_file
+
+    try:
+        make_dirs(where.parent, 0o700)
+        st = os.stat(where.parent)
+        if st.st_uid != os.geteuid() or st.st_mode & 0o022 or not stat.S_ISDIR(st.st_mode):
+            return
+        write_file(where, json.dumps(record, separators=(",", ":")), mode=0o600)
+    except OSError:
+        pass

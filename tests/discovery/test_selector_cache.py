@@ -1,0 +1,163 @@
+"""The selectors a TAB offers, kept between TABs (cudaswitch/discovery/selector_cache.py): the kept words are given
+only while everything the discovery pass looked at is as it was, and only from the user's own file.
+
+Real toolkit trees (tests/cudatrees.py, from NVIDIA's wheels) and the real Spack modulefile of test_modules.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+import cudatrees
+from cudaswitch.core.system import System
+from cudaswitch.discovery import selector_cache, toolkits
+from test_modules import SPACK_LUA
+
+WORDS_11_8 = ["11.8", "11.8.89", "cu118"]
+WORDS_12_9 = ["12.9", "12.9.1", "cu129"]
+
+
+def _settle():
+    # a tree younger than RACY_NS is never kept (a change in the same clock tick would not show): let it age
+    time.sleep(selector_cache.RACY_NS / 1e9 + 0.05)
+
+
+@pytest.fixture
+def machine(tmp_path):
+    """A folder of toolkits on CUDASWITCH_SEARCH_PATH holding cuda-11.8, a MODULEPATH with a site's cuda/11.8, and
+    a HOME whose cache folder keeps the words."""
+    store = tmp_path / "toolkits"
+    cudatrees.cuda_11_8(store / "cuda-11.8")
+    mp = tmp_path / "modulefiles"
+    (mp / "cuda").mkdir(parents=True)
+    (mp / "cuda" / "11.8.lua").write_text(SPACK_LUA.format(root=store / "cuda-11.8", version="11.8.89"))
+    (tmp_path / "home").mkdir()
+    environ = {"CUDASWITCH_SEARCH_PATH": str(store), "MODULEPATH": str(mp), "HOME": str(tmp_path / "home"),
+               "CUDASWITCH_CONFIG": str(tmp_path / "none.yaml"), "PATH": "/usr/bin:/bin"}
+    _settle()
+    return environ, tmp_path
+
+
+def _tab(environ, incomplete="", auto=False):
+    return selector_cache.offered(System(os="linux", environ=dict(environ), python_paths=[]), incomplete, auto)
+
+
+def _kept(environ) -> Path:
+    return Path(environ["HOME"]) / ".cache" / "cudaswitch" / selector_cache.NAME
+
+
+def _no_discovery(monkeypatch):
+    def refuse(*a, **kw):
+        raise AssertionError("discovery ran although the kept words were still true")
+
+    monkeypatch.setattr(toolkits, "discover", refuse)
+
+
+def test_the_second_tab_is_answered_from_the_kept_words(machine, monkeypatch):
+    environ, _tmp = machine
+    first = _tab(environ)
+    assert first == [*WORDS_11_8, "cuda/11.8"]
+    st = os.stat(_kept(environ))
+    assert (st.st_uid, st.st_mode & 0o777) == (os.geteuid(), 0o600)
+    _no_discovery(monkeypatch)
+    assert _tab(environ) == first
+    assert _tab(environ, "cu", auto=True) == ["cu118", "cuda/11.8"]
+    assert _tab(environ, "", auto=True) == ["auto", *first]
+
+
+def test_a_toolkit_added_after_the_words_were_kept_appears_at_the_next_tab(machine):
+    environ, tmp = machine
+    assert _tab(environ) == [*WORDS_11_8, "cuda/11.8"]
+    cudatrees.cuda_12_9(tmp / "toolkits" / "cuda-12.9")
+    assert _tab(environ) == [*WORDS_11_8, "cuda/11.8", *WORDS_12_9]
+
+
+def test_a_toolkit_removed_is_gone_at_the_next_tab(machine):
+    environ, tmp = machine
+    cudatrees.cuda_12_9(tmp / "toolkits" / "cuda-12.9")
+    _settle()
+    assert WORDS_12_9[1] in _tab(environ)
+    os.rename(tmp / "toolkits" / "cuda-12.9", tmp / "elsewhere")
+    assert _tab(environ) == [*WORDS_11_8, "cuda/11.8"]
+
+
+def test_a_toolkit_updated_in_place_shows_its_new_version(machine):
+    """An update rewrites version.json where it was (same folder, same name, same length)."""
+    environ, tmp = machine
+    assert "11.8.89" in _tab(environ)
+    path = tmp / "toolkits" / "cuda-11.8" / "version.json"
+    text = path.read_text()
+    with open(path, "r+") as fh:  # in place: the folder's own mtime does not change
+        fh.write(text.replace("11.8.89", "11.8.90"))
+    assert _tab(environ) == ["11.8", "11.8.90", "cu118", "cuda/11.8"]
+
+
+def test_a_modulefile_added_or_a_variable_changed_is_seen(machine):
+    environ, tmp = machine
+    assert _tab(environ, "cuda/") == ["cuda/11.8"]
+    (tmp / "modulefiles" / "cuda" / "11.8-site.lua").write_text(
+        SPACK_LUA.format(root=tmp / "toolkits" / "cuda-11.8", version="11.8.89"))
+    assert sorted(_tab(environ, "cuda/")) == ["cuda/11.8", "cuda/11.8-site"]
+    assert _tab(dict(environ, MODULEPATH=str(tmp / "none")), "cuda/") == []
+    assert _tab(dict(environ, MODULEPATH=str(tmp / "none"), CUDASWITCH_SEARCH_PATH=str(tmp / "none"))) == []
+
+
+def _planted(environ, words):
+    """The kept record, its fingerprint still true, with other words: what only a file trusted as kept could say."""
+    record = json.loads(_kept(environ).read_text())
+    record["words"] = words
+    return json.dumps(record)
+
+
+def test_kept_words_are_read_only_from_the_users_own_file(machine):
+    environ, _tmp = machine
+    real = _tab(environ)
+    kept = _kept(environ)
+    forged = _planted(environ, ["12.0"])
+    kept.write_text(forged)
+    os.chmod(kept, 0o600)
+    assert _tab(environ) == ["12.0"]  # the user's own file is the user's word (and shows the record is still true)
+    kept.write_text(forged)
+    os.chmod(kept, 0o622)  # writable by others: anyone could have written it
+    assert _tab(environ) == real
+    if os.geteuid() == 0:
+        kept.write_text(forged)
+        os.chmod(kept, 0o600)
+        os.chown(kept, 65534, 65534)  # another user's file
+        assert _tab(environ) == real
+
+
+def test_a_damaged_or_foreign_shaped_record_is_a_fresh_pass(machine):
+    environ, _tmp = machine
+    real = _tab(environ)
+    kept = _kept(environ)
+    good = kept.read_text()
+    for damaged in [good[: len(good) // 2], "", "[]", good.replace('"words":[', '"words":[1,'),
+                    json.dumps(dict(json.loads(good), paths={"/": "x"})), b"\xff\xfe".decode("latin-1"),
+                    json.dumps(dict(json.loads(good), format=0))]:
+        kept.write_text(damaged)
+        os.chmod(kept, 0o600)
+        assert _tab(environ) == real, damaged[:80]
+
+
+def test_nothing_is_kept_in_a_folder_others_may_write(machine):
+    environ, _tmp = machine
+    folder = _kept(environ).parent
+    folder.mkdir(parents=True)
+    os.chmod(folder, 0o777)
+    assert _tab(environ) == [*WORDS_11_8, "cuda/11.8"]
+    assert not _kept(environ).exists()
+
+
+def test_a_tree_changed_just_before_the_tab_is_not_kept(tmp_path):
+    """A change in the same clock tick as the pass would not show in an mtime: such a pass keeps nothing."""
+    cudatrees.cuda_11_8(tmp_path / "toolkits" / "cuda-11.8")
+    (tmp_path / "home").mkdir()
+    environ = {"CUDASWITCH_SEARCH_PATH": str(tmp_path / "toolkits"), "HOME": str(tmp_path / "home"),
+               "CUDASWITCH_CONFIG": str(tmp_path / "none.yaml")}
+    assert _tab(environ) == WORDS_11_8
+    assert not _kept(environ).exists()

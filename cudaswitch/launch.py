@@ -4,9 +4,10 @@ A TAB on a command name or an option is answered here, from the words click itse
 tools/completion_table.py wrote cudaswitch/data/completion_table.py, without importing click: importing click is
 about two thirds of what such a TAB costs over Python's own start (benchmarks/bench_completion.py). A toolkit selector
 is answered the same way, by discovery without click, kept between TABs while what it read stays as it was
-(discovery/selector_cache.py; cli/completion.py answers it so through click). Only a command
-line of plain words is answered here (what click would split the same way); anything else, an environment name, a
-finding code, and every command, goes to the click group in cudaswitch/cli/. tests/cli/test_completion.py
+(discovery/selector_cache.py; cli/completion.py answers it so through click). Environment names (`-n <TAB>`)
+and finding codes (`doctor <TAB>`) too. Only a command line of plain words is answered here (what click would split
+the same way) with the options the command has; anything else, and every command, goes to the click group in
+cudaswitch/cli/. tests/cli/test_completion.py
 holds both answers equal in the four shells.
 """
 
@@ -55,21 +56,55 @@ def answer():
     if asked is None:
         return None
     shell, args, incomplete = asked
-    from cudaswitch.data.completion_table import ARGUMENTS, COMMANDS, FORMATS, OPTIONS
+    from cudaswitch.data.completion_table import ARGUMENTS, COMMANDS, FORMATS, OPTIONS, VALUES
 
-    if shell not in COMMANDS or len(args) > 1 or (args and args[0] not in OPTIONS[shell]):
+    if shell not in COMMANDS or (args and args[0] not in OPTIONS[shell]):
         return None
     option = incomplete[:1] == "-"
-    if args and not option:  # `cudaswitch use 12<TAB>`: the toolkit selectors, where that is the argument
+    if args and not option:
+        values = VALUES[args[0]]
+        known = {value for value, _ in OPTIONS[shell][args[0]]}
+        if any(a[:1] == "-" and a not in known for a in args[1:]):
+            return None  # `--`, an option click would refuse: only click can tell
+        if len(args) > 1 and args[-1] in values:  # `cudaswitch doctor -n <TAB>`: that option's value
+            return _value(FORMATS[shell], incomplete, values[args[-1]])
         what = ARGUMENTS.get(args[0])
-        return None if what is None else _selectors(FORMATS[shell], incomplete, what == "use_selector")
-    if not (option or not incomplete or incomplete[:1].isalnum()):
+        if what == "code":  # `cudaswitch doctor H<TAB>`: any number of finding codes
+            from cudaswitch.data.completion_table import CODES
+
+            before, after = FORMATS[shell]["plain"]
+            return [before + c + after for c in CODES if c.startswith(incomplete.upper())]
+        if len(args) == 1 and what is not None:  # `cudaswitch use 12<TAB>`: the toolkit selectors
+            return _selectors(FORMATS[shell], incomplete, what == "use_selector")
+        return None
+    if len(args) > 1 or not (option or not incomplete or incomplete[:1].isalnum()):
         return None
     if args:  # `cudaswitch use --n`: the options of the command
         items = OPTIONS[shell][args[0]]
     else:  # `cudaswitch u`: the commands, and the group's own options for `cudaswitch -`
         items = COMMANDS[shell] + (OPTIONS[shell][""] if option else [])
     return [text for value, text in items if value.startswith(incomplete)]
+
+
+def _value(formats, incomplete: str, what):
+    """What cli/completion.py's complete_<what> gives for an option's value, formatted; None where only click
+    knows (an option completed by its type)."""
+    if what == "selector":
+        return _selectors(formats, incomplete, False)
+    if what == "folder":
+        before, after = formats["dir"]
+        return [before + incomplete + after]
+    if what == "env_name":
+        before, after = formats["plain"]
+        return [before + name + after for name in _quietly(_env_names, incomplete)]
+    return None
+
+
+def _env_names(incomplete: str):
+    from cudaswitch.core.system import System
+    from cudaswitch.discovery.condaenvs import env_names
+
+    return env_names(System.current(), incomplete)
 
 
 def _selectors(formats, incomplete: str, auto: bool):

@@ -78,12 +78,9 @@ def complete_use_selector(ctx, param, incomplete):
 def env_names(incomplete: str) -> List[CompletionItem]:
     """The names conda shows for its environments (`conda env list`), read from its files without starting it."""
     from cudaswitch.core.system import System
-    from cudaswitch.discovery.condaenvs import env_name, known_prefixes, layout
+    from cudaswitch.discovery.condaenvs import env_names as names
 
-    system = System.current()
-    lay = layout(system, use_conda=False)
-    names = {env_name(p, lay, system) for p in known_prefixes(system, lay)}
-    return [CompletionItem(n) for n in sorted(n for n in names if n and n.startswith(incomplete))]
+    return [CompletionItem(n) for n in names(System.current(), incomplete)]
 
 
 def complete_env_name(ctx, param, incomplete):

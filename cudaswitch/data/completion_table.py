@@ -1,6 +1,8 @@
 """Written by tools/completion_table.py from the click commands: do not edit. shell -> [(word, the line
 click prints for it)]; OPTIONS: shell -> command ("" for the group) -> its options; ARGUMENTS: command ->
-the toolkit selector its first argument is; FORMATS: shell -> kind -> the text before and after a value."""
+the toolkit selector (or the finding codes) its first argument is; VALUES: command -> option -> what
+completes its value; CODES: the finding codes, in the order doctor --fix offers them; FORMATS: shell ->
+kind -> the text before and after a value."""
 
 COMMANDS = {'bash': [('doctor', 'plain,doctor'),
           ('envs', 'plain,envs'),
@@ -664,11 +666,67 @@ OPTIONS = {'bash': {'': [('--version', 'plain,--version'), ('-h', 'plain,-h'), (
                    ('-h', 'plain\n-h\nShow this message and exit.'),
                    ('--help', 'plain\n--help\nShow this message and exit.')]}}
 
-ARGUMENTS = {'modulefile': 'selector',
+ARGUMENTS = {'doctor': 'code',
+ 'modulefile': 'selector',
  'run': 'selector',
  'uninstall-toolkit': 'selector',
  'use': 'use_selector',
  'which': 'selector'}
+
+VALUES = {'doctor': {'--name': 'env_name', '--prefix': 'folder', '-n': 'env_name', '-p': 'folder'},
+ 'envs': {},
+ 'init': {'--rc-file': None},
+ 'install-cudnn': {'--cuda': 'selector',
+                   '--name': 'env_name',
+                   '--prefix': 'folder',
+                   '--redistrib-json': None,
+                   '--sha256': None,
+                   '-n': 'env_name',
+                   '-p': 'folder'},
+ 'install-toolkit': {'--into': None},
+ 'list': {},
+ 'modulefile': {'--name': None},
+ 'off': {'--name': 'env_name', '--prefix': 'folder', '-n': 'env_name', '-p': 'folder'},
+ 'recommend': {'--cc': None,
+               '--cuda': None,
+               '--name': 'env_name',
+               '--prefix': 'folder',
+               '--python': None,
+               '--toolkit': 'selector',
+               '--torch': None,
+               '-n': 'env_name',
+               '-p': 'folder'},
+ 'run': {},
+ 'smoke': {'--name': 'env_name', '--prefix': 'folder', '--timeout': None, '-n': 'env_name', '-p': 'folder'},
+ 'status': {},
+ 'uninstall-cudnn': {'--cuda': 'selector',
+                     '--name': 'env_name',
+                     '--prefix': 'folder',
+                     '-n': 'env_name',
+                     '-p': 'folder'},
+ 'uninstall-toolkit': {},
+ 'use': {'--name': 'env_name',
+         '--prefix': 'folder',
+         '--save': None,
+         '--timeout': None,
+         '-n': 'env_name',
+         '-p': 'folder'},
+ 'which': {}}
+
+CODES = ['TOOLKIT_MISSING', 'CUDA_PATH_MISSING', 'HOOKS_STALE', 'PYTHON_HOOK_STALE', 'SWITCH_NOT_IN_EFFECT',
+ 'LD_LIBRARY_PATH_OVER_WHEELS', 'LIB_SHADOWED', 'KERNELSPEC_SETS_CUDA', 'TORCH_MIXED_INSTALL', 'DRIVER_TOO_OLD',
+ 'CPU_ONLY_BUILD', 'TORCH_TOOLKIT_MAJOR_MISMATCH', 'NUMPY_ABI', 'ARCH_LIST_MISSES_GPU', 'ARCH_LIST_UNSUPPORTED',
+ 'BUILD_TOOLKIT_MAJOR', 'BUILD_TOOLKIT_MINOR', 'COMPUTE_FAILED', 'CONDA_FORGE_CUDA', 'CONDA_FORGE_CUDA_MIX',
+ 'CUDA_MODULE_LOADED', 'CUDA_PATH_NOT_TOOLKIT', 'CUDA_SET_AFTER_SWITCH', 'CUDA_VARS_DISAGREE',
+ 'CUDA_VISIBLE_DEVICES_HIDDEN', 'CUDNN_BIN_WITHOUT_DLL', 'CUDNN_DLL_MISSING', 'CUDNN_FAILED', 'CUDNN_NOT_ON_PATH',
+ 'CUDNN_TOOLKIT_MISMATCH', 'DLL_INIT_FAILED', 'DLL_NOT_FOUND', 'DRIVER_BELOW_TOOLKIT', 'DRIVER_MINOR_COMPAT',
+ 'FOREIGN_CUDA_HOOKS', 'HOOKS', 'HOST_COMPILER_TOO_NEW', 'HOST_COMPILER_TOO_OLD', 'ILLEGAL_INSTRUCTION',
+ 'IMPORT_FAILED', 'JUPYTER_KERNELS', 'KERNEL_WITHOUT_SWITCH', 'LDCONF_PINS_CUDA', 'LIB_NOT_FOUND', 'MSVC_NOT_ON_PATH',
+ 'MULTIPLE_CUDA_ON_LD_LIBRARY_PATH', 'MULTIPLE_CUDA_ON_PATH', 'NINJA_MISSING', 'NOT_SWITCHED', 'NO_AVX2', 'NO_DRIVER',
+ 'NO_GPU', 'NO_KERNEL_IMAGE', 'OPENMP_DUPLICATE', 'PATH_FOLDER_UNSEARCHABLE', 'PREFIX_HAS_SPACES', 'PREFIX_NON_ASCII',
+ 'PROBE_CRASHED', 'PROBE_TIMEOUT', 'PROGRAM_NOT_RUN', 'PYTHON_32BIT', 'PYTHON_FOREIGN', 'PYTHON_HOOK', 'PYTHON_MISSING',
+ 'PYTHON_UNSUPPORTED', 'STATE_UNREADABLE', 'TABLES_BEHIND', 'TOOLKIT', 'TORCH_DRIVER', 'TORCH_NOT_INSTALLED',
+ 'VCRUNTIME_MISSING', 'VCRUNTIME_TOO_OLD', 'WSL2', 'WSL2_LINUX_LIBCUDA']
 
 FORMATS = {'bash': {'dir': ('dir,', ''), 'plain': ('plain,', '')},
  'fish': {'dir': ('dir\t', '\t'), 'plain': ('plain\t', '\t')},

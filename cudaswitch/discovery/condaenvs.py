@@ -432,6 +432,14 @@ def known_prefixes(system: System, lay: Optional[CondaLayout] = None) -> List[st
     return sorted(found)
 
 
+def env_names(system: System, incomplete: str = "") -> List[str]:
+    """The names conda shows for its environments (`conda env list`) that start with `incomplete`, read from its
+    files without starting it: what a TAB on `-n` offers."""
+    lay = layout(system, use_conda=False)
+    names = {env_name(p, lay, system) for p in known_prefixes(system, lay)}
+    return sorted(n for n in names if n and n.startswith(incomplete))
+
+
 def env_name(prefix: str, lay: CondaLayout, system: Optional[System] = None) -> Optional[str]:
     """The name conda shows for a prefix: 'base' for the root, the folder name inside an envs dir, else None."""
     pm = _pm(system) if system is not None else os.path

@@ -251,9 +251,34 @@ def test_a_toolkit_selector_is_answered_without_click_as_click_answers(shell, wo
     assert "cuda/12.9" in answers["cudaswitch modulefile cuda/"] and "11.8.89" in answers["cudaswitch use 1"]
 
 
-@pytest.mark.parametrize("line", ["cudaswitch use 12.9 ", "cudaswitch use --name ", "cudaswitch doctor -n d",
-                                  "cudaswitch 'u", "cudaswitch use --name=x", "cudaswitch use 12.9 --n",
-                                  "cudaswitch init f", "cudaswitch doctor --fix H", "cudaswitch use $HOME"])
+VALUE_LINES = ["cudaswitch doctor -n ", "cudaswitch doctor -n d", "cudaswitch use --name ", "cudaswitch use 12.9 --name t",
+               "cudaswitch doctor --json --name torch", "cudaswitch doctor --fix hooks_s", "cudaswitch doctor H",
+               "cudaswitch doctor -n demo --fix ", "cudaswitch install-cudnn -n ", "cudaswitch install-cudnn --cuda 1",
+               "cudaswitch install-cudnn --cuda /us", "cudaswitch doctor -p ./x", "cudaswitch uninstall-cudnn -n t"]
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish", "powershell"])
+def test_an_environment_name_or_a_finding_code_is_answered_without_click_as_click_answers(shell, world,
+                                                                                            monkeypatch):
+    """`-n <TAB>`: conda's environment names; `doctor <TAB>`: the finding codes; an option's toolkit or folder."""
+    env, _tmp = world
+    for k in ("CUDASWITCH_SEARCH_PATH", "MODULEPATH", "HOME", "CUDASWITCH_CONFIG", "CONDA_ENVS_DIRS"):
+        monkeypatch.setenv(k, env[k])
+    answers = {}
+    for line in VALUE_LINES:
+        quick = _quick_answer(shell, line, monkeypatch)
+        assert quick is not None, f"{shell}: {line!r} went to click"
+        assert quick == _click_answer(shell, line, monkeypatch), f"{shell}: {line!r}"
+        answers[line] = quick
+    assert "demo" in answers["cudaswitch doctor -n "] and "torch-cu118" in answers["cudaswitch doctor -n "]
+    assert "HOOKS_STALE" in answers["cudaswitch doctor -n demo --fix "]
+    assert "12.9.1" in answers["cudaswitch install-cudnn --cuda 1"]
+
+
+@pytest.mark.parametrize("line", ["cudaswitch use 12.9 ", "cudaswitch 'u", "cudaswitch use --name=x",
+                                  "cudaswitch use 12.9 --n", "cudaswitch init f", "cudaswitch use $HOME",
+                                  "cudaswitch doctor --bogus H", "cudaswitch doctor -- H", "cudaswitch init --rc-file ",
+                                  "cudaswitch use -n demo "])
 def test_what_only_discovery_or_click_can_answer_goes_to_click(line, monkeypatch):
     for shell in ("bash", "zsh", "fish", "powershell"):
         assert _quick_answer(shell, line, monkeypatch) is None, (shell, line)

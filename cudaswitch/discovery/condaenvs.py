@@ -20,7 +20,6 @@ import os
 import posixpath
 import re
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Mapping, Optional, Tuple
 
@@ -42,15 +41,35 @@ _RX_VAR = re.compile(r"\$(?P<named>[_a-z][_a-z0-9]*)|\$\{(?P<braced>[_a-z][_a-z0
                      re.I)
 
 
-@dataclass
-class CondaLayout:
+class _Record:
+    """The constructor, equality and repr a dataclass would give: a TAB on `-n` reads this module, and generating
+    a dataclass (importing `dataclasses`, which imports `inspect`) cost more than the rest of that TAB."""
+
+    _fields: Tuple[str, ...] = ()
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in self._fields)
+
+    __hash__ = None  # mutable, like the dataclass it was
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{f}={getattr(self, f)!r}' for f in self._fields)})"
+
+
+class CondaLayout(_Record):
     """What conda would answer: `conda info --json`'s root_prefix, envs_dirs, config_files."""
 
-    root_prefix: Optional[str]
-    envs_dirs: List[str]
-    config_files: List[str] = field(default_factory=list)
-    problems: List[str] = field(default_factory=list)  # condarc files conda would ignore too, one line each
-    source: str = "files"  # "files": read as conda reads them; "conda": asked conda.base.context
+    _fields = ("root_prefix", "envs_dirs", "config_files", "problems", "source")
+
+    def __init__(self, root_prefix: Optional[str], envs_dirs: List[str], config_files: Optional[List[str]] = None,
+                 problems: Optional[List[str]] = None, source: str = "files") -> None:
+        self.root_prefix = root_prefix
+        self.envs_dirs = envs_dirs
+        self.config_files = [] if config_files is None else config_files
+        self.problems = [] if problems is None else problems  # condarc files conda would ignore too, one line each
+        self.source = source  # "files": read as conda reads them; "conda": asked conda.base.context
 
     def to_json(self) -> dict:
         return {"root_prefix": self.root_prefix, "envs_dirs": self.envs_dirs, "config_files": self.config_files,
@@ -72,13 +91,15 @@ def conda_root(system: System) -> Optional[str]:
     return None
 
 
-@dataclass
-class BaseVerdict:
+class BaseVerdict(_Record):
     """Whether a prefix is a base (root) environment, from its own files: True, False, or None when they do not
     tell; `seen` names what was found, for the question `use` asks."""
 
-    is_base: Optional[bool]
-    seen: List[str]
+    _fields = ("is_base", "seen")
+
+    def __init__(self, is_base: Optional[bool], seen: List[str]) -> None:
+        self.is_base = is_base
+        self.seen = seen
 
 
 def base_by_files(prefix: str) -> BaseVerdict:

@@ -14,7 +14,7 @@ in mtime) is not kept; on Windows (the registry is no file) nothing is.
 The file is the user's own: written atomically (trust.write_file), only into a cache folder the user owns and nobody
 else may write; read only when it is a regular file owned by the user and writable by nobody else, at most
 READ_LIMIT bytes; anything else, or a file that does not have the shape written here, is a fresh pass, never an
-answer (docs/design/activation.md, "Completion").
+answer (docs/design/security.md, "The completion cache").
 """
 
 from __future__ import annotations
@@ -240,11 +240,23 @@ def _still_true(kept: dict, environ: Mapping[str, str], system) -> bool:
         return False
 
 
+def _own_folder(folder: Path) -> bool:
+    """The cache folder is the user's own and nobody else may write it (a foreign folder could hold a link or a
+    hard link to a file of the user's that says something else)."""
+    try:
+        st = _real["stat"](folder)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022
+
+
 def _load(where: Path) -> Optional[dict]:
-    """The kept record, or None: missing, not the user's own regular file, writable by others, too large, or not
-    of the shape _store writes."""
+    """The kept record, or None: missing, not the user's own regular file in the user's own folder, writable by
+    others, too large, or not of the shape _store writes."""
     from cudaswitch.core.trust import FileShapeError, open_regular, parse_json
 
+    if not _own_folder(where.parent):
+        return None
     try:
         with open_regular(where, nofollow=True) as fh:
             st = os.fstat(fh.fileno())
@@ -276,9 +288,7 @@ def _store(where: Path, record: dict) -> None:
 
     try:
         make_dirs(where.parent, 0o700)
-        st = os.stat(where.parent)
-        if st.st_uid != os.geteuid() or st.st_mode & 0o022 or not stat.S_ISDIR(st.st_mode):
-            return
-        write_file(where, json.dumps(record, separators=(",", ":")), mode=0o600)
+        if _own_folder(where.parent):
+            write_file(where, json.dumps(record, separators=(",", ":")), mode=0o600)
     except OSError:
         pass

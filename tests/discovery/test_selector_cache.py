@@ -129,6 +129,14 @@ def test_kept_words_are_read_only_from_the_users_own_file(machine):
         os.chmod(kept, 0o600)
         os.chown(kept, 65534, 65534)  # another user's file
         assert _tab(environ) == real
+        kept.write_text(forged)
+        os.chown(kept, 0, 0)
+        os.chown(kept.parent, 65534, 65534)  # the user's own file in another user's folder
+        assert _tab(environ) == real
+        os.chown(kept.parent, 0, 0)
+    kept.write_text(forged)
+    os.chmod(kept.parent, 0o777)  # in a folder others may write
+    assert _tab(environ) == real
 
 
 def test_a_damaged_or_foreign_shaped_record_is_a_fresh_pass(machine):

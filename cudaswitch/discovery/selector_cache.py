@@ -126,29 +126,39 @@ class _Recorder:
     def __init__(self):
         self.paths: Dict[str, list] = {}
         self.read: set = set()
+        self.fds: Dict[int, str] = {}  # descriptors os.open gave, by the path they were opened at
         self.relative = False
 
-    def note(self, path, dir_fd, name):
-        if dir_fd is not None or isinstance(path, int):
-            return  # below a folder already opened by path, or an open descriptor: that path was noted
+    def note(self, path, dir_fd, name) -> Optional[str]:
+        if isinstance(path, int):
+            return None  # an open descriptor: the path it was opened at was noted
         try:
             p = os.fsdecode(path)
         except TypeError:
-            return
+            return None
+        if dir_fd is not None:  # a name below a folder opened before (trust.open_dir, read_regular)
+            if dir_fd not in self.fds:
+                self.relative = True
+                return None
+            p = os.path.join(self.fds[dir_fd], p)
         if not os.path.isabs(p):
-            self.relative = True
-            return
+            self.relative = True  # the answer would depend on the working folder
+            return None
         if p not in self.paths:
             self.paths[p] = signature(p)
         if name in _READS:
             self.read.add(p)
+        return p
 
     def wrap(self, name):
         real = _real[name]
 
         def wrapped(path=".", *args, **kw):
-            self.note(path, kw.get("dir_fd"), name)
-            return real(path, *args, **kw)
+            p = self.note(path, kw.get("dir_fd"), name)
+            result = real(path, *args, **kw)
+            if name == "open" and p is not None:
+                self.fds[result] = p
+            return result
 
         return wrapped
 

@@ -106,6 +106,24 @@ def test_a_modulefile_added_or_a_variable_changed_is_seen(machine):
     assert _tab(dict(environ, MODULEPATH=str(tmp / "none"), CUDASWITCH_SEARCH_PATH=str(tmp / "none"))) == []
 
 
+def test_a_toolkit_registered_in_place_by_install_toolkit_appears(machine):
+    """install-toolkit --into lists its toolkits in a file read below a folder descriptor (trust.read_regular): an
+    entry added to that file in place, the folder's own times unchanged, is seen too."""
+    environ, tmp = machine
+    registry = Path(environ["HOME"]) / ".local" / "share" / "cudaswitch" / "installed-toolkits.txt"
+    registry.parent.mkdir(parents=True)
+    registry.write_text("")
+    cudatrees.cuda_12_9(tmp / "elsewhere" / "cuda-12.9")
+    _settle()
+    assert _tab(environ) == [*WORDS_11_8, "cuda/11.8"]
+    assert _kept(environ).exists()  # a file read below a folder descriptor is compared as any other
+    folder_times = os.stat(registry.parent).st_mtime_ns
+    with open(registry, "a") as fh:
+        fh.write(f"{tmp / 'elsewhere' / 'cuda-12.9'}\n")
+    assert os.stat(registry.parent).st_mtime_ns == folder_times
+    assert _tab(environ) == [*WORDS_11_8, "cuda/11.8", *WORDS_12_9]
+
+
 def _planted(environ, words):
     """The kept record, its fingerprint still true, with other words: what only a file trusted as kept could say."""
     record = json.loads(_kept(environ).read_text())

@@ -9,8 +9,9 @@ folders, 400 other modules) on MODULEPATH, answered from the kept selectors (dis
 the first TAB after a change is, by a whole discovery pass (a cache folder that cannot be written keeps nothing);
 an environment name (`cudaswitch doctor -n <TAB>`, 30 environments in an envs folder) and a finding code
 (`cudaswitch doctor --fix H<TAB>`). `python -c "import click"` runs in the same loop, to show what click alone
-costs. The commands run interleaved, so machine noise hits all of them; the figures are medians and the time a completion adds to
-`python -c pass`. Budget: a completion adds under 50 ms. Run with bytecode caching on, as users have it:
+costs. The commands run interleaved, so machine noise hits all of them; the figures are medians and the time a
+completion adds to `python -c pass`. Budget: a completion adds under 50 ms. Run with bytecode caching on, as users
+have it:
 env -u PYTHONDONTWRITEBYTECODE python benchmarks/bench_completion.py [--runs 30]
 """
 

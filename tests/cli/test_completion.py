@@ -229,6 +229,20 @@ def test_a_command_or_option_is_answered_without_click_as_click_answers(shell, m
         assert quick == _click_answer(shell, line, monkeypatch), f"{shell}: {line!r}"
 
 
+def _both_answers(shell, world, monkeypatch, lines):
+    """line -> the quick answer, each asserted equal to click's, in the world's environment."""
+    env, _tmp = world
+    for k in ("CUDASWITCH_SEARCH_PATH", "MODULEPATH", "HOME", "CUDASWITCH_CONFIG", "CONDA_ENVS_DIRS"):
+        monkeypatch.setenv(k, env[k])
+    answers = {}
+    for line in lines:
+        quick = _quick_answer(shell, line, monkeypatch)
+        assert quick is not None, f"{shell}: {line!r} went to click"
+        assert quick == _click_answer(shell, line, monkeypatch), f"{shell}: {line!r}"
+        answers[line] = quick
+    return answers
+
+
 SELECTOR_LINES = ["cudaswitch use ", "cudaswitch use 1", "cudaswitch use cu", "cudaswitch use a",
                   "cudaswitch which 12.9", "cudaswitch run c", "cudaswitch modulefile cuda/", "cudaswitch use zz", "cudaswitch use /us",
                   "cudaswitch which ./", "cudaswitch run ~/"]
@@ -238,21 +252,13 @@ SELECTOR_LINES = ["cudaswitch use ", "cudaswitch use 1", "cudaswitch use cu", "c
 def test_a_toolkit_selector_is_answered_without_click_as_click_answers(shell, world, monkeypatch):
     """`use`, `which`, `run`, `modulefile`, `uninstall-toolkit`: discovery's selectors (and the shell's folder
     completion for a path), as click's completion prints them."""
-    env, _tmp = world
-    for k in ("CUDASWITCH_SEARCH_PATH", "MODULEPATH", "HOME", "CUDASWITCH_CONFIG"):
-        monkeypatch.setenv(k, env[k])
-    answers = {}
-    for line in SELECTOR_LINES:
-        quick = _quick_answer(shell, line, monkeypatch)
-        assert quick is not None, f"{shell}: {line!r} went to click"
-        assert quick == _click_answer(shell, line, monkeypatch), f"{shell}: {line!r}"
-        answers[line] = quick
+    answers = _both_answers(shell, world, monkeypatch, SELECTOR_LINES)
     assert answers["cudaswitch use a"].count("auto") == 1 and "auto" not in answers["cudaswitch which 12.9"]
     assert "cuda/12.9" in answers["cudaswitch modulefile cuda/"] and "11.8.89" in answers["cudaswitch use 1"]
 
 
-VALUE_LINES = ["cudaswitch doctor -n ", "cudaswitch doctor -n d", "cudaswitch use --name ", "cudaswitch use 12.9 --name t",
-               "cudaswitch doctor --json --name torch", "cudaswitch doctor --fix hooks_s", "cudaswitch doctor H",
+VALUE_LINES = ["cudaswitch doctor -n ", "cudaswitch doctor -n d", "cudaswitch use --name ",
+               "cudaswitch use 12.9 --name t", "cudaswitch doctor --json --name torch", "cudaswitch doctor --fix hooks_s", "cudaswitch doctor H",
                "cudaswitch doctor -n demo --fix ", "cudaswitch install-cudnn -n ", "cudaswitch install-cudnn --cuda 1",
                "cudaswitch install-cudnn --cuda /us", "cudaswitch doctor -p ./x", "cudaswitch uninstall-cudnn -n t"]
 
@@ -261,15 +267,7 @@ VALUE_LINES = ["cudaswitch doctor -n ", "cudaswitch doctor -n d", "cudaswitch us
 def test_an_environment_name_or_a_finding_code_is_answered_without_click_as_click_answers(shell, world,
                                                                                             monkeypatch):
     """`-n <TAB>`: conda's environment names; `doctor <TAB>`: the finding codes; an option's toolkit or folder."""
-    env, _tmp = world
-    for k in ("CUDASWITCH_SEARCH_PATH", "MODULEPATH", "HOME", "CUDASWITCH_CONFIG", "CONDA_ENVS_DIRS"):
-        monkeypatch.setenv(k, env[k])
-    answers = {}
-    for line in VALUE_LINES:
-        quick = _quick_answer(shell, line, monkeypatch)
-        assert quick is not None, f"{shell}: {line!r} went to click"
-        assert quick == _click_answer(shell, line, monkeypatch), f"{shell}: {line!r}"
-        answers[line] = quick
+    answers = _both_answers(shell, world, monkeypatch, VALUE_LINES)
     assert "demo" in answers["cudaswitch doctor -n "] and "torch-cu118" in answers["cudaswitch doctor -n "]
     assert "HOOKS_STALE" in answers["cudaswitch doctor -n demo --fix "]
     assert "12.9.1" in answers["cudaswitch install-cudnn --cuda 1"]

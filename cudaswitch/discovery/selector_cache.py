@@ -293,9 +293,15 @@ def _shaped(kept) -> bool:
 
 
 def _store(where: Path, record: dict) -> None:
-    """Kept only in a cache folder of the user's own that nobody else may write; a failure keeps nothing."""
+    """Kept only in a cache folder of the user's own that nobody else may write, created only below a folder of the
+    user's own (root run with another user's HOME creates nothing there); a failure keeps nothing."""
     from cudaswitch.core.trust import make_dirs, write_file
 
+    existing = where.parent
+    while not os.path.lexists(existing) and existing.parent != existing:
+        existing = existing.parent
+    if not _own_folder(existing):
+        return
     try:
         make_dirs(where.parent, 0o700)
         if _own_folder(where.parent):

@@ -174,6 +174,32 @@ def test_powershell_script_registers_a_native_completer(world):
     assert "$Env:_CUDASWITCH_COMPLETE = 'powershell_complete'" in text
 
 
+def test_a_toolkit_installed_after_a_tab_is_offered_at_the_next_tab(world):
+    """The selectors are kept between TABs (discovery/selector_cache.py) in the user's cache folder; a toolkit that
+    appears afterwards is offered at the very next TAB, through the real command."""
+    import time
+
+    from cudaswitch.discovery.selector_cache import NAME, RACY_NS
+
+    env, tmp = world
+    real_trees = Path(env["CUDASWITCH_SEARCH_PATH"])
+    folder = tmp / "toolkits"
+    folder.mkdir()
+    (folder / "cuda-11.8").symlink_to(real_trees / "cuda-11.8")
+    env = dict(env, CUDASWITCH_SEARCH_PATH=str(folder), MODULEPATH="", COMP_WORDS="cudaswitch use ",
+               _CUDASWITCH_COMPLETE="powershell_complete")
+    time.sleep(RACY_NS / 1e9 + 0.05)  # a tree younger than that is never kept
+    tab = [sys.executable, "-m", "cudaswitch"]
+    env["PYTHONPATH"] = str(HERE.parent.parent)
+    first = _run(tab, env)
+    assert (first.stdout, first.stderr) == ("plain\tauto\nplain\t11.8\nplain\t11.8.89\nplain\tcu118\n", "")
+    assert (tmp / "home" / ".cache" / "cudaswitch" / NAME).is_file()
+    (folder / "cuda-12.9").symlink_to(real_trees / "cuda-12.9")
+    second = _run(tab, env)
+    assert [ln.split("\t")[1] for ln in second.stdout.splitlines()] == ["auto", "11.8", "11.8.89", "cu118", "12.9",
+                                                                         "12.9.1", "cu129"]
+
+
 # ---- the click-free answer (cudaswitch/launch.py) ---------------------------------------------------------------
 
 def _protocol_env(shell, line):

@@ -179,6 +179,16 @@ def test_nothing_is_kept_in_a_folder_others_may_write(machine):
     assert not _kept(environ).exists()
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder to another user needs root")
+def test_root_with_another_users_home_creates_nothing_there(machine):
+    """`su` without `-`: root's HOME is hers; no cache folder of root's appears in it, none of hers is read."""
+    environ, _tmp = machine
+    home = Path(environ["HOME"])
+    os.chown(home, 65534, 65534)
+    assert _tab(environ) == [*WORDS_11_8, "cuda/11.8"]
+    assert list(home.iterdir()) == []
+
+
 def test_a_tree_changed_just_before_the_tab_is_not_kept(tmp_path):
     """A change in the same clock tick as the pass would not show in an mtime: such a pass keeps nothing."""
     cudatrees.cuda_11_8(tmp_path / "toolkits" / "cuda-11.8")

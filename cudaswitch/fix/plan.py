@@ -12,7 +12,7 @@ from typing import Dict, List, Optional
 from cudaswitch.core.i18n import M
 
 # the fixer modules, in the order their steps run (cudaswitch/fix/<name>.py)
-FIXERS = ("toolkit", "refresh", "kernelspec", "usersite", "torchset", "numpy")
+FIXERS = ("toolkit", "refresh", "kernelspec", "usersite", "condamixed", "torchset", "numpy")
 
 
 @dataclass

@@ -1,0 +1,248 @@
+"""TORCH_MIXED_INSTALL where conda's pytorch and a pip torch are both installed in the environment itself (the usual
+way: `conda install pytorch`, then `pip install torch` over it). The user chooses which goes, and the tool that
+installed it removes it:
+
+* `conda` (conda's record goes, pip's torch stays): `conda remove --force -p PREFIX pytorch` with the user's conda
+  (CONDA_EXE, or the base conda_root() names). conda removes every file its record lists, and pip's install had
+  overwritten the shared ones (torch/__init__.py ...), so conda takes pip's copies with it: those files of pip's
+  RECORD are then put back from the copies the journal kept (the bytes pip wrote, which RECORD's hashes name);
+* `pip` (pip's torch goes, conda's stays): `python -m pip uninstall torch` with the environment's pip. pip removes
+  every file its RECORD lists, the shared ones too, whose bytes are pip's, not conda's: conda's own copies are then
+  put back from conda's package cache (the record's extracted_package_dir), each checked against the sha256 the
+  record gives. Offered only when every shared file is in that cache with that hash and no prefix placeholder
+  (conda rewrites those on install): otherwise nothing could put conda's torch back whole without the network.
+
+The default (what --yes takes) removes the torch Python does not import now: torch/version.py is the file torch
+reports itself from, so the side whose version it gives is the one whose files are in place; removing the other
+changes the least of what runs. When version.py names neither, there is no safe default and the finding stays
+advice. The journal keeps every file either side holds (conda-meta/<record>.json and conda-meta/history among
+them), so `doctor --undo` puts both back byte for byte without the network."""
+
+from __future__ import annotations
+
+import os
+from typing import Dict, List, Optional
+
+from cudaswitch.core.errors import CudaswitchError
+from cudaswitch.core.i18n import M, N_
+from cudaswitch.fix.plan import Change, Step
+
+CODES = ("TORCH_MIXED_INSTALL",)
+CHOICES = {"conda": N_("conda removes its pytorch record; pip's torch stays (its shared files put back from the "
+                       "kept copies)"),
+           "pip": N_("pip removes its torch; conda's stays (its shared files put back from conda's package cache)")}
+TIMEOUT = 1800
+_RECORD = {"name": str, "version": str, "build": (str, type(None)), "channel": (str, type(None)),
+           "url": (str, type(None)), "extracted_package_dir": (str, type(None)), "files": ([str], type(None)),
+           "paths_data": ({"paths": [{"_path": str, "sha256": (str, type(None)),
+                                      "prefix_placeholder": (str, type(None))}]}, type(None))}
+
+
+def _record(path: str) -> dict:
+    from cudaswitch.core.trust import read_json
+
+    try:
+        data = read_json(path, shape=_RECORD)
+    except (OSError, ValueError, CudaswitchError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _sides(prefix: str):
+    """(conda's record, its JSON, pip's torch dist) when exactly one of each is installed, else None."""
+    from cudaswitch.discovery.torchenv import torch_installs
+    from cudaswitch.fix import pip
+
+    installs = torch_installs(prefix)
+    dists = [d for d in pip.installed(prefix, "torch")]
+    pips = [d for d in installs["dist_infos"] if (d.get("installer") or "").lower() != "conda"]
+    if len(installs["conda"]) != 1 or len(pips) != 1 or len(dists) != 1:
+        return None
+    rec = installs["conda"][0]
+    data = _record(rec["file"])
+    if not data.get("files"):
+        return None
+    return rec, data, dists[0], installs.get("build_version")
+
+
+def live_side(build_version: Optional[str], conda_version: str, pip_version: str) -> Optional[str]:
+    """Which side's files torch imports now, from torch/version.py: 'pip', 'conda', or None (neither, or both
+    alike)."""
+    if not build_version or conda_version == pip_version:
+        return None
+    if build_version == pip_version:
+        return "pip"
+    if build_version == conda_version or build_version.split("+")[0] == conda_version:
+        return "conda"
+    return None
+
+
+def _cache_restorable(prefix: str, data: dict, shared: List[str]) -> bool:
+    """Every shared file conda's record lists is in the package cache with the record's sha256 and no prefix
+    placeholder, so pip's removal can be followed by conda's own bytes."""
+    from cudaswitch.core.trust import read_bytes
+    import hashlib
+
+    cache = data.get("extracted_package_dir")
+    paths = {p["_path"]: p for p in ((data.get("paths_data") or {}).get("paths") or [])}
+    if not cache or not os.path.isabs(cache):
+        return False
+    for path in shared:
+        rel = os.path.relpath(path, prefix).replace(os.sep, "/")
+        p = paths.get(rel)
+        if p is None or not p.get("sha256") or p.get("prefix_placeholder"):
+            return False
+        try:
+            if hashlib.sha256(read_bytes(os.path.join(cache, rel))).hexdigest() != p["sha256"]:
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def conda_argv(system) -> Optional[List[str]]:
+    """The user's conda, as the rest of cudaswitch finds it (CONDA_EXE, else the base conda_root() names): the
+    base's own Python with `-I -m conda` where conda is importable there (the form a pip-installed conda needs,
+    and no PYTHON* variable decides what it imports), else the conda program."""
+    from cudaswitch.discovery.condaenvs import conda_root
+
+    root = conda_root(system)
+    if root:
+        py = os.path.join(root, "python.exe") if system.windows else os.path.join(root, "bin", "python")
+        import glob
+
+        sites = glob.glob(os.path.join(root, "lib", "python3*", "site-packages", "conda", "__init__.py")) + \
+            glob.glob(os.path.join(root, "Lib", "site-packages", "conda", "__init__.py"))
+        if os.path.isfile(py) and sites:
+            return [py, "-I", "-m", "conda"]
+    exe = system.environ.get("CONDA_EXE")
+    if exe and os.path.isabs(exe) and os.path.isfile(exe):
+        return [exe]
+    return None
+
+
+def plan(mine: List, env, system, findings, choice: Optional[str] = None) -> Optional[Step]:
+    from cudaswitch.core.shellquote import for_user
+    from cudaswitch.fix import pip
+
+    found = next((f for f in mine if any(str(d).endswith(".json") and os.sep + "conda-meta" + os.sep in str(d)
+                                         for d in (f.details or []))), None)
+    sides = _sides(env.prefix) if found is not None else None
+    if sides is None:
+        return None
+    rec, data, dist, build_version = sides
+    live = live_side(build_version, rec["version"], dist["version"])
+    if live is None:
+        return None  # which side's files are in place cannot be told: no safe default, the finding stays advice
+    conda_files = [os.path.normpath(os.path.join(env.prefix, f)) for f in data["files"]]
+    pip_files = pip.record_files(dist["site"], dist["folder"])
+    shared = sorted(set(conda_files) & set(pip_files))
+    ways = ["conda"] if live == "pip" else ["pip"]
+    other = "pip" if live == "pip" else "conda"
+    argv = conda_argv(system)
+    if other == "conda" and argv is not None or other == "pip" and _cache_restorable(env.prefix, data, shared):
+        ways.append(other)
+    choice = choice if choice in ways else ways[0]
+    if choice == "conda" and argv is None:
+        return None  # no conda to remove conda's record with
+    meta = rec["file"]
+    history = os.path.join(env.prefix, "conda-meta", "history")
+    where = data.get("channel") or data.get("url") or "-"
+    conda_label = f"{data['name']} {data['version']} {data.get('build') or ''} ({where})".replace("  ", " ")
+    pip_label = f"torch {dist['version']} ({dist['site']}/{dist['folder']})"
+    changes = [Change("package", M("{name} (conda, {where})", name=data["name"], where=where),
+                      f"{data['version']} {data.get('build') or ''}".strip(),
+                      M("removed") if choice == "conda" else M("kept")),
+               Change("package", M("torch (pip, {where})", where=dist["site"]), dist["version"],
+                      M("removed") if choice == "pip" else M("kept"))]
+    if choice == "conda":
+        changes.append(Change("file", meta, after=M("removed by conda, with the {count} file(s) its record lists",
+                                                    count=len(conda_files))))
+        changes.append(Change("file", dist["site"], after=M(
+            "{count} file(s) of pip's torch that conda's record also lists put back as pip wrote them",
+            count=len(shared))))
+        words = ["conda", "remove", "--force", "--offline", "--yes", "-p", env.prefix, data["name"]]
+    else:
+        changes.append(Change("file", dist["site"], after=M("pip removes the {count} file(s) its RECORD lists",
+                                                            count=len(pip_files))))
+        changes.append(Change("file", data.get("extracted_package_dir") or "-", after=M(
+            "{count} file(s) of conda's pytorch that pip's RECORD also lists put back from conda's package cache",
+            count=len(shared))))
+        words = [env.python, "-m", "pip", "uninstall", "--yes", "torch"]
+    default = ways[0]
+    labels = {"conda": M("remove conda's {what}; keep pip's {kept}", what=conda_label, kept=pip_label),
+              "pip": M("remove pip's {what}; keep conda's {kept}", what=pip_label, kept=conda_label)}
+    why = M("default {key}: Python imports {live}'s torch now (torch/version.py says {version}), so removing the "
+            "other changes the least of what runs", key=default, live=live, version=build_version)
+    causes = [found.cause, why] + ([] if len(ways) > 1 else [_why_one(other)])
+    return Step("condamixed", ["TORCH_MIXED_INSTALL"], causes, changes,
+                for_user(words, system.environ, system.windows),
+                {"choice": choice, "choices": [(k, labels[k]) for k in ways], "conda": argv, "name": data["name"],
+                 "record": meta, "shared": shared, "cache": data.get("extracted_package_dir"),
+                 "packages": [{"site": dist["site"], "names": ["torch"], "kept": [dist["folder"]]}]},
+                [meta, history, *conda_files, *pip_files])
+
+
+def _why_one(other: str) -> str:
+    if other == "pip":
+        return M("the other way (removing pip's torch) is not offered: conda's package cache does not hold every "
+                 "shared file with the hash conda's record gives, so conda's torch could not be put back whole")
+    return M("the other way (removing conda's pytorch) is not offered: no conda found (CONDA_EXE)")
+
+
+def apply(step: Step, env, system) -> None:
+    from cudaswitch.core import faults
+
+    if step.data["choice"] == "conda":
+        _conda_remove(step, env, system)
+        faults.reach("fix-removed", 1)
+        _put_back_kept(env.prefix, step.data["shared"])
+    else:
+        from cudaswitch.fix import pip
+
+        pip.run(env, ["uninstall", "--yes", "torch"], system)
+        faults.reach("fix-removed", 1)
+        _put_back_from_cache(env.prefix, step.data["cache"], step.data["shared"])
+
+
+def _conda_remove(step: Step, env, system) -> None:
+    from cudaswitch.core.trust import run_program
+    from cudaswitch.fix.pip import _PASS
+
+    # the user's conda settings are theirs (CONDA_PKGS_DIRS, CONDA_SOLVER ...); the activated environment is not
+    # the one changed
+    environ = {k: v for k, v in system.environ.items()
+               if k in _PASS or (k.startswith("CONDA_") and not k.startswith(("CONDA_PREFIX", "CONDA_DEFAULT_ENV",
+                                                                              "CONDA_SHLVL")))}
+    args = [*step.data["conda"], "remove", "--force", "--offline", "--yes", "--quiet", "-p", env.prefix,
+            step.data["name"]]
+    proc = run_program(args, TIMEOUT, env=environ, cwd=os.path.abspath(os.sep))
+    if proc.returncode != 0:
+        last = [ln for ln in (proc.stderr or proc.stdout or "").splitlines() if ln.strip()][-1:] or ["-"]
+        raise CudaswitchError(M("conda exited {code}: {line}", code=proc.returncode, line=last[0]))
+    if os.path.exists(step.data["record"]):
+        raise CudaswitchError(M("conda left {path} in place", path=step.data["record"]))
+
+
+def _put_back_kept(prefix: str, shared: List[str]) -> None:
+    """pip's files conda's removal took, as the journal kept them (bytes, mode and time)."""
+    from cudaswitch.core.trust import read_bytes, write_file
+    from cudaswitch.fix import journal
+
+    j = journal.read(prefix)
+    kept: Dict[str, journal.Entry] = {e.path: e for e in j.entries} if j is not None else {}
+    for path in shared:
+        e = kept.get(path)
+        if e is None or e.blob is None:
+            raise CudaswitchError(M("{path} was not kept before the change", path=path))
+        write_file(path, read_bytes(j.folder / "before" / e.blob), mode=e.mode)
+        if e.mtime is not None:
+            os.utime(path, ns=(e.mtime, e.mtime), follow_symlinks=False)
+
+
+def _put_back_from_cache(prefix: str, cache: str, shared: List[str]) -> None:
+    from cudaswitch.core.trust import read_bytes, write_file
+
+    for path in shared:
+        rel = os.path.relpath(path, prefix)
+        write_file(path, read_bytes(os.path.join(cache, rel)), mode=0o644)

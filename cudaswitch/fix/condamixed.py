@@ -147,7 +147,8 @@ def plan(mine: List, env, system, findings, choice: Optional[str] = None) -> Opt
         return None  # no conda to remove conda's record with
     meta = rec["file"]
     history = os.path.join(env.prefix, "conda-meta", "history")
-    where = data.get("channel") or data.get("url") or "-"
+    # a package installed from a file has channel "<unknown>" in its record; its url names the file then
+    where = next((w for w in (data.get("channel"), data.get("url")) if w and not w.startswith("<")), "-")
     conda_label = f"{data['name']} {data['version']} {data.get('build') or ''} ({where})".replace("  ", " ")
     pip_label = f"torch {dist['version']} ({dist['site']}/{dist['folder']})"
     changes = [Change("package", M("{name} (conda, {where})", name=data["name"], where=where),
@@ -216,7 +217,9 @@ def _conda_remove(step: Step, env, system) -> None:
                                                                               "CONDA_SHLVL")))}
     args = [*step.data["conda"], "remove", "--force", "--offline", "--yes", "--quiet", "-p", env.prefix,
             step.data["name"]]
-    proc = run_program(args, TIMEOUT, env=environ, cwd=os.path.abspath(os.sep))
+    # by_link: a base's Python reached through a link (a venv's bin/python) is that base only by the pyvenv.cfg
+    # beside the link; the link's folders are checked too
+    proc = run_program(args, TIMEOUT, env=environ, cwd=os.path.abspath(os.sep), by_link=True)
     if proc.returncode != 0:
         last = [ln for ln in (proc.stderr or proc.stdout or "").splitlines() if ln.strip()][-1:] or ["-"]
         raise CudaswitchError(M("conda exited {code}: {line}", code=proc.returncode, line=last[0]))

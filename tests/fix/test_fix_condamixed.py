@@ -254,6 +254,7 @@ def test_with_the_real_conda(tmp_path, pip_template, torch_env, cli_env, real_co
     plan = run_cli(["doctor", "-p", prefix, "--fix", "TORCH_MIXED_INSTALL", "--dry-run"], env)
     assert "[chosen] conda: remove conda's pytorch 2.11.0 cpu_py_0" in plan.stdout, plan.stdout + plan.stderr
     assert "[or] pip:" in plan.stdout, plan.stdout  # conda's cache holds the package's files
+    assert f"package pytorch (conda, file://{package}): 2.11.0 cpu_py_0 -> removed" in plan.stdout, plan.stdout
     r = run_cli(["doctor", "-p", prefix, "--fix", "TORCH_MIXED_INSTALL", "--yes"], env)
     assert "step 1 cleared TORCH_MIXED_INSTALL" in r.stdout, r.stdout + r.stderr
     assert not record.exists() and not (site / "torch" / "_conda_only.py").exists()

@@ -180,8 +180,14 @@ def plan(mine: List, env, system, findings, choice: Optional[str] = None) -> Opt
                 for_user(words, system.environ, system.windows),
                 {"choice": choice, "choices": [(k, labels[k]) for k in ways], "conda": argv, "name": data["name"],
                  "record": meta, "shared": shared, "cache": data.get("extracted_package_dir"),
+                 "hashes": _hashes(env.prefix, data, shared),
                  "packages": [{"site": dist["site"], "names": ["torch"], "kept": [dist["folder"]]}]},
                 [meta, history, *conda_files, *pip_files])
+
+
+def _hashes(prefix: str, data: dict, shared: List[str]) -> Dict[str, str]:
+    by_rel = {p["_path"]: p.get("sha256") for p in ((data.get("paths_data") or {}).get("paths") or [])}
+    return {path: by_rel.get(os.path.relpath(path, prefix).replace(os.sep, "/")) or "" for path in shared}
 
 
 def _why_one(other: str) -> str:
@@ -203,7 +209,7 @@ def apply(step: Step, env, system) -> None:
 
         pip.run(env, ["uninstall", "--yes", "torch"], system)
         faults.reach("fix-removed", 1)
-        _put_back_from_cache(env.prefix, step.data["cache"], step.data["shared"])
+        _put_back_from_cache(env.prefix, step.data["cache"], step.data["shared"], step.data["hashes"])
 
 
 def _conda_remove(step: Step, env, system) -> None:
@@ -243,9 +249,18 @@ def _put_back_kept(prefix: str, shared: List[str]) -> None:
             os.utime(path, ns=(e.mtime, e.mtime), follow_symlinks=False)
 
 
-def _put_back_from_cache(prefix: str, cache: str, shared: List[str]) -> None:
+def _put_back_from_cache(prefix: str, cache: str, shared: List[str], hashes: Dict[str, str]) -> None:
+    """conda's own copies of the files pip's removal took, each checked again against the record's sha256 (the
+    cache may have changed since the plan), with the cache file's mode."""
+    import hashlib
+    import stat
+
     from cudaswitch.core.trust import read_bytes, write_file
 
     for path in shared:
-        rel = os.path.relpath(path, prefix)
-        write_file(path, read_bytes(os.path.join(cache, rel)), mode=0o644)
+        source = os.path.join(cache, os.path.relpath(path, prefix))
+        data = read_bytes(source)
+        if hashlib.sha256(data).hexdigest() != hashes.get(path):
+            raise CudaswitchError(M("{path} in conda's package cache is not the file conda's record hashed",
+                                    path=source))
+        write_file(path, data, mode=stat.S_IMODE(os.stat(source).st_mode))

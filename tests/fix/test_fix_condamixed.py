@@ -266,3 +266,22 @@ def test_with_the_real_conda(tmp_path, pip_template, torch_env, cli_env, real_co
     assert snapshot(prefix) == broken
     listed = real_conda.run(["list", "-p", str(prefix), "--json"], env=conda_env)
     assert "pytorch" in {p["name"] for p in json.loads(listed.stdout)}
+
+
+def test_a_cache_file_changed_after_the_plan_is_not_put_back(tmp_path):
+    """The pip way checks each cached file against conda's sha256 again when it copies it."""
+    from cudaswitch.core.errors import CudaswitchError
+    from cudaswitch.fix.condamixed import _put_back_from_cache
+
+    prefix, cache = tmp_path / "env", tmp_path / "cache"
+    (cache / "torch").mkdir(parents=True)
+    (cache / "torch" / "version.py").write_text("__version__ = '2.11.0'\n")
+    target = str(prefix / "torch" / "version.py")
+    good = hashlib.sha256(b"__version__ = '2.11.0'\n").hexdigest()
+    _put_back_from_cache(str(prefix), str(cache), [target], {target: good})
+    assert Path(target).read_text() == "__version__ = '2.11.0'\n"
+    Path(target).unlink()
+    (cache / "torch" / "version.py").write_text("changed\n")
+    with pytest.raises(CudaswitchError, match="is not the file conda's record hashed"):
+        _put_back_from_cache(str(prefix), str(cache), [target], {target: good})
+    assert not Path(target).exists()

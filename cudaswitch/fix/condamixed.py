@@ -163,6 +163,12 @@ def plan(mine: List, env, system, findings, choice: Optional[str] = None) -> Opt
             "{count} file(s) of pip's torch that conda's record also lists put back as pip wrote them",
             count=len(shared))))
         words = ["conda", "remove", "--force", "--offline", "--yes", "-p", env.prefix, data["name"]]
+        tag = dist["version"].partition("+")[2] or "cpu"
+        then = [env.python, "-m", "pip", "install", "--force-reinstall", "--no-deps", f"torch=={dist['version']}",
+                "--index-url", pip.index_url(tag, system.environ)]
+        by_hand = M("by hand, conda's removal takes pip's shared files with it: follow it with {command} (needs the "
+                    "index; --fix puts them back from the kept copies instead)",
+                    command=for_user(then, system.environ, system.windows))
     else:
         changes.append(Change("file", dist["site"], after=M("pip removes the {count} file(s) its RECORD lists",
                                                             count=len(pip_files))))
@@ -170,12 +176,17 @@ def plan(mine: List, env, system, findings, choice: Optional[str] = None) -> Opt
             "{count} file(s) of conda's pytorch that pip's RECORD also lists put back from conda's package cache",
             count=len(shared))))
         words = [env.python, "-m", "pip", "uninstall", "--yes", "torch"]
+        then = ["conda", "install", "--offline", "--force-reinstall", "--no-deps", "--yes", "-p", env.prefix,
+                f"{data['name']}=={data['version']}={data.get('build') or '*'}"]
+        by_hand = M("by hand, pip's removal takes conda's shared files with it: follow it with {command} (--fix "
+                    "copies them from conda's package cache, checked against conda's record)",
+                    command=for_user(then, system.environ, system.windows))
     default = ways[0]
     labels = {"conda": M("remove conda's {what}; keep pip's {kept}", what=conda_label, kept=pip_label),
               "pip": M("remove pip's {what}; keep conda's {kept}", what=pip_label, kept=conda_label)}
     why = M("default {key}: Python imports {live}'s torch now (torch/version.py says {version}), so removing the "
             "other changes the least of what runs", key=default, live=live, version=build_version)
-    causes = [found.cause, why] + ([] if len(ways) > 1 else [_why_one(other)])
+    causes = [found.cause, why] + ([] if len(ways) > 1 else [_why_one(other)]) + [by_hand]
     return Step("condamixed", ["TORCH_MIXED_INSTALL"], causes, changes,
                 for_user(words, system.environ, system.windows),
                 {"choice": choice, "choices": [(k, labels[k]) for k in ways], "conda": argv, "name": data["name"],

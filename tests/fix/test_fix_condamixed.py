@@ -128,6 +128,9 @@ def test_the_plan_names_both_torches_and_its_default(mixed):
     assert "package torch (pip, " in out and "): 2.12.1+cpu -> kept" in out
     assert "2 file(s) of pip's torch that conda's record also lists put back as pip wrote them" in out
     assert f"same as: conda remove --force --offline --yes -p {prefix} pytorch" in out
+    assert (f"by hand, conda's removal takes pip's shared files with it: follow it with {prefix}/bin/python -m pip "
+            "install --force-reinstall --no-deps torch==2.12.1+cpu --index-url https://download.pytorch.org/whl/cpu"
+            in out), out
     assert "[chosen] conda: remove conda's pytorch 2.11.0 cpu_py_0" in out
     assert "[or] pip: remove pip's torch 2.12.1+cpu" in out
     assert snapshot(prefix, pkgs) == broken
@@ -164,6 +167,8 @@ def test_the_other_way_pip_removes_its_torch_and_condas_files_come_back_from_the
     broken = snapshot(prefix, pkgs)
     out = run_in_terminal(["doctor", "-p", str(prefix), "--fix", "TORCH_MIXED_INSTALL"], env, ["pip", "y"], pty)
     assert "Step 1: which way?" in out and "[chosen] pip: remove pip's torch" in out, out
+    assert (f"follow it with conda install --offline --force-reinstall --no-deps --yes -p {prefix} "
+            "pytorch==2.11.0=cpu_py_0" in out), out
     assert "step 1 cleared TORCH_MIXED_INSTALL" in out, out
     assert not list(site.glob("torch-*.dist-info")) and not (site / "torch" / "_pip_only.py").exists()
     assert (site / "torch" / "version.py").read_text() == f"__version__ = {CONDA_VERSION!r}\ncuda = None\n"

@@ -2,21 +2,21 @@
 way: `conda install pytorch`, then `pip install torch` over it). The user chooses which goes, and the tool that
 installed it removes it:
 
-* `conda` (conda's record goes, pip's torch stays): `conda remove --force -p PREFIX pytorch` with the user's conda
-  (CONDA_EXE, or the base conda_root() names). conda removes every file its record lists, and pip's install had
-  overwritten the shared ones (torch/__init__.py ...), so conda takes pip's copies with it: those files of pip's
-  RECORD are then put back from the copies the journal kept (the bytes pip wrote, which RECORD's hashes name);
-* `pip` (pip's torch goes, conda's stays): `python -m pip uninstall torch` with the environment's pip. pip removes
-  every file its RECORD lists, the shared ones too, whose bytes are pip's, not conda's: conda's own copies are then
-  put back from conda's package cache (the record's extracted_package_dir), each checked against the sha256 the
-  record gives. Offered only when every shared file is in that cache with that hash and no prefix placeholder
-  (conda rewrites those on install): otherwise nothing could put conda's torch back whole without the network.
+* `conda` (conda's record goes, pip's torch stays): `conda remove --force --offline -p PREFIX pytorch` with the
+  user's conda (CONDA_EXE, or the base conda_root() names);
+* `pip` (pip's torch goes, conda's stays): `python -m pip uninstall torch` with the environment's pip.
 
-The default (what --yes takes) removes the torch Python does not import now: torch/version.py is the file torch
-reports itself from, so the side whose version it gives is the one whose files are in place; removing the other
-changes the least of what runs. When version.py names neither, there is no safe default and the finding stays
-advice. The journal keeps every file either side holds (conda-meta/<record>.json and conda-meta/history among
-them), so `doctor --undo` puts both back byte for byte without the network."""
+Both lists name the files they share (torch/__init__.py ...), and whichever tool removes its side takes those with
+it. torch/version.py, the file torch reports itself from, tells whose bytes they hold now (the side installed last).
+Removing the other side (the default, and what --yes takes: it changes the least of what runs) leaves the shared
+files to be put back from the copies the journal kept, which are the kept side's own bytes. Removing the side in
+place needs the other side's own bytes, which were overwritten: conda's are in its package cache (the record's
+extracted_package_dir), offered only when it holds every shared file with the record's sha256 and no prefix
+placeholder, and checked again when copied; pip's are only on the index, so keeping pip's torch when conda's files
+are in place is not offered. When version.py names neither version (or both are the same), which side is in place
+cannot be told: no safe default, the finding stays advice. The journal keeps every file either side lists, with
+conda-meta/<record>.json and conda-meta/history, so `doctor --undo` puts both back byte for byte without the
+network."""
 
 from __future__ import annotations
 
@@ -134,17 +134,25 @@ def plan(mine: List, env, system, findings, choice: Optional[str] = None) -> Opt
     live = live_side(build_version, rec["version"], dist["version"])
     if live is None:
         return None  # which side's files are in place cannot be told: no safe default, the finding stays advice
-    conda_files = [os.path.normpath(os.path.join(env.prefix, f)) for f in data["files"]]
+    top = os.path.realpath(env.prefix) + os.sep
+    conda_files = [p for p in (os.path.normpath(os.path.join(env.prefix, f)) for f in data["files"])
+                   if os.path.realpath(p).startswith(top)]  # a record naming files elsewhere names nothing here
     pip_files = pip.record_files(dist["site"], dist["folder"])
     shared = sorted(set(conda_files) & set(pip_files))
-    ways = ["conda"] if live == "pip" else ["pip"]
-    other = "pip" if live == "pip" else "conda"
     argv = conda_argv(system)
-    if other == "conda" and argv is not None or other == "pip" and _cache_restorable(env.prefix, data, shared):
-        ways.append(other)
+    # removing the side not in place: the shared files hold the kept side's bytes, which the journal keeps, so they
+    # are put back from there. Removing the side in place needs the other side's own bytes: conda's are in its
+    # package cache (when it holds them all, hash for hash); pip's were overwritten and only the index has them.
+    if live == "pip":
+        ways = (["conda"] if argv is not None else []) + \
+            (["pip"] if _cache_restorable(env.prefix, data, shared) else [])
+    else:
+        ways = ["pip"]
+    if not ways or ways[0] != ("conda" if live == "pip" else "pip"):
+        return None  # the safe default cannot be done here (no conda found): the finding stays advice
+    other = "pip" if live == "pip" else "conda"
     choice = choice if choice in ways else ways[0]
-    if choice == "conda" and argv is None:
-        return None  # no conda to remove conda's record with
+    source = "kept" if choice != live else "cache"
     meta = rec["file"]
     history = os.path.join(env.prefix, "conda-meta", "history")
     # a package installed from a file has channel "<unknown>" in its record; its url names the file then
@@ -174,7 +182,9 @@ def plan(mine: List, env, system, findings, choice: Optional[str] = None) -> Opt
                                                             count=len(pip_files))))
         changes.append(Change("file", data.get("extracted_package_dir") or "-", after=M(
             "{count} file(s) of conda's pytorch that pip's RECORD also lists put back from conda's package cache",
-            count=len(shared))))
+            count=len(shared))) if source == "cache" else Change("file", meta, after=M(
+                "{count} file(s) of conda's pytorch that pip's RECORD also lists put back as conda wrote them",
+                count=len(shared))))
         words = [env.python, "-m", "pip", "uninstall", "--yes", "torch"]
         then = ["conda", "install", "--offline", "--force-reinstall", "--no-deps", "--yes", "-p", env.prefix,
                 f"{data['name']}=={data['version']}={data.get('build') or '*'}"]
@@ -190,7 +200,7 @@ def plan(mine: List, env, system, findings, choice: Optional[str] = None) -> Opt
     return Step("condamixed", ["TORCH_MIXED_INSTALL"], causes, changes,
                 for_user(words, system.environ, system.windows),
                 {"choice": choice, "choices": [(k, labels[k]) for k in ways], "conda": argv, "name": data["name"],
-                 "record": meta, "shared": shared, "cache": data.get("extracted_package_dir"),
+                 "record": meta, "shared": shared, "cache": data.get("extracted_package_dir"), "source": source,
                  "hashes": _hashes(env.prefix, data, shared),
                  "packages": [{"site": dist["site"], "names": ["torch"], "kept": [dist["folder"]]}]},
                 [meta, history, *conda_files, *pip_files])
@@ -205,7 +215,8 @@ def _why_one(other: str) -> str:
     if other == "pip":
         return M("the other way (removing pip's torch) is not offered: conda's package cache does not hold every "
                  "shared file with the hash conda's record gives, so conda's torch could not be put back whole")
-    return M("the other way (removing conda's pytorch) is not offered: no conda found (CONDA_EXE)")
+    return M("the other way (removing conda's pytorch) is not offered: conda's files overwrote pip's copies of the "
+             "shared files, and only the index has those again")
 
 
 def apply(step: Step, env, system) -> None:
@@ -213,13 +224,14 @@ def apply(step: Step, env, system) -> None:
 
     if step.data["choice"] == "conda":
         _conda_remove(step, env, system)
-        faults.reach("fix-removed", 1)
-        _put_back_kept(env.prefix, step.data["shared"])
     else:
         from cudaswitch.fix import pip
 
         pip.run(env, ["uninstall", "--yes", "torch"], system)
-        faults.reach("fix-removed", 1)
+    faults.reach("fix-removed", 1)
+    if step.data["source"] == "kept":
+        _put_back_kept(env.prefix, step.data["shared"])
+    else:
         _put_back_from_cache(env.prefix, step.data["cache"], step.data["shared"], step.data["hashes"])
 
 
@@ -245,7 +257,7 @@ def _conda_remove(step: Step, env, system) -> None:
 
 
 def _put_back_kept(prefix: str, shared: List[str]) -> None:
-    """pip's files conda's removal took, as the journal kept them (bytes, mode and time)."""
+    """The kept side's shared files the removal took, as the journal kept them (bytes, mode and time)."""
     from cudaswitch.core.trust import read_bytes, write_file
     from cudaswitch.fix import journal
 

@@ -290,3 +290,28 @@ def test_a_cache_file_changed_after_the_plan_is_not_put_back(tmp_path):
     with pytest.raises(CudaswitchError, match="is not the file conda's record hashed"):
         _put_back_from_cache(str(prefix), str(cache), [target], {target: good})
     assert not Path(target).exists()
+
+
+def test_condas_files_in_place_pip_goes_and_condas_shared_files_come_back_from_the_journal(mixed, torch_env):
+    """conda installed last (its files over pip's): the only way offered removes pip's torch; the shared files
+    then hold conda's bytes again, from the journal's copies (the cache is not needed)."""
+    prefix, env, pkgs = mixed
+    site = envs.site_packages(prefix)
+    for rel, text in conda_payload(torch_env).items():
+        (site / rel).write_text(text)
+    import shutil
+
+    shutil.rmtree(pkgs)  # no cache at all
+    broken = snapshot(prefix)
+    plan = run_cli(["doctor", "-p", prefix, "--fix", "TORCH_MIXED_INSTALL", "--dry-run"], env)
+    assert "default pip: Python imports conda's torch now (torch/version.py says 2.11.0)" in plan.stdout, plan.stdout
+    assert "[chosen] pip:" in plan.stdout and "[or] conda:" not in plan.stdout
+    assert "the other way (removing conda's pytorch) is not offered" in plan.stdout
+    r = run_cli(["doctor", "-p", prefix, "--fix", "TORCH_MIXED_INSTALL", "--yes"], env)
+    assert "step 1 cleared TORCH_MIXED_INSTALL" in r.stdout, r.stdout + r.stderr
+    for rel, text in conda_payload(torch_env).items():
+        assert (site / rel).read_text() == text
+    assert not list(site.glob("torch-*.dist-info")) and not (site / "torch" / "_pip_only.py").exists()
+    u = run_cli(["doctor", "-p", prefix, "--undo"], env)
+    assert "Put back" in u.stdout, u.stdout + u.stderr
+    assert snapshot(prefix) == broken

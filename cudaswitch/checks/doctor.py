@@ -66,7 +66,8 @@ def shell_findings(state, system: System) -> List[Finding]:
             continue
         if not system.local(e.value).is_dir():
             out.append(_f("CUDA_PATH_MISSING", ERROR, M("{var}={value} does not exist", var=var, value=e.value),
-                          M("point {var} at an installed toolkit (`cudaswitch list`), or unset it", var=var)))
+                          M("point {var} at an installed toolkit (`cudaswitch list`), or unset it", var=var),
+                          details=[var, e.value]))
         elif not e.toolkit:
             out.append(_f("CUDA_PATH_NOT_TOOLKIT", WARNING, M("{var}={value} is not a CUDA toolkit cudaswitch can see",
                                                               var=var, value=e.value),

@@ -12,7 +12,7 @@ from typing import Dict, List, Optional
 from cudaswitch.core.i18n import M
 
 # the fixer modules, in the order their steps run (cudaswitch/fix/<name>.py)
-FIXERS = ("toolkit", "refresh", "kernelspec", "usersite", "torchset", "numpy")
+FIXERS = ("toolkit", "refresh", "kernelspec", "usersite", "condamixed", "torchset", "numpy")
 
 
 @dataclass
@@ -47,6 +47,7 @@ class Advice:
     code: str
     cause: str
     fix: str
+    lines: List[str] = field(default_factory=list)  # pasteable commands for the user's own settings
 
 
 @dataclass
@@ -112,7 +113,14 @@ def build_plan(findings: List, env, system, only: Optional[List[str]] = None,
             if step is not None:
                 steps.append(step)
                 handled |= {id(f) for f in mine if f.code in step.codes}
-    advice = [Advice(f.code, f.cause, f.fix) for f in problems if id(f) not in handled]
+    exact = {}  # a fixer that cannot change a finding may still name the exact command (fixer.advise)
+    if env is not None:
+        for name in FIXERS:
+            mod = fixer(name)
+            left = [f for f in problems if f.code in mod.CODES and id(f) not in handled]
+            if left and hasattr(mod, "advise"):
+                exact.update(mod.advise(left, env, system, findings))
+    advice = [Advice(f.code, f.cause, *exact.get(id(f), (f.fix, []))) for f in problems if id(f) not in handled]
     seen = {f.code for f in findings}
     not_found = sorted(wanted - seen) if wanted else []
     return Plan(env.prefix if env is not None else "", env.name if env is not None else "", steps, advice,
@@ -156,6 +164,8 @@ def plan_lines(plan: Plan) -> List[str]:
             lines.append(f" - {a.code}: {tr(a.cause)}")
             if fix:
                 lines.append("   " + _("fix: {fix}").format(fix=fix))
+            for line in a.lines:
+                lines.append("     " + tr(line))
     if not plan.steps:
         lines.append(_("Nothing for --fix to change."))
     return lines

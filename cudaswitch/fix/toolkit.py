@@ -1,7 +1,9 @@
 """TOOLKIT_MISSING (the toolkit `use` chose for the environment is gone, so its hooks set no CUDA) and the
 CUDA_PATH_MISSING / CUDA_HOME it leaves naming that folder: switch to the nearest installed toolkit the
 environment's torch accepts (its CUDA major, as torch.utils.cpp_extension demands), as `cudaswitch use ROOT` does.
-A variable set outside cudaswitch (a startup file, setx) is the user's: it stays advice, with doctor's fix."""
+A variable set outside cudaswitch (a startup file, setx) is the user's: it stays advice, but with the exact command
+that points it at the same toolkit the switch would pick (`setx` for cmd.exe and for PowerShell on Windows, the line
+for the startup file of the user's shell elsewhere); cudaswitch edits neither the registry nor rc files here."""
 
 from __future__ import annotations
 
@@ -27,6 +29,61 @@ def nearest(toolkits: List, old_version: str, torch_cuda: Optional[str]):
         return (v[0] != old[0], abs((v[0] * 100 + v[1]) - (old[0] * 100 + old[1])), [-n for n in v])
 
     return min(fits, key=rank, default=None)
+
+
+# the startup file each shell reads in every interactive shell (the sh family's login-only ~/.profile else)
+STARTUP = {"bash": "~/.bashrc", "zsh": "~/.zshrc", "fish": "~/.config/fish/config.fish", "tcsh": "~/.tcshrc",
+           "csh": "~/.cshrc", "ksh": "~/.kshrc"}
+
+
+def user_variable_lines(var: str, value: str, environ, windows: bool) -> List[str]:
+    """The pasteable way to set the user's own `var` to `value` for good: `setx` quoted for cmd.exe and for
+    PowerShell (one construct, both shells' quoting), else the line for the user's shell's startup file."""
+    import re
+
+    from cudaswitch.core import shellquote as sq
+
+    if windows:
+        return [M("in cmd.exe: {command}", command=sq.command(["setx", var, value], sq.CMD)),
+                M("in PowerShell: {command}", command=sq.command(["setx", var, value], sq.POWERSHELL))]
+    name = next((v for v in (environ.get("CUDASWITCH_SHELL"), environ.get("SHELL")) if sq.shell_named(v)), "sh")
+    base = re.split(r"[\\/]", name.strip())[-1].lower()
+    family = sq.shell_named(name)
+    if family == sq.FISH:
+        line = sq.command(["set", "-gx", var, value], family)
+    elif family == sq.CSH:
+        line = sq.command(["setenv", var, value], family)
+    else:
+        family = sq.SH
+        line = "export " + sq.quote(f"{var}={value}", family)
+    return [M("in {file}: {line}", file=STARTUP.get(base, "~/.profile"), line=line)]
+
+
+def advise(mine: List, env, system, findings) -> dict:
+    """For a CUDA_PATH / CUDA_HOME the user set that names a folder that is gone: id(finding) -> (fix, lines), the
+    toolkit the switch would choose (nearest(), one place) and the command for the user's own variable."""
+    import re
+
+    from cudaswitch.discovery.toolkits import discover
+    from cudaswitch.discovery.torchenv import torch_installs
+
+    out = {}
+    mine = [f for f in mine if f.code == "CUDA_PATH_MISSING" and len(f.details or []) == 2]
+    if not mine:
+        return out
+    toolkits = discover(system).toolkits
+    cuda = torch_installs(env.prefix).get("cuda") if env is not None else None
+    for f in mine:
+        var, value = f.details
+        m = re.search(r"(\d+)\.(\d+)", value.replace("\\", "/").rsplit("/", 1)[-1])
+        tk = nearest(toolkits, m.group(0) if m else "0.0", cuda)
+        if tk is None:
+            continue
+        fix = M("{var} is your own setting, not cudaswitch's: point it at CUDA {version} ({root}), the nearest "
+                "installed toolkit this environment's torch accepts; cudaswitch does not edit your startup files or "
+                "the registry", var=var, version=tk.version, root=tk.root)
+        out[id(f)] = (fix, user_variable_lines(var, tk.root, system.environ, system.windows))
+    return out
 
 
 def plan(mine: List, env, system, findings) -> Optional[Step]:

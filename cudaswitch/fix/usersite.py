@@ -8,8 +8,7 @@ the environment's own. The user chooses which goes:
   (the environment's pip with the user site on, which removes the copy found first on sys.path: the user site's).
 
 Either way the journal keeps what changes (the state file, or every file pip removes) so that undo puts it back.
-A conda torch mixed with a pip torch in the environment itself stays advice: which one the other's files
-overwrote cannot be read back."""
+A conda torch mixed with a pip torch in the environment itself is fix/condamixed.py's."""
 
 from __future__ import annotations
 

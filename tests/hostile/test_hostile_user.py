@@ -287,3 +287,42 @@ def test_a_racing_link_never_runs_her_program_as_root(fresh, door):
     assert audit.take_violations() == []
     # the check saw her link (not a silent pass because nothing looked)
     assert f"{w.her} belongs to" in proc.stdout + proc.stderr, (proc.stdout, proc.stderr)
+
+
+def test_fix_of_a_conda_and_pip_torch_runs_not_her_conda(fresh):
+    """A root-owned environment with conda's pytorch and pip's torch over it, and CONDA_EXE naming the `conda` she
+    planted: the plan's default step is `conda remove`, and root refuses to start her conda; one line, nothing
+    changed, no canary ran."""
+    import json
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fake_torch"))
+    import envs
+
+    w = fresh
+    prefix = envs.python_prefix(w.base / "mixed-envs", "mixed")
+    (prefix / "conda-meta" / "history").write_text("")
+    site = envs.site_packages(prefix)
+    rel = os.path.relpath(site, prefix)
+    (site / "torch").mkdir()
+    (site / "torch" / "__init__.py").write_text("")
+    (site / "torch" / "version.py").write_text("__version__ = '2.12.1+cpu'\ncuda = None\n")
+    dist = site / "torch-2.12.1+cpu.dist-info"
+    dist.mkdir()
+    (dist / "INSTALLER").write_text("pip\n")
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 2.12.1+cpu\n")
+    (dist / "RECORD").write_text("torch/__init__.py,,\ntorch/version.py,,\n"
+                                 "torch-2.12.1+cpu.dist-info/RECORD,,\n")
+    (prefix / "conda-meta" / "pytorch-2.11.0-cpu_py_0.json").write_text(json.dumps(
+        {"name": "pytorch", "version": "2.11.0", "build": "cpu_py_0", "channel": "pytorch",
+         "files": [f"{rel}/torch/__init__.py", f"{rel}/torch/version.py"]}))
+    before = {p: p.read_bytes() for p in prefix.rglob("*") if p.is_file() and "__pycache__" not in str(p)}
+    conda = hostile._her_env(w) / "bin" / "conda"
+    proc, _reads = _run(w, ["doctor", "-p", str(prefix), "--fix", "TORCH_MIXED_INSTALL", "--yes"],
+                        # her LD_LIBRARY_PATH left out: the smoke probe in a root-owned environment with a Python
+                        # is the smoke test's case, not this door's
+                        {"CONDA_EXE": str(conda), "LD_LIBRARY_PATH": ""})
+    assert "Traceback" not in proc.stderr and w.ran() == [], (w.ran(), proc.stdout, proc.stderr)
+    assert " 1. TORCH_MIXED_INSTALL: " in proc.stdout and "[chosen] conda:" in proc.stdout, proc.stdout
+    assert proc.returncode != 0 and proc.stderr.count("\n") == 1 and str(conda) in proc.stderr, proc.stderr
+    after = {p: p.read_bytes() for p in prefix.rglob("*") if p.is_file() and "__pycache__" not in str(p)}
+    assert after == before

@@ -68,6 +68,9 @@ def run_probe(python: str, environ: Dict[str, str], timeout: float, args: Option
 
     from cudaswitch.core.trust import run_program, run_python
 
+    # as root, the folders of PATH and LD_LIBRARY_PATH another user could write are left out: the probe's Python
+    # loads libcuda and torch's libraries by name, and whoever wrote the first folder that answers would run as root
+    environ, _dropped = trust.trusted_search_folders(environ)
     with trust.private_temp_dir("cudaswitch-probe-") as tmp:
         result = os.path.join(tmp, "record.json")
         cmd = ["-c", probe_source()] + list(args or []) + ["--result", result]

@@ -289,6 +289,22 @@ def test_a_racing_link_never_runs_her_program_as_root(fresh, door):
     assert f"{w.her} belongs to" in proc.stdout + proc.stderr, (proc.stdout, proc.stderr)
 
 
+def test_smoke_in_a_root_owned_environment_with_a_python_loads_no_library_of_hers(fresh):
+    """The smoke probe runs the environment's own Python, which loads libcuda.so.1 by name: with her folder first
+    on root's LD_LIBRARY_PATH (and PATH), the loader would take her libcuda. The probe starts without her folders."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fake_torch"))
+    import envs
+
+    w = fresh
+    prefix = envs.python_prefix(w.base / "py-envs", "rootpy")
+    (prefix / "conda-meta").mkdir(exist_ok=True)
+    (prefix / "conda-meta" / "history").write_text("")
+    for command in (["smoke", "-p", str(prefix), "--cpu-ok"], ["doctor", "-p", str(prefix)]):
+        proc, _reads = _run(w, command)
+        assert "Traceback" not in proc.stderr and w.ran() == [], (command, w.ran(), proc.stdout, proc.stderr)
+        assert "torch" in proc.stdout + proc.stderr, (command, proc.stdout, proc.stderr)
+
+
 def test_fix_of_a_conda_and_pip_torch_runs_not_her_conda(fresh):
     """A root-owned environment with conda's pytorch and pip's torch over it, and CONDA_EXE naming the `conda` she
     planted: the plan's default step is `conda remove`, and root refuses to start her conda; one line, nothing
@@ -318,9 +334,7 @@ def test_fix_of_a_conda_and_pip_torch_runs_not_her_conda(fresh):
     before = {p: p.read_bytes() for p in prefix.rglob("*") if p.is_file() and "__pycache__" not in str(p)}
     conda = hostile._her_env(w) / "bin" / "conda"
     proc, _reads = _run(w, ["doctor", "-p", str(prefix), "--fix", "TORCH_MIXED_INSTALL", "--yes"],
-                        # her LD_LIBRARY_PATH left out: the smoke probe in a root-owned environment with a Python
-                        # is the smoke test's case, not this door's
-                        {"CONDA_EXE": str(conda), "LD_LIBRARY_PATH": ""})
+                        {"CONDA_EXE": str(conda)})
     assert "Traceback" not in proc.stderr and w.ran() == [], (w.ran(), proc.stdout, proc.stderr)
     assert " 1. TORCH_MIXED_INSTALL: " in proc.stdout and "[chosen] conda:" in proc.stdout, proc.stdout
     assert proc.returncode != 0 and proc.stderr.count("\n") == 1 and str(conda) in proc.stderr, proc.stderr

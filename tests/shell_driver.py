@@ -24,11 +24,11 @@ import conda_model  # noqa: E402
 from conftest import make_env  # noqa: E402
 from cudaswitch.switching import hookfiles as hooks  # noqa: E402
 from cudaswitch.switching.activation import Changes  # noqa: E402
-from cudaswitch.switching.shells import SHELLS as HOOK_SHELLS  # noqa: E402
+from cudaswitch.core.shells import SHELLS as HOOK_SHELLS  # noqa: E402
 
 
 # The real shells the tests start, without the user's startup files: shell -> (argv, its record's key in
-# cudaswitch/switching/shells.py); flavour, quoting and hook extension come from the record.
+# cudaswitch/core/shells.py); flavour, quoting and hook extension come from the record.
 _REAL = {
     "bash": (["bash", "--noprofile", "--norc"], "sh"),
     "zsh": (["zsh", "-f"], "sh"),

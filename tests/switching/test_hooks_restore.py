@@ -16,7 +16,7 @@ import pytest
 from conftest import make_env, require_tool
 from cudaswitch.switching import hookfiles
 from cudaswitch.switching.activation import Changes
-from cudaswitch.switching.shells import SHELLS, quote_csh, quote_fish, quote_sh
+from cudaswitch.core.shells import SHELLS, quote_csh, quote_fish, quote_sh
 from cudaswitch.switching.startup import hooks_dir
 from shell_driver import clean_environ
 

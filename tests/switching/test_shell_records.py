@@ -1,4 +1,4 @@
-"""One record per shell (cudaswitch/switching/shells.py): every file a record names exists, and every file of
+"""One record per shell (cudaswitch/core/shells.py): every file a record names exists, and every file of
 `templates/` and `hooks/` belongs to a record, so a shell is added by one record and its files
 (docs/design/activation.md, "Adding a shell")."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from conftest import run_cli
 from cudaswitch.switching import hookfiles, startup
-from cudaswitch.switching.shells import INIT_SHELLS, SHELLS
+from cudaswitch.core.shells import INIT_SHELLS, SHELLS
 
 
 def _files(folder):

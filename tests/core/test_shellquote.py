@@ -10,12 +10,14 @@ from pathlib import Path
 import pytest
 
 from conftest import require_tool, run_cli
+from shell_driver import real_argv
 
 from cudaswitch.core import shellquote as q
 
 HARD = ["/tmp/工具 包/cuda 13.0", "it's", "a$b`c`", "x!y", "semi;colon&amp|pipe", "back\\slash", "*glob?[a]", "~home",
         "=zsh", "tab\tin", "new\nline", "{a,b}", "#hash", "", "--opt=v", "(paren)", "<in>", "%PATH%", "'", "\\"]
-POSIX = {"bash": ["-c"], "dash": ["-c"], "zsh": ["-f", "-c"], "fish": ["--no-config", "-c"], "tcsh": ["-f", "-c"]}
+# the real shells of the records (core/shells.py), started as `use` starts them, given a line with -c
+POSIX = {name: real_argv(name)[1:] + ["-c"] for name in ("bash", "dash", "zsh", "fish", "tcsh")}
 
 
 @pytest.fixture(scope="module")

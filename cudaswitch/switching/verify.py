@@ -26,9 +26,9 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from cudaswitch.core import trust
 from cudaswitch.core.errors import CudaswitchError
 from cudaswitch.core.i18n import M
+from cudaswitch.core.shells import REAL_SHELLS, SHELLS, RealShell, VerifyRun, bat_spelling
 from cudaswitch.switching import hookfiles
 from cudaswitch.switching.activation import LISTS, RECORD, Changes, activated, conda_activated, deactivated
-from cudaswitch.core.shells import REAL_SHELLS, SHELLS, RealShell, VerifyRun, bat_spelling
 
 MARK = "__CUDASWITCH_STATE__"
 # PowerShell's version, printed by the driver first: an empty value deletes the variable before pwsh 7.5 (.NET 9) and

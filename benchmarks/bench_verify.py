@@ -27,7 +27,7 @@ sys.path.insert(0, str(REPO))
 from cudaswitch.core.system import System  # noqa: E402
 from cudaswitch.switching import hookfiles, verify  # noqa: E402
 from cudaswitch.switching.activation import Changes  # noqa: E402
-from cudaswitch.switching.shells import SHELLS  # noqa: E402
+from cudaswitch.core.shells import SHELLS  # noqa: E402
 
 SOURCE = {"sh": ". {0}\n. {1}\n", "fish": "source {0}\nsource {1}\n", "csh": "source {0}\nsource {1}\n",
           "ps1": ". {0}\n. {1}\n"}

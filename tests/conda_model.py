@@ -26,7 +26,7 @@ from typing import Dict, List, Mapping, Optional, Tuple
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from cudaswitch.switching.shells import quote_csh, quote_fish, quote_sh  # noqa: E402  (the generator's own quoting)
+from cudaswitch.core.shells import quote_csh, quote_fish, quote_sh  # noqa: E402  (the generator's own quoting)
 
 WATCH = ("PATH", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "CONDA_PREFIX", "CONDA_SHLVL")
 EXT = {"posix": "sh", "fish": "fish", "csh": "csh", "cmd": "bat"}

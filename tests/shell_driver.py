@@ -24,18 +24,20 @@ import conda_model  # noqa: E402
 from conftest import make_env  # noqa: E402
 from cudaswitch.switching import hookfiles as hooks  # noqa: E402
 from cudaswitch.switching.activation import Changes  # noqa: E402
-from cudaswitch.switching.shells import SHELLS as HOOK_SHELLS  # noqa: E402
+from cudaswitch.core.shells import REAL_SHELLS, SHELLS as HOOK_SHELLS  # noqa: E402
 
 
-# The real shells the tests start, without the user's startup files: shell -> (argv, its record's key in
-# cudaswitch/switching/shells.py); flavour, quoting and hook extension come from the record.
-_REAL = {
-    "bash": (["bash", "--noprofile", "--norc"], "sh"),
-    "zsh": (["zsh", "-f"], "sh"),
-    "dash": (["dash"], "sh"),
-    "fish": (["fish", "--no-config"], "fish"),
-    "tcsh": (["tcsh", "-f"], "csh"),
-}
+def real_argv(name: str) -> List[str]:
+    """The argv of a real shell (by its name: bash, tcsh, ...) without the user's startup files, from its record in
+    cudaswitch/core/shells.py, as `use` starts it to check its hooks; the script's path (or -c CODE) follows."""
+    real = next(r for r in REAL_SHELLS if r.name == name and not r.windows)
+    return [real.program, *real.args]
+
+
+# The real shells the tests start, those of the records whose flavour conda_model models: shell -> (argv, its
+# record's key in cudaswitch/core/shells.py); flavour, quoting and hook extension come from the record.
+_REAL = {r.name: (real_argv(r.name), r.hook) for r in REAL_SHELLS
+         if not r.windows and HOOK_SHELLS[r.hook].name in conda_model.EXT}
 # shell -> (model flavour, argv, quoting function)
 SHELLS = {s: (HOOK_SHELLS[key].name, argv, HOOK_SHELLS[key].quote) for s, (argv, key) in _REAL.items()}
 

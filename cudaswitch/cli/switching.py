@@ -297,7 +297,7 @@ class _InitShell(click.Choice):
 
     @property
     def choices(self):
-        from cudaswitch.switching.shells import INIT_SHELLS
+        from cudaswitch.core.shells import INIT_SHELLS
 
         return sorted(INIT_SHELLS)
 

@@ -14,7 +14,6 @@ another file, an `eval`) is not seen. `setters(prefix, names, ext)` is the reusa
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -127,9 +126,11 @@ def last_setter(prefix: str, name: str, ext: str = ".sh") -> Optional[Setter]:
 
 
 def shell_extension(environ, windows: bool) -> str:
-    """The activate.d extension conda runs for the user's shell."""
+    """The activate.d extension conda runs for the user's shell: its record's (core/shells.py), found by `$SHELL`'s
+    name; sh's when unknown. On Windows PowerShell's when its variables are set, else cmd.exe's."""
+    from cudaswitch.core.shells import SHELLS, named
+
     if windows:
-        return ".ps1" if environ.get("PSExecutionPolicyPreference") or environ.get("POWERSHELL_DISTRIBUTION_CHANNEL") \
-            else ".bat"
-    shell = os.path.basename(environ.get("SHELL") or "")
-    return {"fish": ".fish", "tcsh": ".csh", "csh": ".csh"}.get(shell, ".sh")
+        ps = environ.get("PSExecutionPolicyPreference") or environ.get("POWERSHELL_DISTRIBUTION_CHANNEL")
+        return "." + SHELLS["ps1" if ps else "bat"].ext
+    return "." + (named(environ.get("SHELL")) or SHELLS["sh"]).ext

@@ -21,7 +21,7 @@ STARTUP_PTH = STARTUP_MODULE + ".pth"
 STARTUP_SOURCE = STARTUP_MODULE + ".py"
 STARTUP_NAMES = (STARTUP_SOURCE, STARTUP_PTH)
 
-# one hook per shell per direction, named after the shell's file ending (switching/shells.py, Shell.ext)
+# one hook per shell per direction, named after the shell's file ending (core/shells.py, Shell.ext)
 _HOOK = re.compile(r"etc/conda/(?:" + "|".join(DIRECTIONS) + r")\.d/" + re.escape(HOOK_NAME) + r"\.[a-z0-9]{1,8}")
 _STARTUP = re.compile(r"(?:lib/python\d+\.\d+t?|Lib)/site-packages/" + re.escape(STARTUP_MODULE) + r"\.(?:py|pth)")
 

@@ -21,7 +21,7 @@ from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.fsutil import atomic_write
 from cudaswitch.discovery.envfiles import DIRECTIONS, HOOK_DIRS, HOOK_NAME
 from cudaswitch.discovery.envfiles import MARKER as HOOK_FILE_MARKER
-from cudaswitch.switching.shells import SHELLS, Shell, msys_path
+from cudaswitch.core.shells import SHELLS, Shell, msys_path
 
 _PLACEHOLDERS = ("CUDASWITCH_VERSION", "VERSION", "ROOT", "PATH_ADD_LIST", "PATH_ADD", "LD_ADD_LIST", "LD_ADD",
                  "MAXLEN_1", "MAXLEN_2", "MAXLEN_3", "MAXLEN", "BANG_CHECK")

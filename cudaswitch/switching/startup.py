@@ -16,7 +16,7 @@ from typing import List, Mapping, Optional, Tuple
 from cudaswitch.core.errors import CudaswitchError, UsageError
 from cudaswitch.core.i18n import M, tr
 from cudaswitch.core.fsutil import atomic_write
-from cudaswitch.switching.shells import INIT_SHELLS, init_shell
+from cudaswitch.core.shells import INIT_SHELLS, init_shell
 
 # the whole integration block earlier builds pasted into the startup file; --install replaces it by the one line
 BEGIN = "# >>> cudaswitch init >>>"

@@ -19,7 +19,7 @@ from cudaswitch.core.errors import CudaswitchError, UsageError
 from cudaswitch.core.i18n import M, N_
 from cudaswitch.switching import hookfiles
 from cudaswitch.switching.activation import Changes, apply, changes_for, recorded_entries
-from cudaswitch.switching.shells import SHELLS
+from cudaswitch.core.shells import SHELLS
 
 
 @dataclass

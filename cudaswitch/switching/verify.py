@@ -26,9 +26,9 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from cudaswitch.core import trust
 from cudaswitch.core.errors import CudaswitchError
 from cudaswitch.core.i18n import M
+from cudaswitch.core.shells import REAL_SHELLS, SHELLS, RealShell, VerifyRun, bat_spelling
 from cudaswitch.switching import hookfiles
 from cudaswitch.switching.activation import LISTS, RECORD, Changes, activated, conda_activated, deactivated
-from cudaswitch.switching.shells import SHELLS, bat_spelling, quote_csh, quote_fish, quote_ps1, quote_sh
 
 MARK = "__CUDASWITCH_STATE__"
 # PowerShell's version, printed by the driver first: an empty value deletes the variable before pwsh 7.5 (.NET 9) and
@@ -51,38 +51,9 @@ def env_program() -> Optional[str]:
 TIMEOUT = 60.0
 
 
-@dataclass(frozen=True)
-class RealShell:
-    """A shell that runs one kind of hook: its name, the hook's key in shells.SHELLS, the program, and the
-    arguments that start it without startup files and without a terminal, before the script's path."""
-
-    name: str
-    hook: str
-    program: str
-    args: Tuple[str, ...]
-    windows: bool = False
-    empty_is_unset: bool = False  # cannot hold an empty variable (cmd.exe, Windows PowerShell 5.1)
-    # lists in which the shell spells an empty element (the current folder) as '.', which means the same: fish
-    # imports PATH that way, the csh hook splits lists through tcsh's $path
-    dot_lists: Tuple[str, ...] = ()
-
-
-_PS_ARGS = ("-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass", "-File")
-LINUX_SHELLS = (
-    RealShell("bash", "sh", "bash", ("--noprofile", "--norc")),
-    RealShell("zsh", "sh", "zsh", ("-f",)),
-    RealShell("dash", "sh", "dash", ()),
-    RealShell("fish", "fish", "fish", ("--no-config",), dot_lists=("PATH",)),
-    RealShell("tcsh", "csh", "tcsh", ("-f",), dot_lists=("PATH", "LD_LIBRARY_PATH")),
-    RealShell("pwsh", "ps1", "pwsh", _PS_ARGS),
-)
-# cmd.exe with /d (no AutoRun) and /v:off: delayed expansion off whatever the registry says, as conda's own cmd
-# activation needs it; the hook's handling of delayed expansion is tested on its own (tests/switching/test_hooks_cmd.py).
-WINDOWS_SHELLS = (
-    RealShell("cmd.exe", "bat", "cmd", ("/d", "/v:off", "/c"), windows=True, empty_is_unset=True),
-    RealShell("Windows PowerShell", "ps1", "powershell", _PS_ARGS, windows=True, empty_is_unset=True),
-    RealShell("pwsh", "ps1", "pwsh", _PS_ARGS, windows=True),
-)
+# The programs that run each kind of hook, from the shell records (core/shells.py, `Shell.real`)
+LINUX_SHELLS = tuple(r for r in REAL_SHELLS if not r.windows)
+WINDOWS_SHELLS = tuple(r for r in REAL_SHELLS if r.windows)
 
 
 @dataclass
@@ -227,48 +198,20 @@ def _detail(var: str, want: Optional[str], got: Optional[str], sep: str) -> str:
 def driver(shell: RealShell, act: str, deact: str, python: str, start: Mapping[str, str],
            after: Mapping[str, str], envprog: Optional[str] = None,
            codepage: Optional[int] = None) -> Tuple[str, bytes]:
-    """(file extension, bytes) of the script one shell runs: activate as conda runs it, dump, leave PATH and
-    CONDA_PREFIX as `conda deactivate` does, deactivate, dump. For cmd.exe the start is set in the script
-    (wine does not hand PATH over from the process); the others get it as their environment. `envprog`: the
-    system's `env`, which dumps with `-0`; else a Python child dumps JSON. `codepage`: the one cmd.exe reads
-    the batch file in (UnicodeEncodeError where a value has no spelling in it); None: ASCII only."""
-    sep = ";" if shell.windows else ":"
-    path = after.get("PATH") or ""
-    q = {"sh": quote_sh, "fish": quote_fish, "csh": quote_csh, "ps1": quote_ps1}.get(shell.hook)
-    if q is not None and shell.hook != "ps1":
-        dump = f"echo {MARK}; {q(envprog)} -0" if envprog else f"{q(python)} -I -c {q(_DUMP)}"
-    if shell.hook == "sh":
-        lines = ["__cudaswitch_verify() { . \"$1\"; }", f"__cudaswitch_verify {q(act)}", dump,
-                 f"PATH={q(path)}; export PATH; unset CONDA_PREFIX", f"__cudaswitch_verify {q(deact)}", dump]
-        return "sh", ("\n".join(lines) + "\n").encode("utf-8")
-    if shell.hook == "fish":
-        entries = " ".join(q(e) for e in path.split(sep)) if path else "''"
-        lines = ["function __cudaswitch_verify", "    source $argv[1]", "end", f"__cudaswitch_verify {q(act)}", dump,
-                 f"set -gx PATH {entries}", "set -e CONDA_PREFIX", f"__cudaswitch_verify {q(deact)}", dump]
-        return "fish", ("\n".join(lines) + "\n").encode("utf-8")
-    if shell.hook == "csh":
-        lines = [f"source {q(act)}", dump.replace("; ", "\n"), f"setenv PATH {q(path)}", "unsetenv CONDA_PREFIX",
-                 f"source {q(deact)}", dump.replace("; ", "\n")]
-        return "csh", ("\n".join(lines) + "\n").encode("utf-8")
-    if shell.hook == "ps1":
-        lines = [f"Write-Output ('{PSVERSION} ' + $PSVersionTable.PSVersion.Major + '.' + "
-                 "$PSVersionTable.PSVersion.Minor)",
-                 "function __cudaswitch_verify([string]$hook) { . $hook }", f"__cudaswitch_verify {q(act)}",
-                 f"& {q(python)} -I -c {q(_DUMP)}", f"$Env:PATH = {q(path)}",
-                 "Remove-Item Env:CONDA_PREFIX -ErrorAction SilentlyContinue", f"__cudaswitch_verify {q(deact)}",
-                 f"& {q(python)} -I -c {q(_DUMP)}", "exit 0"]
-        text = "\n".join(lines) + "\n"
-        return "ps1", text.encode("ascii") if text.isascii() else text.encode("utf-8-sig")
-    if shell.hook != "bat":  # a shell added to shells.SHELLS without its driver here: never run as cmd.exe
+    """(file extension, bytes) of the script one shell runs, as its record's `verify` writes it (core/shells.py,
+    VerifyRun): activate as conda runs it, dump, leave PATH and CONDA_PREFIX as `conda deactivate` does,
+    deactivate, dump. The start is the shell's environment; cmd.exe's script also sets it (wine does not hand PATH
+    over from the process). `envprog`: the system's `env`, which dumps with `-0`; else a Python child dumps JSON.
+    `codepage`: the one cmd.exe reads the batch file in; None: ASCII only."""
+    record = SHELLS.get(shell.hook)
+    if record is None or record.verify is None:  # a record without its driver: never run as another shell's script
         raise ValueError(f"no verification driver for the {shell.hook!r} hooks ({shell.name})")
-    # cmd.exe: `set` prints the environment (a Windows Python need not be reachable from cmd, e.g. under wine)
-    def setl(k, v):
-        return f'@set "{k}={v.replace("%", "%%")}"'
-    lines = [setl(k, v) for k, v in start.items() if k.upper() in {x.upper() for x in _keys(start)} |
-             {"CONDA_PREFIX"}]
-    lines += [f'@call "{act}"', f"@echo {MARK}", "@set", setl("PATH", path), '@set "CONDA_PREFIX="',
-              f'@call "{deact}"', f"@echo {MARK}", "@set", "@exit /b 0"]
-    return "bat", ("\r\n".join(lines) + "\r\n").encode(codec(codepage) if codepage else "ascii")
+    keys = {x.upper() for x in _keys(start)} | {"CONDA_PREFIX"}
+    run = VerifyRun(act=act, deact=deact, path=after.get("PATH") or "", sep=";" if shell.windows else ":",
+                    python=python, dump=_DUMP, mark=MARK, psversion=PSVERSION, env0=envprog,
+                    preset=tuple((k, v) for k, v in start.items() if k.upper() in keys),
+                    codec=codec(codepage) if codepage else None)
+    return record.ext, record.verify(run)
 
 
 def _states(out: str, cmd: bool, nul: bool = False) -> List[Dict[str, str]]:
@@ -360,7 +303,7 @@ def check_shell(shell: RealShell, program: str, prefix: str, changes: Changes, s
                                                                    why=getattr(exc, "strerror", None) or exc))
     plan = plan_for(shell, changes, start)
     after_conda = conda_deactivated(plan, dirs, sep)
-    envprog = env_program() if shell.hook in ("sh", "fish", "csh") else None
+    envprog = env_program() if record.dump == "env" else None
     try:
         ext, data = driver(shell, act, deact, python, start, after_conda, envprog, script_cp)
     except UnicodeEncodeError:  # a value this console's code page cannot hold: cmd could not be handed it
@@ -380,7 +323,7 @@ def check_shell(shell: RealShell, program: str, prefix: str, changes: Changes, s
     seconds = time.perf_counter() - t0
     out = proc.stdout.decode(codec(out_cp), "replace")
     err = proc.stderr.decode(codec(out_cp), "replace").strip()
-    states = _states(out, shell.hook == "bat", nul=envprog is not None)
+    states = _states(out, record.dump == "set", nul=envprog is not None)
     if not states and shell.hook == "ps1" and any(m in err for m in POLICY_MARKERS):
         # the execution policy stops every script here, conda's own PowerShell hooks included: nothing was run
         return ShellCheck(shell.name, shell.hook, "skipped", seconds=seconds,

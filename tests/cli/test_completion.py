@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import cli_on_path, make_env, require_tool, run_cli
-from cudaswitch.switching.shells import quote_sh
+from cudaswitch.core.shells import quote_sh
 
 HERE = Path(__file__).resolve().parent
 # this machine's own toolkits (/usr/local/cuda-*, /opt/...) stay out of the answers: each completion runs in a

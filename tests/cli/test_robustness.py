@@ -15,7 +15,7 @@ import pytest
 
 import seams
 from conftest import REPO, cli_on_path, make_env, one_line_error, require_tool, run_cli
-from cudaswitch.switching.shells import quote_sh
+from cudaswitch.core.shells import quote_sh
 
 OTHER_UID = 65534  # nobody
 

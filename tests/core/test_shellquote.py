@@ -10,12 +10,14 @@ from pathlib import Path
 import pytest
 
 from conftest import require_tool, run_cli
+from shell_driver import real_argv
 
 from cudaswitch.core import shellquote as q
 
 HARD = ["/tmp/工具 包/cuda 13.0", "it's", "a$b`c`", "x!y", "semi;colon&amp|pipe", "back\\slash", "*glob?[a]", "~home",
         "=zsh", "tab\tin", "new\nline", "{a,b}", "#hash", "", "--opt=v", "(paren)", "<in>", "%PATH%", "'", "\\"]
-POSIX = {"bash": ["-c"], "dash": ["-c"], "zsh": ["-f", "-c"], "fish": ["--no-config", "-c"], "tcsh": ["-f", "-c"]}
+# the real shells of the records (core/shells.py), started as `use` starts them, given a line with -c
+POSIX = {name: real_argv(name)[1:] + ["-c"] for name in ("bash", "dash", "zsh", "fish", "tcsh")}
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +44,19 @@ def test_pasted_into_the_real_shell_gives_the_same_words(shell, printargv, tmp_p
         r = subprocess.run([exe, *POSIX[shell], line], env=env, capture_output=True, text=True, timeout=60)
         assert out.exists() and json.loads(out.read_text(encoding="utf-8")) == [word], (shell, word, line, r.stderr)
 
+
+def test_typed_at_an_interactive_tcsh_prompt_gives_the_same_words(printargv, tmp_path):
+    """At tcsh's prompt history substitution is on, and a `!` inside single quotes is an event ("y: Event not
+    found"): each line is typed into an interactive tcsh, where the csh record's quoting must still hold."""
+    exe = require_tool("tcsh")
+    out = tmp_path / "argv.json"
+    env = dict(os.environ, PATH=f"{printargv}{os.pathsep}{os.environ['PATH']}", ARGV_OUT=str(out), LANG="C.UTF-8")
+    for word in HARD + ["!!", "a!-1b", "!$"]:
+        line = q.command(["printargv", word], q.CSH)
+        if out.exists():
+            out.unlink()
+        r = subprocess.run([exe, "-f", "-i"], input=line + "\n", env=env, capture_output=True, text=True, timeout=60)
+        assert out.exists() and json.loads(out.read_text(encoding="utf-8")) == [word], (word, line, r.stderr)
 
 def test_plain_words_stay_as_they_are():
     for shell in (q.SH, q.CSH, q.FISH, q.CMD, q.POWERSHELL, q.WINDOWS):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import cli_on_path, make_env, one_line_error, require_tool, run_cli
-from cudaswitch.switching.shells import quote_sh
+from cudaswitch.core.shells import quote_sh
 
 HOOK_FILES = sorted(f"etc/conda/{d}.d/cudaswitch.{e}" for d in ("activate", "deactivate")
                     for e in ("sh", "fish", "csh", "bat", "ps1"))

@@ -19,7 +19,7 @@ import conda_model
 import nvidia_wheels
 import winfiles
 from cudaswitch.switching import hookfiles as hooks
-from cudaswitch.switching import shells
+from cudaswitch.core import shells
 from conftest import make_env, require_tool
 from shell_driver import Toolkit, World, clean_environ, problems
 from test_hooks_transitions import SCENARIOS

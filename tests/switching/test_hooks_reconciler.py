@@ -18,7 +18,7 @@ import pytest
 
 from conftest import require_tool
 from cudaswitch.switching import startup
-from cudaswitch.switching.shells import quote_sh
+from cudaswitch.core.shells import quote_sh
 from shell_driver import HERE, SHELLS as REAL_SHELLS, Toolkit, World, clean_environ
 
 # the shells with a prompt hook, started interactive so that it runs

@@ -16,18 +16,18 @@ import pytest
 from conftest import make_env, require_tool
 from cudaswitch.switching import hookfiles
 from cudaswitch.switching.activation import Changes
-from cudaswitch.switching.shells import SHELLS, quote_csh, quote_fish, quote_sh
+from cudaswitch.core.shells import SHELLS
 from cudaswitch.switching.startup import hooks_dir
-from shell_driver import clean_environ
+from shell_driver import clean_environ, real_argv
 
 DUMP = "import os,json;print();print('__S__'+json.dumps(dict(os.environ)))"
 # shell -> (argv, hook key, quoting, how a file is sourced inside a function, how the reconciler runs)
 SHELL = {
-    "bash": (["bash", "--noprofile", "--norc"], "sh", quote_sh, "__f() {{ . {0}; }}; __f", ". {0}; __cudaswitch_reconcile"),
-    "zsh": (["zsh", "-f"], "sh", quote_sh, "__f() {{ . {0}; }}; __f", ". {0}; __cudaswitch_reconcile"),
-    "fish": (["fish", "--no-config"], "fish", quote_fish, "function __f; source {0}; end; __f",
+    "bash": (real_argv("bash"), "sh", SHELLS["sh"].quote, "__f() {{ . {0}; }}; __f", ". {0}; __cudaswitch_reconcile"),
+    "zsh": (real_argv("zsh"), "sh", SHELLS["sh"].quote, "__f() {{ . {0}; }}; __f", ". {0}; __cudaswitch_reconcile"),
+    "fish": (real_argv("fish"), "fish", SHELLS["fish"].quote, "function __f; source {0}; end; __f",
              "source {0}; __cudaswitch_reconcile"),
-    "tcsh": (["tcsh", "-f"], "csh", quote_csh, "source {0}", "source {0}"),
+    "tcsh": (real_argv("tcsh"), "csh", SHELLS["csh"].quote, "source {0}", "source {0}"),
 }
 UNSET = ("unset {0}", "set -e {0}", "unsetenv {0}")
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from conftest import make_env, require_tool
 from cudaswitch.switching import hookfiles as hooks
-from cudaswitch.switching.shells import quote_sh
+from cudaswitch.core.shells import quote_sh
 from shell_driver import SHELLS as REAL_SHELLS, Toolkit, clean_environ, hook_ext, source_cmd
 
 DUMP = ("import os;print('__STATE__', repr({k: os.environ.get(k) for k in "

@@ -11,9 +11,9 @@ import pytest
 
 from conftest import require_tool
 from cudaswitch.switching import hookfiles as hooks
-from cudaswitch.switching import shells
+from cudaswitch.core import shells
 from cudaswitch.switching.activation import Changes
-from cudaswitch.switching.shells import SHELLS
+from cudaswitch.core.shells import SHELLS
 
 LINUX_ROOT = "/opt/CUDA v11.8 (x86) & ' \" $HOME `id` ; % ! * \\ 环境"
 WIN_ROOT = r"C:\Program Files (x86)\NVIDIA & Co\CUDA\v12.1"

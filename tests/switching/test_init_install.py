@@ -11,16 +11,16 @@ from pathlib import Path
 import pytest
 
 from conftest import cli_on_path, make_env, one_line_error, require_tool, run_cli
+from cudaswitch.core.shells import INIT_SHELLS
 from cudaswitch.switching import startup
 
-# shell -> (its startup file below HOME, argv of a new shell that reads it and runs CODE, CODE that shows the
-# function), each as the shell really starts: bash and zsh read their rc file when interactive
-SHELLS = {
-    "bash": (".bashrc", ["bash", "-i", "-c"], "type -t cudaswitch; complete -p cudaswitch"),
-    "zsh": (".zshrc", ["zsh", "-i", "-c"], "whence -w cudaswitch"),
-    "fish": (".config/fish/config.fish", ["fish", "-c"], "functions -q cudaswitch; and echo function"),
-    "tcsh": (".tcshrc", ["tcsh", "-c"], "alias cudaswitch"),
-}
+# CODE that shows the function, for each shell its record starts with its startup file (Startup.starts)
+SHOWS = {"bash": "type -t cudaswitch; complete -p cudaswitch", "zsh": "whence -w cudaswitch",
+         "fish": "functions -q cudaswitch; and echo function", "tcsh": "alias cudaswitch"}
+# shell -> (its startup file below HOME, argv of a new shell that reads it and runs CODE, CODE), from the records of
+# cudaswitch/core/shells.py, each as the shell really starts (bash and zsh read their rc file when interactive)
+SHELLS = {name: (str(Path(st.base_default, st.under)), list(st.starts), SHOWS[name])
+          for name, (_sh, st) in INIT_SHELLS.items() if st.starts}
 
 
 @pytest.fixture

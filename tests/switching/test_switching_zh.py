@@ -22,7 +22,7 @@ from shell_driver import SHELLS as REAL_SHELLS, Toolkit, clean_environ, hook_ext
 
 from cudaswitch.core import i18n  # noqa: E402
 from cudaswitch.switching import hookfiles  # noqa: E402
-from cudaswitch.switching.shells import SHELLS  # noqa: E402
+from cudaswitch.core.shells import SHELLS  # noqa: E402
 
 # English sentences of this area that must not survive in the Chinese output
 ENGLISH = ("now uses CUDA", "gets ", "in front", "Hooks for", "Takes effect", "Would make", "nothing written",

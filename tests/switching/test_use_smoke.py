@@ -69,7 +69,7 @@ def test_the_tcsh_alias_says_what_it_applied(torch_env_copy, real_trees, clean_e
     import subprocess
 
     from conftest import cli_on_path, require_tool
-    from cudaswitch.switching.shells import quote_sh
+    from cudaswitch.core.shells import quote_sh
 
     exe = require_tool("tcsh")
     env = dict(clean_env, CUDASWITCH_SEARCH_PATH=str(real_trees))

@@ -1,0 +1,398 @@
+"""One record per shell: everything a shell does differently that is data (names, file extension, line ending,
+encoding, quoting, list separator, template and snippet files, startup file, what it cannot express, the real
+programs that run its hooks and the script `use` checks them with, how a command is quoted for pasting into it).
+
+What must be shell code lives in that shell's templates under `templates/` (the activation hooks) and `hooks/`
+(`cudaswitch init`); the logic of a switch is the same for every shell (docs/design/activation.md). Adding a shell
+means one record here plus its files there: the checklist is in docs/design/activation.md, "Adding a shell". The
+records sit in core/ because every layer reads them: discovery (which activate.d scripts conda runs for the user's
+shell), switching (hooks, `init`, the check in the real shells), and every command that prints a line to paste.
+They import nothing but core.i18n; the functions here only build strings.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple
+
+from cudaswitch.core.i18n import M
+
+if TYPE_CHECKING:
+    from cudaswitch.switching.activation import Changes
+
+
+def quote_sh(value: str) -> str:
+    """POSIX single quotes; a `'` becomes `'\\''` (docs/design/activation.md, sh). Nothing inside is expanded."""
+    return "'" + value.replace("'", "'\\''") + "'"
+
+
+def quote_fish(value: str) -> str:
+    """fish single quotes: only `\\` and `'` are special inside them (docs/design/activation.md, fish)."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def quote_csh(value: str) -> str:
+    """csh single quotes: `$` and backticks stay literal; `'` is closed-escaped-reopened like sh, `!` needs a
+    backslash even inside single quotes (history substitution: tcsh reads `'a\\!b'` as `a!b` in a script and at the
+    prompt alike), and a newline one before it (else "Unmatched '")."""
+    return "'" + value.replace("'", "'\\''").replace("!", "\\!").replace("\n", "\\\n") + "'"
+
+
+def quote_ps1(value: str) -> str:
+    """PowerShell single quotes: `'` is doubled, and so are the typographic single quotes PowerShell also accepts
+    as quote characters."""
+    out = value
+    for q in ("'", "\u2018", "\u2019", "\u201a", "\u201b"):
+        out = out.replace(q, q + q)
+    return "'" + out + "'"
+
+
+def quote_bat(value: str) -> str:
+    """Text inside `set "X=..."` in a batch file: only `%` is special there (HC4, HC9 in docs/design/activation.md)."""
+    return value.replace("%", "%%")
+
+
+def paste_cmd(word: str) -> str:
+    """A word of a command typed at cmd.exe's prompt: cmd keeps "..." as one word, and the program's C runtime reads
+    \" as a quote (backslashes before a quote, and at the end, doubled). %NAME% still expands inside the quotes
+    when NAME is a defined variable: no escape works there (docs/design/shellquote.md), and Windows paths that hold
+    one are rare."""
+    body = re.sub(r'(\\*)"', lambda m: m.group(1) * 2 + '\\"', word)
+    return '"' + re.sub(r"(\\+)$", lambda m: m.group(1) * 2, body) + '"'
+
+
+# Words a shell reads as they are, so a pasted command shows them bare: letters, digits and the punctuation of
+# versions, options and paths (not a leading `=`: zsh expands `=cmd` to a program's path)
+PLAIN_POSIX = re.compile(r"(?!=)[A-Za-z0-9_@+=:,./-]+")
+PLAIN_WINDOWS = re.compile(r"[A-Za-z0-9_+=:./\\-]+")
+
+
+@dataclass(frozen=True)
+class RealShell:
+    """A program that runs one kind of hook (`hook`: its record's key, filled in by the record): its name, the
+    program, and the arguments that start it without startup files and without a terminal, before the script's
+    path. `use` runs each present one on the hooks it wrote (switching/verify.py); the tests start them the same."""
+
+    name: str
+    program: str
+    args: Tuple[str, ...]
+    windows: bool = False
+    empty_is_unset: bool = False  # cannot hold an empty variable (cmd.exe, Windows PowerShell 5.1)
+    # lists in which the shell spells an empty element (the current folder) as '.', which means the same: fish
+    # imports PATH that way, the csh hook splits lists through tcsh's $path
+    dot_lists: Tuple[str, ...] = ()
+    hook: str = ""
+
+
+@dataclass(frozen=True)
+class VerifyRun:
+    """What the script that checks a shell's hooks does (switching/verify.py): source `act` as conda does (inside a
+    function where the shell has them), dump, set PATH to `path` and unset CONDA_PREFIX as `conda deactivate` does,
+    source `deact`, dump. A dump prints a line holding `mark`, then the environment: `env0` (the system's `env`,
+    run with -0), else `python -I -c dump` (one JSON line); cmd.exe's is its own `set`. `preset`: the start, set in
+    the script by a shell that does not take it from its environment (cmd under wine); `codec`: the one cmd reads
+    the batch file in (None: ASCII only); `psversion`: the marker PowerShell prints its version after."""
+
+    act: str
+    deact: str
+    path: str
+    sep: str
+    python: str
+    dump: str
+    mark: str
+    psversion: str
+    env0: Optional[str] = None
+    preset: Tuple[Tuple[str, str], ...] = ()
+    codec: Optional[str] = None
+
+
+def _dump_posix(run: VerifyRun, q: Callable[[str], str]) -> List[str]:
+    if run.env0:
+        return [f"echo {run.mark}", f"{q(run.env0)} -0"]
+    return [f"{q(run.python)} -I -c {q(run.dump)}"]
+
+
+def verify_sh(run: VerifyRun) -> bytes:
+    q, dump = quote_sh, _dump_posix(run, quote_sh)
+    lines = ["__cudaswitch_verify() { . \"$1\"; }", f"__cudaswitch_verify {q(run.act)}", "; ".join(dump),
+             f"PATH={q(run.path)}; export PATH; unset CONDA_PREFIX", f"__cudaswitch_verify {q(run.deact)}",
+             "; ".join(dump)]
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def verify_fish(run: VerifyRun) -> bytes:
+    q, dump = quote_fish, _dump_posix(run, quote_fish)
+    entries = " ".join(q(e) for e in run.path.split(run.sep)) if run.path else "''"
+    lines = ["function __cudaswitch_verify", "    source $argv[1]", "end", f"__cudaswitch_verify {q(run.act)}",
+             "; ".join(dump), f"set -gx PATH {entries}", "set -e CONDA_PREFIX", f"__cudaswitch_verify {q(run.deact)}",
+             "; ".join(dump)]
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def verify_csh(run: VerifyRun) -> bytes:
+    """csh has no functions: the hooks are sourced at top level."""
+    q, dump = quote_csh, _dump_posix(run, quote_csh)
+    lines = [f"source {q(run.act)}", *dump, f"setenv PATH {q(run.path)}", "unsetenv CONDA_PREFIX",
+             f"source {q(run.deact)}", *dump]
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def verify_ps1(run: VerifyRun) -> bytes:
+    """PowerShell prints its version first: an empty value deletes a variable before pwsh 7.5 and in Windows
+    PowerShell 5.1, so which plan the result is compared with is the running one's."""
+    q = quote_ps1
+    dump = f"& {q(run.python)} -I -c {q(run.dump)}"
+    lines = [f"Write-Output ('{run.psversion} ' + $PSVersionTable.PSVersion.Major + '.' + "
+             "$PSVersionTable.PSVersion.Minor)",
+             "function __cudaswitch_verify([string]$hook) { . $hook }", f"__cudaswitch_verify {q(run.act)}", dump,
+             f"$Env:PATH = {q(run.path)}", "Remove-Item Env:CONDA_PREFIX -ErrorAction SilentlyContinue",
+             f"__cudaswitch_verify {q(run.deact)}", dump, "exit 0"]
+    text = "\n".join(lines) + "\n"
+    return text.encode("ascii") if text.isascii() else text.encode("utf-8-sig")
+
+
+def verify_bat(run: VerifyRun) -> bytes:
+    """cmd.exe: the start is set in the script (wine does not hand PATH over from the process) and `set` prints the
+    environment (a Windows Python need not be reachable from cmd, e.g. under wine); CRLF, in the console's code
+    page (UnicodeEncodeError where a value has no spelling in it)."""
+    def setl(k, v):
+        return f'@set "{k}={v.replace("%", "%%")}"'
+    lines = [setl(k, v) for k, v in run.preset]
+    lines += [f'@call "{run.act}"', f"@echo {run.mark}", "@set", setl("PATH", run.path), '@set "CONDA_PREFIX="',
+              f'@call "{run.deact}"', f"@echo {run.mark}", "@set", "@exit /b 0"]
+    return ("\r\n".join(lines) + "\r\n").encode(run.codec or "ascii")
+
+
+# cmd.exe stops a batch file at a line longer than this after expansion ("The input line is too long")
+CMD_LINE_LIMIT = 8191
+
+
+def bat_problem(changes: "Changes") -> Optional[str]:
+    """Why the toolkit's paths cannot go into a .bat file (non-ASCII; `%`/`=` break %PATH:old=new%; `^` is doubled
+    by CALL, so the recorded pattern never matches; `!` is lost under delayed expansion), or None."""
+    values = [*changes.scalars.values(), *changes.prepend.get("PATH", [])]
+    for v in values:
+        if not v.isascii():
+            return M("{path} is not ASCII", path=v)
+        for ch in '%=;"^!':  # ^: CALL doubles carets, so the recorded pattern would never match; !: delayed expansion
+            if ch in v:
+                return M("{path} contains {ch!r}", path=v, ch=ch)
+    return None
+
+
+def bat_spelling(entries: List[str]) -> List[str]:
+    """How the cmd.exe hook writes its PATH entries: with one trailing backslash (the same folder to Windows)."""
+    return [e.rstrip("\\") + "\\" for e in entries]
+
+
+def msys_path(path: str) -> str:
+    """A Windows path as Git Bash / MSYS writes it on PATH (`C:\\x\\y` -> `/c/x/y`): MSYS splits PATH on ':'."""
+    m = re.match(r"^([A-Za-z]):[\\/]?(.*)$", path)
+    if not m:
+        return path.replace("\\", "/")
+    return f"/{m.group(1).lower()}/" + m.group(2).replace("\\", "/")
+
+
+def _root(changes: "Changes") -> str:
+    roots = set(changes.scalars.values())
+    if len(roots) != 1:  # the templates set CUDA_PATH and CUDA_HOME to one value
+        raise ValueError(f"CUDA_PATH and CUDA_HOME must agree: {changes.scalars}")
+    return roots.pop()
+
+
+def values_words(shell: "Shell", changes: "Changes", path_add: List[str], ld_add: List[str]) -> Dict[str, str]:
+    """Placeholder values for a shell with word lists (sh, fish, csh, PowerShell)."""
+    return {
+        "ROOT": shell.quote(_root(changes)),
+        "PATH_ADD": shell.quote(":".join(path_add)),
+        "LD_ADD": shell.quote(":".join(ld_add)),
+        "PATH_ADD_LIST": shell.quote_list(path_add),
+        "LD_ADD_LIST": shell.quote_list(ld_add),
+    }
+
+
+def values_bat(shell: "Shell", changes: "Changes", path_add: List[str], ld_add: List[str]) -> Dict[str, str]:
+    """Placeholder values for cmd.exe: one `;` list, and the longest PATH the hook may still touch (HC1-HC10)."""
+    # our copy of each entry is spelled with a trailing backslash, a text only cudaswitch writes: cmd can only
+    # replace every copy of a text, and this way the user's own copies never match (docs/design/activation.md)
+    add = ";".join(bat_spelling(path_add))
+    # The longest line a hook expands holds PATH, our entries and another toolkit's record (at most as long
+    # as ours, with room to spare): above this PATH length the hook warns and leaves PATH alone.
+    longest = CMD_LINE_LIMIT - 2 * len(add) - 400
+    return {"ROOT": shell.quote(_root(changes)), "PATH_ADD": shell.quote(add), "MAXLEN": str(longest),
+            **{f"MAXLEN_{i}": str(longest + i) for i in (1, 2, 3)}, "BANG_CHECK": bang_check()}
+
+
+# Every value a cmd.exe hook reads or writes: with delayed expansion on, each `!` in one of them is lost as it is read.
+BAT_VALUES = ("PATH", "_CUDASWITCH_ADDED_PATH", "CUDA_PATH", "CUDA_HOME", "_CUDASWITCH_OLD_CUDA_PATH",
+              "_CUDASWITCH_OLD_CUDA_HOME", "CONDA_PREFIX")
+
+
+def bang_check() -> str:
+    """The cmd.exe lines that, only while delayed expansion is on (_CS_DE undefined), find a value with a `!`:
+    %X:!=% and %X:!=_% replace them in the same expansion that reads X, before delayed expansion could drop them,
+    so the two copies differ exactly when X has one; their quotes are taken out before they are compared (HC4).
+    A value without `!` is read the same with delayed expansion on or off, so only such a value stops the hook."""
+    out = []
+    for var in BAT_VALUES:
+        guard = f"@if not defined _CS_DE if defined {var}"
+        out += ['@set "_CS_A="', '@set "_CS_B="',
+                f'{guard} set "_CS_A=%{var}:!=%"', f'{guard} set "_CS_B=%{var}:!=_%"',
+                '@if defined _CS_A set "_CS_A=%_CS_A:"=%"', '@if defined _CS_B set "_CS_B=%_CS_B:"=%"',
+                f'{guard} if not "%_CS_A%"=="%_CS_B%" set "_CS_SKIP=delayed expansion is on (cmd /V:ON or the '
+                f'DelayedExpansion registry value) and {var} has an exclamation mark, which it would drop"']
+    return "\n".join(out + ['@set "_CS_A="', '@set "_CS_B="'])
+
+
+@dataclass(frozen=True)
+class Startup:
+    """A `cudaswitch init` shell: its name, other names `$SHELL` may carry, and its startup file for --install:
+    `under` below the folder `$base_var` names (else `base_default` below the home folder). `profile`: the file
+    PowerShell itself names ($PROFILE.CurrentUserAllHosts); `under` None and no profile: it has none.
+    `loads`: the one guarded line --install puts there, which sources the integration file `{file}` (quoted) only
+    when it exists, silently otherwise; `ext`: that file's name ending. `completion`: the name of its tab-completion
+    script (cli/completion.py), or None; `starts`: the argv that starts a new shell which reads that file and runs
+    the command that follows."""
+
+    name: str
+    aliases: Tuple[str, ...] = ()
+    under: Optional[str] = None
+    base_var: Optional[str] = None
+    base_default: str = ""
+    profile: bool = False
+    loads: Optional[str] = None
+    ext: str = ""
+    completion: Optional[str] = None
+    # a new shell that reads the startup file and runs the command given after these (the tests start it so)
+    starts: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Shell:
+    key: str  # the hook's key: its extension (conda runs one extension per shell: docs/design/activation.md)
+    name: str  # conda's name for the activator family
+    quote: Callable[[str], str]
+    newline: str = "\n"
+    encoding: str = "utf-8"
+    list_sep: str = " "  # how the template receives a list of literals (a shell word list)
+    values: Callable[..., Dict[str, str]] = values_words  # the placeholder values of its templates
+    lib: bool = True  # its templates pull in templates/lib.<ext> at @LIB@
+    # what it cannot express: a reason for a switch's changes, or None; the activate hook is then `unsupported`
+    cannot_express: Optional[Callable[["Changes"], Optional[str]]] = None
+    unsupported: Optional[str] = None
+    msys_on_windows: bool = False  # on Windows, read by Git Bash/MSYS: PATH entries in MSYS spelling
+    init: Tuple[Startup, ...] = ()  # the `cudaswitch init` shells it serves
+    snippet: Optional[str] = None  # hooks/<file>: the shell function `cudaswitch init` prints
+    reconciler: Optional[str] = None  # hooks/<file>: the prompt-time reconciler added after it
+    reconciler_from_precmd: bool = False  # no functions: precmd sources the reconciler file instead
+    eval_one_line: bool = False  # `eval "`cudaswitch init`"` joins lines: print one line of commands
+    # the check in the real shells (switching/verify.py): the programs that run these hooks, the script they run
+    # (None: `use` has no way to check the hooks, an error), and how its dump comes back: "env" (the system's
+    # `env -0`, else JSON from Python), "json" (Python only), "set" (cmd.exe's own `set`)
+    real: Tuple[RealShell, ...] = ()
+    verify: Optional[Callable[[VerifyRun], bytes]] = None
+    dump: str = "env"
+    # a command printed for the user to paste (core/shellquote.py): the words it reads bare, else `paste` (None:
+    # `quote`); `call`: put in front of a line whose program needed quotes; `names`: other program names (`$SHELL`,
+    # CUDASWITCH_SHELL) of a shell that reads this language, besides its `init` names
+    plain: "re.Pattern[str]" = PLAIN_POSIX
+    paste: Optional[Callable[[str], str]] = None
+    call: str = ""
+    names: Tuple[str, ...] = ()
+
+    def __post_init__(self):
+        object.__setattr__(self, "real", tuple(replace(r, hook=self.key) for r in self.real))
+
+    @property
+    def ext(self) -> str:
+        return self.key
+
+    def quote_list(self, values: List[str]) -> str:
+        return self.list_sep.join(self.quote(v) for v in values)
+
+    def template(self, direction: str) -> str:
+        return f"{direction}.{self.ext}"
+
+    def template_files(self) -> List[str]:
+        """Every file of templates/ this shell's hooks are made from."""
+        return ([self.template("activate"), self.template("deactivate")] + ([f"lib.{self.ext}"] if self.lib else [])
+                + ([self.unsupported] if self.unsupported else []))
+
+    def hook_files(self) -> List[str]:
+        """Every file of hooks/ its `cudaswitch init` uses."""
+        return [f for f in (self.snippet, self.reconciler) if f]
+
+    def program_names(self) -> List[str]:
+        """Every program name of a shell that reads this language (its `init` names, their aliases, `names`)."""
+        return [n for st in self.init for n in (st.name, *st.aliases)] + list(self.names)
+
+    def paste_word(self, word: str) -> str:
+        """`word` as one word of a command typed into this shell, bare when the shell reads it as it is."""
+        return word if self.plain.fullmatch(word) else (self.paste or self.quote)(word)
+
+
+# `[ -f X ] && . X` would leave the startup file's status 1 when X is gone
+_SH_LOADS = "if [ -f {file} ]; then . {file}; fi"
+
+_PS_ARGS = ("-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass", "-File")
+
+SHELLS: Dict[str, Shell] = {
+    "sh": Shell("sh", "posix", quote_sh, msys_on_windows=True, snippet="bash.sh", reconciler="reconcile.sh",
+                init=(Startup("bash", under=".bashrc", loads=_SH_LOADS, ext="bash", completion="bash",
+                              starts=("bash", "-i", "-c")),  # bash and zsh read their rc file when interactive
+                      Startup("zsh", under=".zshrc", base_var="ZDOTDIR", loads=_SH_LOADS, ext="zsh", completion="zsh",
+                              starts=("zsh", "-i", "-c"))),
+                real=(RealShell("bash", "bash", ("--noprofile", "--norc")), RealShell("zsh", "zsh", ("-f",)),
+                      RealShell("dash", "dash", ())),
+                verify=verify_sh, names=("sh", "dash", "ksh", "ash")),
+    "fish": Shell("fish", "fish", quote_fish, snippet="fish.fish", reconciler="reconcile.fish",
+                  init=(Startup("fish", under="fish/config.fish", base_var="XDG_CONFIG_HOME", base_default=".config",
+                                loads="if test -f {file}; source {file}; end", ext="fish", completion="fish",
+                                starts=("fish", "-c")),),
+                  real=(RealShell("fish", "fish", ("--no-config",), dot_lists=("PATH",)),), verify=verify_fish),
+    "csh": Shell("csh", "csh", quote_csh, snippet="tcsh.csh", reconciler="reconcile.csh", reconciler_from_precmd=True,
+                 eval_one_line=True, init=(Startup("tcsh", aliases=("csh",), under=".tcshrc", loads="if ( -f {file} ) source {file}",
+                              ext="tcsh", starts=("tcsh", "-c")),),
+                 real=(RealShell("tcsh", "tcsh", ("-f",), dot_lists=("PATH", "LD_LIBRARY_PATH")),), verify=verify_csh),
+    # Windows shells: cmd.exe reads each line in the console code page, so the file is ASCII with CRLF (HC1, HC2);
+    # it has no prompt hook, so no reconciler, and no startup file. It runs with /d (no AutoRun) and /v:off: delayed
+    # expansion off whatever the registry says, as conda's own cmd activation needs it; the hook's handling of
+    # delayed expansion is tested on its own (tests/switching/test_hooks_cmd.py).
+    "bat": Shell("bat", "cmd.exe", quote_bat, newline="\r\n", encoding="ascii", values=values_bat, lib=False,
+                 cannot_express=bat_problem, unsupported="unsupported.bat", snippet="cmd.bat", init=(Startup("cmd"),),
+                 real=(RealShell("cmd.exe", "cmd", ("/d", "/v:off", "/c"), windows=True, empty_is_unset=True),),
+                 verify=verify_bat, dump="set", plain=PLAIN_WINDOWS, paste=paste_cmd),
+    # Windows PowerShell 5.1 reads a BOM-less file as the ANSI code page, so non-ASCII needs the BOM.
+    "ps1": Shell("ps1", "powershell", quote_ps1, newline="\n", encoding="utf-8-sig", list_sep=", ", lib=False,
+                 snippet="powershell.ps1", reconciler="reconcile.ps1",
+                 init=(Startup("powershell", aliases=("pwsh",), profile=True, ext="ps1", completion="powershell",
+                                   loads="if (Test-Path -LiteralPath {file}) {{ . {file} }}"),),
+                 real=(RealShell("pwsh", "pwsh", _PS_ARGS),
+                       RealShell("Windows PowerShell", "powershell", _PS_ARGS, windows=True, empty_is_unset=True),
+                       RealShell("pwsh", "pwsh", _PS_ARGS, windows=True)),
+                 verify=verify_ps1, dump="json", plain=PLAIN_WINDOWS, call="& "),
+}
+
+# The real programs that run the hooks, in the records' order (switching/verify.py checks each present one)
+REAL_SHELLS: Tuple[RealShell, ...] = tuple(r for sh in SHELLS.values() for r in sh.real)
+
+# `cudaswitch init NAME` (and the names `$SHELL` may carry) -> (hook shell, startup record)
+INIT_SHELLS: Dict[str, Tuple[Shell, Startup]] = {s.name: (sh, s) for sh in SHELLS.values() for s in sh.init}
+
+
+def init_shell(name: Optional[str]) -> Optional[Tuple[Shell, Startup]]:
+    """The init shell a name stands for (its own name or an alias), or None."""
+    for sh, st in INIT_SHELLS.values():
+        if name == st.name or name in st.aliases:
+            return sh, st
+    return None
+
+
+def named(name: Optional[str]) -> Optional[Shell]:
+    """The record of a shell program's name or path (`/usr/bin/fish`, `pwsh.exe`, `tcsh`), None when unknown."""
+    if not name:
+        return None
+    base = re.split(r"[\\/]", name.strip())[-1].lower()
+    base = base[:-4] if base.endswith(".exe") else base
+    return next((sh for sh in SHELLS.values() if base in sh.program_names()), None)

@@ -270,6 +270,8 @@ def _sweep(pkg: dict) -> List[str]:
             remove(path, missing_ok=True)
         removed.append(path)
     for rel in pkg["owned"]:
+        if os.path.islink(os.path.join(site, rel)):
+            continue  # a link put in its place: what it points to is not the environment's to sweep
         for dirpath, dirnames, files in os.walk(os.path.join(site, rel), topdown=False):
             for n in files + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
                 path = os.path.join(dirpath, n)

@@ -18,6 +18,8 @@ FOLDER = ("etc", "cudaswitch", "fix")
 JOURNAL = "journal.json"
 SCHEMA = 1
 PENDING, APPLIED = "pending", "applied"
+# the environment's scripts folder as a site's RECORDs name it, from the site
+SCRIPTS = os.path.join(os.pardir, os.pardir, os.pardir, "bin")
 
 
 @dataclass
@@ -37,7 +39,9 @@ class Journal:
     codes: List[str]
     commands: List[str]
     entries: List[Entry]
-    # distributions a step replaces: {"site": folder, "names": [dist names], "kept": [their dist-info folders then]}
+    # distributions a step replaces: {"site": folder, "names": [dist names], "kept": [their dist-info folders then],
+    # "top": [the site's entries then], "owned": [the folders the kept ones' files lie in, from the site],
+    # "present": [every path under those then, from the site]} -- the last three for a pip killed half-way
     packages: List[dict] = field(default_factory=list)
 
 
@@ -75,7 +79,8 @@ def read(prefix: str) -> Optional[Journal]:
         return None
     shape = {"schema": int, "status": str, "codes": [str], "commands": [str],
              "files": [{"path": str, "blob": (str, type(None)), "mode": (int, type(None)), "mtime": (int, type(None))}],
-             "packages": [{"site": str, "names": [str], "kept": [str]}]}
+             "packages": [{"site": str, "names": [str], "kept": [str], "top": [str], "owned": [str],
+                           "present": [str]}]}
     try:
         data = read_json(path, shape=shape)
     except (OSError, ValueError, CudaswitchError) as exc:
@@ -92,7 +97,9 @@ def read(prefix: str) -> Optional[Journal]:
         raise CudaswitchError(M("{path} is not a journal cudaswitch wrote ({why}); nothing was changed",
                                 path=str(path), why=", ".join(bad) or data["status"]))
     packages = data.get("packages") or []
-    if any(not _allowed(prefix, os.path.join(p["site"], "x")) for p in packages):
+    if any(not _allowed(prefix, os.path.join(p["site"], "x"))
+           or any(o != SCRIPTS and (not o or os.sep in o or "/" in o or o.startswith("."))
+                  for o in p.get("owned") or []) for p in packages):
         raise CudaswitchError(M("{path} is not a journal cudaswitch wrote ({why}); nothing was changed",
                                 path=str(path), why=", ".join(p["site"] for p in packages)))
     return Journal(where, data["status"], data["codes"], data["commands"], entries, packages)
@@ -139,7 +146,7 @@ def begin(prefix: str, paths: List[str], codes: List[str], commands: List[str],
         write_file(where / "before" / blob, read_bytes(path), mode=0o600)
         entries.append(Entry(path, blob, stat.S_IMODE(st.st_mode), st.st_mtime_ns))
         faults.reach("fix-keep", n + 1)
-    j = Journal(where, PENDING, list(codes), list(commands), entries, list(packages or []))
+    j = Journal(where, PENDING, list(codes), list(commands), entries, [_listed(p) for p in packages or []])
     _write(j)
     return j
 
@@ -206,6 +213,78 @@ def _remove_new_distributions(j: Journal) -> List[str]:
                 site = os.path.abspath(d["site"])
                 for folder in sorted({os.path.dirname(p) for p in files}, key=len, reverse=True):
                     _remove_empty_up_to(os.path.abspath(folder), site)
+        if j.status == PENDING and "top" in pkg:
+            removed += _sweep(pkg)
+    return removed
+
+
+def _listed(pkg: dict) -> dict:
+    """`pkg` with what its site holds now: its entries, and every path under the folders the kept distributions'
+    files lie in (a top folder of the site, or the scripts folder). A pip killed half-way leaves what no RECORD
+    names: the old distribution it had moved aside (`~orch`), the new one's files before its RECORD was written;
+    undo removes what is not listed here."""
+    from cudaswitch.fix import pip
+
+    site = pkg["site"]
+    try:
+        top = sorted(os.listdir(site))
+    except OSError:
+        top = []
+    owned = set()
+    for dist in pkg["kept"]:
+        try:
+            files = pip.record_files(site, dist)
+        except OSError:
+            continue
+        for path in files:
+            rel = os.path.relpath(path, site).split(os.sep)
+            if rel[0] != os.pardir and len(rel) > 1:
+                owned.add(rel[0])
+            elif os.path.normpath(os.path.dirname(os.path.relpath(path, site))) == SCRIPTS:
+                owned.add(SCRIPTS)
+    present = []
+    for rel in sorted(owned):
+        for dirpath, dirnames, files in os.walk(os.path.join(site, rel)):
+            present += [os.path.relpath(os.path.join(dirpath, n), site) for n in dirnames + files]
+    return dict(pkg, top=top, owned=sorted(owned), present=present)
+
+
+def _sweep(pkg: dict) -> List[str]:
+    """What a pip killed half-way left in the site beside what the journal lists (see `_listed`): new entries of
+    the site, new paths under the folders the kept distributions own. Before the kept files are put back."""
+    from cudaswitch.core.trust import remove, remove_dir, remove_tree
+
+    site, removed = pkg["site"], []
+    top, present = set(pkg["top"]), set(pkg["present"])
+    try:
+        now = sorted(os.listdir(site))
+    except OSError:
+        return removed
+    for name in now:
+        if name in top:
+            continue
+        path = os.path.join(site, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            remove_tree(path, ignore_errors=True)
+        else:
+            remove(path, missing_ok=True)
+        removed.append(path)
+    for rel in pkg["owned"]:
+        if os.path.islink(os.path.join(site, rel)):
+            continue  # a link put in its place: what it points to is not the environment's to sweep
+        for dirpath, dirnames, files in os.walk(os.path.join(site, rel), topdown=False):
+            for n in files + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+                path = os.path.join(dirpath, n)
+                if os.path.relpath(path, site) not in present:
+                    remove(path, missing_ok=True)
+                    removed.append(path)
+            for n in dirnames:
+                path = os.path.join(dirpath, n)
+                if os.path.relpath(path, site) not in present and not os.path.islink(path):
+                    try:
+                        remove_dir(path)
+                    except OSError:
+                        pass
     return removed
 
 

@@ -66,7 +66,8 @@ def plan(mine: List, env, system, findings, choice: str = DEFAULT) -> Optional[S
     words = [env.python, "-m", "pip", "uninstall", "--yes", *names]
     return Step("usersite", ["TORCH_MIXED_INSTALL"], [f.cause], changes,
                 for_user(words, system.environ, system.windows),
-                {"choice": choice, "choices": choices, "site": site, "names": names}, paths)
+                {"choice": choice, "choices": choices, "site": site, "names": names,
+                 "packages": [{"site": site, "names": names, "kept": [d["folder"] for d in dists]}]}, paths)
 
 
 def _current(prefix: str) -> Optional[str]:

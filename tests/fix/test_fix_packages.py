@@ -162,3 +162,27 @@ def test_killed_before_or_after_pip_then_undone(numpy2_env, cli_env, index, poin
     assert "Put back" in u.stdout, u.stdout + u.stderr
     journal_dir = str(numpy2_env / "etc" / "cudaswitch" / "fix")
     assert {p: v for p, v in snapshot(numpy2_env).items() if not p.startswith(journal_dir)} == broken
+
+
+@pytest.mark.parametrize("point", ["uninstalled:1", "writing:300"])
+def test_killed_inside_pip_then_undone(numpy2_env, cli_env, index, point):
+    """SIGKILL of cudaswitch and pip together inside pip's own work (tests/fix/pip_kill.py): after it moved NumPy 2
+    aside, and half-way through the 300th file of NumPy 1 (whose files and numpy.libs names NumPy 2 lacks). --undo
+    gives NumPy 2.1.3 back byte for byte, RECORD hashes as before, nothing of NumPy 1's half-written files left."""
+    import pip_kill
+
+    env = dict(cli_env, CUDASWITCH_TORCH_INDEX=index)
+    site = envs.site_packages(numpy2_env)
+    name, n = point.split(":")
+    pip_kill.arm(site, name, int(n))
+    broken = snapshot(numpy2_env)
+    as_installed = record_mismatches(site, "numpy-2.1.3.dist-info")
+    killed = run_cli(["doctor", "-p", numpy2_env, "--fix", "--yes"], env, process=True)  # pip kills this process
+    assert killed.returncode == -9, killed.stdout + killed.stderr
+    assert not (site / "numpy-2.1.3.dist-info").exists() and not (site / "numpy-1.26.4.dist-info").exists()
+    again = run_cli(["doctor", "-p", numpy2_env, "--fix", "--yes"], env)
+    assert again.returncode == 2 and "was interrupted" in again.stderr
+    u = run_cli(["doctor", "-p", numpy2_env, "--undo"], dict(env, CUDASWITCH_TORCH_INDEX="http://127.0.0.1:9/whl"))
+    assert "Put back" in u.stdout, u.stdout + u.stderr
+    assert snapshot(numpy2_env) == broken
+    assert record_mismatches(site, "numpy-2.1.3.dist-info") == as_installed

@@ -62,7 +62,9 @@ def index(tmp_path_factory, torch_env):
         tags[tag] = [
             torch_index.shaped_wheel(wheels, "torch", t, {
                 "torch/__init__.py": TORCH.format(version=t, real=real, cuda=cuda),
-                "torch/version.py": f"__version__ = {t!r}\ncuda = {cuda!r}\n"}),
+                "torch/version.py": f"__version__ = {t!r}\ncuda = {cuda!r}\n",
+                # one file only this build has: the real builds' file lists differ from one CUDA to the next
+                f"torch/_build_{tag}.py": f"TAG = {tag!r}\n"}),
             torch_index.shaped_wheel(wheels, "torchvision", f"{vision}+{tag}",
                                      {"torchvision/__init__.py": f"__version__ = '{vision}+{tag}'\n"},
                                      [f"torch=={torch}"]),
@@ -235,3 +237,107 @@ def test_torch_set_killed_before_or_after_pip_then_undone(cu130_env, cli_env, in
     assert "Put back" in u.stdout, u.stdout + u.stderr
     journal_dir = str(cu130_env / "etc" / "cudaswitch" / "fix")
     assert {p: v for p, v in snapshot(cu130_env).items() if not p.startswith(journal_dir)} == broken
+
+
+CU130 = ("torch-2.12.1+cu130.dist-info", "torchvision-0.27.1+cu130.dist-info", "torchaudio-2.11.0+cu130.dist-info")
+CU126 = ("torch-2.14.1+cu126.dist-info", "torchvision-0.29.1+cu126.dist-info", "torchaudio-2.11.0+cu126.dist-info")
+
+
+def _in_the_middle(site, point):
+    """What the kill left, as pip's own work had it at that point (so the kill is known to have landed there)."""
+    infos = {p.name for p in site.iterdir() if p.name.endswith(".dist-info")}
+    if point in ("uninstalled:1", "writing:1"):  # the old torch moved aside, nothing of the new one's dist-info
+        return not infos & {CU130[0], CU126[0]} and CU130[1] in infos
+    if point == "writing:4":  # the new torch's files in, its dist-info half-written: no RECORD yet
+        return CU126[0] in infos and not (site / CU126[0] / "RECORD").exists() and CU130[1] in infos
+    n = int(point.split(":")[1])  # installed:n: the first n of the set are the new ones, the rest the old
+    return {CU126[0], CU126[1]}.issubset(infos) == (n == 2) and CU126[0] in infos and CU130[2] in infos
+
+
+@pytest.mark.parametrize("point", ["uninstalled:1", "writing:1", "writing:4", "installed:1", "installed:2"])
+def test_torch_set_killed_inside_pip_then_undone(cu130_env, cli_env, index, point):
+    """SIGKILL of cudaswitch and pip together at a point of pip's own work (tests/fix/pip_kill.py): after it moved
+    the old torch aside, half-way through a file of the new one, with its dist-info half-written, after the new
+    torch is in but torchvision still the old one, after two of the three. The journal is pending: the next --fix
+    refuses, --undo (without the index) gives the cu130 set back byte for byte, RECORD hashes as before, and
+    nothing of pip's half-done work (the old torch it had moved aside, the new build's own files) is left."""
+    import pip_kill
+    from test_fix_packages import record_mismatches
+
+    env = dict(cli_env, CUDASWITCH_TORCH_INDEX=index)
+    site = envs.site_packages(cu130_env)
+    name, n = point.split(":")
+    pip_kill.arm(site, name, int(n))
+    broken = snapshot(cu130_env)
+    hashes = {d: record_mismatches(site, d) for d in CU130}
+    killed = run_cli(["doctor", "-p", cu130_env, "--fix", "--yes"], env, process=True)  # pip kills this process
+    assert killed.returncode == -9, killed.stdout + killed.stderr
+    assert _in_the_middle(site, point), sorted(p.name for p in site.iterdir())
+    again = run_cli(["doctor", "-p", cu130_env, "--fix", "--yes"], env)
+    assert again.returncode == 2 and "was interrupted" in again.stderr, again.stdout + again.stderr
+    u = run_cli(["doctor", "-p", cu130_env, "--undo"], dict(env, CUDASWITCH_TORCH_INDEX="http://127.0.0.1:9/whl"))
+    assert "Put back" in u.stdout, u.stdout + u.stderr
+    assert snapshot(cu130_env) == broken
+    assert {d: record_mismatches(site, d) for d in CU130} == hashes
+
+
+def test_pip_killed_alone_half_way_cudaswitch_puts_it_back(cu130_env, cli_env, index):
+    """pip alone dies half-way through the new torch's dist-info (the OOM killer, a kill of pip's pid): cudaswitch
+    sees it, puts the cu130 set back itself from the journal and says so; nothing is pending."""
+    import pip_kill
+    from test_fix_packages import record_mismatches
+
+    env = dict(cli_env, CUDASWITCH_TORCH_INDEX=index)
+    site = envs.site_packages(cu130_env)
+    pip_kill.arm(site, "writing", 4, alone=True)
+    broken = snapshot(cu130_env)
+    hashes = {d: record_mismatches(site, d) for d in CU130}
+    r = run_cli(["doctor", "-p", cu130_env, "--fix", "--yes"], env)
+    assert r.returncode == 1 and "pip exited -9" in r.stderr and "was put back" in r.stderr, r.stdout + r.stderr
+    assert snapshot(cu130_env) == broken
+    assert {d: record_mismatches(site, d) for d in CU130} == hashes
+
+
+def test_a_pending_journal_owning_a_folder_outside_the_site_is_refused(cu130_env, cli_env, index, tmp_path):
+    """The journal lies in the environment: one whose `owned` folder climbs out of the site (where undo would remove
+    whatever it did not list) is refused in one line, that folder untouched; the real one then undoes."""
+    import pip_kill
+
+    env = dict(cli_env, CUDASWITCH_TORCH_INDEX=index)
+    site = envs.site_packages(cu130_env)
+    pip_kill.arm(site, "uninstalled", 1)
+    broken = snapshot(cu130_env)
+    killed = run_cli(["doctor", "-p", cu130_env, "--fix", "--yes"], env, process=True)
+    assert killed.returncode == -9, killed.stdout + killed.stderr
+    path = cu130_env / "etc" / "cudaswitch" / "fix" / "journal.json"
+    real = path.read_text()
+    data = json.loads(real)
+    data["packages"][0]["owned"].append("../../../..")
+    path.write_text(json.dumps(data))
+    kept = snapshot(cu130_env.parent)
+    r = run_cli(["doctor", "-p", cu130_env, "--undo"], env)
+    assert r.returncode != 0 and "is not a journal cudaswitch wrote" in r.stderr, r.stdout + r.stderr
+    assert snapshot(cu130_env.parent) == kept
+    path.write_text(real)
+    assert "Put back" in run_cli(["doctor", "-p", cu130_env, "--undo"], env).stdout
+    assert snapshot(cu130_env) == broken
+
+
+def test_user_site_removal_with_pip_killed_half_way_is_put_back(user_site_env, cli_env, index):
+    """The `remove` way, pip killed after it moved the user-site torch aside (`~orch`) and before it deleted it: the
+    user site comes back byte for byte, without pip's moved-aside copy, RECORD hashes as before."""
+    import pty
+
+    import pip_kill
+    from test_fix_packages import record_mismatches
+
+    env = dict(cli_env, CUDASWITCH_TORCH_INDEX=index)
+    home = Path(cli_env["HOME"])
+    (user,) = home.glob(".local/lib/python*/site-packages")
+    pip_kill.arm(envs.site_packages(user_site_env), "uninstalled", 1, alone=True)
+    broken = snapshot(user_site_env, home)
+    hashes = {d: record_mismatches(user, d) for d in CU130}
+    out = run_in_terminal(["doctor", "-p", str(user_site_env), "--fix"], env, ["remove", "y"], pty)
+    assert "pip exited -9" in out and "was put back" in out, out
+    assert snapshot(user_site_env, home) == broken
+    assert {d: record_mismatches(user, d) for d in CU130} == hashes

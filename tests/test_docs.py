@@ -24,6 +24,7 @@ GUIDE = DOCS / "guide"
 PLACEHOLDER = "/tmp/demo"
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00")  # the moment a command ran: any moment
 MARKER = re.compile(r"^<!-- output: ([\w-]+) -->$")
+EXAMPLE = re.compile(r"^<!-- example: [^<>]+ -->$")  # a transcript no machine without it can replay: says what it needs
 
 
 def _user_pages():
@@ -100,7 +101,31 @@ def _pipenv(folder: Path) -> dict:
     return env
 
 
-SCENARIOS = {"demo": _demo, "clusters": _clusters, "pipenv": _pipenv}
+def _shell(folder: Path) -> dict:
+    """A real shell's view, no CUDASWITCH_FS_ROOT (the shell runs what the hooks put on PATH): NVIDIA's CUDA 12.9
+    (tests/cudatrees.py, its `bin/nvcc` the real ptxas, which prints nvcc's release lines) at
+    /tmp/demo/cuda/cuda-12.9, an activated conda environment /tmp/demo/envs/torch. Its transcripts name the toolkit
+    by its folder, so the machine's own toolkits (which this scenario does not hide) play no part."""
+    cudatrees.cuda_12_9(folder / "cuda" / "cuda-12.9")
+    make_env(folder / "envs" / "torch")
+    return {"PATH": "/usr/bin:/bin", "HOME": str(folder), "LANG": "C.UTF-8", "SHELL": "/bin/bash",
+            "CONDA_PREFIX": str(folder / "envs" / "torch"), "CONDA_DEFAULT_ENV": "torch",
+            "CUDASWITCH_CONFIG": str(folder / "no-config.yaml"), "XDG_DATA_HOME": str(folder / "xdg-data")}
+
+
+def _windows(folder: Path) -> dict:
+    """A Windows machine's drives (CUDASWITCH_OS=windows, CUDASWITCH_FS_ROOT): CUDA 11.8, 12.9 and 13.0 in the
+    installer's layout from NVIDIA's real win_amd64 wheels, no version.json, and cuDNN 9.10 for CUDA 12.9 as NVIDIA's
+    exe installer lays it out (tests/cudatrees.py)."""
+    drives = folder / "drives"
+    for version in ("11.8", "12.9", "13.0"):
+        cudatrees.windows_real_toolkit(drives, version)
+    cudatrees.windows_cudnn_installer(drives, cuda="12.9", x64=True)
+    return {"PATH": "/usr/bin:/bin", "HOME": str(folder), "LANG": "C.UTF-8", "CUDASWITCH_FS_ROOT": str(drives),
+            "CUDASWITCH_OS": "windows", "CUDASWITCH_CONFIG": str(folder / "no-config.yaml")}
+
+
+SCENARIOS = {"demo": _demo, "clusters": _clusters, "pipenv": _pipenv, "shell": _shell, "windows": _windows}
 
 
 def _transcript(lines):
@@ -136,7 +161,76 @@ def _run(command: str, env: dict, folder: Path):
     return printed, r.returncode
 
 
+def _plain(command: str) -> bool:
+    """`[VAR=value ...] cudaswitch ... [> /dev/null]`: what the in-process runner (`_run`) replays."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    if words[-2:] == [">", "/dev/null"]:
+        words = words[:-2]
+    while words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=.*", words[0]):
+        words.pop(0)
+    shell = set("|;&<>`$()")
+    return words[:1] == ["cudaswitch"] and not any(set(w) & shell for w in words[1:])
+
+
+def _run_in_bash(commands, env: dict, folder: Path):
+    """The commands of one block in ONE real bash, in order (a shell function `eval "$(cudaswitch init bash)"`
+    defines, a variable `use` sets, stay for the next command), `cudaswitch` being this checkout on PATH; each
+    command's stdout, then its stderr, and its exit status, as `_run` gives them."""
+    import subprocess
+
+    from conftest import cli_on_path
+
+    out = folder / ".runner"
+    out.mkdir()
+    bindir = cli_on_path(out)
+    script = []
+    for k, command in enumerate(commands):
+        script.append(f"{{ {command.replace(PLACEHOLDER, str(folder))}\n}} >{out}/{k}.out 2>{out}/{k}.err; "
+                      f"echo $? >{out}/{k}.rc")
+    env = dict(env, PATH=f"{bindir}:{env['PATH']}", PYTHONPATH=str(REPO))
+    subprocess.run(["bash", "--norc", "--noprofile", "-c", "\n".join(script)], env=env, cwd=folder, check=True,
+                   timeout=300, stdin=subprocess.DEVNULL)
+    relocated = env.get("CUDASWITCH_FS_ROOT")
+    results = []
+    for k in range(len(commands)):
+        err = [ln for ln in (out / f"{k}.err").read_text().splitlines() if not relocated or relocated not in ln]
+        shown = (out / f"{k}.out").read_text().splitlines() + err
+        printed = [TIME.sub("<time>", ln.replace(str(folder), PLACEHOLDER)).rstrip() for ln in shown]
+        results.append((printed, int((out / f"{k}.rc").read_text())))
+    return results
+
+
 BLOCKS = _blocks()
+
+
+def _transcript_blocks():
+    """(file, line, the line before the fence) of every fenced block holding a `$ command` line."""
+    out = []
+    for page in _user_pages():
+        lines = page.read_text(encoding="utf-8").splitlines()
+        i = 0
+        while i < len(lines):
+            if lines[i].lstrip().startswith("```"):
+                end = next(j for j in range(i + 1, len(lines)) if lines[j].lstrip().startswith("```"))
+                if any(ln.lstrip().startswith("$ ") for ln in lines[i + 1:end]):
+                    out.append((page.relative_to(REPO).as_posix(), i + 1, lines[i - 1].strip() if i else ""))
+                i = end + 1
+            else:
+                i += 1
+    return out
+
+
+def test_every_transcript_is_replayed_or_says_what_it_needs():
+    """A reader copies a command and expects what the page shows: every block with `$ ` lines is either replayed
+    (`<!-- output: SCENARIO -->`) or marked `<!-- example: what it needs -->`, so none is left unchecked unseen."""
+    unmarked = [f"{p}:{n}" for p, n, before in _transcript_blocks()
+                if not (MARKER.match(before) or EXAMPLE.match(before))]
+    assert not unmarked, "transcripts without <!-- output: SCENARIO --> or <!-- example: ... -->:\n" + "\n".join(unmarked)
+    examples = [f"{p}:{n}" for p, n, before in _transcript_blocks() if EXAMPLE.match(before)]
+    assert len(examples) <= len(BLOCKS), examples  # replaying is the rule, an example the exception
 
 
 @pytest.mark.parametrize("page,line,scenario,text", BLOCKS, ids=[f"{p}:{n}" for p, n, _, _ in BLOCKS])
@@ -145,8 +239,12 @@ def test_a_marked_output_block_is_what_the_commands_print_now(page, line, scenar
     folder = tmp_path / "demo"
     folder.mkdir()
     env = SCENARIOS[scenario](folder)
-    for command, expected, status in _transcript(text):
-        printed, code = _run(command, env, folder)
+    steps = _transcript(text)
+    if all(_plain(command) for command, _, _ in steps):
+        results = [_run(command, env, folder) for command, _, _ in steps]
+    else:
+        results = _run_in_bash([command for command, _, _ in steps], env, folder)
+    for (command, expected, status), (printed, code) in zip(steps, results):
         assert [TIME.sub("<time>", e).rstrip() for e in expected] == printed, \
             f"{page}:{line}: `{command}` prints now:\n" + "\n".join(printed)
         assert code == status, f"{page}:{line}: `{command}` exits {code}, the page says {status}"
@@ -167,6 +265,22 @@ def test_the_transcript_check_sees_a_changed_line(tmp_path):
     assert (printed, code) == (["/usr/local/cuda-11.8"], 0)
     printed, code = _run(f"LANG=zh_CN.UTF-8 cudaswitch which 10.2 -p {PLACEHOLDER}/envs", env, folder)
     assert code == 2 and printed != ["/usr/local/cuda-11.8"]
+
+
+def test_the_shell_replay_keeps_the_shell_and_sees_a_changed_line(tmp_path):
+    """A block with a pipe, `;` or `eval` runs in one real bash: the function `init` defines and the variables `use`
+    sets reach the next command, each command's own output and status are told apart, and a difference shows."""
+    folder = tmp_path / "demo"
+    folder.mkdir()
+    env = _shell(folder)
+    assert not _plain('echo "$CUDA_HOME"') and not _plain("cudaswitch run 12.9 -- nvcc --version | tail -1")
+    assert _plain("LANG=C cudaswitch which 12.9 > /dev/null")
+    results = _run_in_bash(['eval "$(cudaswitch init bash)"',
+                            f"cudaswitch use {PLACEHOLDER}/cuda/cuda-12.9 --no-smoke --no-verify > /dev/null",
+                            'echo "CUDA_HOME=$CUDA_HOME"', "sh -c 'echo to-stderr >&2; exit 3'"], env, folder)
+    assert results[0] == ([], 0) and results[1] == ([], 0)
+    assert results[2] == ([f"CUDA_HOME={PLACEHOLDER}/cuda/cuda-12.9"], 0)  # not the path's unchanged default
+    assert results[3] == (["to-stderr"], 3)
 
 
 # ---- English and Chinese pages -----------------------------------------------------------------------------------

@@ -104,12 +104,13 @@ def _pipenv(folder: Path) -> dict:
 def _shell(folder: Path) -> dict:
     """A real shell's view, no CUDASWITCH_FS_ROOT (the shell runs what the hooks put on PATH): NVIDIA's CUDA 12.9
     (tests/cudatrees.py, its `bin/nvcc` the real ptxas, which prints nvcc's release lines) at
-    /tmp/demo/cuda/cuda-12.9, an activated conda environment /tmp/demo/envs/torch. Its transcripts name the toolkit
-    by its folder, so the machine's own toolkits (which this scenario does not hide) play no part."""
+    /tmp/demo/cuda/cuda-12.9 on CUDASWITCH_SEARCH_PATH, an activated conda environment /tmp/demo/envs/torch. The
+    machine's own toolkits stay hidden (tests/seams.py's SUITE_MACHINE_ROOT, as for every command of the suite)."""
     cudatrees.cuda_12_9(folder / "cuda" / "cuda-12.9")
     make_env(folder / "envs" / "torch")
     return {"PATH": "/usr/bin:/bin", "HOME": str(folder), "LANG": "C.UTF-8", "SHELL": "/bin/bash",
             "CONDA_PREFIX": str(folder / "envs" / "torch"), "CONDA_DEFAULT_ENV": "torch",
+            "CUDASWITCH_SEARCH_PATH": str(folder / "cuda"),
             "CUDASWITCH_CONFIG": str(folder / "no-config.yaml"), "XDG_DATA_HOME": str(folder / "xdg-data")}
 
 
@@ -276,7 +277,7 @@ def test_the_shell_replay_keeps_the_shell_and_sees_a_changed_line(tmp_path):
     assert not _plain('echo "$CUDA_HOME"') and not _plain("cudaswitch run 12.9 -- nvcc --version | tail -1")
     assert _plain("LANG=C cudaswitch which 12.9 > /dev/null")
     results = _run_in_bash(['eval "$(cudaswitch init bash)"',
-                            f"cudaswitch use {PLACEHOLDER}/cuda/cuda-12.9 --no-smoke --no-verify > /dev/null",
+                            "cudaswitch use 12.9 --no-smoke --no-verify > /dev/null",
                             'echo "CUDA_HOME=$CUDA_HOME"', "sh -c 'echo to-stderr >&2; exit 3'"], env, folder)
     assert results[0] == ([], 0) and results[1] == ([], 0)
     assert results[2] == ([f"CUDA_HOME={PLACEHOLDER}/cuda/cuda-12.9"], 0)  # not the path's unchanged default

@@ -126,7 +126,13 @@ def _windows(folder: Path) -> dict:
             "CUDASWITCH_OS": "windows", "CUDASWITCH_CONFIG": str(folder / "no-config.yaml")}
 
 
-SCENARIOS = {"demo": _demo, "clusters": _clusters, "pipenv": _pipenv, "shell": _shell, "windows": _windows}
+def _copies(folder: Path) -> dict:
+    """The shell scenario with a second copy of the same CUDA 12.9 at /tmp/demo/cuda/cuda-12.9-lab."""
+    cudatrees.cuda_12_9(folder / "cuda" / "cuda-12.9-lab")
+    return _shell(folder)
+
+
+SCENARIOS = {"copies": _copies, "demo": _demo, "clusters": _clusters, "pipenv": _pipenv, "shell": _shell, "windows": _windows}
 
 
 def _transcript(lines):
@@ -146,7 +152,7 @@ def _transcript(lines):
 
 
 def _run(command: str, env: dict, folder: Path):
-    words = shlex.split(command.replace(PLACEHOLDER, str(folder)))
+    words = shlex.split(command.replace(PLACEHOLDER, str(folder)), comments=True)  # `# why` ends a line
     quiet = words[-2:] == [">", "/dev/null"]
     words = words[:-2] if quiet else words
     env = dict(env)
@@ -155,8 +161,9 @@ def _run(command: str, env: dict, folder: Path):
         env[name] = value
     assert words[:1] == ["cudaswitch"], f"not a cudaswitch command: {command}"
     r = run_cli(words[1:], env=env)
-    relocated = str(Path(env["CUDASWITCH_FS_ROOT"]))
-    err = [ln for ln in r.stderr.splitlines() if relocated not in ln]  # the note every command prints under FS_ROOT
+    relocated = env.get("CUDASWITCH_FS_ROOT")
+    # the note every command prints under FS_ROOT
+    err = [ln for ln in r.stderr.splitlines() if not relocated or str(Path(relocated)) not in ln]
     shown = ([] if quiet else r.stdout.splitlines()) + err
     printed = [TIME.sub("<time>", ln.replace(str(folder), PLACEHOLDER)).rstrip() for ln in shown]
     return printed, r.returncode
@@ -165,7 +172,7 @@ def _run(command: str, env: dict, folder: Path):
 def _plain(command: str) -> bool:
     """`[VAR=value ...] cudaswitch ... [> /dev/null]`: what the in-process runner (`_run`) replays."""
     try:
-        words = shlex.split(command)
+        words = shlex.split(command, comments=True)
     except ValueError:
         return False
     if words[-2:] == [">", "/dev/null"]:

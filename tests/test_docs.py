@@ -132,7 +132,39 @@ def _copies(folder: Path) -> dict:
     return _shell(folder)
 
 
-SCENARIOS = {"copies": _copies, "demo": _demo, "clusters": _clusters, "pipenv": _pipenv, "shell": _shell, "windows": _windows}
+def _workstation(folder: Path) -> dict:
+    """A Linux `/` (CUDASWITCH_FS_ROOT) whose CUDA 13.0 was assembled from NVIDIA's cu13 wheels (their files and
+    dist-info folders, no version.json) at /usr/local/cuda-13.0, with the `/usr/local/cuda` link and a two-line
+    wrapper script `/usr/local/bin/nvcc` on PATH; the demo's CUDA 11.8 and 12.9 lie in /tmp/demo, for
+    CUDASWITCH_SEARCH_PATH."""
+    import nvidia_wheels as nw
+
+    root = folder / "root"
+    cuda = root / "usr" / "local" / "cuda-13.0"
+    for spec in nw.TOOLKIT_13_0:
+        wheel = nw.extracted(spec)
+        cudatrees._copytree(wheel / "nvidia" / "cu13", cuda)
+        for info in wheel.glob("*.dist-info"):
+            cudatrees._copytree(info, cuda / "dist-info" / info.name)
+    (cuda / "lib64").symlink_to("lib")
+    (root / "usr" / "local" / "cuda").symlink_to("cuda-13.0")
+    (root / "usr" / "local" / "bin").mkdir()
+    wrapper = root / "usr" / "local" / "bin" / "nvcc"
+    wrapper.write_text('#!/bin/sh\nexec /usr/local/cuda-13.0/bin/nvcc "$@"\n')
+    wrapper.chmod(0o755)
+    here = root / "tmp" / "demo"  # the page's /tmp/demo, literally (AS_WRITTEN)
+    cudatrees.cuda_11_8(here / "cuda-11.8")
+    cudatrees.cuda_12_9(here / "cuda-12.9")
+    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(folder), "LANG": "C.UTF-8",
+            "CUDASWITCH_FS_ROOT": str(root), "CUDASWITCH_CONFIG": str(folder / "no-config.yaml")}
+
+
+# scenarios whose /tmp/demo is that folder of their own `/` (CUDASWITCH_FS_ROOT): the text is run as written, so a
+# table's columns line up as on the page (a longer real folder would widen them)
+AS_WRITTEN = {"workstation"}
+
+SCENARIOS = {"copies": _copies, "demo": _demo, "clusters": _clusters, "pipenv": _pipenv, "shell": _shell, "windows": _windows,
+             "workstation": _workstation}
 
 
 def _transcript(lines):
@@ -249,7 +281,8 @@ def test_a_marked_output_block_is_what_the_commands_print_now(page, line, scenar
     env = SCENARIOS[scenario](folder)
     steps = _transcript(text)
     if all(_plain(command) for command, _, _ in steps):
-        results = [_run(command, env, folder) for command, _, _ in steps]
+        results = [_run(command, env, Path(PLACEHOLDER) if scenario in AS_WRITTEN else folder)
+                   for command, _, _ in steps]
     else:
         results = _run_in_bash([command for command, _, _ in steps], env, folder)
     for (command, expected, status), (printed, code) in zip(steps, results):

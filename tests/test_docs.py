@@ -159,12 +159,22 @@ def _workstation(folder: Path) -> dict:
             "CUDASWITCH_FS_ROOT": str(root), "CUDASWITCH_CONFIG": str(folder / "no-config.yaml")}
 
 
+def _workstation_torch(folder: Path) -> dict:
+    """The workstation and an environment /tmp/demo/envs/cu130 (a path of this machine, as `-p` takes it) holding
+    the files by which the PyPI wheel of torch 2.14.1 (CUDA 13.0) identifies itself."""
+    from torch_wheel_files import cuda_torch_env
+
+    env = _workstation(folder)
+    cuda_torch_env(folder / "envs" / "cu130")
+    return env
+
+
 # scenarios whose /tmp/demo is that folder of their own `/` (CUDASWITCH_FS_ROOT): the text is run as written, so a
 # table's columns line up as on the page (a longer real folder would widen them)
 AS_WRITTEN = {"workstation"}
 
 SCENARIOS = {"copies": _copies, "demo": _demo, "clusters": _clusters, "pipenv": _pipenv, "shell": _shell, "windows": _windows,
-             "workstation": _workstation}
+             "workstation": _workstation, "workstation-torch": _workstation_torch}
 
 
 def _transcript(lines):
@@ -181,6 +191,15 @@ def _transcript(lines):
             else:
                 steps[-1][1].append(line)
     return steps
+
+
+def _same(expected, printed) -> bool:
+    """Line for line, where a line `...` on the page stands for any lines (none included) the page leaves out."""
+    if not expected:
+        return not printed
+    if expected[0] == "...":
+        return any(_same(expected[1:], printed[k:]) for k in range(len(printed) + 1))
+    return bool(printed) and expected[0] == printed[0] and _same(expected[1:], printed[1:])
 
 
 def _run(command: str, env: dict, folder: Path):
@@ -286,7 +305,7 @@ def test_a_marked_output_block_is_what_the_commands_print_now(page, line, scenar
     else:
         results = _run_in_bash([command for command, _, _ in steps], env, folder)
     for (command, expected, status), (printed, code) in zip(steps, results):
-        assert [TIME.sub("<time>", e).rstrip() for e in expected] == printed, \
+        assert _same([TIME.sub("<time>", e).rstrip() for e in expected], printed), \
             f"{page}:{line}: `{command}` prints now:\n" + "\n".join(printed)
         assert code == status, f"{page}:{line}: `{command}` exits {code}, the page says {status}"
 
@@ -306,6 +325,15 @@ def test_the_transcript_check_sees_a_changed_line(tmp_path):
     assert (printed, code) == (["/usr/local/cuda-11.8"], 0)
     printed, code = _run(f"LANG=zh_CN.UTF-8 cudaswitch which 10.2 -p {PLACEHOLDER}/envs", env, folder)
     assert code == 2 and printed != ["/usr/local/cuda-11.8"]
+
+
+def test_a_left_out_part_stands_for_lines_but_the_lines_shown_must_be_there():
+    printed = ["smoke test: torch", "  python 3.11", "  torch 2.13.0", "result: PASS"]
+    assert _same(["smoke test: torch", "...", "result: PASS"], printed)
+    assert _same(["...", "result: PASS"], printed) and _same(printed + ["..."], printed)
+    assert not _same(["smoke test: torch", "...", "result: FAIL"], printed)
+    assert not _same(["smoke test: torch", "...", "  torch 2.14.1", "...", "result: PASS"], printed)
+    assert not _same(["smoke test: torch", "result: PASS"], printed)  # no line is skipped unless the page says so
 
 
 def test_the_shell_replay_keeps_the_shell_and_sees_a_changed_line(tmp_path):

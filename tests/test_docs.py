@@ -169,12 +169,37 @@ def _workstation_torch(folder: Path) -> dict:
     return env
 
 
+def _workstation_cpu(folder: Path) -> dict:
+    """The workstation with the loader pin its installer left (`/etc/ld.so.conf.d/zz-cuda-13-0.conf`, as on the
+    machine it was copied from) and an environment /tmp/demo/envs/torch holding the real CPU build torch 2.13.0's
+    identity files (torch/version.py, its dist-info), copied from the suite's real torch environment."""
+    import shutil
+
+    sys.path.insert(0, str(REPO / "tests" / "fake_torch"))
+    try:
+        import envs
+    finally:
+        sys.path.remove(str(REPO / "tests" / "fake_torch"))
+    env = _workstation(folder)
+    conf = Path(env["CUDASWITCH_FS_ROOT"]) / "etc" / "ld.so.conf.d"
+    conf.mkdir(parents=True)
+    (conf / "zz-cuda-13-0.conf").write_text("/usr/local/cuda-13.0/lib\n")
+    real = envs.torch_venv() / "lib" / "python3.11" / "site-packages"
+    site = make_env(folder / "envs" / "torch") / "lib" / "python3.11" / "site-packages"
+    (site / "torch").mkdir(parents=True)
+    shutil.copy2(real / "torch" / "version.py", site / "torch" / "version.py")
+    for info in real.glob("torch-*.dist-info"):
+        shutil.copytree(info, site / info.name)
+    return env
+
+
 # scenarios whose /tmp/demo is that folder of their own `/` (CUDASWITCH_FS_ROOT): the text is run as written, so a
 # table's columns line up as on the page (a longer real folder would widen them)
 AS_WRITTEN = {"workstation"}
 
 SCENARIOS = {"copies": _copies, "demo": _demo, "clusters": _clusters, "pipenv": _pipenv, "shell": _shell, "windows": _windows,
-             "workstation": _workstation, "workstation-torch": _workstation_torch}
+             "workstation": _workstation, "workstation-torch": _workstation_torch,
+             "workstation-cpu": _workstation_cpu}
 
 
 def _transcript(lines):

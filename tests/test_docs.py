@@ -160,12 +160,15 @@ def _workstation(folder: Path) -> dict:
 
 
 def _workstation_torch(folder: Path) -> dict:
-    """The workstation and an environment /tmp/demo/envs/cu130 (a path of this machine, as `-p` takes it) holding
-    the files by which the PyPI wheel of torch 2.14.1 (CUDA 13.0) identifies itself."""
+    """The workstation and environments (paths of this machine, as `-p` takes them) holding the files by which the
+    PyPI wheels of torch identify themselves: /tmp/demo/envs/cu130 and torch214 torch 2.14.1 (CUDA 13.0),
+    /tmp/demo/envs/flash torch 2.15.0 (CUDA 13.2)."""
     from torch_wheel_files import cuda_torch_env
 
     env = _workstation(folder)
     cuda_torch_env(folder / "envs" / "cu130")
+    cuda_torch_env(folder / "envs" / "torch214")
+    cuda_torch_env(folder / "envs" / "flash", "torch==2.15.0")
     return env
 
 
@@ -219,10 +222,11 @@ def _transcript(lines):
 
 
 def _same(expected, printed) -> bool:
-    """Line for line, where a line `...` on the page stands for any lines (none included) the page leaves out."""
+    """Line for line, where a line `...` (indented or not) on the page stands for any lines, none included, that
+    the page leaves out."""
     if not expected:
         return not printed
-    if expected[0] == "...":
+    if expected[0].strip() == "...":
         return any(_same(expected[1:], printed[k:]) for k in range(len(printed) + 1))
     return bool(printed) and expected[0] == printed[0] and _same(expected[1:], printed[1:])
 
@@ -356,6 +360,7 @@ def test_a_left_out_part_stands_for_lines_but_the_lines_shown_must_be_there():
     printed = ["smoke test: torch", "  python 3.11", "  torch 2.13.0", "result: PASS"]
     assert _same(["smoke test: torch", "...", "result: PASS"], printed)
     assert _same(["...", "result: PASS"], printed) and _same(printed + ["..."], printed)
+    assert _same(["smoke test: torch", "  ...", "result: PASS"], printed)
     assert not _same(["smoke test: torch", "...", "result: FAIL"], printed)
     assert not _same(["smoke test: torch", "...", "  torch 2.14.1", "...", "result: PASS"], printed)
     assert not _same(["smoke test: torch", "result: PASS"], printed)  # no line is skipped unless the page says so

@@ -200,9 +200,19 @@ def _workstation_cpu(folder: Path) -> dict:
 # table's columns line up as on the page (a longer real folder would widen them)
 AS_WRITTEN = {"workstation"}
 
+def _wheelhouse(folder: Path) -> dict:
+    """The shell scenario where pip takes NVIDIA's CUDA 13.0 wheels from a folder of them (the suite's wheel cache,
+    through pip's own PIP_NO_INDEX / PIP_FIND_LINKS), as they would come from the index."""
+    import nvidia_wheels as nw
+
+    for spec in nw.TOOLKIT_13_0:
+        nw.wheel(spec)
+    return dict(_shell(folder), PIP_NO_INDEX="1", PIP_FIND_LINKS=str(nw.cache_dir() / "wheels"))
+
+
 SCENARIOS = {"copies": _copies, "demo": _demo, "clusters": _clusters, "pipenv": _pipenv, "shell": _shell, "windows": _windows,
              "workstation": _workstation, "workstation-torch": _workstation_torch,
-             "workstation-cpu": _workstation_cpu}
+             "workstation-cpu": _workstation_cpu, "wheelhouse": _wheelhouse}
 
 
 def _transcript(lines):

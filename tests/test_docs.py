@@ -4,9 +4,12 @@ file of this repository, the command reference covers every command, and no user
 
 A block marked real output is a transcript right after the line `<!-- output: SCENARIO -->`: `$ command` lines, each
 followed by what it prints (stdout, then stderr) and, when it is not 0, `(exit N)`; a command ending in `> /dev/null`
-shows only its stderr. The test builds the scenario (below), runs each command through the real CLI and compares
-line for line; `/tmp/demo` in the text stands for the scenario's folder, and a time (`2026-11-30T00:11:02+00:00`,
-when `use` chose) stands for any time.
+shows only its stderr, and a line `...` stands for lines the page leaves out. The test builds the scenario (below),
+runs each command through the real CLI and compares line for line; `/tmp/demo` in the text stands for the scenario's
+folder, and a time (`2026-11-30T00:11:02+00:00`, when `use` chose) stands for any time. A block whose commands are
+all `[VAR=value ...] cudaswitch ...` runs in-process; one with anything else (a pipe, `;`, `eval "$(cudaswitch init
+bash)"`, `echo`) runs in one real bash, with this checkout's `cudaswitch` on PATH. Every block with `$ ` lines carries
+that marker or `<!-- example: what it needs -->` (a GPU, conda, a download): none goes unchecked unseen.
 """
 
 import re

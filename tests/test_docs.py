@@ -4,9 +4,12 @@ file of this repository, the command reference covers every command, and no user
 
 A block marked real output is a transcript right after the line `<!-- output: SCENARIO -->`: `$ command` lines, each
 followed by what it prints (stdout, then stderr) and, when it is not 0, `(exit N)`; a command ending in `> /dev/null`
-shows only its stderr. The test builds the scenario (below), runs each command through the real CLI and compares
-line for line; `/tmp/demo` in the text stands for the scenario's folder, and a time (`2026-11-30T00:11:02+00:00`,
-when `use` chose) stands for any time.
+shows only its stderr, and a line `...` stands for lines the page leaves out. The test builds the scenario (below),
+runs each command through the real CLI and compares line for line; `/tmp/demo` in the text stands for the scenario's
+folder, and a time (`2026-11-30T00:11:02+00:00`, when `use` chose) stands for any time. A block whose commands are
+all `[VAR=value ...] cudaswitch ...` runs in-process; one with anything else (a pipe, `;`, `eval "$(cudaswitch init
+bash)"`, `echo`) runs in one real bash, with this checkout's `cudaswitch` on PATH. Every block with `$ ` lines carries
+that marker or `<!-- example: what it needs -->` (a GPU, conda, a download): none goes unchecked unseen.
 """
 
 import re
@@ -24,6 +27,7 @@ GUIDE = DOCS / "guide"
 PLACEHOLDER = "/tmp/demo"
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00")  # the moment a command ran: any moment
 MARKER = re.compile(r"^<!-- output: ([\w-]+) -->$")
+EXAMPLE = re.compile(r"^<!-- example: [^<>]+ -->$")  # a transcript no machine without it can replay: says what it needs
 
 
 def _user_pages():
@@ -100,7 +104,118 @@ def _pipenv(folder: Path) -> dict:
     return env
 
 
-SCENARIOS = {"demo": _demo, "clusters": _clusters, "pipenv": _pipenv}
+def _shell(folder: Path) -> dict:
+    """A real shell's view, no CUDASWITCH_FS_ROOT (the shell runs what the hooks put on PATH): NVIDIA's CUDA 12.9
+    (tests/cudatrees.py, its `bin/nvcc` the real ptxas, which prints nvcc's release lines) at
+    /tmp/demo/cuda/cuda-12.9 on CUDASWITCH_SEARCH_PATH, an activated conda environment /tmp/demo/envs/torch. The
+    machine's own toolkits stay hidden (tests/seams.py's SUITE_MACHINE_ROOT, as for every command of the suite)."""
+    cudatrees.cuda_12_9(folder / "cuda" / "cuda-12.9")
+    make_env(folder / "envs" / "torch")
+    return {"PATH": "/usr/bin:/bin", "HOME": str(folder), "LANG": "C.UTF-8", "SHELL": "/bin/bash",
+            "CONDA_PREFIX": str(folder / "envs" / "torch"), "CONDA_DEFAULT_ENV": "torch",
+            "CUDASWITCH_SEARCH_PATH": str(folder / "cuda"),
+            "CUDASWITCH_CONFIG": str(folder / "no-config.yaml"), "XDG_DATA_HOME": str(folder / "xdg-data")}
+
+
+def _windows(folder: Path) -> dict:
+    """A Windows machine's drives (CUDASWITCH_OS=windows, CUDASWITCH_FS_ROOT): CUDA 11.8, 12.9 and 13.0 in the
+    installer's layout from NVIDIA's real win_amd64 wheels, no version.json, and cuDNN 9.10 for CUDA 12.9 as NVIDIA's
+    exe installer lays it out (tests/cudatrees.py)."""
+    drives = folder / "drives"
+    for version in ("11.8", "12.9", "13.0"):
+        cudatrees.windows_real_toolkit(drives, version)
+    cudatrees.windows_cudnn_installer(drives, cuda="12.9", x64=True)
+    return {"PATH": "/usr/bin:/bin", "HOME": str(folder), "LANG": "C.UTF-8", "CUDASWITCH_FS_ROOT": str(drives),
+            "CUDASWITCH_OS": "windows", "CUDASWITCH_CONFIG": str(folder / "no-config.yaml")}
+
+
+def _copies(folder: Path) -> dict:
+    """The shell scenario with a second copy of the same CUDA 12.9 at /tmp/demo/cuda/cuda-12.9-lab."""
+    cudatrees.cuda_12_9(folder / "cuda" / "cuda-12.9-lab")
+    return _shell(folder)
+
+
+def _workstation(folder: Path) -> dict:
+    """A Linux `/` (CUDASWITCH_FS_ROOT) whose CUDA 13.0 was assembled from NVIDIA's cu13 wheels (their files and
+    dist-info folders, no version.json) at /usr/local/cuda-13.0, with the `/usr/local/cuda` link and a two-line
+    wrapper script `/usr/local/bin/nvcc` on PATH; the demo's CUDA 11.8 and 12.9 lie in /tmp/demo, for
+    CUDASWITCH_SEARCH_PATH."""
+    import nvidia_wheels as nw
+
+    root = folder / "root"
+    cuda = root / "usr" / "local" / "cuda-13.0"
+    for spec in nw.TOOLKIT_13_0:
+        wheel = nw.extracted(spec)
+        cudatrees._copytree(wheel / "nvidia" / "cu13", cuda)
+        for info in wheel.glob("*.dist-info"):
+            cudatrees._copytree(info, cuda / "dist-info" / info.name)
+    (cuda / "lib64").symlink_to("lib")
+    (root / "usr" / "local" / "cuda").symlink_to("cuda-13.0")
+    (root / "usr" / "local" / "bin").mkdir()
+    wrapper = root / "usr" / "local" / "bin" / "nvcc"
+    wrapper.write_text('#!/bin/sh\nexec /usr/local/cuda-13.0/bin/nvcc "$@"\n')
+    wrapper.chmod(0o755)
+    here = root / "tmp" / "demo"  # the page's /tmp/demo, literally (AS_WRITTEN)
+    cudatrees.cuda_11_8(here / "cuda-11.8")
+    cudatrees.cuda_12_9(here / "cuda-12.9")
+    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(folder), "LANG": "C.UTF-8",
+            "CUDASWITCH_FS_ROOT": str(root), "CUDASWITCH_CONFIG": str(folder / "no-config.yaml")}
+
+
+def _workstation_torch(folder: Path) -> dict:
+    """The workstation and environments (paths of this machine, as `-p` takes them) holding the files by which the
+    PyPI wheels of torch identify themselves: /tmp/demo/envs/cu130 and torch214 torch 2.14.1 (CUDA 13.0),
+    /tmp/demo/envs/flash torch 2.15.0 (CUDA 13.2)."""
+    from torch_wheel_files import cuda_torch_env
+
+    env = _workstation(folder)
+    cuda_torch_env(folder / "envs" / "cu130")
+    cuda_torch_env(folder / "envs" / "torch214")
+    cuda_torch_env(folder / "envs" / "flash", "torch==2.15.0")
+    return env
+
+
+def _workstation_cpu(folder: Path) -> dict:
+    """The workstation with the loader pin its installer left (`/etc/ld.so.conf.d/zz-cuda-13-0.conf`, as on the
+    machine it was copied from) and an environment /tmp/demo/envs/torch holding the real CPU build torch 2.13.0's
+    identity files (torch/version.py, its dist-info), copied from the suite's real torch environment."""
+    import shutil
+
+    sys.path.insert(0, str(REPO / "tests" / "fake_torch"))
+    try:
+        import envs
+    finally:
+        sys.path.remove(str(REPO / "tests" / "fake_torch"))
+    env = _workstation(folder)
+    conf = Path(env["CUDASWITCH_FS_ROOT"]) / "etc" / "ld.so.conf.d"
+    conf.mkdir(parents=True)
+    (conf / "zz-cuda-13-0.conf").write_text("/usr/local/cuda-13.0/lib\n")
+    real = envs.torch_venv() / "lib" / "python3.11" / "site-packages"
+    site = make_env(folder / "envs" / "torch") / "lib" / "python3.11" / "site-packages"
+    (site / "torch").mkdir(parents=True)
+    shutil.copy2(real / "torch" / "version.py", site / "torch" / "version.py")
+    for info in real.glob("torch-*.dist-info"):
+        shutil.copytree(info, site / info.name)
+    return env
+
+
+# scenarios whose /tmp/demo is that folder of their own `/` (CUDASWITCH_FS_ROOT): the text is run as written, so a
+# table's columns line up as on the page (a longer real folder would widen them)
+AS_WRITTEN = {"workstation"}
+
+def _wheelhouse(folder: Path) -> dict:
+    """The shell scenario where pip takes NVIDIA's CUDA 13.0 wheels from a folder of them (the suite's wheel cache,
+    through pip's own PIP_NO_INDEX / PIP_FIND_LINKS), as they would come from the index."""
+    import nvidia_wheels as nw
+
+    for spec in nw.TOOLKIT_13_0:
+        nw.wheel(spec)
+    return dict(_shell(folder), PIP_NO_INDEX="1", PIP_FIND_LINKS=str(nw.cache_dir() / "wheels"))
+
+
+SCENARIOS = {"copies": _copies, "demo": _demo, "clusters": _clusters, "pipenv": _pipenv, "shell": _shell, "windows": _windows,
+             "workstation": _workstation, "workstation-torch": _workstation_torch,
+             "workstation-cpu": _workstation_cpu, "wheelhouse": _wheelhouse}
 
 
 def _transcript(lines):
@@ -119,8 +234,18 @@ def _transcript(lines):
     return steps
 
 
+def _same(expected, printed) -> bool:
+    """Line for line, where a line `...` (indented or not) on the page stands for any lines, none included, that
+    the page leaves out."""
+    if not expected:
+        return not printed
+    if expected[0].strip() == "...":
+        return any(_same(expected[1:], printed[k:]) for k in range(len(printed) + 1))
+    return bool(printed) and expected[0] == printed[0] and _same(expected[1:], printed[1:])
+
+
 def _run(command: str, env: dict, folder: Path):
-    words = shlex.split(command.replace(PLACEHOLDER, str(folder)))
+    words = shlex.split(command.replace(PLACEHOLDER, str(folder)), comments=True)  # `# why` ends a line
     quiet = words[-2:] == [">", "/dev/null"]
     words = words[:-2] if quiet else words
     env = dict(env)
@@ -129,14 +254,84 @@ def _run(command: str, env: dict, folder: Path):
         env[name] = value
     assert words[:1] == ["cudaswitch"], f"not a cudaswitch command: {command}"
     r = run_cli(words[1:], env=env)
-    relocated = str(Path(env["CUDASWITCH_FS_ROOT"]))
-    err = [ln for ln in r.stderr.splitlines() if relocated not in ln]  # the note every command prints under FS_ROOT
+    relocated = env.get("CUDASWITCH_FS_ROOT")
+    # the note every command prints under FS_ROOT
+    err = [ln for ln in r.stderr.splitlines() if not relocated or str(Path(relocated)) not in ln]
     shown = ([] if quiet else r.stdout.splitlines()) + err
     printed = [TIME.sub("<time>", ln.replace(str(folder), PLACEHOLDER)).rstrip() for ln in shown]
     return printed, r.returncode
 
 
+def _plain(command: str) -> bool:
+    """`[VAR=value ...] cudaswitch ... [> /dev/null]`: what the in-process runner (`_run`) replays."""
+    try:
+        words = shlex.split(command, comments=True)
+    except ValueError:
+        return False
+    if words[-2:] == [">", "/dev/null"]:
+        words = words[:-2]
+    while words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=.*", words[0]):
+        words.pop(0)
+    shell = set("|;&<>`$()")
+    return words[:1] == ["cudaswitch"] and not any(set(w) & shell for w in words[1:])
+
+
+def _run_in_bash(commands, env: dict, folder: Path):
+    """The commands of one block in ONE real bash, in order (a shell function `eval "$(cudaswitch init bash)"`
+    defines, a variable `use` sets, stay for the next command), `cudaswitch` being this checkout on PATH; each
+    command's stdout, then its stderr, and its exit status, as `_run` gives them."""
+    import subprocess
+
+    from conftest import cli_on_path
+
+    out = folder / ".runner"
+    out.mkdir()
+    bindir = cli_on_path(out)
+    script = []
+    for k, command in enumerate(commands):
+        script.append(f"{{ {command.replace(PLACEHOLDER, str(folder))}\n}} >{out}/{k}.out 2>{out}/{k}.err; "
+                      f"echo $? >{out}/{k}.rc")
+    env = dict(env, PATH=f"{bindir}:{env['PATH']}", PYTHONPATH=str(REPO))
+    subprocess.run(["bash", "--norc", "--noprofile", "-c", "\n".join(script)], env=env, cwd=folder, check=True,
+                   timeout=300, stdin=subprocess.DEVNULL)
+    relocated = env.get("CUDASWITCH_FS_ROOT")
+    results = []
+    for k in range(len(commands)):
+        err = [ln for ln in (out / f"{k}.err").read_text().splitlines() if not relocated or relocated not in ln]
+        shown = (out / f"{k}.out").read_text().splitlines() + err
+        printed = [TIME.sub("<time>", ln.replace(str(folder), PLACEHOLDER)).rstrip() for ln in shown]
+        results.append((printed, int((out / f"{k}.rc").read_text())))
+    return results
+
+
 BLOCKS = _blocks()
+
+
+def _transcript_blocks():
+    """(file, line, the line before the fence) of every fenced block holding a `$ command` line."""
+    out = []
+    for page in _user_pages():
+        lines = page.read_text(encoding="utf-8").splitlines()
+        i = 0
+        while i < len(lines):
+            if lines[i].lstrip().startswith("```"):
+                end = next(j for j in range(i + 1, len(lines)) if lines[j].lstrip().startswith("```"))
+                if any(ln.lstrip().startswith("$ ") for ln in lines[i + 1:end]):
+                    out.append((page.relative_to(REPO).as_posix(), i + 1, lines[i - 1].strip() if i else ""))
+                i = end + 1
+            else:
+                i += 1
+    return out
+
+
+def test_every_transcript_is_replayed_or_says_what_it_needs():
+    """A reader copies a command and expects what the page shows: every block with `$ ` lines is either replayed
+    (`<!-- output: SCENARIO -->`) or marked `<!-- example: what it needs -->`, so none is left unchecked unseen."""
+    unmarked = [f"{p}:{n}" for p, n, before in _transcript_blocks()
+                if not (MARKER.match(before) or EXAMPLE.match(before))]
+    assert not unmarked, "transcripts without <!-- output: SCENARIO --> or <!-- example: ... -->:\n" + "\n".join(unmarked)
+    examples = [f"{p}:{n}" for p, n, before in _transcript_blocks() if EXAMPLE.match(before)]
+    assert len(examples) <= len(BLOCKS), examples  # replaying is the rule, an example the exception
 
 
 @pytest.mark.parametrize("page,line,scenario,text", BLOCKS, ids=[f"{p}:{n}" for p, n, _, _ in BLOCKS])
@@ -145,9 +340,14 @@ def test_a_marked_output_block_is_what_the_commands_print_now(page, line, scenar
     folder = tmp_path / "demo"
     folder.mkdir()
     env = SCENARIOS[scenario](folder)
-    for command, expected, status in _transcript(text):
-        printed, code = _run(command, env, folder)
-        assert [TIME.sub("<time>", e).rstrip() for e in expected] == printed, \
+    steps = _transcript(text)
+    if all(_plain(command) for command, _, _ in steps):
+        results = [_run(command, env, Path(PLACEHOLDER) if scenario in AS_WRITTEN else folder)
+                   for command, _, _ in steps]
+    else:
+        results = _run_in_bash([command for command, _, _ in steps], env, folder)
+    for (command, expected, status), (printed, code) in zip(steps, results):
+        assert _same([TIME.sub("<time>", e).rstrip() for e in expected], printed), \
             f"{page}:{line}: `{command}` prints now:\n" + "\n".join(printed)
         assert code == status, f"{page}:{line}: `{command}` exits {code}, the page says {status}"
 
@@ -167,6 +367,32 @@ def test_the_transcript_check_sees_a_changed_line(tmp_path):
     assert (printed, code) == (["/usr/local/cuda-11.8"], 0)
     printed, code = _run(f"LANG=zh_CN.UTF-8 cudaswitch which 10.2 -p {PLACEHOLDER}/envs", env, folder)
     assert code == 2 and printed != ["/usr/local/cuda-11.8"]
+
+
+def test_a_left_out_part_stands_for_lines_but_the_lines_shown_must_be_there():
+    printed = ["smoke test: torch", "  python 3.11", "  torch 2.13.0", "result: PASS"]
+    assert _same(["smoke test: torch", "...", "result: PASS"], printed)
+    assert _same(["...", "result: PASS"], printed) and _same(printed + ["..."], printed)
+    assert _same(["smoke test: torch", "  ...", "result: PASS"], printed)
+    assert not _same(["smoke test: torch", "...", "result: FAIL"], printed)
+    assert not _same(["smoke test: torch", "...", "  torch 2.14.1", "...", "result: PASS"], printed)
+    assert not _same(["smoke test: torch", "result: PASS"], printed)  # no line is skipped unless the page says so
+
+
+def test_the_shell_replay_keeps_the_shell_and_sees_a_changed_line(tmp_path):
+    """A block with a pipe, `;` or `eval` runs in one real bash: the function `init` defines and the variables `use`
+    sets reach the next command, each command's own output and status are told apart, and a difference shows."""
+    folder = tmp_path / "demo"
+    folder.mkdir()
+    env = _shell(folder)
+    assert not _plain('echo "$CUDA_HOME"') and not _plain("cudaswitch run 12.9 -- nvcc --version | tail -1")
+    assert _plain("LANG=C cudaswitch which 12.9 > /dev/null")
+    results = _run_in_bash(['eval "$(cudaswitch init bash)"',
+                            "cudaswitch use 12.9 --no-smoke --no-verify > /dev/null",
+                            'echo "CUDA_HOME=$CUDA_HOME"', "sh -c 'echo to-stderr >&2; exit 3'"], env, folder)
+    assert results[0] == ([], 0) and results[1] == ([], 0)
+    assert results[2] == ([f"CUDA_HOME={PLACEHOLDER}/cuda/cuda-12.9"], 0)  # not the path's unchanged default
+    assert results[3] == (["to-stderr"], 3)
 
 
 # ---- English and Chinese pages -----------------------------------------------------------------------------------

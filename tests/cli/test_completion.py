@@ -22,10 +22,14 @@ HERE = Path(__file__).resolve().parent
 HIDE = 'mount -t tmpfs none /usr/local && mount -t tmpfs none /opt && exec "$@"'
 
 
-def _run(argv, env):
+def _run(argv, env, settle: float = 0):
+    """`settle`: seconds to wait between the mounts and the command, so that the fresh empty /usr/local and /opt
+    are older than what the completion cache counts as still changing (a folder changed a moment ago is never kept,
+    and how long Python takes to start must not decide whether a test's TAB is)."""
     if os.geteuid() != 0:
         pytest.skip("hiding /usr/local and /opt needs root (a private mount namespace), as CI has")
-    return subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", HIDE, "sh", *argv], env=env,
+    hide = HIDE.replace("exec", f"sleep {settle} && exec") if settle else HIDE
+    return subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", hide, "sh", *argv], env=env,
                           capture_output=True, text=True, timeout=60)
 
 
@@ -188,14 +192,15 @@ def test_a_toolkit_installed_after_a_tab_is_offered_at_the_next_tab(world):
     (folder / "cuda-11.8").symlink_to(real_trees / "cuda-11.8")
     env = dict(env, CUDASWITCH_SEARCH_PATH=str(folder), MODULEPATH="", COMP_WORDS="cudaswitch use ",
                _CUDASWITCH_COMPLETE="powershell_complete")
-    time.sleep(RACY_NS / 1e9 + 0.05)  # a tree younger than that is never kept
+    settle = RACY_NS / 1e9 + 0.05  # a tree younger than that is never kept
+    time.sleep(settle)
     tab = [sys.executable, "-m", "cudaswitch"]
     env["PYTHONPATH"] = str(HERE.parent.parent)
-    first = _run(tab, env)
+    first = _run(tab, env, settle)
     assert (first.stdout, first.stderr) == ("plain\tauto\nplain\t11.8\nplain\t11.8.89\nplain\tcu118\n", "")
     assert (tmp / "home" / ".cache" / "cudaswitch" / NAME).is_file()
     (folder / "cuda-12.9").symlink_to(real_trees / "cuda-12.9")
-    second = _run(tab, env)
+    second = _run(tab, env, settle)
     assert [ln.split("\t")[1] for ln in second.stdout.splitlines()] == ["auto", "11.8", "11.8.89", "cu118", "12.9",
                                                                          "12.9.1", "cu129"]
 

@@ -6,6 +6,7 @@ when a command took past the harness's time limit on her adversarial-size files.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -287,6 +288,28 @@ def test_a_racing_link_never_runs_her_program_as_root(fresh, door):
     assert audit.take_violations() == []
     # the check saw her link (not a silent pass because nothing looked)
     assert f"{w.her} belongs to" in proc.stdout + proc.stderr, (proc.stdout, proc.stderr)
+
+
+def test_a_tab_as_root_with_her_home_reads_and_writes_no_selector_cache_of_hers(fresh):
+    """The kept selectors (discovery/selector_cache.py) live in the user's cache folder, which is hers when root's
+    HOME is hers: root neither reads the record she planted there (a listing she wrote would decide root's answers)
+    nor writes one of its own, and answers from a discovery of its own."""
+    from cudaswitch.discovery import selector_cache
+
+    w = fresh
+    cache = w.her / ".cache" / "cudaswitch"
+    planted = cache / selector_cache.NAME
+    record = {"format": selector_cache.FORMAT, "env": {}, "extra": {}, "paths": {}, "words": ["her-planted"]}
+    as_user(lambda: (cache.mkdir(parents=True, exist_ok=True), planted.write_text(json.dumps(record))))
+    before = planted.read_bytes()
+    try:
+        proc, reads = _run(w, [], {k: v.format(base=w.base) for k, v in EXTRA_ENV["complete use"].items()})
+        assert "Traceback" not in proc.stderr and w.ran() == [], (w.ran(), proc.stdout, proc.stderr)
+        assert "plain,12.9" in proc.stdout.splitlines() and "her-planted" not in proc.stdout, proc.stdout
+        assert str(planted) not in reads and not w.registered(str(planted)), reads
+        assert sorted(p.name for p in cache.iterdir()) == [selector_cache.NAME] and planted.read_bytes() == before
+    finally:
+        shutil.rmtree(w.her / ".cache" / "cudaswitch", ignore_errors=True)
 
 
 def test_smoke_in_a_root_owned_environment_with_a_python_loads_no_library_of_hers(fresh):

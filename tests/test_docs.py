@@ -4,14 +4,17 @@ file of this repository, the command reference covers every command, and no user
 
 A block marked real output is a transcript right after the line `<!-- output: SCENARIO -->`: `$ command` lines, each
 followed by what it prints (stdout, then stderr) and, when it is not 0, `(exit N)`; a command ending in `> /dev/null`
-shows only its stderr, and a line `...` stands for lines the page leaves out. The test builds the scenario (below),
-runs each command through the real CLI and compares line for line; `/tmp/demo` in the text stands for the scenario's
-folder, and a time (`2026-11-30T00:11:02+00:00`, when `use` chose) stands for any time. A block whose commands are
-all `[VAR=value ...] cudaswitch ...` runs in-process; one with anything else (a pipe, `;`, `eval "$(cudaswitch init
-bash)"`, `echo`) runs in one real bash, with this checkout's `cudaswitch` on PATH. Every block with `$ ` lines carries
-that marker or `<!-- example: what it needs -->` (a GPU, conda, a download): none goes unchecked unseen.
+shows only its stderr, a line `...` stands for lines the page leaves out, and an empty line may set the next command
+apart. The test builds the scenario (below), runs each command through the real CLI and compares line for line;
+`/tmp/demo` in the text stands for the scenario's folder (`/home/li/miniconda3` in the torch scenarios, a user's
+conda base), a time (`2026-11-30T00:11:02+00:00`, when `use` chose) for any time, and a smoke step's seconds and
+GFLOP/s for any number. A block whose commands are all `[VAR=value ...] cudaswitch ...` runs in-process; one with
+anything else (a pipe, `;`, `eval "$(cudaswitch init bash)"`, `echo`) runs in one real bash, with this checkout's
+`cudaswitch` on PATH. Every block with `$ ` lines carries that marker or `<!-- example: what it needs -->` (a GPU,
+conda, a download): none goes unchecked unseen.
 """
 
+import platform
 import re
 import shlex
 import sys
@@ -26,6 +29,10 @@ DOCS = REPO / "docs"
 GUIDE = DOCS / "guide"
 PLACEHOLDER = "/tmp/demo"
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00")  # the moment a command ran: any moment
+# how long a smoke step took and how fast it computed (`matmul     pass  0.3521s on cpu  69.6 GFLOP/s`, in Chinese
+# `0.766 秒，设备 cpu`): any number there, the rest of the line as written
+TIMING = re.compile(r"\b\d+(?:\.\d+)?(?=s on | 秒，设备 | GFLOP/s\b)")
+PYTHON_SHOWN = "3.11.7"  # a torch page's Python: the suite's own (its torch environment's), whichever 3.11 it is
 MARKER = re.compile(r"^<!-- output: ([\w-]+) -->$")
 EXAMPLE = re.compile(r"^<!-- example: [^<>]+ -->$")  # a transcript no machine without it can replay: says what it needs
 
@@ -175,17 +182,23 @@ def _workstation_torch(folder: Path) -> dict:
     return env
 
 
+def _fake_torch():
+    """tests/fake_torch/envs.py: the suite's real torch environment and the environments built around it."""
+    sys.path.insert(0, str(REPO / "tests" / "fake_torch"))
+    try:
+        import envs
+    finally:
+        sys.path.remove(str(REPO / "tests" / "fake_torch"))
+    return envs
+
+
 def _workstation_cpu(folder: Path) -> dict:
     """The workstation with the loader pin its installer left (`/etc/ld.so.conf.d/zz-cuda-13-0.conf`, as on the
     machine it was copied from) and an environment /tmp/demo/envs/torch holding the real CPU build torch 2.13.0's
     identity files (torch/version.py, its dist-info), copied from the suite's real torch environment."""
     import shutil
 
-    sys.path.insert(0, str(REPO / "tests" / "fake_torch"))
-    try:
-        import envs
-    finally:
-        sys.path.remove(str(REPO / "tests" / "fake_torch"))
+    envs = _fake_torch()
     env = _workstation(folder)
     conf = Path(env["CUDASWITCH_FS_ROOT"]) / "etc" / "ld.so.conf.d"
     conf.mkdir(parents=True)
@@ -203,6 +216,54 @@ def _workstation_cpu(folder: Path) -> dict:
 # table's columns line up as on the page (a longer real folder would widen them)
 AS_WRITTEN = {"workstation"}
 
+
+def _no_driver_here():
+    """The torch pages show a machine without an NVIDIA driver: the probe asks the real one (libcuda, in the env's
+    own Python), so a machine with a driver prints another driver line. CI has none."""
+    import ctypes
+
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return
+    pytest.skip("this machine has an NVIDIA driver (libcuda.so.1): the page shows one without")
+
+
+def _plain_env(folder: Path) -> dict:
+    return {"PATH": "/usr/bin:/bin", "HOME": str(folder), "LANG": "C.UTF-8",
+            "CUDASWITCH_CONFIG": str(folder / "no-config.yaml")}
+
+
+def _torch_cpu(folder: Path) -> dict:
+    """A user's conda base (/home/li/miniconda3 on the page) with an environment envs/torch whose own Python imports
+    the real CPU build torch 2.13.0 of the suite's torch environment (tests/fake_torch/envs.py `real_torch_env`),
+    on a machine without an NVIDIA driver."""
+    _no_driver_here()
+    _fake_torch().real_torch_env(folder / "envs", "torch")
+    return _plain_env(folder)
+
+
+def _torch_failures(folder: Path) -> dict:
+    """The same base with one environment per failure, each a real venv holding a fake torch that fails with a real
+    failure's text (tests/fake_torch/texts.py, where each comes from): envs/pytorch raises Windows' WinError 1114 for
+    c10.dll, envs/mkl prints the OpenMP runtime's Error #15 and aborts, with libiomp5md.dll both in the env's
+    Library/bin and in torch's lib; envs/cu124 and envs/rtx5090 import the real CPU torch patched to be torch
+    2.5.1+cu124 on a driver too old for it (torch's own warning) and on an RTX 5090 its build has no kernels for."""
+    _no_driver_here()
+    envs = _fake_torch()
+    base = folder / "envs"
+    envs.fake_import_failure(envs.make_env(base, "pytorch"), "win1114")
+    envs.fake_cuda(envs.make_env(base, "cu124"), "driver_old")
+    mkl = envs.make_env(base, "mkl")
+    envs.fake_import_failure(mkl, "omp15")
+    envs.openmp_files(mkl)
+    envs.fake_cuda(envs.make_env(base, "rtx5090"), "sm120")
+    return _plain_env(folder)
+
+
+# scenarios whose folder stands for a user's conda base, as the pages about torch show it (`/tmp/demo` for the rest)
+AS_USER = {"torch-cpu": "/home/li/miniconda3", "torch-failures": "/home/li/miniconda3"}
+
 def _wheelhouse(folder: Path) -> dict:
     """The shell scenario where pip takes NVIDIA's CUDA 13.0 wheels from a folder of them (the suite's wheel cache,
     through pip's own PIP_NO_INDEX / PIP_FIND_LINKS), as they would come from the index."""
@@ -215,13 +276,16 @@ def _wheelhouse(folder: Path) -> dict:
 
 SCENARIOS = {"copies": _copies, "demo": _demo, "clusters": _clusters, "pipenv": _pipenv, "shell": _shell, "windows": _windows,
              "workstation": _workstation, "workstation-torch": _workstation_torch,
-             "workstation-cpu": _workstation_cpu, "wheelhouse": _wheelhouse}
+             "workstation-cpu": _workstation_cpu, "wheelhouse": _wheelhouse, "torch-cpu": _torch_cpu,
+             "torch-failures": _torch_failures}
 
 
 def _transcript(lines):
     """[(command line, expected output lines, expected exit status)]"""
     steps = []
-    for line in lines:
+    for i, line in enumerate(lines):
+        if not line and lines[i + 1:i + 2] and lines[i + 1].startswith("$ "):
+            continue  # the blank line that sets the next command apart
         if line.startswith("$ "):
             steps.append([line[2:], [], 0])
         else:
@@ -244,8 +308,21 @@ def _same(expected, printed) -> bool:
     return bool(printed) and expected[0] == printed[0] and _same(expected[1:], printed[1:])
 
 
-def _run(command: str, env: dict, folder: Path):
-    words = shlex.split(command.replace(PLACEHOLDER, str(folder)), comments=True)  # `# why` ends a line
+def _normal(line: str) -> str:
+    """A page's or a command's line with what varies from run to run (a moment, a step's timing) made one."""
+    return TIMING.sub("<n>", TIME.sub("<time>", line)).rstrip()
+
+
+def _shown(line: str, folder: Path, placeholder: str) -> str:
+    """A printed line as the page writes it: the scenario's folder is the page's placeholder."""
+    line = line.replace(str(folder), placeholder)
+    if placeholder != PLACEHOLDER:
+        line = line.replace(platform.python_version(), PYTHON_SHOWN)
+    return _normal(line)
+
+
+def _run(command: str, env: dict, folder: Path, placeholder: str = PLACEHOLDER):
+    words = shlex.split(command.replace(placeholder, str(folder)), comments=True)  # `# why` ends a line
     quiet = words[-2:] == [">", "/dev/null"]
     words = words[:-2] if quiet else words
     env = dict(env)
@@ -258,8 +335,7 @@ def _run(command: str, env: dict, folder: Path):
     # the note every command prints under FS_ROOT
     err = [ln for ln in r.stderr.splitlines() if not relocated or str(Path(relocated)) not in ln]
     shown = ([] if quiet else r.stdout.splitlines()) + err
-    printed = [TIME.sub("<time>", ln.replace(str(folder), PLACEHOLDER)).rstrip() for ln in shown]
-    return printed, r.returncode
+    return [_shown(ln, folder, placeholder) for ln in shown], r.returncode
 
 
 def _plain(command: str) -> bool:
@@ -276,7 +352,7 @@ def _plain(command: str) -> bool:
     return words[:1] == ["cudaswitch"] and not any(set(w) & shell for w in words[1:])
 
 
-def _run_in_bash(commands, env: dict, folder: Path):
+def _run_in_bash(commands, env: dict, folder: Path, placeholder: str = PLACEHOLDER):
     """The commands of one block in ONE real bash, in order (a shell function `eval "$(cudaswitch init bash)"`
     defines, a variable `use` sets, stay for the next command), `cudaswitch` being this checkout on PATH; each
     command's stdout, then its stderr, and its exit status, as `_run` gives them."""
@@ -289,7 +365,7 @@ def _run_in_bash(commands, env: dict, folder: Path):
     bindir = cli_on_path(out)
     script = []
     for k, command in enumerate(commands):
-        script.append(f"{{ {command.replace(PLACEHOLDER, str(folder))}\n}} >{out}/{k}.out 2>{out}/{k}.err; "
+        script.append(f"{{ {command.replace(placeholder, str(folder))}\n}} >{out}/{k}.out 2>{out}/{k}.err; "
                       f"echo $? >{out}/{k}.rc")
     env = dict(env, PATH=f"{bindir}:{env['PATH']}", PYTHONPATH=str(REPO))
     subprocess.run(["bash", "--norc", "--noprofile", "-c", "\n".join(script)], env=env, cwd=folder, check=True,
@@ -299,8 +375,7 @@ def _run_in_bash(commands, env: dict, folder: Path):
     for k in range(len(commands)):
         err = [ln for ln in (out / f"{k}.err").read_text().splitlines() if not relocated or relocated not in ln]
         shown = (out / f"{k}.out").read_text().splitlines() + err
-        printed = [TIME.sub("<time>", ln.replace(str(folder), PLACEHOLDER)).rstrip() for ln in shown]
-        results.append((printed, int((out / f"{k}.rc").read_text())))
+        results.append(([_shown(ln, folder, placeholder) for ln in shown], int((out / f"{k}.rc").read_text())))
     return results
 
 
@@ -334,20 +409,56 @@ def test_every_transcript_is_replayed_or_says_what_it_needs():
     assert len(examples) <= len(BLOCKS), examples  # replaying is the rule, an example the exception
 
 
+# The torch scenarios are built once, for the English and the Chinese page alike, and each of their smoke probes runs
+# once: a command whose probe already ran (the same Python, folder and variables, the language aside) is diagnosed
+# and printed anew from that run's outcome. `--cpu-ok` changes the verdict, not the probe. A real torch probe takes
+# seconds; the blocks' eight commands need three.
+SHARED = set(AS_USER)
+_BUILT = {}
+_PROBES = {}
+LANGUAGE = {"LANG", "LANGUAGE", "LC_ALL", "LC_MESSAGES", "CUDASWITCH_LANG"}
+
+
+def _probe_once(real, done: dict):
+    """checks/runner.py's run_probe, run by `real` once per Python, folder, arguments and variables (the language
+    aside) and kept in `done`: each caller gets its own copy of the outcome."""
+    import copy
+
+    def run_probe(python, environ, timeout, args=None, cwd=None, isolated=False, progress=False):
+        key = (python, cwd, tuple(args or ()), isolated,
+               tuple(sorted((k, v) for k, v in environ.items() if k not in LANGUAGE)))
+        if key not in done:
+            done[key] = real(python, environ, timeout, args, cwd=cwd, isolated=isolated, progress=progress)
+        return copy.deepcopy(done[key])
+    return run_probe
+
+
 @pytest.mark.parametrize("page,line,scenario,text", BLOCKS, ids=[f"{p}:{n}" for p, n, _, _ in BLOCKS])
-def test_a_marked_output_block_is_what_the_commands_print_now(page, line, scenario, text, tmp_path):
+def test_a_marked_output_block_is_what_the_commands_print_now(page, line, scenario, text, tmp_path,
+                                                               tmp_path_factory, monkeypatch):
     assert scenario in SCENARIOS, f"{page}:{line}: unknown scenario {scenario!r} (known: {sorted(SCENARIOS)})"
-    folder = tmp_path / "demo"
-    folder.mkdir()
-    env = SCENARIOS[scenario](folder)
+    if scenario in SHARED:
+        from cudaswitch.checks import smoke
+
+        if scenario not in _BUILT:
+            folder = tmp_path_factory.mktemp(scenario) / "demo"
+            folder.mkdir()
+            _BUILT[scenario] = folder, SCENARIOS[scenario](folder)
+        folder, env = _BUILT[scenario]
+        monkeypatch.setattr(smoke, "run_probe", _probe_once(smoke.run_probe, _PROBES))
+    else:
+        folder = tmp_path / "demo"
+        folder.mkdir()
+        env = SCENARIOS[scenario](folder)
+    placeholder = AS_USER.get(scenario, PLACEHOLDER)
     steps = _transcript(text)
     if all(_plain(command) for command, _, _ in steps):
-        results = [_run(command, env, Path(PLACEHOLDER) if scenario in AS_WRITTEN else folder)
+        results = [_run(command, env, Path(PLACEHOLDER) if scenario in AS_WRITTEN else folder, placeholder)
                    for command, _, _ in steps]
     else:
-        results = _run_in_bash([command for command, _, _ in steps], env, folder)
+        results = _run_in_bash([command for command, _, _ in steps], env, folder, placeholder)
     for (command, expected, status), (printed, code) in zip(steps, results):
-        assert _same([TIME.sub("<time>", e).rstrip() for e in expected], printed), \
+        assert _same([_normal(e) for e in expected], printed), \
             f"{page}:{line}: `{command}` prints now:\n" + "\n".join(printed)
         assert code == status, f"{page}:{line}: `{command}` exits {code}, the page says {status}"
 
@@ -377,6 +488,38 @@ def test_a_left_out_part_stands_for_lines_but_the_lines_shown_must_be_there():
     assert not _same(["smoke test: torch", "...", "result: FAIL"], printed)
     assert not _same(["smoke test: torch", "...", "  torch 2.14.1", "...", "result: PASS"], printed)
     assert not _same(["smoke test: torch", "result: PASS"], printed)  # no line is skipped unless the page says so
+
+
+def test_a_timing_stands_for_any_number_but_the_rest_of_the_line_must_be_there():
+    shown = "  matmul     pass  1.0089s on cpu  23.2 GFLOP/s"
+    printed = [_normal("  matmul     pass  0.3521s on cpu  69.6 GFLOP/s")]
+    assert _same([_normal(shown)], printed)
+    assert _same([_normal("  conv2d     通过  0.766 秒，设备 cpu")], [_normal("  conv2d     通过  0.0436 秒，设备 cpu")])
+    for changed in ("  matmul     FAIL  1.0089s on cpu  23.2 GFLOP/s", "  matmul     pass  1.0089s on cuda  23.2 GFLOP/s",
+                    "  conv2d     pass  1.0089s on cpu  23.2 GFLOP/s", "  matmul     pass  1.0089s on cpu",
+                    "  matmul     pass  1.0089s on cpu  23.2 GFLOP/s  RuntimeError: CUDA error"):
+        assert not _same([_normal(changed)], printed), changed
+    # a number that is no step's timing is compared as written
+    for line in ("  python     3.11.7 (64-bit) /home/li/miniconda3/envs/torch/bin/python",
+                 "  torch      2.13.0+cpu  CUDA none (CPU build)  cuDNN -", "  probe      exit -6 at stage import_torch",
+                 "  cuda       is_available=False  devices=0  GPU none", "smoke test running (12 s of at most 180 s)..."):
+        assert _normal(line) == line
+
+
+def test_a_shared_probe_runs_once_per_python_and_variables_the_language_aside():
+    calls, done = [], {}
+
+    def real(python, environ, timeout, args=None, cwd=None, isolated=False, progress=False):
+        calls.append((python, dict(environ)))
+        return {"record": {"python": python}}
+
+    run = _probe_once(real, done)
+    english = run("/e/bin/python", {"PATH": "/e/bin", "LANG": "C.UTF-8"}, 180, cwd="/e")
+    chinese = run("/e/bin/python", {"PATH": "/e/bin", "LANG": "zh_CN.UTF-8"}, 180, cwd="/e")
+    assert len(calls) == 1 and english == chinese and english is not chinese
+    run("/e/bin/python", {"PATH": "/e/bin", "LANG": "C.UTF-8", "CONDA_OVERRIDE_CUDA": "11.4"}, 180, cwd="/e")
+    run("/f/bin/python", {"PATH": "/e/bin", "LANG": "C.UTF-8"}, 180, cwd="/f")
+    assert len(calls) == 3
 
 
 def test_the_shell_replay_keeps_the_shell_and_sees_a_changed_line(tmp_path):

@@ -84,6 +84,11 @@ class RealShell:
     dot_lists: Tuple[str, ...] = ()
     hook: str = ""
 
+    @property
+    def sep(self) -> str:
+        """The list separator of the system it runs on."""
+        return ";" if self.windows else ":"
+
 
 @dataclass(frozen=True)
 class VerifyRun:
@@ -184,6 +189,13 @@ def bat_problem(changes: "Changes") -> Optional[str]:
 def bat_spelling(entries: List[str]) -> List[str]:
     """How the cmd.exe hook writes its PATH entries: with one trailing backslash (the same folder to Windows)."""
     return [e.rstrip("\\") + "\\" for e in entries]
+
+
+def bat_own_record(record: str) -> bool:
+    """Whether an earlier hook's PATH record is in the cmd.exe hook's spelling (bat_spelling): cmd can only replace
+    every copy of a text, so it takes out only such a record and leaves PowerShell's (and the NVIDIA installer's
+    same entries) in place."""
+    return record.endswith("\\")
 
 
 def msys_path(path: str) -> str:
@@ -293,6 +305,23 @@ class Shell:
     real: Tuple[RealShell, ...] = ()
     verify: Optional[Callable[[VerifyRun], bytes]] = None
     dump: str = "env"
+    # what its hooks do, as the check's plan models it (switching/verify.py): `lists`, the lists they prepend to
+    # (None: every list of the switch); `spelling`, how they write their entries (None: as given); `own_record`,
+    # whether an earlier hook's PATH record is one they can take out (None: any), one they cannot stays in the
+    # start as it is; `runs_inside`, on Windows, the shells whose sessions start this one more often than not
+    # (each inherits the other's entries and records), so its check starts as if their hooks had run first
+    lists: Optional[Tuple[str, ...]] = None
+    spelling: Optional[Callable[[List[str]], List[str]]] = None
+    own_record: Optional[Callable[[str], bool]] = None
+    runs_inside: Tuple[str, ...] = ()
+    # what the check reads in what the shell prints: `gives_up`, the text of the warning with which its hook leaves
+    # the shell as it was (a check then skips, not fails, when nothing changed); `refusal`, markers of the shell
+    # refusing to run any script (a skip, `refusal_note` says why); `empty_below`, the (major, minor) version
+    # (its driver prints it after VerifyRun.psversion) below which it cannot hold an empty variable
+    gives_up: Optional[str] = None
+    refusal: Tuple[str, ...] = ()
+    refusal_note: Optional[str] = None
+    empty_below: Optional[Tuple[int, int]] = None
     # a command printed for the user to paste (core/shellquote.py): the words it reads bare, else `paste` (None:
     # `quote`); `call`: put in front of a line whose program needed quotes; `names`: other program names (`$SHELL`,
     # CUDASWITCH_SHELL) of a shell that reads this language, besides its `init` names
@@ -307,6 +336,13 @@ class Shell:
     @property
     def ext(self) -> str:
         return self.key
+
+    def hooked(self, changes: "Changes") -> "Changes":
+        """The part of a switch's changes its hooks make (`lists`)."""
+        if self.lists is None:
+            return changes
+        return replace(changes, scalars=dict(changes.scalars),
+                       prepend={var: changes.prepend.get(var, []) for var in self.lists})
 
     def quote_list(self, values: List[str]) -> str:
         return self.list_sep.join(self.quote(v) for v in values)
@@ -337,6 +373,10 @@ _SH_LOADS = "if [ -f {file} ]; then . {file}; fi"
 
 _PS_ARGS = ("-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass", "-File")
 
+# The execution policy's refusal, in markers PowerShell does not translate: the help topic and the error ids
+# (a Chinese Windows prints "无法加载文件 …，因为在此系统上禁止运行脚本。…about_Execution_Policies。").
+POLICY_MARKERS = ("about_Execution_Policies", "PSSecurityException", "UnauthorizedAccess")
+
 SHELLS: Dict[str, Shell] = {
     "sh": Shell("sh", "posix", quote_sh, msys_on_windows=True, snippet="bash.sh", reconciler="reconcile.sh",
                 init=(Startup("bash", under=".bashrc", loads=_SH_LOADS, ext="bash", completion="bash",
@@ -362,7 +402,10 @@ SHELLS: Dict[str, Shell] = {
     "bat": Shell("bat", "cmd.exe", quote_bat, newline="\r\n", encoding="ascii", values=values_bat, lib=False,
                  cannot_express=bat_problem, unsupported="unsupported.bat", snippet="cmd.bat", init=(Startup("cmd"),),
                  real=(RealShell("cmd.exe", "cmd", ("/d", "/v:off", "/c"), windows=True, empty_is_unset=True),),
-                 verify=verify_bat, dump="set", plain=PLAIN_WINDOWS, paste=paste_cmd),
+                 verify=verify_bat, dump="set", plain=PLAIN_WINDOWS, paste=paste_cmd,
+                 # its hooks prepend to PATH only, in their own spelling, and leave PATH alone near the line limit
+                 lists=("PATH",), spelling=bat_spelling, own_record=bat_own_record, runs_inside=("ps1",),
+                 gives_up="PATH left as it is"),
     # Windows PowerShell 5.1 reads a BOM-less file as the ANSI code page, so non-ASCII needs the BOM.
     "ps1": Shell("ps1", "powershell", quote_ps1, newline="\n", encoding="utf-8-sig", list_sep=", ", lib=False,
                  snippet="powershell.ps1", reconciler="reconcile.ps1",
@@ -371,7 +414,10 @@ SHELLS: Dict[str, Shell] = {
                  real=(RealShell("pwsh", "pwsh", _PS_ARGS),
                        RealShell("Windows PowerShell", "powershell", _PS_ARGS, windows=True, empty_is_unset=True),
                        RealShell("pwsh", "pwsh", _PS_ARGS, windows=True)),
-                 verify=verify_ps1, dump="json", plain=PLAIN_WINDOWS, call="& "),
+                 verify=verify_ps1, dump="json", plain=PLAIN_WINDOWS, call="& ", runs_inside=("bat",),
+                 # pwsh before 7.5 (.NET 9) deletes a variable set to '', as Windows PowerShell 5.1 does
+                 refusal=POLICY_MARKERS, refusal_note=M("its execution policy lets no script run"),
+                 empty_below=(7, 5)),
 }
 
 # The real programs that run the hooks, in the records' order (switching/verify.py checks each present one)

@@ -131,7 +131,26 @@ def _planned(record: Shell, changes: Changes, start: Mapping[str, str], sep: str
     rec = start.get(f"{RECORD}ADDED_PATH")
     if rec and record.own_record and not record.own_record(rec):
         start = {k: v for k, v in start.items() if k != f"{RECORD}ADDED_PATH"}
-    return activated(start, record.hooked(changes), sep, empty_is_unset, record.spelling)
+    return _untouched(record, start, activated(start, record.hooked(changes), sep, empty_is_unset, record.spelling),
+                      empty_is_unset)
+
+
+def _untouched(record: Shell, before: Mapping[str, str], after: Mapping[str, str],
+               empty_is_unset: bool) -> Dict[str, str]:
+    """`after` with each list the record's hooks never touch (one not in its `lists`), and that list's records, as
+    they were `before`: cmd.exe's hooks neither prepend to LD_LIBRARY_PATH nor take an earlier hook's entries off
+    it."""
+    out = dict(after)
+    for var in LISTS:
+        if record.lists is None or var in record.lists:
+            continue
+        for name in (var, f"{RECORD}ADDED_{var}", f"{RECORD}UNSET_{var}"):
+            value = before.get(name)
+            if value is None or (empty_is_unset and value == ""):
+                out.pop(name, None)
+            else:
+                out[name] = value
+    return out
 
 
 def plan_for(shell: RealShell, changes: Changes, start: Mapping[str, str]) -> Dict[str, str]:
@@ -348,7 +367,8 @@ def check_shell(shell: RealShell, program: str, prefix: str, changes: Changes, s
         return ShellCheck(shell.name, shell.hook, "skipped", note=warning, environ=_merged(given, got_act),
                           seconds=seconds)
     own = next((d for d in dirs if d.endswith("\\Library\\bin" if shell.windows else "/bin")), None)
-    want_back = deactivated(after_conda, sep, own, shell.empty_is_unset)
+    want_back = _untouched(record, after_conda, deactivated(after_conda, sep, own, shell.empty_is_unset),
+                           shell.empty_is_unset)
     diffs += compare("deactivate", want_back, got_deact, shell)
     return ShellCheck(shell.name, shell.hook, "differs" if diffs else "ok", diffs, warning,
                       _merged(given, got_act), seconds)

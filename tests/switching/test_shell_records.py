@@ -133,3 +133,103 @@ def test_the_tests_start_the_records_shells_as_the_records_say():
     assert all(st.starts for st in with_file.values()), with_file  # how a new shell loads its startup file
     assert {name: argv for name, (_rc, argv, _code) in INSTALL.items()} == {
         name: list(st.starts) for name, st in with_file.items()}
+
+
+def test_the_lists_a_record_says_its_hooks_prepend_to_are_the_ones_its_hooks_name():
+    """The check's plan prepends to the lists of the record's `lists` (cmd.exe's: PATH only): for a switch that
+    prepends to every list, they are exactly the lists the rendered hooks name, in both directions (a record that
+    lost cmd's PATH-only rule would plan an LD_LIBRARY_PATH its hooks never set)."""
+    import re
+
+    from cudaswitch.switching.activation import LISTS, Changes
+
+    ch = Changes(scalars={"CUDA_PATH": "/c", "CUDA_HOME": "/c"}, prepend={v: [f"/c/{v.lower()}"] for v in LISTS})
+    for key, sh in SHELLS.items():
+        planned = {v for v, entries in sh.hooked(ch).prepend.items() if entries}
+        for direction in ("activate", "deactivate"):
+            text = hookfiles.render_hook(key, direction, ch, "12.9").decode(sh.encoding)
+            named = {v for v in LISTS if re.search(rf"(?<![A-Z_]){v}(?![A-Z_])", text)}
+            assert named == planned, (key, direction, named, planned)
+
+
+def _nu(**fields):
+    """A new shell as one record: a copy of sh's under the key `nu`, with the fields given."""
+    import dataclasses
+
+    from cudaswitch.core.shells import RealShell
+
+    real = (RealShell("nushell", "nu", (), windows=fields.pop("windows", False)),)
+    return dataclasses.replace(SHELLS["sh"], key="nu", init=(), names=("nu",), real=real, **fields)
+
+
+def test_a_new_records_hook_rules_are_what_the_check_plans(monkeypatch):
+    """How a shell's hooks work, as the check models them, is read from its record alone: a new Windows shell whose
+    hooks, like cmd.exe's, prepend to PATH only, in their own spelling, take out only a record in it, and run
+    inside PowerShell sessions, is planned so; a plain copy of sh's record is planned as sh."""
+    from cudaswitch.switching import verify
+    from cudaswitch.switching.activation import Changes
+
+    ch = Changes(scalars={"CUDA_PATH": r"C:\t", "CUDA_HOME": r"C:\t"},
+                 prepend={"PATH": [r"C:\t\bin"], "LD_LIBRARY_PATH": [r"C:\t\lib"]})
+    start = {"PATH": r"C:\e\Library\bin;C:\windows", "CONDA_PREFIX": r"C:\e"}
+    plain = _nu()
+    monkeypatch.setitem(SHELLS, "nu", plain)
+    posix = {"PATH": "/e/bin:/usr/bin", "_CUDASWITCH_ADDED_PATH": "/old/bin"}
+    assert verify.plan_for(plain.real[0], ch, posix) == verify.plan_for(verify.LINUX_SHELLS[0], ch, posix)
+    assert verify.with_other_windows_records(plain.real[0], ch, start) == start
+
+    nu = _nu(windows=True, lists=("PATH",), spelling=lambda es: [e + "/" for e in es],
+             own_record=lambda rec: rec.endswith("/"), runs_inside=("ps1",))
+    monkeypatch.setitem(SHELLS, "nu", nu)
+    real = nu.real[0]
+    plan = verify.plan_for(real, ch, start)
+    assert plan["PATH"].split(";")[0] == "C:\\t\\bin/" and plan["_CUDASWITCH_ADDED_PATH"] == "C:\\t\\bin/"
+    assert "LD_LIBRARY_PATH" not in plan and "_CUDASWITCH_ADDED_LD_LIBRARY_PATH" not in plan
+    # its check starts where PowerShell's hooks ran, as cmd.exe's does
+    given = verify.with_other_windows_records(real, ch, start)
+    assert given == verify.with_other_windows_records(verify.WINDOWS_SHELLS[0], ch, start)
+    assert given["_CUDASWITCH_ADDED_PATH"] == r"C:\t\bin" and given["LD_LIBRARY_PATH"] == r"C:\t\lib"
+    # PowerShell's record is not in its spelling: it stays, with PowerShell's entry, and its own goes in front
+    assert verify.plan_for(real, ch, given)["PATH"].split(";")[:2] == ["C:\\t\\bin/", r"C:\t\bin"]
+
+
+def _answer(out: str, err: str = ""):
+    import subprocess
+
+    def run(argv, env, timeout):
+        return subprocess.CompletedProcess(argv, 0, out.encode(), err.encode())
+    return run
+
+
+def test_a_new_records_refusal_and_giving_up_are_read_from_it(monkeypatch, tmp_path):
+    """What the check reads in a shell's output besides the dumps is its record's: the markers of a shell that ran
+    no script (a skip with the record's note) and the warning with which its hook left the shell as it was (a skip
+    when nothing changed); the same output from a shell whose record has neither is a failure and a difference."""
+    import json
+
+    from cudaswitch.core.i18n import M
+    from cudaswitch.switching import verify
+    from cudaswitch.switching.activation import Changes
+
+    copies = (tmp_path / "a.nu", tmp_path / "d.nu")
+    for p in copies:
+        p.write_text("")
+    ch = Changes(scalars={"CUDA_PATH": "/t", "CUDA_HOME": "/t"}, prepend={"PATH": ["/t/bin"]})
+    start = {"PATH": "/e/bin:/usr/bin", "CONDA_PREFIX": "/e"}
+
+    def check(record, run):
+        monkeypatch.setitem(SHELLS, "nu", record)
+        return verify.check_shell(record.real[0], "nu", "/e", ch, dict(start), ["/e/bin"], tmp_path, run=run,
+                                  copies=copies)
+
+    refused = _answer("", "nu: NU-0042 scripts are off")
+    told = _nu(dump="json", refusal=("NU-0042",), refusal_note=M("its scripts are off"))
+    skipped = check(told, refused)
+    assert (skipped.status, str(skipped.note)) == ("skipped", "its scripts are off")
+    assert check(_nu(dump="json"), refused).status == "failed"
+
+    same = json.dumps(start)
+    unchanged = _answer(f"\n{verify.MARK}{same}\n\n{verify.MARK}{same}\n", "cudaswitch: warning: nu gave up: why\n")
+    gave_up = check(_nu(dump="json", gives_up="nu gave up"), unchanged)
+    assert gave_up.status == "skipped" and gave_up.note == "cudaswitch: warning: nu gave up: why"
+    assert check(_nu(dump="json"), unchanged).status == "differs"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Tuple
 
 from cudaswitch.core.i18n import M
 
@@ -329,6 +329,9 @@ class Shell:
     paste: Optional[Callable[[str], str]] = None
     call: str = ""
     names: Tuple[str, ...] = ()
+    # on Windows, where no $SHELL names the user's shell: variables a session of it sets, which its children inherit
+    # (none: the Windows shell of a session without another's variables)
+    session_vars: Tuple[str, ...] = ()
 
     def __post_init__(self):
         object.__setattr__(self, "real", tuple(replace(r, hook=self.key) for r in self.real))
@@ -415,6 +418,7 @@ SHELLS: Dict[str, Shell] = {
                        RealShell("Windows PowerShell", "powershell", _PS_ARGS, windows=True, empty_is_unset=True),
                        RealShell("pwsh", "pwsh", _PS_ARGS, windows=True)),
                  verify=verify_ps1, dump="json", plain=PLAIN_WINDOWS, call="& ", runs_inside=("bat",),
+                 session_vars=("PSExecutionPolicyPreference", "POWERSHELL_DISTRIBUTION_CHANNEL"),
                  # pwsh before 7.5 (.NET 9) deletes a variable set to '', as Windows PowerShell 5.1 does
                  refusal=POLICY_MARKERS, refusal_note=M("its execution policy lets no script run"),
                  empty_below=(7, 5)),
@@ -442,3 +446,13 @@ def named(name: Optional[str]) -> Optional[Shell]:
     base = re.split(r"[\\/]", name.strip())[-1].lower()
     base = base[:-4] if base.endswith(".exe") else base
     return next((sh for sh in SHELLS.values() if base in sh.program_names()), None)
+
+
+def session_shell(environ: Mapping[str, str], windows: bool) -> Shell:
+    """The record of the shell this process was started from: on Windows the one whose `session_vars` are set, else
+    the Windows shell without such variables (cmd.exe); elsewhere the one `$SHELL` names, else the first (sh)."""
+    if windows:
+        kinds = [sh for sh in SHELLS.values() if any(r.windows for r in sh.real)]
+        return next((sh for sh in kinds if any(environ.get(v) for v in sh.session_vars)),
+                    next(sh for sh in kinds if not sh.session_vars))
+    return named(environ.get("SHELL")) or next(iter(SHELLS.values()))

@@ -88,6 +88,11 @@ def test_a_new_record_alone_is_seen_by_verify_paste_quoting_and_activate_d(monke
     env = {"SHELL": "/usr/bin/nu"}
     assert shellquote.user_shell(env) == "nu" and shellquote.for_user(["ls", "a b"], env, windows=False) == "ls 'a b'"
     assert shell_extension(env, windows=False) == ".nu"
+    # a Windows shell, told by a variable its sessions set, as PowerShell is; cmd.exe's stays the default there
+    win = dataclasses.replace(nu, real=(RealShell("nushell", "nu", (), windows=True),), session_vars=("NU_VERSION",))
+    monkeypatch.setitem(SHELLS, "nu", win)
+    assert shell_extension({"NU_VERSION": "0.99"}, windows=True) == ".nu"
+    assert shell_extension({}, windows=True) == ".bat"
 
 
 def test_pasted_words_and_hook_values_share_each_shells_quoting():

@@ -332,6 +332,11 @@ class Shell:
     # on Windows, where no $SHELL names the user's shell: variables a session of it sets, which its children inherit
     # (none: the Windows shell of a session without another's variables)
     session_vars: Tuple[str, ...] = ()
+    # a line the user adds by hand to set a variable for good (`doctor --fix`'s advice): `export(shell, var, value)`
+    # (None: sh's), in the file each program name reads in every interactive shell: its `init` startup file, else
+    # `rc_files` (csh reads ~/.cshrc, tcsh ~/.tcshrc), else the sh family's login-only ~/.profile
+    export: Optional[Callable[["Shell", str, str], str]] = None
+    rc_files: Tuple[Tuple[str, str], ...] = ()
 
     def __post_init__(self):
         object.__setattr__(self, "real", tuple(replace(r, hook=self.key) for r in self.real))
@@ -366,9 +371,29 @@ class Shell:
         """Every program name of a shell that reads this language (its `init` names, their aliases, `names`)."""
         return [n for st in self.init for n in (st.name, *st.aliases)] + list(self.names)
 
+    def rc_file(self, program: str) -> Optional[str]:
+        """The startup file (`~/...`) the program `program` of this shell reads in every interactive shell, or None."""
+        own = dict(self.rc_files)
+        if program in own:
+            return own[program]
+        st = next((st for st in self.init if st.name == program and st.under), None)
+        return "~/" + "/".join(x for x in (st.base_default, st.under) if x) if st else None
+
     def paste_word(self, word: str) -> str:
         """`word` as one word of a command typed into this shell, bare when the shell reads it as it is."""
         return word if self.plain.fullmatch(word) else (self.paste or self.quote)(word)
+
+
+def export_sh(shell: "Shell", var: str, value: str) -> str:
+    return "export " + shell.paste_word(f"{var}={value}")
+
+
+def export_fish(shell: "Shell", var: str, value: str) -> str:
+    return " ".join(shell.paste_word(w) for w in ("set", "-gx", var, value))
+
+
+def export_csh(shell: "Shell", var: str, value: str) -> str:
+    return " ".join(shell.paste_word(w) for w in ("setenv", var, value))
 
 
 # `[ -f X ] && . X` would leave the startup file's status 1 when X is gone
@@ -388,16 +413,19 @@ SHELLS: Dict[str, Shell] = {
                               starts=("zsh", "-i", "-c"))),
                 real=(RealShell("bash", "bash", ("--noprofile", "--norc")), RealShell("zsh", "zsh", ("-f",)),
                       RealShell("dash", "dash", ())),
-                verify=verify_sh, names=("sh", "dash", "ksh", "ash")),
+                verify=verify_sh, names=("sh", "dash", "ksh", "ash"), export=export_sh,
+                rc_files=(("ksh", "~/.kshrc"),)),
     "fish": Shell("fish", "fish", quote_fish, snippet="fish.fish", reconciler="reconcile.fish",
                   init=(Startup("fish", under="fish/config.fish", base_var="XDG_CONFIG_HOME", base_default=".config",
                                 loads="if test -f {file}; source {file}; end", ext="fish", completion="fish",
                                 starts=("fish", "-c")),),
-                  real=(RealShell("fish", "fish", ("--no-config",), dot_lists=("PATH",)),), verify=verify_fish),
+                  real=(RealShell("fish", "fish", ("--no-config",), dot_lists=("PATH",)),), verify=verify_fish,
+                  export=export_fish),
     "csh": Shell("csh", "csh", quote_csh, snippet="tcsh.csh", reconciler="reconcile.csh", reconciler_from_precmd=True,
                  eval_one_line=True, init=(Startup("tcsh", aliases=("csh",), under=".tcshrc", loads="if ( -f {file} ) source {file}",
                               ext="tcsh", starts=("tcsh", "-c")),),
-                 real=(RealShell("tcsh", "tcsh", ("-f",), dot_lists=("PATH", "LD_LIBRARY_PATH")),), verify=verify_csh),
+                 real=(RealShell("tcsh", "tcsh", ("-f",), dot_lists=("PATH", "LD_LIBRARY_PATH")),), verify=verify_csh,
+                 export=export_csh, rc_files=(("csh", "~/.cshrc"),)),
     # Windows shells: cmd.exe reads each line in the console code page, so the file is ASCII with CRLF (HC1, HC2);
     # it has no prompt hook, so no reconciler, and no startup file. It runs with /d (no AutoRun) and /v:off: delayed
     # expansion off whatever the registry says, as conda's own cmd activation needs it; the hook's handling of
@@ -423,6 +451,9 @@ SHELLS: Dict[str, Shell] = {
                  refusal=POLICY_MARKERS, refusal_note=M("its execution policy lets no script run"),
                  empty_below=(7, 5)),
 }
+
+# the shell assumed where none is named, as conda assumes sh's activate.d scripts
+POSIX_DEFAULT = "sh"
 
 # The real programs that run the hooks, in the records' order (switching/verify.py checks each present one)
 REAL_SHELLS: Tuple[RealShell, ...] = tuple(r for sh in SHELLS.values() for r in sh.real)
@@ -455,4 +486,4 @@ def session_shell(environ: Mapping[str, str], windows: bool) -> Shell:
         kinds = [sh for sh in SHELLS.values() if any(r.windows for r in sh.real)]
         return next((sh for sh in kinds if any(environ.get(v) for v in sh.session_vars)),
                     next(sh for sh in kinds if not sh.session_vars))
-    return named(environ.get("SHELL")) or next(iter(SHELLS.values()))
+    return named(environ.get("SHELL")) or SHELLS[POSIX_DEFAULT]

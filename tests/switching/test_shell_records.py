@@ -71,8 +71,9 @@ def test_every_record_holds_its_real_shells_driver_and_names():
 
 
 def test_a_new_record_alone_is_seen_by_verify_paste_quoting_and_activate_d(monkeypatch):
-    """A shell added as one record (here a copy of sh's under the key `nu`) is checked by `use`, quoted for pasting and
-    matched to its activate.d ending, with nothing else keyed by shell."""
+    """A shell added as one record (here a copy of sh's under the key `nu`) is checked by `use`, quoted for pasting,
+    matched to its activate.d ending (on Windows by its session's variable) and given `doctor --fix`'s line for a
+    variable of the user's, with nothing else keyed by shell."""
     import dataclasses
 
     from cudaswitch.core import shellquote
@@ -88,6 +89,16 @@ def test_a_new_record_alone_is_seen_by_verify_paste_quoting_and_activate_d(monke
     env = {"SHELL": "/usr/bin/nu"}
     assert shellquote.user_shell(env) == "nu" and shellquote.for_user(["ls", "a b"], env, windows=False) == "ls 'a b'"
     assert shell_extension(env, windows=False) == ".nu"
+    # the line `doctor --fix` gives for setting a variable for good: the record's own, in its startup file
+    from cudaswitch.fix.toolkit import user_variable_lines
+
+    assert [str(m) for m in user_variable_lines("CUDA_HOME", "/a b", env, windows=False)] == [
+        "in ~/.profile: export 'CUDA_HOME=/a b'"]  # sh's copy, no startup file of its own
+    told = dataclasses.replace(nu, export=lambda sh, var, value: f"$env.{var} = {sh.quote(value)}",
+                               rc_files=(("nu", "~/.config/nushell/env.nu"),))
+    monkeypatch.setitem(SHELLS, "nu", told)
+    assert [str(m) for m in user_variable_lines("CUDA_HOME", "/a b", env, windows=False)] == [
+        "in ~/.config/nushell/env.nu: $env.CUDA_HOME = '/a b'"]
     # a Windows shell, told by a variable its sessions set, as PowerShell is; cmd.exe's stays the default there
     win = dataclasses.replace(nu, real=(RealShell("nushell", "nu", (), windows=True),), session_vars=("NU_VERSION",))
     monkeypatch.setitem(SHELLS, "nu", win)

@@ -249,3 +249,25 @@ def test_a_new_records_refusal_and_giving_up_are_read_from_it(monkeypatch, tmp_p
     gave_up = check(_nu(dump="json", gives_up="nu gave up"), unchanged)
     assert gave_up.status == "skipped" and gave_up.note == "cudaswitch: warning: nu gave up: why"
     assert check(_nu(dump="json"), unchanged).status == "differs"
+
+
+# modules that read every shell from its record: a branch on a shell's name there (`shell.hook == "bat"`) is
+# knowledge of one shell outside its record
+RECORD_READERS = ("cudaswitch/switching/verify.py", "cudaswitch/switching/switch.py",
+                  "cudaswitch/discovery/activation_scripts.py", "cudaswitch/fix/toolkit.py")
+
+
+def test_the_modules_that_read_the_records_name_no_shell():
+    import ast
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    names = set(SHELLS)
+    for sh in SHELLS.values():
+        names |= set(sh.program_names()) | {r.name for r in sh.real} | {r.program for r in sh.real}
+    names = {n.lower() for n in names}
+    for rel in RECORD_READERS:
+        tree = ast.parse((repo / rel).read_text(encoding="utf-8"))
+        named = [(n.lineno, n.value) for n in ast.walk(tree)
+                 if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.lower() in names]
+        assert not named, (rel, named)

@@ -254,7 +254,8 @@ def test_a_new_records_refusal_and_giving_up_are_read_from_it(monkeypatch, tmp_p
 # modules that read every shell from its record: a branch on a shell's name there (`shell.hook == "bat"`) is
 # knowledge of one shell outside its record
 RECORD_READERS = ("cudaswitch/switching/verify.py", "cudaswitch/switching/switch.py",
-                  "cudaswitch/discovery/activation_scripts.py", "cudaswitch/fix/toolkit.py")
+                  "cudaswitch/discovery/activation_scripts.py", "cudaswitch/fix/toolkit.py",
+                  "cudaswitch/cli/discovery.py", "cudaswitch/cli/switching.py")
 
 
 def test_the_modules_that_read_the_records_name_no_shell():
@@ -271,3 +272,19 @@ def test_the_modules_that_read_the_records_name_no_shell():
         named = [(n.lineno, n.value) for n in ast.walk(tree)
                  if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.lower() in names]
         assert not named, (rel, named)
+
+
+def test_the_reconciler_tip_on_windows_names_the_windows_shell_whose_record_has_one(monkeypatch):
+    """`use` and `status` suggest `init X --install` for the prompt-time cleanup: X is `$SHELL`'s init name, and on
+    Windows (no `$SHELL`) that of the Windows shell whose record has a reconciler (PowerShell's: cmd.exe has none)."""
+    import dataclasses
+    from types import SimpleNamespace
+
+    from cudaswitch.switching.startup import user_reconciler_missing
+
+    win = SimpleNamespace(windows=True, environ={})
+    assert user_reconciler_missing(win) == "powershell"
+    assert user_reconciler_missing(SimpleNamespace(windows=True, environ={"CUDASWITCH_RECONCILER": "1"})) is None
+    assert user_reconciler_missing(SimpleNamespace(windows=False, environ={"SHELL": "/usr/bin/fish"})) == "fish"
+    monkeypatch.setitem(SHELLS, "ps1", dataclasses.replace(SHELLS["ps1"], reconciler=None))
+    assert user_reconciler_missing(win) is None

@@ -1,6 +1,7 @@
 """One record per shell: everything a shell does differently that is data (names, file extension, line ending,
 encoding, quoting, list separator, template and snippet files, startup file, what it cannot express, the real
-programs that run its hooks and the script `use` checks them with, how a command is quoted for pasting into it).
+programs that run its hooks, the script `use` checks them with and how that check models them, how a command is
+quoted for pasting into it, how a variable is set for good in it).
 
 What must be shell code lives in that shell's templates under `templates/` (the activation hooks) and `hooks/`
 (`cudaswitch init`); the logic of a switch is the same for every shell (docs/design/activation.md). Adding a shell
@@ -481,7 +482,7 @@ def named(name: Optional[str]) -> Optional[Shell]:
 
 def session_shell(environ: Mapping[str, str], windows: bool) -> Shell:
     """The record of the shell this process was started from: on Windows the one whose `session_vars` are set, else
-    the Windows shell without such variables (cmd.exe); elsewhere the one `$SHELL` names, else the first (sh)."""
+    the Windows shell without such variables (cmd.exe); elsewhere the one `$SHELL` names, else POSIX_DEFAULT's."""
     if windows:
         kinds = [sh for sh in SHELLS.values() if any(r.windows for r in sh.real)]
         return next((sh for sh in kinds if any(environ.get(v) for v in sh.session_vars)),

@@ -255,7 +255,7 @@ def test_a_new_records_refusal_and_giving_up_are_read_from_it(monkeypatch, tmp_p
 # knowledge of one shell outside its record
 RECORD_READERS = ("cudaswitch/switching/verify.py", "cudaswitch/switching/switch.py",
                   "cudaswitch/discovery/activation_scripts.py", "cudaswitch/fix/toolkit.py",
-                  "cudaswitch/cli/discovery.py", "cudaswitch/cli/switching.py")
+                  "cudaswitch/cli/discovery.py", "cudaswitch/cli/switching.py", "cudaswitch/checks/reach.py")
 
 
 def test_the_modules_that_read_the_records_name_no_shell():

@@ -200,9 +200,9 @@ def status(as_json):
     for w in state.warnings + (_no_nvcc_note(active, system, system.environ.get("PATH")) if active else []) + \
             module_warnings:
         click.echo(warning_line(w))
-    from cudaswitch.switching.startup import reconciler_missing
+    from cudaswitch.switching.startup import user_reconciler_missing
 
-    missing = reconciler_missing("powershell" if system.windows else system.environ.get("SHELL"), system.environ)
+    missing = user_reconciler_missing(system)
     for entry in (report or {}).get("leftover_path", []):
         said = M("PATH still holds {entry}, added by a cudaswitch environment this shell switched away from (conda "
                  "re-exports it, conda#14762); it goes when you deactivate back through that environment, or in a "

@@ -139,11 +139,10 @@ def _use_as_owner(env, tk, choice, found, system, saving, no_verify, no_smoke, t
             click.echo(printable(error_line(line)), err=True)
     else:
         click.echo("  " + _("Hooks not run in any shell (--no-verify)."))
-    from cudaswitch.switching.startup import reconciler_missing
+    from cudaswitch.switching.startup import user_reconciler_missing
 
     # once: on the environment's first switch, not on every later `use` or `--refresh`
-    missing = reconciler_missing("powershell" if system.windows else system.environ.get("SHELL"), system.environ) \
-        if done.first_switch else None
+    missing = user_reconciler_missing(system) if done.first_switch else None
     if missing:
         click.echo(tr(M("Tip: a switch from this environment to one without cudaswitch hooks leaves its PATH entry "
                         "behind (conda#14762); 'cudaswitch init {shell} --install' adds a prompt-time cleanup that "

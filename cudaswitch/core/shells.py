@@ -1,6 +1,7 @@
 """One record per shell: everything a shell does differently that is data (names, file extension, line ending,
 encoding, quoting, list separator, template and snippet files, startup file, what it cannot express, the real
-programs that run its hooks and the script `use` checks them with, how a command is quoted for pasting into it).
+programs that run its hooks, the script `use` checks them with and how that check models them, how a command is
+quoted for pasting into it, how a variable is set for good in it).
 
 What must be shell code lives in that shell's templates under `templates/` (the activation hooks) and `hooks/`
 (`cudaswitch init`); the logic of a switch is the same for every shell (docs/design/activation.md). Adding a shell
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Tuple
 
 from cudaswitch.core.i18n import M
 
@@ -83,6 +84,11 @@ class RealShell:
     # imports PATH that way, the csh hook splits lists through tcsh's $path
     dot_lists: Tuple[str, ...] = ()
     hook: str = ""
+
+    @property
+    def sep(self) -> str:
+        """The list separator of the system it runs on."""
+        return ";" if self.windows else ":"
 
 
 @dataclass(frozen=True)
@@ -184,6 +190,13 @@ def bat_problem(changes: "Changes") -> Optional[str]:
 def bat_spelling(entries: List[str]) -> List[str]:
     """How the cmd.exe hook writes its PATH entries: with one trailing backslash (the same folder to Windows)."""
     return [e.rstrip("\\") + "\\" for e in entries]
+
+
+def bat_own_record(record: str) -> bool:
+    """Whether an earlier hook's PATH record is in the cmd.exe hook's spelling (bat_spelling): cmd can only replace
+    every copy of a text, so it takes out only such a record and leaves PowerShell's (and the NVIDIA installer's
+    same entries) in place."""
+    return record.endswith("\\")
 
 
 def msys_path(path: str) -> str:
@@ -293,6 +306,23 @@ class Shell:
     real: Tuple[RealShell, ...] = ()
     verify: Optional[Callable[[VerifyRun], bytes]] = None
     dump: str = "env"
+    # what its hooks do, as the check's plan models it (switching/verify.py): `lists`, the lists they prepend to
+    # (None: every list of the switch); `spelling`, how they write their entries (None: as given); `own_record`,
+    # whether an earlier hook's PATH record is one they can take out (None: any), one they cannot stays in the
+    # start as it is; `runs_inside`, on Windows, the shells whose sessions start this one more often than not
+    # (each inherits the other's entries and records), so its check starts as if their hooks had run first
+    lists: Optional[Tuple[str, ...]] = None
+    spelling: Optional[Callable[[List[str]], List[str]]] = None
+    own_record: Optional[Callable[[str], bool]] = None
+    runs_inside: Tuple[str, ...] = ()
+    # what the check reads in what the shell prints: `gives_up`, the text of the warning with which its hook leaves
+    # the shell as it was (a check then skips, not fails, when nothing changed); `refusal`, markers of the shell
+    # refusing to run any script (a skip, `refusal_note` says why); `empty_below`, the (major, minor) version
+    # (its driver prints it after VerifyRun.psversion) below which it cannot hold an empty variable
+    gives_up: Optional[str] = None
+    refusal: Tuple[str, ...] = ()
+    refusal_note: Optional[str] = None
+    empty_below: Optional[Tuple[int, int]] = None
     # a command printed for the user to paste (core/shellquote.py): the words it reads bare, else `paste` (None:
     # `quote`); `call`: put in front of a line whose program needed quotes; `names`: other program names (`$SHELL`,
     # CUDASWITCH_SHELL) of a shell that reads this language, besides its `init` names
@@ -300,6 +330,14 @@ class Shell:
     paste: Optional[Callable[[str], str]] = None
     call: str = ""
     names: Tuple[str, ...] = ()
+    # on Windows, where no $SHELL names the user's shell: variables a session of it sets, which its children inherit
+    # (none: the Windows shell of a session without another's variables)
+    session_vars: Tuple[str, ...] = ()
+    # a line the user adds by hand to set a variable for good (`doctor --fix`'s advice): `export(shell, var, value)`
+    # (None: sh's), in the file each program name reads in every interactive shell: its `init` startup file, else
+    # `rc_files` (csh reads ~/.cshrc, tcsh ~/.tcshrc), else the sh family's login-only ~/.profile
+    export: Optional[Callable[["Shell", str, str], str]] = None
+    rc_files: Tuple[Tuple[str, str], ...] = ()
 
     def __post_init__(self):
         object.__setattr__(self, "real", tuple(replace(r, hook=self.key) for r in self.real))
@@ -307,6 +345,13 @@ class Shell:
     @property
     def ext(self) -> str:
         return self.key
+
+    def hooked(self, changes: "Changes") -> "Changes":
+        """The part of a switch's changes its hooks make (`lists`)."""
+        if self.lists is None:
+            return changes
+        return replace(changes, scalars=dict(changes.scalars),
+                       prepend={var: changes.prepend.get(var, []) for var in self.lists})
 
     def quote_list(self, values: List[str]) -> str:
         return self.list_sep.join(self.quote(v) for v in values)
@@ -327,15 +372,39 @@ class Shell:
         """Every program name of a shell that reads this language (its `init` names, their aliases, `names`)."""
         return [n for st in self.init for n in (st.name, *st.aliases)] + list(self.names)
 
+    def rc_file(self, program: str) -> Optional[str]:
+        """The startup file (`~/...`) the program `program` of this shell reads in every interactive shell, or None."""
+        own = dict(self.rc_files)
+        if program in own:
+            return own[program]
+        st = next((st for st in self.init if st.name == program and st.under), None)
+        return "~/" + "/".join(x for x in (st.base_default, st.under) if x) if st else None
+
     def paste_word(self, word: str) -> str:
         """`word` as one word of a command typed into this shell, bare when the shell reads it as it is."""
         return word if self.plain.fullmatch(word) else (self.paste or self.quote)(word)
+
+
+def export_sh(shell: "Shell", var: str, value: str) -> str:
+    return "export " + shell.paste_word(f"{var}={value}")
+
+
+def export_fish(shell: "Shell", var: str, value: str) -> str:
+    return " ".join(shell.paste_word(w) for w in ("set", "-gx", var, value))
+
+
+def export_csh(shell: "Shell", var: str, value: str) -> str:
+    return " ".join(shell.paste_word(w) for w in ("setenv", var, value))
 
 
 # `[ -f X ] && . X` would leave the startup file's status 1 when X is gone
 _SH_LOADS = "if [ -f {file} ]; then . {file}; fi"
 
 _PS_ARGS = ("-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass", "-File")
+
+# The execution policy's refusal, in markers PowerShell does not translate: the help topic and the error ids
+# (a Chinese Windows prints "无法加载文件 …，因为在此系统上禁止运行脚本。…about_Execution_Policies。").
+POLICY_MARKERS = ("about_Execution_Policies", "PSSecurityException", "UnauthorizedAccess")
 
 SHELLS: Dict[str, Shell] = {
     "sh": Shell("sh", "posix", quote_sh, msys_on_windows=True, snippet="bash.sh", reconciler="reconcile.sh",
@@ -345,16 +414,19 @@ SHELLS: Dict[str, Shell] = {
                               starts=("zsh", "-i", "-c"))),
                 real=(RealShell("bash", "bash", ("--noprofile", "--norc")), RealShell("zsh", "zsh", ("-f",)),
                       RealShell("dash", "dash", ())),
-                verify=verify_sh, names=("sh", "dash", "ksh", "ash")),
+                verify=verify_sh, names=("sh", "dash", "ksh", "ash"), export=export_sh,
+                rc_files=(("ksh", "~/.kshrc"),)),
     "fish": Shell("fish", "fish", quote_fish, snippet="fish.fish", reconciler="reconcile.fish",
                   init=(Startup("fish", under="fish/config.fish", base_var="XDG_CONFIG_HOME", base_default=".config",
                                 loads="if test -f {file}; source {file}; end", ext="fish", completion="fish",
                                 starts=("fish", "-c")),),
-                  real=(RealShell("fish", "fish", ("--no-config",), dot_lists=("PATH",)),), verify=verify_fish),
+                  real=(RealShell("fish", "fish", ("--no-config",), dot_lists=("PATH",)),), verify=verify_fish,
+                  export=export_fish),
     "csh": Shell("csh", "csh", quote_csh, snippet="tcsh.csh", reconciler="reconcile.csh", reconciler_from_precmd=True,
                  eval_one_line=True, init=(Startup("tcsh", aliases=("csh",), under=".tcshrc", loads="if ( -f {file} ) source {file}",
                               ext="tcsh", starts=("tcsh", "-c")),),
-                 real=(RealShell("tcsh", "tcsh", ("-f",), dot_lists=("PATH", "LD_LIBRARY_PATH")),), verify=verify_csh),
+                 real=(RealShell("tcsh", "tcsh", ("-f",), dot_lists=("PATH", "LD_LIBRARY_PATH")),), verify=verify_csh,
+                 export=export_csh, rc_files=(("csh", "~/.cshrc"),)),
     # Windows shells: cmd.exe reads each line in the console code page, so the file is ASCII with CRLF (HC1, HC2);
     # it has no prompt hook, so no reconciler, and no startup file. It runs with /d (no AutoRun) and /v:off: delayed
     # expansion off whatever the registry says, as conda's own cmd activation needs it; the hook's handling of
@@ -362,7 +434,10 @@ SHELLS: Dict[str, Shell] = {
     "bat": Shell("bat", "cmd.exe", quote_bat, newline="\r\n", encoding="ascii", values=values_bat, lib=False,
                  cannot_express=bat_problem, unsupported="unsupported.bat", snippet="cmd.bat", init=(Startup("cmd"),),
                  real=(RealShell("cmd.exe", "cmd", ("/d", "/v:off", "/c"), windows=True, empty_is_unset=True),),
-                 verify=verify_bat, dump="set", plain=PLAIN_WINDOWS, paste=paste_cmd),
+                 verify=verify_bat, dump="set", plain=PLAIN_WINDOWS, paste=paste_cmd,
+                 # its hooks prepend to PATH only, in their own spelling, and leave PATH alone near the line limit
+                 lists=("PATH",), spelling=bat_spelling, own_record=bat_own_record, runs_inside=("ps1",),
+                 gives_up="PATH left as it is"),
     # Windows PowerShell 5.1 reads a BOM-less file as the ANSI code page, so non-ASCII needs the BOM.
     "ps1": Shell("ps1", "powershell", quote_ps1, newline="\n", encoding="utf-8-sig", list_sep=", ", lib=False,
                  snippet="powershell.ps1", reconciler="reconcile.ps1",
@@ -371,8 +446,15 @@ SHELLS: Dict[str, Shell] = {
                  real=(RealShell("pwsh", "pwsh", _PS_ARGS),
                        RealShell("Windows PowerShell", "powershell", _PS_ARGS, windows=True, empty_is_unset=True),
                        RealShell("pwsh", "pwsh", _PS_ARGS, windows=True)),
-                 verify=verify_ps1, dump="json", plain=PLAIN_WINDOWS, call="& "),
+                 verify=verify_ps1, dump="json", plain=PLAIN_WINDOWS, call="& ", runs_inside=("bat",),
+                 session_vars=("PSExecutionPolicyPreference", "POWERSHELL_DISTRIBUTION_CHANNEL"),
+                 # pwsh before 7.5 (.NET 9) deletes a variable set to '', as Windows PowerShell 5.1 does
+                 refusal=POLICY_MARKERS, refusal_note=M("its execution policy lets no script run"),
+                 empty_below=(7, 5)),
 }
+
+# the shell assumed where none is named, as conda assumes sh's activate.d scripts
+POSIX_DEFAULT = "sh"
 
 # The real programs that run the hooks, in the records' order (switching/verify.py checks each present one)
 REAL_SHELLS: Tuple[RealShell, ...] = tuple(r for sh in SHELLS.values() for r in sh.real)
@@ -396,3 +478,13 @@ def named(name: Optional[str]) -> Optional[Shell]:
     base = re.split(r"[\\/]", name.strip())[-1].lower()
     base = base[:-4] if base.endswith(".exe") else base
     return next((sh for sh in SHELLS.values() if base in sh.program_names()), None)
+
+
+def session_shell(environ: Mapping[str, str], windows: bool) -> Shell:
+    """The record of the shell this process was started from: on Windows the one whose `session_vars` are set, else
+    the Windows shell without such variables (cmd.exe); elsewhere the one `$SHELL` names, else POSIX_DEFAULT's."""
+    if windows:
+        kinds = [sh for sh in SHELLS.values() if any(r.windows for r in sh.real)]
+        return next((sh for sh in kinds if any(environ.get(v) for v in sh.session_vars)),
+                    next(sh for sh in kinds if not sh.session_vars))
+    return named(environ.get("SHELL")) or SHELLS[POSIX_DEFAULT]

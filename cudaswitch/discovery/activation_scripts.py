@@ -126,11 +126,8 @@ def last_setter(prefix: str, name: str, ext: str = ".sh") -> Optional[Setter]:
 
 
 def shell_extension(environ, windows: bool) -> str:
-    """The activate.d extension conda runs for the user's shell: its record's (core/shells.py), found by `$SHELL`'s
-    name; sh's when unknown. On Windows PowerShell's when its variables are set, else cmd.exe's."""
-    from cudaswitch.core.shells import SHELLS, named
+    """The activate.d extension conda runs for the user's shell: its record's (core/shells.py, session_shell), found
+    by `$SHELL`'s name, sh's when unknown; on Windows PowerShell's when its variables are set, else cmd.exe's."""
+    from cudaswitch.core.shells import session_shell
 
-    if windows:
-        ps = environ.get("PSExecutionPolicyPreference") or environ.get("POWERSHELL_DISTRIBUTION_CHANNEL")
-        return "." + SHELLS["ps1" if ps else "bat"].ext
-    return "." + (named(environ.get("SHELL")) or SHELLS["sh"]).ext
+    return "." + session_shell(environ, windows).ext

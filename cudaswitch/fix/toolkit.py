@@ -31,32 +31,24 @@ def nearest(toolkits: List, old_version: str, torch_cuda: Optional[str]):
     return min(fits, key=rank, default=None)
 
 
-# the startup file each shell reads in every interactive shell (the sh family's login-only ~/.profile else)
-STARTUP = {"bash": "~/.bashrc", "zsh": "~/.zshrc", "fish": "~/.config/fish/config.fish", "tcsh": "~/.tcshrc",
-           "csh": "~/.cshrc", "ksh": "~/.kshrc"}
-
-
 def user_variable_lines(var: str, value: str, environ, windows: bool) -> List[str]:
     """The pasteable way to set the user's own `var` to `value` for good: `setx` quoted for cmd.exe and for
-    PowerShell (one construct, both shells' quoting), else the line for the user's shell's startup file."""
+    PowerShell (one construct, both shells' quoting), else the line for the user's shell's startup file, as its
+    record writes it (core/shells.py: `export`, `rc_file`; sh's where it has none)."""
     import re
 
     from cudaswitch.core import shellquote as sq
+    from cudaswitch.core.shells import POSIX_DEFAULT, SHELLS, named
 
     if windows:
         return [M("in cmd.exe: {command}", command=sq.command(["setx", var, value], sq.CMD)),
                 M("in PowerShell: {command}", command=sq.command(["setx", var, value], sq.POWERSHELL))]
-    name = next((v for v in (environ.get("CUDASWITCH_SHELL"), environ.get("SHELL")) if sq.shell_named(v)), "sh")
+    name = next((v for v in (environ.get("CUDASWITCH_SHELL"), environ.get("SHELL")) if named(v)), POSIX_DEFAULT)
     base = re.split(r"[\\/]", name.strip())[-1].lower()
-    family = sq.shell_named(name)
-    if family == sq.FISH:
-        line = sq.command(["set", "-gx", var, value], family)
-    elif family == sq.CSH:
-        line = sq.command(["setenv", var, value], family)
-    else:
-        family = sq.SH
-        line = "export " + sq.quote(f"{var}={value}", family)
-    return [M("in {file}: {line}", file=STARTUP.get(base, "~/.profile"), line=line)]
+    record = named(name)
+    if record is None or record.export is None:
+        record = SHELLS[POSIX_DEFAULT]
+    return [M("in {file}: {line}", file=record.rc_file(base) or "~/.profile", line=record.export(record, var, value))]
 
 
 def advise(mine: List, env, system, findings) -> dict:

@@ -44,8 +44,13 @@ def _template(name: str) -> str:
     return package_text(template_dir() / name)
 
 
+def hook_folder(prefix: str, direction: str) -> Path:
+    """etc/conda/<direction>.d, where conda finds every shell's hook."""
+    return Path(prefix, "etc", "conda", f"{direction}.d")
+
+
 def hook_path(prefix: str, direction: str, shell: Shell) -> Path:
-    return Path(prefix, "etc", "conda", f"{direction}.d", f"{HOOK_NAME}.{shell.ext}")
+    return hook_folder(prefix, direction) / f"{HOOK_NAME}.{shell.ext}"
 
 
 def all_hook_paths(prefix: str) -> List[Path]:

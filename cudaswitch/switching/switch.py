@@ -257,7 +257,7 @@ def write_switch(env, changes: Changes, toolkit, selector: str, old=None, window
 def _check_writable(env) -> None:
     from cudaswitch.core.fsutil import check_writable
 
-    for folder in [hookfiles.hook_path(env.prefix, d, SHELLS["sh"]).parent for d in hookfiles.DIRECTIONS] + \
+    for folder in [hookfiles.hook_folder(env.prefix, d) for d in hookfiles.DIRECTIONS] + \
             [env.state_path.parent]:
         check_writable(folder, M("switch an environment you own (-n/-p), or ask its owner to run this"))
 

@@ -26,7 +26,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from cudaswitch.core import trust
 from cudaswitch.core.errors import CudaswitchError
 from cudaswitch.core.i18n import M
-from cudaswitch.core.shells import REAL_SHELLS, SHELLS, RealShell, VerifyRun, bat_spelling
+from cudaswitch.core.shells import REAL_SHELLS, SHELLS, RealShell, Shell, VerifyRun
 from cudaswitch.switching import hookfiles
 from cudaswitch.switching.activation import LISTS, RECORD, Changes, activated, conda_activated, deactivated
 
@@ -124,27 +124,52 @@ def conda_dirs(prefix: str, system) -> List[str]:
     return system.split_list(conda_activated({"PATH": ""}, prefix, system)["PATH"])
 
 
+def _planned(record: Shell, changes: Changes, start: Mapping[str, str], sep: str,
+             empty_is_unset: bool) -> Dict[str, str]:
+    """What the hooks of `record` leave after activation in `start`, as its record says they work (core/shells.py:
+    the lists they prepend to, their spelling, the earlier records they can take out)."""
+    rec = start.get(f"{RECORD}ADDED_PATH")
+    if rec and record.own_record and not record.own_record(rec):
+        start = {k: v for k, v in start.items() if k != f"{RECORD}ADDED_PATH"}
+    return _untouched(record, start, activated(start, record.hooked(changes), sep, empty_is_unset, record.spelling),
+                      empty_is_unset)
+
+
+def _untouched(record: Shell, before: Mapping[str, str], after: Mapping[str, str],
+               empty_is_unset: bool) -> Dict[str, str]:
+    """`after` with each list the record's hooks never touch (one not in its `lists`), and that list's records, as
+    they were `before`: cmd.exe's hooks neither prepend to LD_LIBRARY_PATH nor take an earlier hook's entries off
+    it."""
+    out = dict(after)
+    for var in LISTS:
+        if record.lists is None or var in record.lists:
+            continue
+        for name in (var, f"{RECORD}ADDED_{var}", f"{RECORD}UNSET_{var}"):
+            value = before.get(name)
+            if value is None or (empty_is_unset and value == ""):
+                out.pop(name, None)
+            else:
+                out[name] = value
+    return out
+
+
 def plan_for(shell: RealShell, changes: Changes, start: Mapping[str, str]) -> Dict[str, str]:
-    sep = ";" if shell.windows else ":"
-    if shell.hook == "bat":
-        changes = Changes(scalars=dict(changes.scalars), prepend={"PATH": changes.prepend.get("PATH", [])})
-        if not (start.get(f"{RECORD}ADDED_PATH") or "\\").endswith("\\"):
-            # a PowerShell record: the cmd hook can only replace every copy of a text, so it takes out only a
-            # record in its own spelling and leaves this one (and the NVIDIA installer's same entries) in place
-            start = {k: v for k, v in start.items() if k != f"{RECORD}ADDED_PATH"}
-    return activated(start, changes, sep, shell.empty_is_unset, bat_spelling if shell.hook == "bat" else None)
+    return _planned(SHELLS[shell.hook], changes, start, shell.sep, shell.empty_is_unset)
 
 
 def with_other_windows_records(shell: RealShell, changes: Changes, start: Mapping[str, str]) -> Dict[str, str]:
-    """Where a Windows shell's check starts: as if the other Windows shell's hook had run first for the same switch.
-    cmd.exe runs inside a PowerShell session more often than not (`conda run`, a build `.bat`, typing `cmd`), and
-    PowerShell inside cmd.exe, each inheriting the other's entries and records."""
+    """Where a Windows shell's check starts: as if the hooks of the shells it runs inside of (its record's
+    `runs_inside`) had run first for the same switch: cmd.exe runs inside a PowerShell session more often than not
+    (`conda run`, a build `.bat`, typing `cmd`), and PowerShell inside cmd.exe. Such a shell may hold an empty
+    variable unless none of its Windows programs can."""
+    out = dict(start)
     if not shell.windows:
-        return dict(start)
-    if shell.hook == "bat":
-        return activated(start, changes, ";", False, None)
-    bat = Changes(scalars=dict(changes.scalars), prepend={"PATH": changes.prepend.get("PATH", [])})
-    return activated(start, bat, ";", True, bat_spelling)
+        return out
+    for key in SHELLS[shell.hook].runs_inside:
+        other = SHELLS[key]
+        empty_is_unset = all(r.empty_is_unset for r in other.real if r.windows)
+        out = _planned(other, changes, out, shell.sep, empty_is_unset)
+    return out
 
 
 # ---- one shell -----------------------------------------------------------------------------------------------------
@@ -164,11 +189,12 @@ def _norm(environ: Mapping[str, str], windows: bool, empty_is_unset: bool, dot_l
     return {k: v for k, v in out.items() if not (empty_is_unset and v == "")}
 
 
-def compare(phase: str, want: Mapping[str, str], got: Mapping[str, str], sep: str, windows: bool = False,
-            empty_is_unset: bool = False, dot_lists: Sequence[str] = ()) -> List[Difference]:
-    """Entry for entry: every compared variable of `want` against `got`."""
-    w = _norm(want, windows, empty_is_unset, dot_lists, sep)
-    g = _norm(got, windows, empty_is_unset, dot_lists, sep)
+def compare(phase: str, want: Mapping[str, str], got: Mapping[str, str], shell: RealShell) -> List[Difference]:
+    """Entry for entry: every compared variable of `want` against `got`, as `shell` holds them (its separator,
+    Windows' case-blind names, whether it can hold an empty variable, the lists it spells '' as '.')."""
+    sep = shell.sep
+    w = _norm(want, shell.windows, shell.empty_is_unset, shell.dot_lists, sep)
+    g = _norm(got, shell.windows, shell.empty_is_unset, shell.dot_lists, sep)
     out = []
     for key in _keys(w, g):
         a, b = w.get(key), g.get(key)
@@ -207,7 +233,7 @@ def driver(shell: RealShell, act: str, deact: str, python: str, start: Mapping[s
     if record is None or record.verify is None:  # a record without its driver: never run as another shell's script
         raise ValueError(f"no verification driver for the {shell.hook!r} hooks ({shell.name})")
     keys = {x.upper() for x in _keys(start)} | {"CONDA_PREFIX"}
-    run = VerifyRun(act=act, deact=deact, path=after.get("PATH") or "", sep=";" if shell.windows else ":",
+    run = VerifyRun(act=act, deact=deact, path=after.get("PATH") or "", sep=shell.sep,
                     python=python, dump=_DUMP, mark=MARK, psversion=PSVERSION, env0=envprog,
                     preset=tuple((k, v) for k, v in start.items() if k.upper() in keys),
                     codec=codec(codepage) if codepage else None)
@@ -260,11 +286,6 @@ def codec(codepage: int) -> str:
         return "utf-8"
 
 
-# The execution policy's refusal, in markers PowerShell does not translate: the help topic and the error ids
-# (a Chinese Windows prints "无法加载文件 …，因为在此系统上禁止运行脚本。…about_Execution_Policies。").
-POLICY_MARKERS = ("about_Execution_Policies", "PSSecurityException", "UnauthorizedAccess")
-
-
 def _run_bytes(argv, env, timeout):
     """A shell run through trust's door, its output kept as bytes (a hook's values are decoded by the caller), from
     the root folder: the dump's Python (`-I` too) then finds no module of the caller's working folder."""
@@ -290,7 +311,7 @@ def check_shell(shell: RealShell, program: str, prefix: str, changes: Changes, s
     record = SHELLS[shell.hook]
     if record.cannot_express and record.cannot_express(changes):
         return ShellCheck(shell.name, shell.hook, "skipped", note=record.cannot_express(changes))
-    sep = ";" if shell.windows else ":"
+    sep = shell.sep
     given, start = start, with_other_windows_records(shell, changes, start)
     # a non-interactive bash sources $BASH_ENV before the script (and sh its $ENV, interactive or not in some
     # builds): the file someone named there would run inside the check, as whoever runs it. The hooks never read
@@ -324,31 +345,31 @@ def check_shell(shell: RealShell, program: str, prefix: str, changes: Changes, s
     out = proc.stdout.decode(codec(out_cp), "replace")
     err = proc.stderr.decode(codec(out_cp), "replace").strip()
     states = _states(out, record.dump == "set", nul=envprog is not None)
-    if not states and shell.hook == "ps1" and any(m in err for m in POLICY_MARKERS):
-        # the execution policy stops every script here, conda's own PowerShell hooks included: nothing was run
-        return ShellCheck(shell.name, shell.hook, "skipped", seconds=seconds,
-                          note=M("its execution policy lets no script run"))
+    if not states and any(m in err for m in record.refusal):
+        # the shell refused every script (PowerShell's execution policy, conda's own hooks included): nothing ran
+        return ShellCheck(shell.name, shell.hook, "skipped", seconds=seconds, note=record.refusal_note)
     if len(states) != 2:
         last = (err or out).strip().splitlines()[-1:] or [""]
         return ShellCheck(shell.name, shell.hook, "failed", seconds=seconds,
                           note=M("it exited with {code} before the hooks had run: {last}", code=proc.returncode,
                                  last=last[0][:200]))
     got_act, got_deact = states
-    version = re.search(PSVERSION + r" (\d+)\.(\d+)", out) if shell.hook == "ps1" else None
-    if version and (int(version.group(1)), int(version.group(2))) < (7, 5) and not shell.empty_is_unset:
+    version = re.search(PSVERSION + r" (\d+)\.(\d+)", out) if record.empty_below else None
+    if version and (int(version.group(1)), int(version.group(2))) < record.empty_below and not shell.empty_is_unset:
         shell = replace(shell, empty_is_unset=True)
         plan = plan_for(shell, changes, start)
         after_conda = conda_deactivated(plan, dirs, sep)
     warning = next((ln for ln in (err + "\n" + out).splitlines() if ln.startswith("cudaswitch: warning:")), None)
-    diffs = compare("activate", plan, got_act, sep, shell.windows, shell.empty_is_unset, shell.dot_lists)
-    if diffs and shell.hook == "bat" and warning and "PATH left as it is" in warning and \
-            not compare("activate", start, got_act, sep, shell.windows, shell.empty_is_unset):
-        # cmd.exe's hook left everything as it was and said why (PATH near the line limit): its own decision
+    diffs = compare("activate", plan, got_act, shell)
+    if diffs and record.gives_up and warning and record.gives_up in warning and \
+            not compare("activate", start, got_act, shell):
+        # the hook left everything as it was and said why (cmd.exe's: PATH near the line limit): its own decision
         return ShellCheck(shell.name, shell.hook, "skipped", note=warning, environ=_merged(given, got_act),
                           seconds=seconds)
     own = next((d for d in dirs if d.endswith("\\Library\\bin" if shell.windows else "/bin")), None)
-    want_back = deactivated(after_conda, sep, own, shell.empty_is_unset)
-    diffs += compare("deactivate", want_back, got_deact, sep, shell.windows, shell.empty_is_unset, shell.dot_lists)
+    want_back = _untouched(record, after_conda, deactivated(after_conda, sep, own, shell.empty_is_unset),
+                           shell.empty_is_unset)
+    diffs += compare("deactivate", want_back, got_deact, shell)
     return ShellCheck(shell.name, shell.hook, "differs" if diffs else "ok", diffs, warning,
                       _merged(given, got_act), seconds)
 

@@ -71,8 +71,9 @@ def test_every_record_holds_its_real_shells_driver_and_names():
 
 
 def test_a_new_record_alone_is_seen_by_verify_paste_quoting_and_activate_d(monkeypatch):
-    """A shell added as one record (here a copy of sh's under the key `nu`) is checked by `use`, quoted for pasting and
-    matched to its activate.d ending, with nothing else keyed by shell."""
+    """A shell added as one record (here a copy of sh's under the key `nu`) is checked by `use`, quoted for pasting,
+    matched to its activate.d ending (on Windows by its session's variable) and given `doctor --fix`'s line for a
+    variable of the user's, with nothing else keyed by shell."""
     import dataclasses
 
     from cudaswitch.core import shellquote
@@ -88,6 +89,21 @@ def test_a_new_record_alone_is_seen_by_verify_paste_quoting_and_activate_d(monke
     env = {"SHELL": "/usr/bin/nu"}
     assert shellquote.user_shell(env) == "nu" and shellquote.for_user(["ls", "a b"], env, windows=False) == "ls 'a b'"
     assert shell_extension(env, windows=False) == ".nu"
+    # the line `doctor --fix` gives for setting a variable for good: the record's own, in its startup file
+    from cudaswitch.fix.toolkit import user_variable_lines
+
+    assert [str(m) for m in user_variable_lines("CUDA_HOME", "/a b", env, windows=False)] == [
+        "in ~/.profile: export 'CUDA_HOME=/a b'"]  # sh's copy, no startup file of its own
+    told = dataclasses.replace(nu, export=lambda sh, var, value: f"$env.{var} = {sh.quote(value)}",
+                               rc_files=(("nu", "~/.config/nushell/env.nu"),))
+    monkeypatch.setitem(SHELLS, "nu", told)
+    assert [str(m) for m in user_variable_lines("CUDA_HOME", "/a b", env, windows=False)] == [
+        "in ~/.config/nushell/env.nu: $env.CUDA_HOME = '/a b'"]
+    # a Windows shell, told by a variable its sessions set, as PowerShell is; cmd.exe's stays the default there
+    win = dataclasses.replace(nu, real=(RealShell("nushell", "nu", (), windows=True),), session_vars=("NU_VERSION",))
+    monkeypatch.setitem(SHELLS, "nu", win)
+    assert shell_extension({"NU_VERSION": "0.99"}, windows=True) == ".nu"
+    assert shell_extension({}, windows=True) == ".bat"
 
 
 def test_pasted_words_and_hook_values_share_each_shells_quoting():
@@ -133,3 +149,142 @@ def test_the_tests_start_the_records_shells_as_the_records_say():
     assert all(st.starts for st in with_file.values()), with_file  # how a new shell loads its startup file
     assert {name: argv for name, (_rc, argv, _code) in INSTALL.items()} == {
         name: list(st.starts) for name, st in with_file.items()}
+
+
+def test_the_lists_a_record_says_its_hooks_prepend_to_are_the_ones_its_hooks_name():
+    """The check's plan prepends to the lists of the record's `lists` (cmd.exe's: PATH only): for a switch that
+    prepends to every list, they are exactly the lists the rendered hooks name, in both directions (a record that
+    lost cmd's PATH-only rule would plan an LD_LIBRARY_PATH its hooks never set)."""
+    import re
+
+    from cudaswitch.switching.activation import LISTS, Changes
+
+    ch = Changes(scalars={"CUDA_PATH": "/c", "CUDA_HOME": "/c"}, prepend={v: [f"/c/{v.lower()}"] for v in LISTS})
+    for key, sh in SHELLS.items():
+        planned = {v for v, entries in sh.hooked(ch).prepend.items() if entries}
+        for direction in ("activate", "deactivate"):
+            text = hookfiles.render_hook(key, direction, ch, "12.9").decode(sh.encoding)
+            named = {v for v in LISTS if re.search(rf"(?<![A-Z_]){v}(?![A-Z_])", text)}
+            assert named == planned, (key, direction, named, planned)
+
+
+def _nu(**fields):
+    """A new shell as one record: a copy of sh's under the key `nu`, with the fields given."""
+    import dataclasses
+
+    from cudaswitch.core.shells import RealShell
+
+    real = (RealShell("nushell", "nu", (), windows=fields.pop("windows", False)),)
+    return dataclasses.replace(SHELLS["sh"], key="nu", init=(), names=("nu",), real=real, **fields)
+
+
+def test_a_new_records_hook_rules_are_what_the_check_plans(monkeypatch):
+    """How a shell's hooks work, as the check models them, is read from its record alone: a new Windows shell whose
+    hooks, like cmd.exe's, prepend to PATH only, in their own spelling, take out only a record in it, and run
+    inside PowerShell sessions, is planned so; a plain copy of sh's record is planned as sh."""
+    from cudaswitch.switching import verify
+    from cudaswitch.switching.activation import Changes
+
+    ch = Changes(scalars={"CUDA_PATH": r"C:\t", "CUDA_HOME": r"C:\t"},
+                 prepend={"PATH": [r"C:\t\bin"], "LD_LIBRARY_PATH": [r"C:\t\lib"]})
+    start = {"PATH": r"C:\e\Library\bin;C:\windows", "CONDA_PREFIX": r"C:\e"}
+    plain = _nu()
+    monkeypatch.setitem(SHELLS, "nu", plain)
+    posix = {"PATH": "/e/bin:/usr/bin", "_CUDASWITCH_ADDED_PATH": "/old/bin"}
+    assert verify.plan_for(plain.real[0], ch, posix) == verify.plan_for(verify.LINUX_SHELLS[0], ch, posix)
+    assert verify.with_other_windows_records(plain.real[0], ch, start) == start
+
+    nu = _nu(windows=True, lists=("PATH",), spelling=lambda es: [e + "/" for e in es],
+             own_record=lambda rec: rec.endswith("/"), runs_inside=("ps1",))
+    monkeypatch.setitem(SHELLS, "nu", nu)
+    real = nu.real[0]
+    plan = verify.plan_for(real, ch, start)
+    assert plan["PATH"].split(";")[0] == "C:\\t\\bin/" and plan["_CUDASWITCH_ADDED_PATH"] == "C:\\t\\bin/"
+    assert "LD_LIBRARY_PATH" not in plan and "_CUDASWITCH_ADDED_LD_LIBRARY_PATH" not in plan
+    # its check starts where PowerShell's hooks ran, as cmd.exe's does
+    given = verify.with_other_windows_records(real, ch, start)
+    assert given == verify.with_other_windows_records(verify.WINDOWS_SHELLS[0], ch, start)
+    assert given["_CUDASWITCH_ADDED_PATH"] == r"C:\t\bin" and given["LD_LIBRARY_PATH"] == r"C:\t\lib"
+    # PowerShell's record is not in its spelling: it stays, with PowerShell's entry, and its own goes in front
+    assert verify.plan_for(real, ch, given)["PATH"].split(";")[:2] == ["C:\\t\\bin/", r"C:\t\bin"]
+
+
+def _answer(out: str, err: str = ""):
+    import subprocess
+
+    def run(argv, env, timeout):
+        return subprocess.CompletedProcess(argv, 0, out.encode(), err.encode())
+    return run
+
+
+def test_a_new_records_refusal_and_giving_up_are_read_from_it(monkeypatch, tmp_path):
+    """What the check reads in a shell's output besides the dumps is its record's: the markers of a shell that ran
+    no script (a skip with the record's note) and the warning with which its hook left the shell as it was (a skip
+    when nothing changed); the same output from a shell whose record has neither is a failure and a difference."""
+    import json
+
+    from cudaswitch.core.i18n import M
+    from cudaswitch.switching import verify
+    from cudaswitch.switching.activation import Changes
+
+    copies = (tmp_path / "a.nu", tmp_path / "d.nu")
+    for p in copies:
+        p.write_text("")
+    ch = Changes(scalars={"CUDA_PATH": "/t", "CUDA_HOME": "/t"}, prepend={"PATH": ["/t/bin"]})
+    start = {"PATH": "/e/bin:/usr/bin", "CONDA_PREFIX": "/e"}
+
+    def check(record, run):
+        monkeypatch.setitem(SHELLS, "nu", record)
+        return verify.check_shell(record.real[0], "nu", "/e", ch, dict(start), ["/e/bin"], tmp_path, run=run,
+                                  copies=copies)
+
+    refused = _answer("", "nu: NU-0042 scripts are off")
+    told = _nu(dump="json", refusal=("NU-0042",), refusal_note=M("its scripts are off"))
+    skipped = check(told, refused)
+    assert (skipped.status, str(skipped.note)) == ("skipped", "its scripts are off")
+    assert check(_nu(dump="json"), refused).status == "failed"
+
+    same = json.dumps(start)
+    unchanged = _answer(f"\n{verify.MARK}{same}\n\n{verify.MARK}{same}\n", "cudaswitch: warning: nu gave up: why\n")
+    gave_up = check(_nu(dump="json", gives_up="nu gave up"), unchanged)
+    assert gave_up.status == "skipped" and gave_up.note == "cudaswitch: warning: nu gave up: why"
+    assert check(_nu(dump="json"), unchanged).status == "differs"
+
+
+# modules that read every shell from its record: a branch on a shell's name there (`shell.hook == "bat"`) is
+# knowledge of one shell outside its record
+RECORD_READERS = ("cudaswitch/switching/verify.py", "cudaswitch/switching/switch.py",
+                  "cudaswitch/discovery/activation_scripts.py", "cudaswitch/fix/toolkit.py",
+                  "cudaswitch/cli/discovery.py", "cudaswitch/cli/switching.py", "cudaswitch/checks/reach.py")
+
+
+def test_the_modules_that_read_the_records_name_no_shell():
+    import ast
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    names = set(SHELLS)
+    for sh in SHELLS.values():
+        names |= set(sh.program_names()) | {r.name for r in sh.real} | {r.program for r in sh.real}
+    names = {n.lower() for n in names}
+    for rel in RECORD_READERS:
+        tree = ast.parse((repo / rel).read_text(encoding="utf-8"))
+        named = [(n.lineno, n.value) for n in ast.walk(tree)
+                 if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.lower() in names]
+        assert not named, (rel, named)
+
+
+def test_the_reconciler_tip_on_windows_names_the_windows_shell_whose_record_has_one(monkeypatch):
+    """`use` and `status` suggest `init X --install` for the prompt-time cleanup: X is `$SHELL`'s init name, and on
+    Windows (no `$SHELL`) that of the Windows shell whose record has a reconciler (PowerShell's: cmd.exe has none)."""
+    import dataclasses
+    from types import SimpleNamespace
+
+    from cudaswitch.switching.startup import user_reconciler_missing
+
+    win = SimpleNamespace(windows=True, environ={})
+    assert user_reconciler_missing(win) == "powershell"
+    assert user_reconciler_missing(SimpleNamespace(windows=True, environ={"CUDASWITCH_RECONCILER": "1"})) is None
+    assert user_reconciler_missing(SimpleNamespace(windows=False, environ={"SHELL": "/usr/bin/fish"})) == "fish"
+    monkeypatch.setitem(SHELLS, "ps1", dataclasses.replace(SHELLS["ps1"], reconciler=None))
+    assert user_reconciler_missing(win) is None

@@ -63,9 +63,12 @@ def _toolkit(base: Path):
                          prepend={"PATH": [root + "\\bin", root + "\\libnvvp"]})
 
 
-def _verify(tmp_path, start_path, run, codepages, env_name="env A", extra=None):
-    """verify.verify (the code `use` runs) on cmd.exe alone, for hooks written into a fresh environment."""
+def _verify(tmp_path, start_path, run, codepages, env_name="env A", extra=None, ld=False):
+    """verify.verify (the code `use` runs) on cmd.exe alone, for hooks written into a fresh environment; `ld`: the
+    switch also prepends to LD_LIBRARY_PATH."""
     root, ch = _toolkit(tmp_path)
+    if ld:
+        ch.prepend["LD_LIBRARY_PATH"] = [root + "\\lib\\x64"]
     local = make_env(tmp_path / env_name)
     hookfiles.write_hooks(str(local), ch, "11.8", windows=True)
     prefix = z(local)
@@ -144,6 +147,33 @@ def test_cmd_inside_powershell_keeps_nvidias_adjacent_entries(wine, tmp_path):
     assert path[:2] == [root + "\\bin\\", root + "\\libnvvp\\"]
     assert path.count(root + "\\bin") == 2 and path.count(root + "\\libnvvp") == 2  # PowerShell's and NVIDIA's
     assert check.environ["_CUDASWITCH_ADDED_PATH"] == f"{root}\\bin\\;{root}\\libnvvp\\"
+
+
+def test_cmd_hooks_prepend_to_path_only_and_the_check_plans_so(wine, tmp_path):
+    """A switch that also prepends to LD_LIBRARY_PATH: cmd.exe's hooks take PATH only (its record's `lists`) and
+    leave the list as the PowerShell session it started in left it; the check, planning the same, keeps them (a
+    plan in which cmd's hooks edited LD_LIBRARY_PATH would disagree with cmd)."""
+    exe, wenv = wine
+    result, root, hooks = _verify(tmp_path, r"C:\windows\system32;C:\windows", _wine_run(wenv), (437, 1252), ld=True)
+    check = _ok(result, hooks)
+    assert check.environ["PATH"].startswith(root + "\\bin\\;")
+    assert check.environ["LD_LIBRARY_PATH"] == check.environ["_CUDASWITCH_ADDED_LD_LIBRARY_PATH"] == root + "\\lib\\x64"
+
+
+def test_cmd_near_the_line_limit_leaves_path_alone_and_the_check_skips(wine, tmp_path):
+    """PATH near cmd's 8191-character line limit: the hook warns and leaves the window as it was (the warning is
+    its record's `gives_up`); the check reports that warning as a skip and keeps the hooks, instead of calling them
+    broken."""
+    exe, wenv = wine
+    long_path = ";".join(rf"C:\some rather long tool folder\number {i:04d}" for i in range(180)) + ";C:\\windows"
+    result, root, hooks = _verify(tmp_path, long_path, _wine_run(wenv), (437, 1252))
+    (check,) = result.checks
+    assert check.status == "skipped", (check.note, [d.detail for d in check.differences])
+    assert check.note.startswith("cudaswitch: warning: PATH left as it is: ")
+    assert result.ok and not result.removed and all(h.exists() for h in hooks)
+    # the window as the PowerShell session it started in left it: PowerShell's entries and record, none of cmd's
+    assert not [e for e in check.environ["PATH"].split(";") if e.endswith("\\")]
+    assert check.environ["_CUDASWITCH_ADDED_PATH"] == f"{root}\\bin;{root}\\libnvvp"
 
 
 def test_every_windows_start_holds_the_other_shells_records(tmp_path):

@@ -41,12 +41,14 @@ def _blocks():
     for page in _user_pages():
         lines = page.read_text(encoding="utf-8").splitlines()
         for i, line in enumerate(lines):
-            m = MARKER.match(line)
+            m = MARKER.match(line.strip())  # indented too: a block inside a list item
             if not m:
                 continue
-            assert i + 1 < len(lines) and lines[i + 1].startswith("```"), f"{page.name}:{i + 1}: marker without a block"
-            end = next(j for j in range(i + 2, len(lines)) if lines[j].startswith("```"))
-            out.append((page.relative_to(REPO).as_posix(), i + 1, m.group(1), lines[i + 2:end]))
+            indent = len(line) - len(line.lstrip())
+            assert i + 1 < len(lines) and lines[i + 1].lstrip().startswith("```"), \
+                f"{page.name}:{i + 1}: marker without a block"
+            end = next(j for j in range(i + 2, len(lines)) if lines[j].lstrip().startswith("```"))
+            out.append((page.relative_to(REPO).as_posix(), i + 1, m.group(1), [ln[indent:] for ln in lines[i + 2:end]]))
     return out
 
 
@@ -179,6 +181,17 @@ def _workstation_cpu(folder: Path) -> dict:
     """The workstation with the loader pin its installer left (`/etc/ld.so.conf.d/zz-cuda-13-0.conf`, as on the
     machine it was copied from) and an environment /tmp/demo/envs/torch holding the real CPU build torch 2.13.0's
     identity files (torch/version.py, its dist-info), copied from the suite's real torch environment."""
+    env = _workstation(folder)
+    conf = Path(env["CUDASWITCH_FS_ROOT"]) / "etc" / "ld.so.conf.d"
+    conf.mkdir(parents=True)
+    (conf / "zz-cuda-13-0.conf").write_text("/usr/local/cuda-13.0/lib\n")
+    _cpu_torch_identity(make_env(folder / "envs" / "torch"))
+    return env
+
+
+def _cpu_torch_identity(prefix: Path) -> None:
+    """torch/version.py and the dist-info of the real CPU build torch 2.13.0 (the suite's real torch environment),
+    by which an environment's files say it holds that torch."""
     import shutil
 
     sys.path.insert(0, str(REPO / "tests" / "fake_torch"))
@@ -186,17 +199,120 @@ def _workstation_cpu(folder: Path) -> dict:
         import envs
     finally:
         sys.path.remove(str(REPO / "tests" / "fake_torch"))
-    env = _workstation(folder)
-    conf = Path(env["CUDASWITCH_FS_ROOT"]) / "etc" / "ld.so.conf.d"
-    conf.mkdir(parents=True)
-    (conf / "zz-cuda-13-0.conf").write_text("/usr/local/cuda-13.0/lib\n")
     real = envs.torch_venv() / "lib" / "python3.11" / "site-packages"
-    site = make_env(folder / "envs" / "torch") / "lib" / "python3.11" / "site-packages"
+    site = prefix / "lib" / "python3.11" / "site-packages"
     (site / "torch").mkdir(parents=True)
     shutil.copy2(real / "torch" / "version.py", site / "torch" / "version.py")
     for info in real.glob("torch-*.dist-info"):
         shutil.copytree(info, site / info.name)
+
+
+# ---- with the real conda (tests/realconda.py; skipped as every real-conda test is where there is none) ------------
+# The user's `/` is the scenario's folder `root`: a page shows every path under it as the user's own (`/home/li`,
+# `/usr/local/cuda-12.9`), and the page's `conda` is the real one, with cudaswitch installed into its Python as
+# tests/realconda.py's plugin_site does. Its environments are made by that conda, in the envs dir `~/.condarc`
+# names.
+
+CONDARC = "envs_dirs:\n  - ~/conda-envs\n"
+ENVIRONMENT_YML = 'name: detector\ndependencies: []\nvariables:\n  CUDASWITCH_CUDA: "11.8"\n'
+
+
+def _conda(folder: Path, conda) -> dict:
+    """/home/li's `~/.condarc` names ~/conda-envs; there the real conda made the empty environment e2 and, from an
+    environment file declaring CUDA 10.2, `old`; ~/environment.yml declares CUDA 11.8; CUDA 11.8 and 12.9 lie in
+    /usr/local."""
+    import realconda
+
+    root = folder / "root"
+    home = root / "home" / "li"
+    home.mkdir(parents=True)
+    cudatrees.cuda_11_8(root / "usr" / "local" / "cuda-11.8")
+    cudatrees.cuda_12_9(root / "usr" / "local" / "cuda-12.9")
+    (home / ".condarc").write_text(CONDARC)
+    (home / "environment.yml").write_text(ENVIRONMENT_YML)
+    bindir = folder / "bin"
+    bindir.mkdir()
+    site = realconda.plugin_site(folder)
+    (bindir / "conda").write_text(f"#!/bin/sh\nPYTHONPATH={shlex.quote(f'{REPO}:{site}')} exec "
+                                  f"{shlex.join(conda.argv)} \"$@\"\n")
+    (bindir / "conda").chmod(0o755)
+    env = {"PATH": f"{bindir}:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
+           "CUDASWITCH_SEARCH_PATH": str(root / "usr" / "local"), "CUDASWITCH_CONFIG": str(folder / "no-config.yaml"),
+           "XDG_DATA_HOME": str(folder / "xdg-data"), "CONDA_SOLVER": "classic", "CONDA_NUMBER_CHANNEL_NOTICES": "0",
+           "CONDA_EXE": str(Path(conda.root) / "bin" / "conda")}  # as conda's shell hook exports it
+    conda.run(["create", "-n", "e2", "--offline", "--yes", "--quiet"], env=env)
+    old = folder / "old.yml"
+    old.write_text(ENVIRONMENT_YML.replace("detector", "old").replace("11.8", "10.2"))
+    conda.run(["env", "create", "-f", str(old), "--offline", "--quiet"], env=env)
     return env
+
+
+def _conda_use(env: dict, *args) -> None:
+    r = run_cli(["use", *args, "--no-smoke"], env=env)
+    assert r.returncode == 0, r.stderr
+
+
+def _conda_doctor(folder: Path, conda) -> dict:
+    """The conda scenario after `use 12.9 -n e2`, and an environment `torch` switched to CUDA 11.8 whose toolkit
+    was deleted since, with a hook file as the previous cudaswitch wrote it (its version line says 0.0.9)."""
+    from cudaswitch import __version__
+
+    env = _conda(folder, conda)
+    conda.run(["create", "-n", "torch", "--offline", "--yes", "--quiet"], env=env)
+    _conda_use(env, "12.9", "-n", "e2")
+    _conda_use(env, "11.8", "-n", "torch")
+    hook = Path(env["HOME"]) / "conda-envs" / "torch" / "etc" / "conda" / "activate.d" / "cudaswitch.sh"
+    hook.write_bytes(hook.read_bytes().replace(f"generated by cudaswitch {__version__}".encode(),
+                                               b"generated by cudaswitch 0.0.9"))
+    import shutil
+
+    shutil.rmtree(folder / "root" / "usr" / "local" / "cuda-11.8")
+    return env
+
+
+def _conda_pip(folder: Path, conda) -> dict:
+    """The conda scenario after `use 12.9 -n e2`, and then pip put NVIDIA's real nvidia-cuda-runtime-cu12 12.9.79
+    wheel into e2, as pip lays it out."""
+    import shutil
+
+    import nvidia_wheels
+
+    env = _conda(folder, conda)
+    _conda_use(env, "12.9", "-n", "e2")
+    site = Path(env["HOME"]) / "conda-envs" / "e2" / "lib" / "python3.11" / "site-packages"
+    shutil.copytree(nvidia_wheels.extracted("nvidia-cuda-runtime-cu12==12.9.79"), site,
+                    ignore=shutil.ignore_patterns(".complete"))
+    return env
+
+
+def _conda_envs(folder: Path, conda) -> dict:
+    """The conda scenario where the real conda also made environments holding the identity files of real torch
+    wheels, `cpu` torch 2.13.0+cpu and `cu130` torch 2.14.1+cu130; e2 holds NVIDIA's
+    nvidia-cuda-runtime-cu12 wheel; `use` switched e2 and cpu to CUDA 12.9 and `torch` to CUDA 11.8, since deleted."""
+    import shutil
+
+    import nvidia_wheels
+    import torch_wheel_files
+
+    env = _conda(folder, conda)
+    home = Path(env["HOME"])
+    for name in ("cpu", "cu130", "torch"):
+        conda.run(["create", "-n", name, "--offline", "--yes", "--quiet"], env=env)
+    _cpu_torch_identity(home / "conda-envs" / "cpu")
+    site = home / "conda-envs" / "cu130" / "lib" / "python3.11" / "site-packages"
+    shutil.copytree(torch_wheel_files.torch_identity(), site, ignore=shutil.ignore_patterns(".complete"))
+    site = home / "conda-envs" / "e2" / "lib" / "python3.11" / "site-packages"
+    shutil.copytree(nvidia_wheels.extracted("nvidia-cuda-runtime-cu12==12.9.79"), site,
+                    ignore=shutil.ignore_patterns(".complete"))
+    for name, version in (("e2", "12.9"), ("cpu", "12.9"), ("torch", "11.8")):
+        _conda_use(env, version, "-n", name)
+    shutil.rmtree(folder / "root" / "usr" / "local" / "cuda-11.8")
+    # li is no administrator: root's conda (and cudaswitch) would list every account's environments.txt, which
+    # other runs on this machine change; CUDASWITCH_FS_ROOT=/ is the machine's own `/` seen as a user sees it
+    return dict(env, CUDASWITCH_FS_ROOT="/")
+
+
+REAL_CONDA = {"conda": _conda, "conda-doctor": _conda_doctor, "conda-pip": _conda_pip, "conda-envs": _conda_envs}
 
 
 # scenarios whose /tmp/demo is that folder of their own `/` (CUDASWITCH_FS_ROOT): the text is run as written, so a
@@ -244,8 +360,28 @@ def _same(expected, printed) -> bool:
     return bool(printed) and expected[0] == printed[0] and _same(expected[1:], printed[1:])
 
 
-def _run(command: str, env: dict, folder: Path):
-    words = shlex.split(command.replace(PLACEHOLDER, str(folder)), comments=True)  # `# why` ends a line
+def _pairs(scenario: str, folder: Path, env: dict):
+    """(the machine's text, the page's text) pairs a scenario's transcripts are read through."""
+    if scenario in REAL_CONDA:  # the user's `/`, and conda's root as conda's Docker images place it
+        return [(str(folder / "root"), ""), (str(Path(env["CONDA_EXE"]).parent.parent), "/opt/conda")]
+    return [(str(Path(PLACEHOLDER) if scenario in AS_WRITTEN else folder), PLACEHOLDER)]
+
+
+def _on_machine(command: str, pairs) -> str:
+    for real, page in pairs:
+        command = command.replace(page, real) if page else command
+    return command
+
+
+def _on_page(line: str, pairs) -> str:
+    for real, page in pairs:
+        line = line.replace(real, page)
+    return TIME.sub("<time>", line).rstrip()
+
+
+def _run(command: str, env: dict, folder: Path, pairs=None):
+    pairs = pairs or [(str(folder), PLACEHOLDER)]
+    words = shlex.split(_on_machine(command, pairs), comments=True)  # `# why` ends a line
     quiet = words[-2:] == [">", "/dev/null"]
     words = words[:-2] if quiet else words
     env = dict(env)
@@ -258,8 +394,7 @@ def _run(command: str, env: dict, folder: Path):
     # the note every command prints under FS_ROOT
     err = [ln for ln in r.stderr.splitlines() if not relocated or str(Path(relocated)) not in ln]
     shown = ([] if quiet else r.stdout.splitlines()) + err
-    printed = [TIME.sub("<time>", ln.replace(str(folder), PLACEHOLDER)).rstrip() for ln in shown]
-    return printed, r.returncode
+    return [_on_page(ln, pairs) for ln in shown], r.returncode
 
 
 def _plain(command: str) -> bool:
@@ -276,7 +411,7 @@ def _plain(command: str) -> bool:
     return words[:1] == ["cudaswitch"] and not any(set(w) & shell for w in words[1:])
 
 
-def _run_in_bash(commands, env: dict, folder: Path):
+def _run_in_bash(commands, env: dict, folder: Path, pairs=None):
     """The commands of one block in ONE real bash, in order (a shell function `eval "$(cudaswitch init bash)"`
     defines, a variable `use` sets, stay for the next command), `cudaswitch` being this checkout on PATH; each
     command's stdout, then its stderr, and its exit status, as `_run` gives them."""
@@ -284,23 +419,24 @@ def _run_in_bash(commands, env: dict, folder: Path):
 
     from conftest import cli_on_path
 
+    pairs = pairs or [(str(folder), PLACEHOLDER)]
     out = folder / ".runner"
     out.mkdir()
     bindir = cli_on_path(out)
     script = []
     for k, command in enumerate(commands):
-        script.append(f"{{ {command.replace(PLACEHOLDER, str(folder))}\n}} >{out}/{k}.out 2>{out}/{k}.err; "
+        script.append(f"{{ {_on_machine(command, pairs)}\n}} >{out}/{k}.out 2>{out}/{k}.err; "
                       f"echo $? >{out}/{k}.rc")
     env = dict(env, PATH=f"{bindir}:{env['PATH']}", PYTHONPATH=str(REPO))
-    subprocess.run(["bash", "--norc", "--noprofile", "-c", "\n".join(script)], env=env, cwd=folder, check=True,
+    # in the user's home, where a new terminal starts (every scenario's HOME but conda's is its folder)
+    subprocess.run(["bash", "--norc", "--noprofile", "-c", "\n".join(script)], env=env, cwd=env["HOME"], check=True,
                    timeout=300, stdin=subprocess.DEVNULL)
     relocated = env.get("CUDASWITCH_FS_ROOT")
     results = []
     for k in range(len(commands)):
         err = [ln for ln in (out / f"{k}.err").read_text().splitlines() if not relocated or relocated not in ln]
         shown = (out / f"{k}.out").read_text().splitlines() + err
-        printed = [TIME.sub("<time>", ln.replace(str(folder), PLACEHOLDER)).rstrip() for ln in shown]
-        results.append((printed, int((out / f"{k}.rc").read_text())))
+        results.append(([_on_page(ln, pairs) for ln in shown], int((out / f"{k}.rc").read_text())))
     return results
 
 
@@ -335,19 +471,25 @@ def test_every_transcript_is_replayed_or_says_what_it_needs():
 
 
 @pytest.mark.parametrize("page,line,scenario,text", BLOCKS, ids=[f"{p}:{n}" for p, n, _, _ in BLOCKS])
-def test_a_marked_output_block_is_what_the_commands_print_now(page, line, scenario, text, tmp_path):
-    assert scenario in SCENARIOS, f"{page}:{line}: unknown scenario {scenario!r} (known: {sorted(SCENARIOS)})"
+def test_a_marked_output_block_is_what_the_commands_print_now(page, line, scenario, text, tmp_path, request):
+    known = {**SCENARIOS, **REAL_CONDA}
+    assert scenario in known, f"{page}:{line}: unknown scenario {scenario!r} (known: {sorted(known)})"
     folder = tmp_path / "demo"
     folder.mkdir()
-    env = SCENARIOS[scenario](folder)
-    steps = _transcript(text)
-    if all(_plain(command) for command, _, _ in steps):
-        results = [_run(command, env, Path(PLACEHOLDER) if scenario in AS_WRITTEN else folder)
-                   for command, _, _ in steps]
+    if scenario in REAL_CONDA:  # the suite's real conda, or the skip every real-conda test makes without one
+        env = REAL_CONDA[scenario](folder, request.getfixturevalue("real_conda"))
     else:
-        results = _run_in_bash([command for command, _, _ in steps], env, folder)
+        env = SCENARIOS[scenario](folder)
+    steps = _transcript(text)
+    pairs = _pairs(scenario, folder, env)
+    if all(_plain(command) for command, _, _ in steps):
+        results = [_run(command, env, folder, pairs) for command, _, _ in steps]
+    else:
+        results = _run_in_bash([command for command, _, _ in steps], env, folder, pairs)
+    # a real-conda table is compared cell by cell: the machine's longer folders, shown shorter, widen its columns
+    cells = (lambda ln: re.sub(r"(\S)  +", r"\1  ", ln)) if scenario in REAL_CONDA else (lambda ln: ln)
     for (command, expected, status), (printed, code) in zip(steps, results):
-        assert _same([TIME.sub("<time>", e).rstrip() for e in expected], printed), \
+        assert _same([cells(TIME.sub("<time>", e).rstrip()) for e in expected], [cells(ln) for ln in printed]), \
             f"{page}:{line}: `{command}` prints now:\n" + "\n".join(printed)
         assert code == status, f"{page}:{line}: `{command}` exits {code}, the page says {status}"
 

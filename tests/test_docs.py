@@ -390,11 +390,16 @@ def _run(command: str, env: dict, folder: Path, pairs=None):
         env[name] = value
     assert words[:1] == ["cudaswitch"], f"not a cudaswitch command: {command}"
     r = run_cli(words[1:], env=env)
-    relocated = env.get("CUDASWITCH_FS_ROOT")
-    # the note every command prints under FS_ROOT
-    err = [ln for ln in r.stderr.splitlines() if not relocated or str(Path(relocated)) not in ln]
+    err = _without_relocation_note(r.stderr.splitlines(), env)
     shown = ([] if quiet else r.stdout.splitlines()) + err
     return [_on_page(ln, pairs) for ln in shown], r.returncode
+
+
+def _without_relocation_note(lines, env: dict):
+    """stderr without the note every command prints under CUDASWITCH_FS_ROOT (naming it and the folder), and only
+    that: any other line stays compared."""
+    root = env.get("CUDASWITCH_FS_ROOT")
+    return [ln for ln in lines if not (root and "CUDASWITCH_FS_ROOT" in ln and str(Path(root)) in ln)]
 
 
 def _plain(command: str) -> bool:
@@ -431,10 +436,9 @@ def _run_in_bash(commands, env: dict, folder: Path, pairs=None):
     # in the user's home, where a new terminal starts (every scenario's HOME but conda's is its folder)
     subprocess.run(["bash", "--norc", "--noprofile", "-c", "\n".join(script)], env=env, cwd=env["HOME"], check=True,
                    timeout=300, stdin=subprocess.DEVNULL)
-    relocated = env.get("CUDASWITCH_FS_ROOT")
     results = []
     for k in range(len(commands)):
-        err = [ln for ln in (out / f"{k}.err").read_text().splitlines() if not relocated or relocated not in ln]
+        err = _without_relocation_note((out / f"{k}.err").read_text().splitlines(), env)
         shown = (out / f"{k}.out").read_text().splitlines() + err
         results.append(([_on_page(ln, pairs) for ln in shown], int((out / f"{k}.rc").read_text())))
     return results

@@ -6,7 +6,8 @@ A block marked real output is a transcript right after the line `<!-- output: SC
 followed by what it prints (stdout, then stderr) and, when it is not 0, `(exit N)`; a command ending in `> /dev/null`
 shows only its stderr, and a line `...` stands for lines the page leaves out. The test builds the scenario (below),
 runs each command through the real CLI and compares line for line; `/tmp/demo` in the text stands for the scenario's
-folder, and a time (`2026-11-30T00:11:02+00:00`, when `use` chose) stands for any time. A block whose commands are
+folder, and a time (`2026-11-30T00:11:02+00:00`, when `use` chose) stands for any time. The conda page's blocks
+run against the real conda (the REAL_CONDA scenarios below). A block whose commands are
 all `[VAR=value ...] cudaswitch ...` runs in-process; one with anything else (a pipe, `;`, `eval "$(cudaswitch init
 bash)"`, `echo`) runs in one real bash, with this checkout's `cudaswitch` on PATH. Every block with `$ ` lines carries
 that marker or `<!-- example: what it needs -->` (a GPU, conda, a download): none goes unchecked unseen.
@@ -26,6 +27,7 @@ DOCS = REPO / "docs"
 GUIDE = DOCS / "guide"
 PLACEHOLDER = "/tmp/demo"
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00")  # the moment a command ran: any moment
+DAY = re.compile(r"\b\d{4}-\d\d-\d\d$")  # the day a smoke test ran, as `envs` shows it at a row's end
 MARKER = re.compile(r"^<!-- output: ([\w-]+) -->$")
 EXAMPLE = re.compile(r"^<!-- example: [^<>]+ -->$")  # a transcript no machine without it can replay: says what it needs
 
@@ -189,6 +191,23 @@ def _workstation_cpu(folder: Path) -> dict:
     return env
 
 
+def _real_torch_python(prefix: Path) -> None:
+    """The environment gets this interpreter laid out as conda's python package lays it out, which imports the
+    suite's real CPU torch (tests/fake_torch/envs.py); conda's own record of the environment stays as conda wrote it."""
+    sys.path.insert(0, str(REPO / "tests" / "fake_torch"))
+    try:
+        import envs
+    finally:
+        sys.path.remove(str(REPO / "tests" / "fake_torch"))
+    history = (prefix / "conda-meta" / "history").read_bytes()
+    try:
+        envs.python_prefix(prefix.parent, prefix.name)
+    except envs.EnvUnavailable as e:
+        pytest.skip(str(e))
+    (prefix / "conda-meta" / "history").write_bytes(history)
+    envs.link_real_torch(prefix)
+
+
 def _cpu_torch_identity(prefix: Path) -> None:
     """torch/version.py and the dist-info of the real CPU build torch 2.13.0 (the suite's real torch environment),
     by which an environment's files say it holds that torch."""
@@ -298,6 +317,7 @@ def _conda_envs(folder: Path, conda) -> dict:
     home = Path(env["HOME"])
     for name in ("cpu", "cu130", "torch"):
         conda.run(["create", "-n", name, "--offline", "--yes", "--quiet"], env=env)
+    _real_torch_python(home / "conda-envs" / "cpu")
     _cpu_torch_identity(home / "conda-envs" / "cpu")
     site = home / "conda-envs" / "cu130" / "lib" / "python3.11" / "site-packages"
     shutil.copytree(torch_wheel_files.torch_identity(), site, ignore=shutil.ignore_patterns(".complete"))
@@ -306,6 +326,8 @@ def _conda_envs(folder: Path, conda) -> dict:
                     ignore=shutil.ignore_patterns(".complete"))
     for name, version in (("e2", "12.9"), ("cpu", "12.9"), ("torch", "11.8")):
         _conda_use(env, version, "-n", name)
+    r = run_cli(["smoke", "-n", "cpu", "--cpu-ok"], env=env, timeout=600)  # the real torch computes on the CPU
+    assert r.returncode == 0, r.stdout + r.stderr
     shutil.rmtree(folder / "root" / "usr" / "local" / "cuda-11.8")
     # li is no administrator: root's conda (and cudaswitch) would list every account's environments.txt, which
     # other runs on this machine change; CUDASWITCH_FS_ROOT=/ is the machine's own `/` seen as a user sees it
@@ -490,8 +512,9 @@ def test_a_marked_output_block_is_what_the_commands_print_now(page, line, scenar
         results = [_run(command, env, folder, pairs) for command, _, _ in steps]
     else:
         results = _run_in_bash([command for command, _, _ in steps], env, folder, pairs)
-    # a real-conda table is compared cell by cell: the machine's longer folders, shown shorter, widen its columns
-    cells = (lambda ln: re.sub(r"(\S)  +", r"\1  ", ln)) if scenario in REAL_CONDA else (lambda ln: ln)
+    # a real-conda table is compared cell by cell (the machine's longer folders, shown shorter, widen its columns),
+    # and its SMOKE day stands for any day, as a time does
+    cells = (lambda ln: DAY.sub("<day>", re.sub(r"(\S)  +", r"\1  ", ln))) if scenario in REAL_CONDA else (lambda ln: ln)
     for (command, expected, status), (printed, code) in zip(steps, results):
         assert _same([cells(TIME.sub("<time>", e).rstrip()) for e in expected], [cells(ln) for ln in printed]), \
             f"{page}:{line}: `{command}` prints now:\n" + "\n".join(printed)

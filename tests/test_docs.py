@@ -259,10 +259,10 @@ def _conda(folder: Path, conda) -> dict:
            "CUDASWITCH_SEARCH_PATH": str(root / "usr" / "local"), "CUDASWITCH_CONFIG": str(folder / "no-config.yaml"),
            "XDG_DATA_HOME": str(folder / "xdg-data"), "CONDA_SOLVER": "classic", "CONDA_NUMBER_CHANNEL_NOTICES": "0",
            "CONDA_EXE": str(Path(conda.root) / "bin" / "conda")}  # as conda's shell hook exports it
-    conda.run(["create", "-n", "e2", "--offline", "--yes", "--quiet"], env=env)
+    conda.run(["create", "-n", "e2", "--offline", "--yes", "--quiet"], env=env, base={})
     old = folder / "old.yml"
     old.write_text(ENVIRONMENT_YML.replace("detector", "old").replace("11.8", "10.2"))
-    conda.run(["env", "create", "-f", str(old), "--offline", "--quiet"], env=env)
+    conda.run(["env", "create", "-f", str(old), "--offline", "--quiet"], env=env, base={})
     return env
 
 
@@ -277,7 +277,7 @@ def _conda_doctor(folder: Path, conda) -> dict:
     from cudaswitch import __version__
 
     env = _conda(folder, conda)
-    conda.run(["create", "-n", "torch", "--offline", "--yes", "--quiet"], env=env)
+    conda.run(["create", "-n", "torch", "--offline", "--yes", "--quiet"], env=env, base={})
     _conda_use(env, "12.9", "-n", "e2")
     _conda_use(env, "11.8", "-n", "torch")
     hook = Path(env["HOME"]) / "conda-envs" / "torch" / "etc" / "conda" / "activate.d" / "cudaswitch.sh"
@@ -316,7 +316,7 @@ def _conda_envs(folder: Path, conda) -> dict:
     env = _conda(folder, conda)
     home = Path(env["HOME"])
     for name in ("cpu", "cu130", "torch"):
-        conda.run(["create", "-n", name, "--offline", "--yes", "--quiet"], env=env)
+        conda.run(["create", "-n", name, "--offline", "--yes", "--quiet"], env=env, base={})
     _real_torch_python(home / "conda-envs" / "cpu")
     _cpu_torch_identity(home / "conda-envs" / "cpu")
     site = home / "conda-envs" / "cu130" / "lib" / "python3.11" / "site-packages"

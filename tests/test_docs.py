@@ -96,16 +96,21 @@ def _clusters(folder: Path) -> dict:
 def _pipenv(folder: Path) -> dict:
     """The demo machine, whose folder is also a conda base (`conda-meta/` with conda's own package record, `envs/`),
     plus an environment `pipenv` holding NVIDIA's real nvidia-cuda-runtime-cu12 12.9.79 wheel as pip lays it out."""
+    env = _demo(folder)
+    make_env(folder, packages=["conda-26.7.1-py311h06a4308_0"])
+    _pip_cuda_runtime(make_env(folder / "envs" / "pipenv"))
+    return env
+
+
+def _pip_cuda_runtime(prefix: Path) -> None:
+    """NVIDIA's real nvidia-cuda-runtime-cu12 12.9.79 wheel in the environment, as pip lays it out."""
     import shutil
 
     import nvidia_wheels
 
-    env = _demo(folder)
-    make_env(folder, packages=["conda-26.7.1-py311h06a4308_0"])
-    site = make_env(folder / "envs" / "pipenv") / "lib" / "python3.11" / "site-packages"
-    shutil.copytree(nvidia_wheels.extracted("nvidia-cuda-runtime-cu12==12.9.79"), site,
-                    ignore=shutil.ignore_patterns(".complete"))
-    return env
+    shutil.copytree(nvidia_wheels.extracted("nvidia-cuda-runtime-cu12==12.9.79"),
+                    prefix / "lib" / "python3.11" / "site-packages", ignore=shutil.ignore_patterns(".complete"),
+                    dirs_exist_ok=True)
 
 
 def _shell(folder: Path) -> dict:
@@ -290,17 +295,10 @@ def _conda_doctor(folder: Path, conda) -> dict:
 
 
 def _conda_pip(folder: Path, conda) -> dict:
-    """The conda scenario after `use 12.9 -n e2`, and then pip put NVIDIA's real nvidia-cuda-runtime-cu12 12.9.79
-    wheel into e2, as pip lays it out."""
-    import shutil
-
-    import nvidia_wheels
-
+    """The conda scenario after `use 12.9 -n e2`, and then pip put NVIDIA's CUDA runtime wheel into e2."""
     env = _conda(folder, conda)
     _conda_use(env, "12.9", "-n", "e2")
-    site = Path(env["HOME"]) / "conda-envs" / "e2" / "lib" / "python3.11" / "site-packages"
-    shutil.copytree(nvidia_wheels.extracted("nvidia-cuda-runtime-cu12==12.9.79"), site,
-                    ignore=shutil.ignore_patterns(".complete"))
+    _pip_cuda_runtime(Path(env["HOME"]) / "conda-envs" / "e2")
     return env
 
 
@@ -310,7 +308,6 @@ def _conda_envs(folder: Path, conda) -> dict:
     nvidia-cuda-runtime-cu12 wheel; `use` switched e2 and cpu to CUDA 12.9 and `torch` to CUDA 11.8, since deleted."""
     import shutil
 
-    import nvidia_wheels
     import torch_wheel_files
 
     env = _conda(folder, conda)
@@ -321,9 +318,7 @@ def _conda_envs(folder: Path, conda) -> dict:
     _cpu_torch_identity(home / "conda-envs" / "cpu")
     site = home / "conda-envs" / "cu130" / "lib" / "python3.11" / "site-packages"
     shutil.copytree(torch_wheel_files.torch_identity(), site, ignore=shutil.ignore_patterns(".complete"))
-    site = home / "conda-envs" / "e2" / "lib" / "python3.11" / "site-packages"
-    shutil.copytree(nvidia_wheels.extracted("nvidia-cuda-runtime-cu12==12.9.79"), site,
-                    ignore=shutil.ignore_patterns(".complete"))
+    _pip_cuda_runtime(home / "conda-envs" / "e2")
     for name, version in (("e2", "12.9"), ("cpu", "12.9"), ("torch", "11.8")):
         _conda_use(env, version, "-n", name)
     r = run_cli(["smoke", "-n", "cpu", "--cpu-ok"], env=env, timeout=600)  # the real torch computes on the CPU

@@ -37,8 +37,9 @@ class RealConda:
         return env
 
     def run(self, args: Sequence[str], env: Optional[Mapping[str, str]] = None, check: bool = True,
-            timeout: float = 300, **kw) -> subprocess.CompletedProcess:
-        proc = subprocess.run([*self.argv, *args], env=self.env(env), capture_output=True, text=True,
+            timeout: float = 300, base: Optional[Mapping[str, str]] = None, **kw) -> subprocess.CompletedProcess:
+        """`base`: the environment `env` is added to, instead of os.environ (a scenario's whole environment)."""
+        proc = subprocess.run([*self.argv, *args], env=self.env(env, base), capture_output=True, text=True,
                               timeout=timeout, stdin=subprocess.DEVNULL, **kw)
         if check and proc.returncode != 0:
             raise AssertionError(f"conda {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")

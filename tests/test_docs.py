@@ -8,10 +8,11 @@ shows only its stderr, a line `...` stands for lines the page leaves out, and an
 apart. The test builds the scenario (below), runs each command through the real CLI and compares line for line;
 `/tmp/demo` in the text stands for the scenario's folder (`/home/li/miniconda3` in the torch scenarios, a user's
 conda base), a time (`2026-11-30T00:11:02+00:00`, when `use` chose) for any time, and a smoke step's seconds and
-GFLOP/s for any number. A block whose commands are all `[VAR=value ...] cudaswitch ...` runs in-process; one with
-anything else (a pipe, `;`, `eval "$(cudaswitch init bash)"`, `echo`) runs in one real bash, with this checkout's
-`cudaswitch` on PATH. Every block with `$ ` lines carries that marker or `<!-- example: what it needs -->` (a GPU,
-conda, a download): none goes unchecked unseen.
+GFLOP/s for any number. The conda page's blocks run against the real conda (the REAL_CONDA scenarios below). A block
+whose commands are all `[VAR=value ...] cudaswitch ...` runs in-process; one with anything else (a pipe, `;`,
+`eval "$(cudaswitch init bash)"`, `echo`) runs in one real bash, with this checkout's `cudaswitch` on PATH. Every
+block with `$ ` lines carries that marker or `<!-- example: what it needs -->` (a GPU, conda, a download): none goes
+unchecked unseen.
 """
 
 import platform
@@ -33,6 +34,7 @@ TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00")  # the moment a comm
 # `0.766 秒，设备 cpu`): any number there, the rest of the line as written
 TIMING = re.compile(r"\b\d+(?:\.\d+)?(?=s on | 秒，设备 | GFLOP/s\b)")
 PYTHON_SHOWN = "3.11.7"  # a torch page's Python: the suite's own (its torch environment's), whichever 3.11 it is
+DAY = re.compile(r"\b\d{4}-\d\d-\d\d$")  # the day a smoke test ran, as `envs` shows it at a row's end
 MARKER = re.compile(r"^<!-- output: ([\w-]+) -->$")
 EXAMPLE = re.compile(r"^<!-- example: [^<>]+ -->$")  # a transcript no machine without it can replay: says what it needs
 
@@ -48,12 +50,14 @@ def _blocks():
     for page in _user_pages():
         lines = page.read_text(encoding="utf-8").splitlines()
         for i, line in enumerate(lines):
-            m = MARKER.match(line)
+            m = MARKER.match(line.strip())  # indented too: a block inside a list item
             if not m:
                 continue
-            assert i + 1 < len(lines) and lines[i + 1].startswith("```"), f"{page.name}:{i + 1}: marker without a block"
-            end = next(j for j in range(i + 2, len(lines)) if lines[j].startswith("```"))
-            out.append((page.relative_to(REPO).as_posix(), i + 1, m.group(1), lines[i + 2:end]))
+            indent = len(line) - len(line.lstrip())
+            assert i + 1 < len(lines) and lines[i + 1].lstrip().startswith("```"), \
+                f"{page.name}:{i + 1}: marker without a block"
+            end = next(j for j in range(i + 2, len(lines)) if lines[j].lstrip().startswith("```"))
+            out.append((page.relative_to(REPO).as_posix(), i + 1, m.group(1), [ln[indent:] for ln in lines[i + 2:end]]))
     return out
 
 
@@ -99,16 +103,21 @@ def _clusters(folder: Path) -> dict:
 def _pipenv(folder: Path) -> dict:
     """The demo machine, whose folder is also a conda base (`conda-meta/` with conda's own package record, `envs/`),
     plus an environment `pipenv` holding NVIDIA's real nvidia-cuda-runtime-cu12 12.9.79 wheel as pip lays it out."""
+    env = _demo(folder)
+    make_env(folder, packages=["conda-26.7.1-py311h06a4308_0"])
+    _pip_cuda_runtime(make_env(folder / "envs" / "pipenv"))
+    return env
+
+
+def _pip_cuda_runtime(prefix: Path) -> None:
+    """NVIDIA's real nvidia-cuda-runtime-cu12 12.9.79 wheel in the environment, as pip lays it out."""
     import shutil
 
     import nvidia_wheels
 
-    env = _demo(folder)
-    make_env(folder, packages=["conda-26.7.1-py311h06a4308_0"])
-    site = make_env(folder / "envs" / "pipenv") / "lib" / "python3.11" / "site-packages"
-    shutil.copytree(nvidia_wheels.extracted("nvidia-cuda-runtime-cu12==12.9.79"), site,
-                    ignore=shutil.ignore_patterns(".complete"))
-    return env
+    shutil.copytree(nvidia_wheels.extracted("nvidia-cuda-runtime-cu12==12.9.79"),
+                    prefix / "lib" / "python3.11" / "site-packages", ignore=shutil.ignore_patterns(".complete"),
+                    dirs_exist_ok=True)
 
 
 def _shell(folder: Path) -> dict:
@@ -196,20 +205,140 @@ def _workstation_cpu(folder: Path) -> dict:
     """The workstation with the loader pin its installer left (`/etc/ld.so.conf.d/zz-cuda-13-0.conf`, as on the
     machine it was copied from) and an environment /tmp/demo/envs/torch holding the real CPU build torch 2.13.0's
     identity files (torch/version.py, its dist-info), copied from the suite's real torch environment."""
-    import shutil
-
-    envs = _fake_torch()
     env = _workstation(folder)
     conf = Path(env["CUDASWITCH_FS_ROOT"]) / "etc" / "ld.so.conf.d"
     conf.mkdir(parents=True)
     (conf / "zz-cuda-13-0.conf").write_text("/usr/local/cuda-13.0/lib\n")
+    _cpu_torch_identity(make_env(folder / "envs" / "torch"))
+    return env
+
+
+def _real_torch_python(prefix: Path) -> None:
+    """The environment gets this interpreter laid out as conda's python package lays it out, which imports the
+    suite's real CPU torch (tests/fake_torch/envs.py); conda's own record of the environment stays as conda wrote it."""
+    envs = _fake_torch()
+    history = (prefix / "conda-meta" / "history").read_bytes()
+    try:
+        envs.python_prefix(prefix.parent, prefix.name)
+    except envs.EnvUnavailable as e:
+        pytest.skip(str(e))
+    (prefix / "conda-meta" / "history").write_bytes(history)
+    envs.link_real_torch(prefix)
+
+
+def _cpu_torch_identity(prefix: Path) -> None:
+    """torch/version.py and the dist-info of the real CPU build torch 2.13.0 (the suite's real torch environment),
+    by which an environment's files say it holds that torch."""
+    import shutil
+
+    envs = _fake_torch()
     real = envs.torch_venv() / "lib" / "python3.11" / "site-packages"
-    site = make_env(folder / "envs" / "torch") / "lib" / "python3.11" / "site-packages"
+    site = prefix / "lib" / "python3.11" / "site-packages"
     (site / "torch").mkdir(parents=True)
     shutil.copy2(real / "torch" / "version.py", site / "torch" / "version.py")
     for info in real.glob("torch-*.dist-info"):
         shutil.copytree(info, site / info.name)
+
+
+# ---- with the real conda (tests/realconda.py; skipped as every real-conda test is where there is none) ------------
+# The user's `/` is the scenario's folder `root`: a page shows every path under it as the user's own (`/home/li`,
+# `/usr/local/cuda-12.9`), and the page's `conda` is the real one, with cudaswitch installed into its Python as
+# tests/realconda.py's plugin_site does. Its environments are made by that conda, in the envs dir `~/.condarc`
+# names.
+
+CONDARC = "envs_dirs:\n  - ~/conda-envs\n"
+ENVIRONMENT_YML = 'name: detector\ndependencies: []\nvariables:\n  CUDASWITCH_CUDA: "11.8"\n'
+
+
+def _conda(folder: Path, conda) -> dict:
+    """/home/li's `~/.condarc` names ~/conda-envs; there the real conda made the empty environment e2 and, from an
+    environment file declaring CUDA 10.2, `old`; ~/environment.yml declares CUDA 11.8; CUDA 11.8 and 12.9 lie in
+    /usr/local."""
+    import realconda
+
+    root = folder / "root"
+    home = root / "home" / "li"
+    home.mkdir(parents=True)
+    cudatrees.cuda_11_8(root / "usr" / "local" / "cuda-11.8")
+    cudatrees.cuda_12_9(root / "usr" / "local" / "cuda-12.9")
+    (home / ".condarc").write_text(CONDARC)
+    (home / "environment.yml").write_text(ENVIRONMENT_YML)
+    bindir = folder / "bin"
+    bindir.mkdir()
+    site = realconda.plugin_site(folder)
+    (bindir / "conda").write_text(f"#!/bin/sh\nPYTHONPATH={shlex.quote(f'{REPO}:{site}')} exec "
+                                  f"{shlex.join(conda.argv)} \"$@\"\n")
+    (bindir / "conda").chmod(0o755)
+    env = {"PATH": f"{bindir}:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
+           "CUDASWITCH_SEARCH_PATH": str(root / "usr" / "local"), "CUDASWITCH_CONFIG": str(folder / "no-config.yaml"),
+           "XDG_DATA_HOME": str(folder / "xdg-data"), "CONDA_SOLVER": "classic", "CONDA_NUMBER_CHANNEL_NOTICES": "0",
+           "CONDA_EXE": str(Path(conda.root) / "bin" / "conda")}  # as conda's shell hook exports it
+    conda.run(["create", "-n", "e2", "--offline", "--yes", "--quiet"], env=env, base={})
+    old = folder / "old.yml"
+    old.write_text(ENVIRONMENT_YML.replace("detector", "old").replace("11.8", "10.2"))
+    conda.run(["env", "create", "-f", str(old), "--offline", "--quiet"], env=env, base={})
     return env
+
+
+def _conda_use(env: dict, *args) -> None:
+    r = run_cli(["use", *args, "--no-smoke"], env=env)
+    assert r.returncode == 0, r.stderr
+
+
+def _conda_doctor(folder: Path, conda) -> dict:
+    """The conda scenario after `use 12.9 -n e2`, and an environment `torch` switched to CUDA 11.8 whose toolkit
+    was deleted since, with a hook file as the previous cudaswitch wrote it (its version line says 0.0.9)."""
+    from cudaswitch import __version__
+
+    env = _conda(folder, conda)
+    conda.run(["create", "-n", "torch", "--offline", "--yes", "--quiet"], env=env, base={})
+    _conda_use(env, "12.9", "-n", "e2")
+    _conda_use(env, "11.8", "-n", "torch")
+    hook = Path(env["HOME"]) / "conda-envs" / "torch" / "etc" / "conda" / "activate.d" / "cudaswitch.sh"
+    hook.write_bytes(hook.read_bytes().replace(f"generated by cudaswitch {__version__}".encode(),
+                                               b"generated by cudaswitch 0.0.9"))
+    import shutil
+
+    shutil.rmtree(folder / "root" / "usr" / "local" / "cuda-11.8")
+    return env
+
+
+def _conda_pip(folder: Path, conda) -> dict:
+    """The conda scenario after `use 12.9 -n e2`, and then pip put NVIDIA's CUDA runtime wheel into e2."""
+    env = _conda(folder, conda)
+    _conda_use(env, "12.9", "-n", "e2")
+    _pip_cuda_runtime(Path(env["HOME"]) / "conda-envs" / "e2")
+    return env
+
+
+def _conda_envs(folder: Path, conda) -> dict:
+    """The conda scenario where the real conda also made environments holding the identity files of real torch
+    wheels, `cpu` torch 2.13.0+cpu and `cu130` torch 2.14.1+cu130; e2 holds NVIDIA's
+    nvidia-cuda-runtime-cu12 wheel; `use` switched e2 and cpu to CUDA 12.9 and `torch` to CUDA 11.8, since deleted."""
+    import shutil
+
+    import torch_wheel_files
+
+    env = _conda(folder, conda)
+    home = Path(env["HOME"])
+    for name in ("cpu", "cu130", "torch"):
+        conda.run(["create", "-n", name, "--offline", "--yes", "--quiet"], env=env, base={})
+    _real_torch_python(home / "conda-envs" / "cpu")
+    _cpu_torch_identity(home / "conda-envs" / "cpu")
+    site = home / "conda-envs" / "cu130" / "lib" / "python3.11" / "site-packages"
+    shutil.copytree(torch_wheel_files.torch_identity(), site, ignore=shutil.ignore_patterns(".complete"))
+    _pip_cuda_runtime(home / "conda-envs" / "e2")
+    for name, version in (("e2", "12.9"), ("cpu", "12.9"), ("torch", "11.8")):
+        _conda_use(env, version, "-n", name)
+    r = run_cli(["smoke", "-n", "cpu", "--cpu-ok"], env=env, timeout=600)  # the real torch computes on the CPU
+    assert r.returncode == 0, r.stdout + r.stderr
+    shutil.rmtree(folder / "root" / "usr" / "local" / "cuda-11.8")
+    # li is no administrator: root's conda (and cudaswitch) would list every account's environments.txt, which
+    # other runs on this machine change; CUDASWITCH_FS_ROOT=/ is the machine's own `/` seen as a user sees it
+    return dict(env, CUDASWITCH_FS_ROOT="/")
+
+
+REAL_CONDA = {"conda": _conda, "conda-doctor": _conda_doctor, "conda-pip": _conda_pip, "conda-envs": _conda_envs}
 
 
 # scenarios whose /tmp/demo is that folder of their own `/` (CUDASWITCH_FS_ROOT): the text is run as written, so a
@@ -298,6 +427,12 @@ def _transcript(lines):
     return steps
 
 
+def _trimmed(lines):
+    while lines and not lines[-1]:
+        lines = lines[:-1]
+    return lines
+
+
 def _same(expected, printed) -> bool:
     """Line for line, where a line `...` (indented or not) on the page stands for any lines, none included, that
     the page leaves out."""
@@ -313,16 +448,30 @@ def _normal(line: str) -> str:
     return TIMING.sub("<n>", TIME.sub("<time>", line)).rstrip()
 
 
-def _shown(line: str, folder: Path, placeholder: str) -> str:
-    """A printed line as the page writes it: the scenario's folder is the page's placeholder."""
-    line = line.replace(str(folder), placeholder)
-    if placeholder != PLACEHOLDER:
-        line = line.replace(platform.python_version(), PYTHON_SHOWN)
+def _pairs(scenario: str, folder: Path, env: dict):
+    """(the machine's text, the page's text) pairs a scenario's transcripts are read through."""
+    if scenario in REAL_CONDA:  # the user's `/`, and conda's root as conda's Docker images place it
+        return [(str(folder / "root"), ""), (str(Path(env["CONDA_EXE"]).parent.parent), "/opt/conda")]
+    if scenario in AS_USER:  # a user's conda base, and the suite's own Python as the page's
+        return [(str(folder), AS_USER[scenario]), (platform.python_version(), PYTHON_SHOWN)]
+    return [(str(Path(PLACEHOLDER) if scenario in AS_WRITTEN else folder), PLACEHOLDER)]
+
+
+def _on_machine(command: str, pairs) -> str:
+    for real, page in pairs:
+        command = command.replace(page, real) if page else command
+    return command
+
+
+def _on_page(line: str, pairs) -> str:
+    for real, page in pairs:
+        line = line.replace(real, page)
     return _normal(line)
 
 
-def _run(command: str, env: dict, folder: Path, placeholder: str = PLACEHOLDER):
-    words = shlex.split(command.replace(placeholder, str(folder)), comments=True)  # `# why` ends a line
+def _run(command: str, env: dict, folder: Path, pairs=None):
+    pairs = pairs or [(str(folder), PLACEHOLDER)]
+    words = shlex.split(_on_machine(command, pairs), comments=True)  # `# why` ends a line
     quiet = words[-2:] == [">", "/dev/null"]
     words = words[:-2] if quiet else words
     env = dict(env)
@@ -331,11 +480,16 @@ def _run(command: str, env: dict, folder: Path, placeholder: str = PLACEHOLDER):
         env[name] = value
     assert words[:1] == ["cudaswitch"], f"not a cudaswitch command: {command}"
     r = run_cli(words[1:], env=env)
-    relocated = env.get("CUDASWITCH_FS_ROOT")
-    # the note every command prints under FS_ROOT
-    err = [ln for ln in r.stderr.splitlines() if not relocated or str(Path(relocated)) not in ln]
+    err = _without_relocation_note(r.stderr.splitlines(), env)
     shown = ([] if quiet else r.stdout.splitlines()) + err
-    return [_shown(ln, folder, placeholder) for ln in shown], r.returncode
+    return [_on_page(ln, pairs) for ln in shown], r.returncode
+
+
+def _without_relocation_note(lines, env: dict):
+    """stderr without the note every command prints under CUDASWITCH_FS_ROOT (naming it and the folder), and only
+    that: any other line stays compared."""
+    root = env.get("CUDASWITCH_FS_ROOT")
+    return [ln for ln in lines if not (root and "CUDASWITCH_FS_ROOT" in ln and str(Path(root)) in ln)]
 
 
 def _plain(command: str) -> bool:
@@ -352,7 +506,7 @@ def _plain(command: str) -> bool:
     return words[:1] == ["cudaswitch"] and not any(set(w) & shell for w in words[1:])
 
 
-def _run_in_bash(commands, env: dict, folder: Path, placeholder: str = PLACEHOLDER):
+def _run_in_bash(commands, env: dict, folder: Path, pairs=None):
     """The commands of one block in ONE real bash, in order (a shell function `eval "$(cudaswitch init bash)"`
     defines, a variable `use` sets, stay for the next command), `cudaswitch` being this checkout on PATH; each
     command's stdout, then its stderr, and its exit status, as `_run` gives them."""
@@ -360,22 +514,23 @@ def _run_in_bash(commands, env: dict, folder: Path, placeholder: str = PLACEHOLD
 
     from conftest import cli_on_path
 
+    pairs = pairs or [(str(folder), PLACEHOLDER)]
     out = folder / ".runner"
     out.mkdir()
     bindir = cli_on_path(out)
     script = []
     for k, command in enumerate(commands):
-        script.append(f"{{ {command.replace(placeholder, str(folder))}\n}} >{out}/{k}.out 2>{out}/{k}.err; "
+        script.append(f"{{ {_on_machine(command, pairs)}\n}} >{out}/{k}.out 2>{out}/{k}.err; "
                       f"echo $? >{out}/{k}.rc")
     env = dict(env, PATH=f"{bindir}:{env['PATH']}", PYTHONPATH=str(REPO))
-    subprocess.run(["bash", "--norc", "--noprofile", "-c", "\n".join(script)], env=env, cwd=folder, check=True,
+    # in the user's home, where a new terminal starts (every scenario's HOME but conda's is its folder)
+    subprocess.run(["bash", "--norc", "--noprofile", "-c", "\n".join(script)], env=env, cwd=env["HOME"], check=True,
                    timeout=300, stdin=subprocess.DEVNULL)
-    relocated = env.get("CUDASWITCH_FS_ROOT")
     results = []
     for k in range(len(commands)):
-        err = [ln for ln in (out / f"{k}.err").read_text().splitlines() if not relocated or relocated not in ln]
+        err = _without_relocation_note((out / f"{k}.err").read_text().splitlines(), env)
         shown = (out / f"{k}.out").read_text().splitlines() + err
-        results.append(([_shown(ln, folder, placeholder) for ln in shown], int((out / f"{k}.rc").read_text())))
+        results.append(([_on_page(ln, pairs) for ln in shown], int((out / f"{k}.rc").read_text())))
     return results
 
 
@@ -434,9 +589,10 @@ def _probe_once(real, done: dict):
 
 
 @pytest.mark.parametrize("page,line,scenario,text", BLOCKS, ids=[f"{p}:{n}" for p, n, _, _ in BLOCKS])
-def test_a_marked_output_block_is_what_the_commands_print_now(page, line, scenario, text, tmp_path,
+def test_a_marked_output_block_is_what_the_commands_print_now(page, line, scenario, text, tmp_path, request,
                                                                tmp_path_factory, monkeypatch):
-    assert scenario in SCENARIOS, f"{page}:{line}: unknown scenario {scenario!r} (known: {sorted(SCENARIOS)})"
+    known = {**SCENARIOS, **REAL_CONDA}
+    assert scenario in known, f"{page}:{line}: unknown scenario {scenario!r} (known: {sorted(known)})"
     if scenario in SHARED:
         from cudaswitch.checks import smoke
 
@@ -449,16 +605,22 @@ def test_a_marked_output_block_is_what_the_commands_print_now(page, line, scenar
     else:
         folder = tmp_path / "demo"
         folder.mkdir()
-        env = SCENARIOS[scenario](folder)
-    placeholder = AS_USER.get(scenario, PLACEHOLDER)
+        if scenario in REAL_CONDA:  # the suite's real conda, or the skip every real-conda test makes without one
+            env = REAL_CONDA[scenario](folder, request.getfixturevalue("real_conda"))
+        else:
+            env = SCENARIOS[scenario](folder)
     steps = _transcript(text)
+    pairs = _pairs(scenario, folder, env)
     if all(_plain(command) for command, _, _ in steps):
-        results = [_run(command, env, Path(PLACEHOLDER) if scenario in AS_WRITTEN else folder, placeholder)
-                   for command, _, _ in steps]
+        results = [_run(command, env, folder, pairs) for command, _, _ in steps]
     else:
-        results = _run_in_bash([command for command, _, _ in steps], env, folder, placeholder)
+        results = _run_in_bash([command for command, _, _ in steps], env, folder, pairs)
+    # a real-conda table is compared cell by cell (the machine's longer folders, shown shorter, widen its columns),
+    # and its SMOKE day stands for any day, as a time does
+    cells = (lambda ln: DAY.sub("<day>", re.sub(r"(\S)  +", r"\1  ", ln))) if scenario in REAL_CONDA else (lambda ln: ln)
     for (command, expected, status), (printed, code) in zip(steps, results):
-        assert _same([_normal(e) for e in expected], printed), \
+        # an empty line before the next `$` sets it apart on the page, so an output's trailing empty lines count not
+        assert _same(_trimmed([cells(_normal(e)) for e in expected]), _trimmed([cells(ln) for ln in printed])), \
             f"{page}:{line}: `{command}` prints now:\n" + "\n".join(printed)
         assert code == status, f"{page}:{line}: `{command}` exits {code}, the page says {status}"
 

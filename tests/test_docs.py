@@ -336,9 +336,8 @@ def _windows_cudnn(folder: Path) -> dict:
 
 SCENARIOS = {"copies": _copies, "demo": _demo, "clusters": _clusters, "pipenv": _pipenv, "shell": _shell, "windows": _windows,
              "workstation": _workstation, "workstation-torch": _workstation_torch,
-             "workstation-cpu": _workstation_cpu, "wheelhouse": _wheelhouse, "wheelhouse-torch": _wheelhouse_torch,
-             "torch-cpu": _torch_cpu, "torch-failures": _torch_failures, "cudnn": _cudnn,
-             "windows-cudnn": _windows_cudnn}
+             "workstation-cpu": _workstation_cpu, "wheelhouse-torch": _wheelhouse_torch, "torch-cpu": _torch_cpu,
+             "torch-failures": _torch_failures, "cudnn": _cudnn, "windows-cudnn": _windows_cudnn}
 
 # Scenarios whose blocks in the two languages are one run (`_one_run`): the real cuDNN is read twice (the dry run,
 # the install) and written once, not twice each (its xz alone takes 45 s of CPU a read).

@@ -37,7 +37,8 @@ pytest_plugins = ["cudnn_fixtures"]
 # then fill in around them, where in collection order one worker ended alone with the last of them.
 _LONGEST_FIRST = ("tests/switching/test_hooks_realconda.py", "tests/switching/test_hooks_transitions.py",
                   "tests/checks/test_smoke.py", "tests/cli/test_interrupt_every_step.py",
-                  "tests/discovery/test_toolkit_security.py", "tests/discovery/test_toolkit_install.py")
+                  "tests/discovery/test_toolkit_security.py", "tests/discovery/test_toolkit_install.py",
+                  "tests/test_docs.py")  # the guide's real cuDNN and toolkit installs: 2-4 minutes, collected last
 
 
 def pytest_collection_modifyitems(items):

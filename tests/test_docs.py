@@ -7,12 +7,14 @@ followed by what it prints (stdout, then stderr) and, when it is not 0, `(exit N
 shows only its stderr, a line `...` stands for lines the page leaves out, and an empty line may set the next command
 apart. The test builds the scenario (below), runs each command through the real CLI and compares line for line;
 `/tmp/demo` in the text stands for the scenario's folder (`/home/li/miniconda3` in the torch scenarios, a user's
-conda base), a time (`2026-11-30T00:11:02+00:00`, when `use` chose) for any time, and a smoke step's seconds and
-GFLOP/s for any number. The conda page's blocks run against the real conda (the REAL_CONDA scenarios below). A block
-whose commands are all `[VAR=value ...] cudaswitch ...` runs in-process; one with anything else (a pipe, `;`,
-`eval "$(cudaswitch init bash)"`, `echo`) runs in one real bash, with this checkout's `cudaswitch` on PATH. Every
-block with `$ ` lines carries that marker or `<!-- example: what it needs -->` (a GPU, conda, a download): none goes
-unchecked unseen.
+conda base), a time (`2026-11-30T00:11:02+00:00`, when `use` chose; an install-cudnn record's
+`0001-20261130T000540-31094`) for any time, and a smoke step's seconds and GFLOP/s for any number. The conda page's
+blocks run against the real conda (the REAL_CONDA scenarios below). A block whose commands are all
+`[VAR=value ...] cudaswitch ...` runs in-process, in the scenario's folder; one with anything else (a pipe, `;`,
+`eval "$(cudaswitch init bash)"`, `echo`) runs in one real bash, with this checkout's `cudaswitch` on PATH. The
+English and Chinese blocks of a ONE_RUN scenario (a real cuDNN, read and written once) are one run of their commands
+(`_lockstep`). Every block with `$ ` lines carries that marker or `<!-- example: what it needs -->` (a GPU, conda, a
+download): none goes unchecked unseen.
 """
 
 import platform
@@ -30,6 +32,8 @@ DOCS = REPO / "docs"
 GUIDE = DOCS / "guide"
 PLACEHOLDER = "/tmp/demo"
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00")  # the moment a command ran: any moment
+# an install-cudnn record's folder, `0001-20261130T000540-31094`: its number, moment and process; any moment and process
+INSTALL_ID = re.compile(r"\b(\d{4})-\d{8}T\d{6}-\d+\b")
 # how long a smoke step took and how fast it computed (`matmul     pass  0.3521s on cpu  69.6 GFLOP/s`, in Chinese
 # `0.766 秒，设备 cpu`): any number there, the rest of the line as written
 TIMING = re.compile(r"\b\d+(?:\.\d+)?(?=s on | 秒，设备 | GFLOP/s\b)")
@@ -240,6 +244,12 @@ def _cpu_torch_identity(prefix: Path) -> None:
         shutil.copytree(info, site / info.name)
 
 
+def _cpu_torch_env(prefix: Path) -> Path:
+    """A new environment holding the real CPU build torch 2.13.0's identity files."""
+    _cpu_torch_identity(make_env(prefix))
+    return prefix
+
+
 # ---- with the real conda (tests/realconda.py; skipped as every real-conda test is where there is none) ------------
 # The user's `/` is the scenario's folder `root`: a page shows every path under it as the user's own (`/home/li`,
 # `/usr/local/cuda-12.9`), and the page's `conda` is the real one, with cudaswitch installed into its Python as
@@ -403,10 +413,64 @@ def _wheelhouse(folder: Path) -> dict:
     return dict(_shell(folder), PIP_NO_INDEX="1", PIP_FIND_LINKS=str(nw.cache_dir() / "wheels"))
 
 
+def _wheelhouse_torch(folder: Path) -> dict:
+    """The wheelhouse with environments holding the files by which PyPI's torch wheels identify themselves:
+    /tmp/demo/envs/torch214 torch 2.14.1 (CUDA 13.0), /tmp/demo/envs/cpu the real CPU build torch 2.13.0; the home
+    folder is /tmp/demo, so install-toolkit's store is /tmp/demo/.local/share/cudaswitch/toolkits."""
+    from torch_wheel_files import cuda_torch_env
+
+    env = _wheelhouse(folder)
+    cuda_torch_env(folder / "envs" / "torch214")
+    _cpu_torch_env(folder / "envs" / "cpu")
+    return {k: v for k, v in env.items() if k != "XDG_DATA_HOME"}
+
+
+def _cudnn(folder: Path) -> dict:
+    """The demo machine (CUDA 11.8 and 12.9 under /usr/local) with NVIDIA's cuDNN 9.10.2.21 Linux tarball in the
+    current folder: the real libraries and headers of the nvidia-cudnn-cu12 wheel in NVIDIA's tarball layout
+    (tests/cudnn_archives.py, real_linux_tarball: 572 MB, built once per machine)."""
+    import cudnn_archives as ca
+
+    env = _demo(folder)
+    tarball = ca.real_linux_tarball()
+    (folder / tarball.name).symlink_to(tarball)
+    return env
+
+
+def _windows_cudnn(folder: Path) -> dict:
+    """The Windows machine with NVIDIA's cuDNN zips in the current folder (tests/cudnn_archives.py): 8.9.5.29 for
+    CUDA 11 (NVIDIA's real cudnn64_8.dll, headers and import libraries; small stand-ins with the real names for the
+    six sub-library DLLs of 300+ MB) and 9.10.2.21 for CUDA 11 (the real DLLs and headers); and two zips made of
+    8.9.5's real members as an attacker or a repacker leaves them: slip/ with one more member that climbs out to
+    `Windows/System32`, stray/ with the import libraries in `lib/x64_win/`."""
+    import zipfile
+
+    import cudnn_archives as ca
+    import nvidia_wheels as nw
+
+    env = _windows(folder)
+    old = ca.real_windows_8_zip(nw.WIN_CUDNN_8_CU11)
+    for archive in (old, ca.real_windows_zip()):
+        (folder / archive.name).symlink_to(archive)
+    with zipfile.ZipFile(old) as real:
+        members = [(i.filename, "file", real.read(i)) for i in real.infolist() if not i.is_dir()]
+    top = members[0][0].split("/")[0]
+    dll = next(data for name, _, data in members if name.endswith("/bin/cudnn64_8.dll"))
+    for bad in ("slip", "stray"):
+        (folder / bad).mkdir()
+    ca.write_zip(folder / "slip" / old.name, members + [(f"{top}/../../Windows/System32/cudnn64_8.dll", "file", dll)])
+    ca.write_zip(folder / "stray" / old.name, [(n.replace("/lib/x64/", "/lib/x64_win/"), k, d) for n, k, d in members])
+    return env
+
+
 SCENARIOS = {"copies": _copies, "demo": _demo, "clusters": _clusters, "pipenv": _pipenv, "shell": _shell, "windows": _windows,
              "workstation": _workstation, "workstation-torch": _workstation_torch,
-             "workstation-cpu": _workstation_cpu, "wheelhouse": _wheelhouse, "torch-cpu": _torch_cpu,
-             "torch-failures": _torch_failures}
+             "workstation-cpu": _workstation_cpu, "wheelhouse-torch": _wheelhouse_torch, "torch-cpu": _torch_cpu,
+             "torch-failures": _torch_failures, "cudnn": _cudnn, "windows-cudnn": _windows_cudnn}
+
+# Scenarios whose blocks in the two languages are one run (`_one_run`): the real cuDNN is read twice (the dry run,
+# the install) and written once, not twice each (its xz alone takes 45 s of CPU a read).
+ONE_RUN = {"cudnn", "windows-cudnn"}
 
 
 def _transcript(lines):
@@ -444,8 +508,9 @@ def _same(expected, printed) -> bool:
 
 
 def _normal(line: str) -> str:
-    """A page's or a command's line with what varies from run to run (a moment, a step's timing) made one."""
-    return TIMING.sub("<n>", TIME.sub("<time>", line)).rstrip()
+    """A page's or a command's line with what varies from run to run (a moment, an install record's process, a
+    step's timing) made one."""
+    return INSTALL_ID.sub(r"\1-<time>", TIMING.sub("<n>", TIME.sub("<time>", line))).rstrip()
 
 
 def _pairs(scenario: str, folder: Path, env: dict):
@@ -469,7 +534,7 @@ def _on_page(line: str, pairs) -> str:
     return _normal(line)
 
 
-def _run(command: str, env: dict, folder: Path, pairs=None):
+def _run(command: str, env: dict, folder: Path, pairs=None, cwd=None):
     pairs = pairs or [(str(folder), PLACEHOLDER)]
     words = shlex.split(_on_machine(command, pairs), comments=True)  # `# why` ends a line
     quiet = words[-2:] == [">", "/dev/null"]
@@ -479,7 +544,7 @@ def _run(command: str, env: dict, folder: Path, pairs=None):
         name, value = words.pop(0).split("=", 1)
         env[name] = value
     assert words[:1] == ["cudaswitch"], f"not a cudaswitch command: {command}"
-    r = run_cli(words[1:], env=env)
+    r = run_cli(words[1:], env=env, cwd=cwd, timeout=900)
     err = _without_relocation_note(r.stderr.splitlines(), env)
     shown = ([] if quiet else r.stdout.splitlines()) + err
     return [_on_page(ln, pairs) for ln in shown], r.returncode
@@ -531,6 +596,123 @@ def _run_in_bash(commands, env: dict, folder: Path, pairs=None):
         err = _without_relocation_note((out / f"{k}.err").read_text().splitlines(), env)
         shown = (out / f"{k}.out").read_text().splitlines() + err
         results.append(([_on_page(ln, pairs) for ln in shown], int((out / f"{k}.rc").read_text())))
+    return results
+
+
+class _Played:
+    """One run of the same commands in several languages, step by step in one folder: for the first language the
+    cuDNN core (`planned`, what it told, the plan's outcome; `undo_latest`) runs and is kept; for the others that
+    command's CLI is given those records instead and prints them in its language, as it prints its own. What a
+    command prints comes from those records (M() messages, translated when printed), so it is what the command
+    prints running alone (test_the_other_language_prints_from_one_run_what_it_prints_alone)."""
+
+    def __init__(self):
+        self.kept, self.step, self.first, self.cursor = {}, 0, True, 0
+
+    def at(self, step: int, first: bool) -> None:
+        """The next command is step `step`, of the first language or not."""
+        self.step, self.first, self.cursor = step, first, 0
+
+    def patches(self):
+        from unittest import mock
+
+        import cudaswitch.cudnn.install as install
+        import cudaswitch.cudnn.uninstall as uninstall
+
+        return [mock.patch.object(install, "planned", self._planned(install.planned)),
+                mock.patch.object(uninstall, "undo_latest", self._undo(uninstall.undo_latest))]
+
+    def _planned(self, real):
+        import contextlib
+
+        played = self
+
+        class Plan:
+            def __init__(self, plan, kept):
+                self._plan, self._kept = plan, kept
+
+            def __getattr__(self, name):
+                return getattr(self._plan, name)
+
+            def carry_out(self, *args):
+                if "outcome" not in self._kept:
+                    try:
+                        self._kept["outcome"] = (True, self._plan.carry_out(*args))
+                    except Exception as exc:
+                        self._kept["outcome"] = (False, exc)
+                done, value = self._kept["outcome"]
+                if not done:
+                    raise value
+                return value
+
+        @contextlib.contextmanager
+        def planned(*args, tell, **kw):
+            kept = played._next()
+            if played.first:
+                kept["told"] = []
+
+                def telling(kind, text):
+                    kept["told"].append((kind, text))
+                    tell(kind, text)
+                try:
+                    with real(*args, tell=telling, **kw) as plan:
+                        kept["plan"] = plan
+                        yield Plan(plan, kept)
+                    return
+                except Exception as exc:
+                    kept.setdefault("error", exc)
+                    raise
+            for kind, text in kept["told"]:
+                tell(kind, text)
+            if "plan" not in kept:
+                raise kept["error"]
+            yield Plan(kept["plan"], kept)
+
+        return planned
+
+    def _undo(self, real):
+        def undo_latest(*args, **kw):
+            kept = self._next()
+            if self.first:
+                try:
+                    kept["outcome"] = (True, real(*args, **kw))
+                except Exception as exc:
+                    kept["outcome"] = (False, exc)
+            done, value = kept["outcome"]
+            if not done:
+                raise value
+            return value
+
+        return undo_latest
+
+    def _next(self) -> dict:
+        """The record of this call: a fresh one for the first language, else the first language's in its order."""
+        calls = self.kept.setdefault(self.step, [])
+        if self.first:
+            calls.append({})
+        self.cursor += 1
+        return calls[self.cursor - 1]
+
+
+def _lockstep(transcripts, env: dict, folder: Path):
+    """The commands of several transcripts, the same but for a leading `LANG=...` and their `# comment`, run as
+    `_Played` says: step k of each, then step k+1 of each. [[(printed, exit status)] per transcript]."""
+    bare = [[[w for w in shlex.split(c, comments=True) if not w.startswith("LANG=")] for c, _, _ in steps]
+            for steps in transcripts]
+    assert all(b == bare[0] for b in bare), f"not the same commands: {bare}"
+    played = _Played()
+    results = [[] for _ in transcripts]
+    patches = played.patches()
+    for patch in patches:
+        patch.start()
+    try:
+        for k in range(len(bare[0])):
+            for t, steps in enumerate(transcripts):
+                played.at(k, first=t == 0)
+                results[t].append(_run(steps[k][0], env, folder, cwd=folder))
+    finally:
+        for patch in patches:
+            patch.stop()
     return results
 
 
@@ -588,6 +770,29 @@ def _probe_once(real, done: dict):
     return run_probe
 
 
+_ONE_RUNS: dict = {}
+
+
+def _one_run(scenario: str, tmp_path_factory):
+    """{(page, line): results} of every block of a ONE_RUN scenario, run once a session (`_lockstep`)."""
+    import shutil
+
+    if scenario not in _ONE_RUNS:
+        blocks = [(p, n, _transcript(t)) for p, n, s, t in BLOCKS if s == scenario]
+        folder = tmp_path_factory.mktemp("one-run") / "demo"
+        folder.mkdir()
+        try:
+            results = _lockstep([steps for _, _, steps in blocks], SCENARIOS[scenario](folder), folder)
+            _ONE_RUNS[scenario] = {(p, n): r for (p, n, _), r in zip(blocks, results)}
+        except Exception as exc:  # every block of the scenario fails with it, none runs it again
+            _ONE_RUNS[scenario] = exc
+        finally:
+            shutil.rmtree(folder.parent, ignore_errors=True)  # a real cuDNN is a GB
+    if isinstance(_ONE_RUNS[scenario], Exception):
+        raise _ONE_RUNS[scenario]
+    return _ONE_RUNS[scenario]
+
+
 @pytest.mark.parametrize("page,line,scenario,text", BLOCKS, ids=[f"{p}:{n}" for p, n, _, _ in BLOCKS])
 def test_a_marked_output_block_is_what_the_commands_print_now(page, line, scenario, text, tmp_path, request,
                                                                tmp_path_factory, monkeypatch):
@@ -602,7 +807,7 @@ def test_a_marked_output_block_is_what_the_commands_print_now(page, line, scenar
             _BUILT[scenario] = folder, SCENARIOS[scenario](folder)
         folder, env = _BUILT[scenario]
         monkeypatch.setattr(smoke, "run_probe", _probe_once(smoke.run_probe, _PROBES))
-    else:
+    elif scenario not in ONE_RUN:  # a ONE_RUN scenario is built by _one_run, once for all its blocks
         folder = tmp_path / "demo"
         folder.mkdir()
         if scenario in REAL_CONDA:  # the suite's real conda, or the skip every real-conda test makes without one
@@ -610,9 +815,11 @@ def test_a_marked_output_block_is_what_the_commands_print_now(page, line, scenar
         else:
             env = SCENARIOS[scenario](folder)
     steps = _transcript(text)
-    pairs = _pairs(scenario, folder, env)
-    if all(_plain(command) for command, _, _ in steps):
-        results = [_run(command, env, folder, pairs) for command, _, _ in steps]
+    pairs = _pairs(scenario, folder, env) if scenario not in ONE_RUN else None
+    if scenario in ONE_RUN:
+        results = _one_run(scenario, tmp_path_factory)[(page, line)]
+    elif all(_plain(command) for command, _, _ in steps):
+        results = [_run(command, env, folder, pairs, cwd=folder) for command, _, _ in steps]
     else:
         results = _run_in_bash([command for command, _, _ in steps], env, folder, pairs)
     # a real-conda table is compared cell by cell (the machine's longer folders, shown shorter, widen its columns),
@@ -640,6 +847,29 @@ def test_the_transcript_check_sees_a_changed_line(tmp_path):
     assert (printed, code) == (["/usr/local/cuda-11.8"], 0)
     printed, code = _run(f"LANG=zh_CN.UTF-8 cudaswitch which 10.2 -p {PLACEHOLDER}/envs", env, folder)
     assert code == 2 and printed != ["/usr/local/cuda-11.8"]
+
+
+def test_the_other_language_prints_from_one_run_what_it_prints_alone(tmp_path):
+    """What ONE_RUN relies on: the Chinese commands given the English run's records print what they print when they
+    run themselves (a refusal, a dry run, an install, one over another, the undo, a failed undo), and not English."""
+    import cudnn_archives as ca
+
+    archive = ca.make(tmp_path / "archives", "linux-9.10-archive").name
+    commands = ["list", f"install-cudnn {archive} --cuda 11.8", f"install-cudnn {archive} --dry-run",
+                f"install-cudnn {archive}", f"install-cudnn {archive}", "uninstall-cudnn", "uninstall-cudnn"]
+    english = [(f"cudaswitch {c}", [], 0) for c in commands]
+    chinese = [(f"LANG=zh_CN.UTF-8 cudaswitch {c}", [], 0) for c in commands]
+    runs = []
+    for name, transcripts in (("one", [english, chinese]), ("alone", [chinese])):
+        folder = tmp_path / name / "demo"
+        folder.mkdir(parents=True)
+        env = _demo(folder)
+        (folder / archive).symlink_to(tmp_path / "archives" / archive)
+        runs.append(_lockstep(transcripts, env, folder))
+    (played_en, played_zh), (alone,) = runs
+    assert played_zh == alone
+    assert [code for _, code in alone] == [0, 1, 0, 0, 0, 0, 1]
+    assert all(en != zh for (en, _), (zh, _) in zip(played_en[1:], played_zh[1:]))  # in its own language
 
 
 def test_a_left_out_part_stands_for_lines_but_the_lines_shown_must_be_there():

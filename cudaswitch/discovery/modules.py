@@ -158,6 +158,13 @@ def _walk(system: System, folder: str) -> List[Tuple[str, str]]:
     return found
 
 
+def _walked(system: System, folder: str) -> List[Tuple[str, str]]:
+    """_walk, kept between TABs for each MODULEPATH folder while its listings are unchanged (selector_cache.piece)."""
+    from cudaswitch.discovery.selector_cache import piece
+
+    return piece(("walk", folder), lambda: _walk(system, folder), lambda v: v, lambda v: [(n, p) for n, p in v])
+
+
 def _entries(loc: Path) -> List[Tuple[str, bool]]:
     """(name, is a folder) of each entry, as _names leaves them; links are followed, as module systems do."""
     try:
@@ -198,7 +205,7 @@ def cuda_modules(system: System) -> List[ModuleFile]:
     lua = module_system(system) != ENVMODULES_SYSTEM  # Environment Modules reads Tcl only: a .lua is no module
     pairs: List[Tuple[int, str, str, str, Optional[str]]] = []  # rank, name, path, folder, foreign (cache)
     for n, folder in enumerate(folders):
-        pairs += [(n, name, path, folder, None) for name, path in _walk(system, folder)]
+        pairs += [(n, name, path, folder, None) for name, path in _walked(system, folder)]
     for c, cache in enumerate(_spider_caches(system)):
         entries = _from_spider_cache(system, cache)
         cache_foreign = _foreign(system, cache) if entries else None
@@ -216,12 +223,25 @@ def cuda_modules(system: System) -> List[ModuleFile]:
     for rank, name, path, folder, cache_foreign in pairs:
         if name in names or not lua and path.endswith(".lua"):  # shadowed by an earlier folder, or the cache
             continue  # naming what MODULEPATH already gave
-        mf = read_modulefile(system, name, path)
+        mf = _read_one(system, name, path)
         if mf is None:
             continue
         names[name] = len(out)
-        out.append(mf._replace(folder=folder, rank=rank, foreign=cache_foreign or _foreign(system, path)))
+        out.append(mf._replace(folder=folder, rank=rank, foreign=cache_foreign or mf.foreign))
     return out
+
+
+def _read_one(system: System, name: str, path: str) -> Optional[ModuleFile]:
+    """read_modulefile, with (as root) who else could have written the file: kept between TABs for each file while
+    what its reading looked at is unchanged (selector_cache.piece), so an edited modulefile is the only one read
+    again."""
+    from cudaswitch.discovery.selector_cache import piece, plain, unplain
+
+    def compute():
+        mf = read_modulefile(system, name, path)
+        return mf if mf is None else mf._replace(foreign=_foreign(system, path))
+
+    return piece(("modulefile", name, path), compute, plain, lambda v: None if v is None else ModuleFile(*unplain(v)))
 
 
 # ---- reading one ------------------------------------------------------------------------------------------------
@@ -859,7 +879,10 @@ def _is_marked(system: System, folder: Optional[str], name: str, marks: Dict[Tup
     if folder is None or not version:
         return False
     if (folder, family) not in marks:
-        got = _marked_default(system, folder, family)
+        from cudaswitch.discovery.selector_cache import piece
+
+        got = piece(("default", folder, family), lambda: _marked_default(system, folder, family),
+                    lambda got: got and got[0], lambda v: v and (str(v), None))
         marks[(folder, family)] = got[0] if got else None
     return marks[(folder, family)] == version
 

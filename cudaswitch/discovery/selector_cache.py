@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional
 
-FORMAT = 1
+FORMAT = 2
 NAME = "selectors.json"
 READ_LIMIT = 4 << 20
 RACY_NS = 100_000_000  # a file changed this shortly before the pass: a later change could keep its mtime
@@ -50,10 +50,13 @@ class _Environ(dict):
     def __init__(self, env: Mapping[str, str]):
         super().__init__(env)
         self.read: Dict[str, Optional[str]] = {}
+        self.open: List[dict] = []  # the variables read by each piece being computed (piece())
 
     def _note(self, key):
         if isinstance(key, str):
-            self.read.setdefault(key, dict.get(self, key))
+            value = self.read.setdefault(key, dict.get(self, key))
+            for env in self.open:
+                env.setdefault(key, value)
 
     def get(self, key, default=None):
         self._note(key)
@@ -69,6 +72,8 @@ class _Environ(dict):
 
     def _every(self):
         self.read.setdefault("\0every", None)  # a pass that reads the variables wholesale is not kept
+        for env in self.open:
+            env.setdefault("\0every", None)
 
     def __iter__(self):
         self._every()
@@ -123,11 +128,13 @@ class _Recorder:
     """Every path the pass looks at, with its signature when first seen (before the pass read it), and whether its
     content (a listing, a file's bytes, a link's target) was read."""
 
-    def __init__(self):
+    def __init__(self, now: Optional["_Now"] = None):
+        self.now = now or _Now()
         self.paths: Dict[str, list] = {}
         self.read: set = set()
         self.fds: Dict[int, str] = {}  # descriptors os.open gave, by the path they were opened at
-        self.relative = False
+        self.relative = 0  # how many times a relative path was looked at
+        self.open: List[Dict[str, bool]] = []  # path -> content read, of each piece being computed (piece())
 
     def note(self, path, dir_fd, name) -> Optional[str]:
         if isinstance(path, int):
@@ -138,16 +145,19 @@ class _Recorder:
             return None
         if dir_fd is not None:  # a name below a folder opened before (trust.open_dir, read_regular)
             if dir_fd not in self.fds:
-                self.relative = True
+                self.relative += 1
                 return None
             p = os.path.join(self.fds[dir_fd], p)
         if not os.path.isabs(p):
-            self.relative = True  # the answer would depend on the working folder
+            self.relative += 1  # the answer would depend on the working folder
             return None
         if p not in self.paths:
-            self.paths[p] = signature(p)
-        if name in _READS:
+            self.paths[p] = self.now.full(p)
+        content = name in _READS
+        if content:
             self.read.add(p)
+        for piece in self.open:
+            piece[p] = piece.get(p, False) or content
         return p
 
     def wrap(self, name):
@@ -175,8 +185,7 @@ class _Recorder:
 
     def record(self) -> Dict[str, list]:
         """path -> [full or not, its signature then]."""
-        return {p: [p in self.read, sig if p in self.read else [s and s[:5] for s in sig]]
-                for p, sig in self.paths.items()}
+        return {p: [p in self.read, _trim(sig, p in self.read)] for p, sig in self.paths.items()}
 
 
 _OS = ("stat", "lstat", "listdir", "scandir", "readlink", "access", "open")
@@ -186,6 +195,10 @@ def _own_files() -> List[str]:
     """cudaswitch's source files loaded now: a changed or upgraded cudaswitch may discover differently."""
     return sorted(getattr(m, "__file__", None) or "" for n, m in list(sys.modules.items())
                   if (n == "cudaswitch" or n.startswith("cudaswitch.")) and getattr(m, "__file__", None))
+
+
+def _package() -> str:
+    return os.path.dirname(sys.modules["cudaswitch"].__file__)
 
 
 def _fingerprint_extra(system) -> dict:
@@ -211,41 +224,182 @@ def _every_word(system) -> List[str]:
     return selector_words(discover(system), "")
 
 
+class _Now:
+    """The signature of each path as it is now, taken once per TAB: the check of the kept record, the check of each
+    kept piece and the recording of the new pass all compare against the same stat."""
+
+    def __init__(self):
+        self.sigs: Dict[str, list] = {}
+
+    def full(self, path: str) -> list:
+        sig = self.sigs.get(path)
+        if sig is None:
+            sig = self.sigs[path] = signature(path)
+        return sig
+
+    def same(self, path: str, full, sig) -> bool:
+        return _trim(self.full(path), full) == sig
+
+
+def _trim(sig, full: bool):
+    return sig if full else [s and s[:5] for s in sig]
+
+
+class _Pieces:
+    """The pieces of the pass being recorded: those of the last pass (by key: the variables and paths each read,
+    and its result) and those of this one."""
+
+    def __init__(self, old: dict, rec: _Recorder, env: _Environ, ran: list, paths: Dict[str, list], started: int):
+        self.old, self.new = old, {}
+        self.rec, self.env, self.ran, self.kept_paths, self.started = rec, env, ran, paths, started
+
+    def still_true(self, piece) -> bool:
+        now = self.rec.now
+        try:
+            return (all(self.env.get(k) == v for k, v in piece["env"].items() if k != "\0every")
+                    and "\0every" not in piece["env"]
+                    and all(type(full) is bool and p in self.kept_paths and now.same(p, full, _trim(
+                        self.kept_paths[p][1], full)) for p, full in piece["paths"].items()))
+        except (TypeError, ValueError, AttributeError, IndexError):  # a record of another shape
+            return False
+
+    def reuse(self, key: str, piece):
+        """Takes a kept piece's inputs into this pass's record, as if the pass had read them again."""
+        rec = self.rec
+        for p, full in piece["paths"].items():
+            rec.paths.setdefault(p, rec.now.full(p))
+            if full:
+                rec.read.add(p)
+            for open_piece in rec.open:
+                open_piece[p] = open_piece.get(p, False) or full
+        for k, v in piece["env"].items():
+            self.env.read.setdefault(k, v)
+            for env in self.env.open:
+                env.setdefault(k, v)
+        self.new[key] = piece
+
+    def compute(self, key: str, compute, encode):
+        rec, env = self.rec, self.env
+        paths, read, ran, relative = {}, {}, len(self.ran), rec.relative
+        rec.open.append(paths)
+        env.open.append(read)
+        try:
+            value = compute()
+        finally:
+            rec.open.remove(paths)
+            env.open.remove(read)
+        racy = any(s is not None and max(s[6], s[7]) >= self.started - RACY_NS for p, full in paths.items() if full
+                   for s in rec.paths[p])
+        if len(self.ran) == ran and rec.relative == relative and "\0every" not in read and not racy:
+            self.new[key] = {"env": read, "paths": paths, "value": encode(value)}
+        return value
+
+
+_pieces: Optional[_Pieces] = None  # while words() records a pass
+
+
+def piece(key: tuple, compute: Callable[[], object], encode: Callable[[object], object],
+          decode: Callable[[object], object]):
+    """compute(): outside a TAB's recorded pass, always; inside one, the last pass's result for the same key while
+    every variable and path that computation read is as it was then (its inputs become this pass's, as if read
+    again). `key` holds every argument compute depends on; encode/decode turn the result into JSON and back."""
+    pieces = _pieces
+    if pieces is None:
+        return compute()
+    name = repr(key)
+    old = pieces.old.get(name)
+    if isinstance(old, dict) and pieces.still_true(old):
+        try:
+            value = decode(old["value"])
+        except (TypeError, ValueError, KeyError, AttributeError, IndexError):
+            value = None
+        else:
+            pieces.reuse(name, old)
+            return value
+    return pieces.compute(name, compute, encode)
+
+
+def plain(value):
+    """A result for JSON: messages (i18n.M) keep their template and values, to be translated as before."""
+    from cudaswitch.core.i18n import M
+
+    if isinstance(value, M):
+        return {"M": [str(value), value.template, {k: plain(v) for k, v in value.values.items()}]}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def unplain(value):
+    """plain()'s inverse (a value of another type comes back as its text, which is how a message prints it)."""
+    from cudaswitch.core.i18n import M
+
+    if isinstance(value, dict):
+        text, template, values = value["M"]
+        message = str.__new__(M, text)
+        message.template, message.values = str(template), {k: unplain(v) for k, v in values.items()}
+        return message
+    if isinstance(value, list):
+        return [unplain(v) for v in value]
+    return value
+
+
 def words(system, compute: Callable[[object], List[str]], where: Optional[Path]) -> List[str]:
-    """compute(system), from the record at `where` while everything it looked at is as it was then."""
+    """compute(system), from the record at `where` while everything it looked at is as it was then; otherwise a
+    fresh pass that reuses each piece() of the last one whose own inputs are unchanged."""
+    global _pieces
     if where is None or system.windows:
         return compute(system)
     environ = system.environ
+    started = time.time_ns()
+    now = _Now()
     kept = _load(where)
-    if kept is not None and _still_true(kept, environ, system):
+    if kept is not None and _still_true(kept, environ, system, now):
         return kept["words"]
+    old = kept["pieces"] if kept is not None and _same_cudaswitch(kept, system, now) else {}
     env, ran, run = _Environ(environ), [], system.run
     recording = copy.copy(system)
     recording.environ = env
     recording.run = lambda *a, **kw: ran.append(a) or run(*a, **kw)
-    started = time.time_ns()
-    with _Recorder() as rec:
-        found = compute(recording)
+    with _Recorder(now) as rec:
+        _pieces = _Pieces(old, rec, env, ran, kept["paths"] if old else {}, started)
+        try:
+            found = compute(recording)
+        finally:
+            new, _pieces = _pieces.new, None
     if ran or rec.relative or "\0every" in env.read:
         return found
     paths = rec.record()
     if any(s is not None and max(s[6], s[7]) >= started - RACY_NS for full, sig in paths.values() if full
            for s in sig):
         return found
-    for f in _own_files():
-        paths.setdefault(f, [True, signature(f)])
-    _store(where, {"format": FORMAT, "env": env.read, "extra": _fingerprint_extra(system),
-                   "paths": paths, "words": found})
+    own = _own_files()
+    for f in own:
+        paths.setdefault(f, [True, now.full(f)])
+    _store(where, {"format": FORMAT, "env": env.read, "extra": _fingerprint_extra(system), "own": own,
+                   "package": _package(), "paths": paths, "words": found, "pieces": new})
     return found
 
 
-def _still_true(kept: dict, environ: Mapping[str, str], system) -> bool:
+def _same_cudaswitch(kept: dict, system, now: _Now) -> bool:
+    """The kept pieces were computed by this cudaswitch (the same folder, each source file the last pass had loaded
+    unchanged: a file it did not load can matter only through one that changed), for this user and machine."""
+    try:
+        return (kept.get("extra") == _fingerprint_extra(system) and kept["package"] == _package()
+                and all(now.same(f, True, kept["paths"][f][1]) for f in kept["own"]))
+    except (TypeError, KeyError, IndexError):
+        return False
+
+
+def _still_true(kept: dict, environ: Mapping[str, str], system, now: _Now) -> bool:
     if kept.get("extra") != _fingerprint_extra(system):
         return False
     if any(environ.get(k) != v for k, v in kept["env"].items()):
         return False
     try:
-        return all(type(full) is bool and signature(p, full) == sig for p, (full, sig) in kept["paths"].items())
+        return all(type(full) is bool and now.same(p, full, sig) for p, (full, sig) in kept["paths"].items())
     except (TypeError, ValueError):  # a record of another shape
         return False
 
@@ -289,7 +443,7 @@ def _shaped(kept) -> bool:
     # _still_true, which is a fresh pass
     return (isinstance(kept, dict) and kept.get("format") == FORMAT and isinstance(kept.get("env"), dict)
             and isinstance(kept.get("paths"), dict) and isinstance(kept.get("words"), list)
-            and all(isinstance(w, str) for w in kept["words"]))
+            and all(isinstance(w, str) for w in kept["words"]) and isinstance(kept.get("pieces"), dict))
 
 
 def _store(where: Path, record: dict) -> None:
@@ -305,6 +459,6 @@ def _store(where: Path, record: dict) -> None:
     try:
         make_dirs(where.parent, 0o700)
         if _own_folder(where.parent):
-            write_file(where, json.dumps(record, separators=(",", ":")), mode=0o600)
+            write_file(where, json.dumps(record, separators=(",", ":")), mode=0o600, durable=False)
     except OSError:
         pass

@@ -525,26 +525,24 @@ def discover(system: Optional[System] = None) -> Discovery:
     by_real: Dict[str, Toolkit] = {}
     failed: Dict[str, List[str]] = {}
     for cand in cands:
-        loc = system.local(cand.path)
-        if loc.is_symlink() and not loc.exists():
+        what, real = _where(system, cand.path)
+        if what == "broken":
             if not cand.quiet:
-                target = os.readlink(loc)
                 warnings.append(M("{path}: broken symlink to {target}; remove it or point it at a toolkit",
-                                  path=cand.path, target=target))
+                                  path=cand.path, target=real))
             continue
-        if not loc.exists():
+        if what == "missing":
             if not cand.quiet:
                 warnings.append(M("{path} ({source}): no such folder; fix or remove that setting", path=cand.path,
                                   source=cand.source))
             continue
-        real = system.display(Path(os.path.realpath(loc)))
         key = real.lower() if system.windows else real
         if key in by_real:
             _merge(by_real[key], cand, real)
             continue
         if key in failed:
             continue
-        tk, problems = inspect(system, cand, real)
+        tk, problems = _inspected(system, cand, real)
         if tk is None:
             failed[key] = problems
             warnings.extend(problems)
@@ -563,6 +561,45 @@ def discover(system: Optional[System] = None) -> Discovery:
     return Discovery(toolkits, _unique(warnings), config_errors, cudnn_installs, module_files)
 
 
+def _where(system: System, path: str) -> Tuple[str, str]:
+    """("broken", the link's target), ("missing", path) or ("real", the folder it resolves to); kept between TABs
+    for each path while the links on its way are unchanged (selector_cache.piece)."""
+    from cudaswitch.discovery.selector_cache import piece
+
+    def compute():
+        loc = system.local(path)
+        if loc.is_symlink() and not loc.exists():
+            return "broken", os.readlink(loc)
+        if not loc.exists():
+            return "missing", path
+        return "real", system.display(Path(os.path.realpath(loc)))
+
+    return piece(("where", path), compute, list, tuple)
+
+
+_FIELDS = ("version", "root", "sources", "version_source", "kind", "nvcc", "bin_dirs", "lib_dirs", "include_dir",
+           "cudnn", "aliases", "modules", "flags", "warnings")
+
+
+def _inspected(system: System, cand: _Candidate, real: str) -> Tuple[Optional[Toolkit], List[str]]:
+    """inspect(), kept between TABs for each folder while what it read there is unchanged (selector_cache.piece):
+    a toolkit added beside twenty others is the only one read again."""
+    from cudaswitch.discovery.selector_cache import piece, plain, unplain
+
+    def encode(result):
+        tk, problems = result
+        return [None if tk is None else [plain(getattr(tk, f)) for f in _FIELDS] + [list(tk.cuda)], plain(problems)]
+
+    def decode(value):
+        tk, problems = value
+        if tk is not None:
+            tk = Toolkit(**dict(zip(_FIELDS, unplain(tk[:-1]))), cuda=CudaVersion(*tk[-1]))
+        return tk, unplain(problems)
+
+    key = ("inspect", cand.path, cand.source, cand.kind, cand.quiet, cand.site, cand.module, real)
+    return piece(key, lambda: inspect(system, cand, real), encode, decode)
+
+
 def _distrust_module_only(tk: Toolkit, module_files: list) -> None:
     """As root, a toolkit that only modulefiles another user could write lead to is listed with that fact and
     never chosen by a version or module name (core/trust's rule: no decision from her files)."""
@@ -579,9 +616,11 @@ def _module_files(system: System, warnings: List[str]) -> list:
     """The CUDA modulefiles of this shell's module system, read as text, never run (discovery/modules.py)."""
     if not system.environ.get("MODULEPATH"):
         return []  # no module system initialised in this shell: not even a stat of its caches
-    from cudaswitch.discovery.modules import cuda_modules, unresolved_warning
+    from cudaswitch.discovery.modules import ModuleFile, cuda_modules, unresolved_warning
+    from cudaswitch.discovery.selector_cache import piece, plain, unplain
 
-    found = cuda_modules(system)
+    # kept between TABs while the module tree is unchanged; within it each modulefile's reading is kept too
+    found = piece(("modules",), lambda: cuda_modules(system), plain, lambda v: [ModuleFile(*m) for m in unplain(v)])
     warnings.extend(unresolved_warning(mf) for mf in found if mf.root is None)
     return found
 

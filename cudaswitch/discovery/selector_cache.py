@@ -246,28 +246,37 @@ def _trim(sig, full: bool):
 
 
 class _Pieces:
-    """The pieces of the pass being recorded: those of the last pass (by key: the variables and paths each read,
-    and its result) and those of this one."""
+    """The pieces of the pass being recorded: those the last pass kept (by key: the variables it read, the paths it
+    looked at as numbers into the record's paths, 2 * place + 1 where their content was read, and its result) and
+    those of this one (paths by name, until _store numbers them)."""
 
-    def __init__(self, old: dict, rec: _Recorder, env: _Environ, ran: list, paths: Dict[str, list], started: int):
+    def __init__(self, old: dict, rec: _Recorder, env: _Environ, names: List[str], changed: set):
         self.old, self.new = old, {}
-        self.rec, self.env, self.ran, self.kept_paths, self.started = rec, env, ran, paths, started
+        self.rec, self.env, self.names, self.changed = rec, env, names, changed
 
-    def still_true(self, piece) -> bool:
-        now = self.rec.now
+    def still_true(self, piece) -> Optional[Dict[str, bool]]:
+        """The piece's paths (name -> content read) when every one of them and every variable it read is as it was;
+        else None."""
+        names, changed = self.names, self.changed
         try:
-            return (all(self.env.get(k) == v for k, v in piece["env"].items() if k != "\0every")
-                    and "\0every" not in piece["env"]
-                    and all(type(full) is bool and p in self.kept_paths and now.same(p, full, _trim(
-                        self.kept_paths[p][1], full)) for p, full in piece["paths"].items()))
-        except (TypeError, ValueError, AttributeError, IndexError):  # a record of another shape
-            return False
+            if "\0every" in piece["env"] or any(self.env.get(k) != v for k, v in piece["env"].items()):
+                return None
+            paths = {}
+            for n in piece["paths"]:
+                name = names[n >> 1] if type(n) is int and n >= 0 else None
+                if name is None or name in changed:
+                    return None
+                paths[name] = bool(n & 1)
+            return paths
+        except (TypeError, ValueError, AttributeError, IndexError, KeyError):  # a record of another shape
+            return None
 
-    def reuse(self, key: str, piece):
+    def reuse(self, key: str, piece, paths: Dict[str, bool]):
         """Takes a kept piece's inputs into this pass's record, as if the pass had read them again."""
         rec = self.rec
-        for p, full in piece["paths"].items():
-            rec.paths.setdefault(p, rec.now.full(p))
+        for p, full in paths.items():
+            if p not in rec.paths:
+                rec.paths[p] = rec.now.full(p)
             if full:
                 rec.read.add(p)
             for open_piece in rec.open:
@@ -276,11 +285,13 @@ class _Pieces:
             self.env.read.setdefault(k, v)
             for env in self.env.open:
                 env.setdefault(k, v)
-        self.new[key] = piece
+        self.new[key] = {"env": piece["env"], "paths": paths, "value": piece["value"]}
 
     def compute(self, key: str, compute, encode):
+        # a piece that ran a program, looked at a relative path, read every variable or saw a racy file makes the
+        # whole pass one that is not kept (words()), so none of its pieces is either
         rec, env = self.rec, self.env
-        paths, read, ran, relative = {}, {}, len(self.ran), rec.relative
+        paths, read = {}, {}
         rec.open.append(paths)
         env.open.append(read)
         try:
@@ -288,10 +299,7 @@ class _Pieces:
         finally:
             rec.open.remove(paths)
             env.open.remove(read)
-        racy = any(s is not None and max(s[6], s[7]) >= self.started - RACY_NS for p, full in paths.items() if full
-                   for s in rec.paths[p])
-        if len(self.ran) == ran and rec.relative == relative and "\0every" not in read and not racy:
-            self.new[key] = {"env": read, "paths": paths, "value": encode(value)}
+        self.new[key] = {"env": read, "paths": paths, "value": encode(value)}
         return value
 
 
@@ -308,13 +316,14 @@ def piece(key: tuple, compute: Callable[[], object], encode: Callable[[object], 
         return compute()
     name = repr(key)
     old = pieces.old.get(name)
-    if isinstance(old, dict) and pieces.still_true(old):
+    paths = pieces.still_true(old) if isinstance(old, dict) else None
+    if paths is not None:
         try:
             value = decode(old["value"])
         except (TypeError, ValueError, KeyError, AttributeError, IndexError):
-            value = None
+            pass  # a record of another shape: computed afresh
         else:
-            pieces.reuse(name, old)
+            pieces.reuse(name, old, paths)
             return value
     return pieces.compute(name, compute, encode)
 
@@ -330,6 +339,18 @@ def plain(value):
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return str(value)
+
+
+def fits(value, shape) -> bool:
+    """A decoded piece has the shape its decoder expects: `shape` is a type or a tuple of types (isinstance; a
+    message is a str), [shape] (a list of), or a list of several shapes (a list of exactly those, in order)."""
+    if isinstance(shape, list):
+        if not isinstance(value, list):
+            return False
+        if len(shape) == 1:
+            return all(fits(v, shape[0]) for v in value)
+        return len(value) == len(shape) and all(fits(v, s) for v, s in zip(value, shape))
+    return isinstance(value, shape) and not (isinstance(value, bool) and shape is int)
 
 
 def unplain(value):
@@ -356,15 +377,17 @@ def words(system, compute: Callable[[object], List[str]], where: Optional[Path])
     started = time.time_ns()
     now = _Now()
     kept = _load(where)
-    if kept is not None and _still_true(kept, environ, system, now):
+    changed = _changed(kept, environ, system, now) if kept is not None else None
+    if changed is not None and not changed:
         return kept["words"]
-    old = kept["pieces"] if kept is not None and _same_cudaswitch(kept, system, now) else {}
+    reusable = changed is not None and _same_cudaswitch(kept, system, now)
+    old, names = (kept["pieces"], list(kept["paths"])) if reusable else ({}, [])
     env, ran, run = _Environ(environ), [], system.run
     recording = copy.copy(system)
     recording.environ = env
     recording.run = lambda *a, **kw: ran.append(a) or run(*a, **kw)
     with _Recorder(now) as rec:
-        _pieces = _Pieces(old, rec, env, ran, kept["paths"] if old else {}, started)
+        _pieces = _Pieces(old, rec, env, names, changed or set())
         try:
             found = compute(recording)
         finally:
@@ -378,8 +401,10 @@ def words(system, compute: Callable[[object], List[str]], where: Optional[Path])
     own = _own_files()
     for f in own:
         paths.setdefault(f, [True, now.full(f)])
+    place = {p: 2 * n for n, p in enumerate(paths)}
+    pieces = {k: dict(v, paths=[place[p] + full for p, full in v["paths"].items()]) for k, v in new.items()}
     _store(where, {"format": FORMAT, "env": env.read, "extra": _fingerprint_extra(system), "own": own,
-                   "package": _package(), "paths": paths, "words": found, "pieces": new})
+                   "package": _package(), "paths": paths, "words": found, "pieces": pieces})
     return found
 
 
@@ -393,15 +418,19 @@ def _same_cudaswitch(kept: dict, system, now: _Now) -> bool:
         return False
 
 
-def _still_true(kept: dict, environ: Mapping[str, str], system, now: _Now) -> bool:
+def _changed(kept: dict, environ: Mapping[str, str], system, now: _Now) -> Optional[set]:
+    """The kept paths that are not as recorded (every one is stat'ed: the pieces need them all), with "\0variables"
+    when a variable the pass read differs (no whole answer then; each piece checks the variables it read); None
+    where nothing kept can be used: another user or machine, a record of another shape."""
     if kept.get("extra") != _fingerprint_extra(system):
-        return False
-    if any(environ.get(k) != v for k, v in kept["env"].items()):
-        return False
+        return None
     try:
-        return all(type(full) is bool and now.same(p, full, sig) for p, (full, sig) in kept["paths"].items())
-    except (TypeError, ValueError):  # a record of another shape
-        return False
+        changed = {p for p, (full, sig) in kept["paths"].items() if type(full) is not bool or not now.same(p, full, sig)}
+        if any(environ.get(k) != v for k, v in kept["env"].items()):
+            changed.add("\0variables")
+        return changed
+    except (TypeError, ValueError, AttributeError):  # a record of another shape
+        return None
 
 
 def _own_folder(folder: Path) -> bool:

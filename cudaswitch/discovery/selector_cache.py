@@ -104,13 +104,14 @@ def _sig(st, full: bool) -> list:
 
 
 def signature(path: str, full: bool = True) -> list:
-    """[lstat, stat] of a path as compared between TABs; None for each that fails (missing, no permission)."""
+    """[lstat, stat] of a path as compared between TABs, None for each that fails (missing, no permission); [lstat]
+    alone where the path is no link (the same file either way: one system call, and half the record)."""
     try:
         st = _real["stat"](path, follow_symlinks=False)
     except (OSError, ValueError):
-        return [None, None]
+        return [None]
     if not stat.S_ISLNK(st.st_mode):
-        return [_sig(st, full)] * 2  # the same file either way: one system call
+        return [_sig(st, full)]
     try:
         return [_sig(st, full), _sig(_real["stat"](path), full)]
     except (OSError, ValueError):

@@ -913,9 +913,19 @@ def _is_marked(system: System, folder: Optional[str], name: str, marks: Dict[Tup
     if folder is None or not version:
         return False
     if (folder, family) not in marks:
-        got = _marked_default(system, folder, family)
+        from cudaswitch.discovery.selector_cache import piece
+
+        got = piece(("default", folder, family), lambda: _marked_default(system, folder, family),
+                    lambda got: got and got[0], _kept_default)
         marks[(folder, family)] = got[0] if got else None
     return marks[(folder, family)] == version
+
+
+def _kept_default(value) -> Optional[Tuple[str, None]]:
+    # only the version is kept: how it is marked is read again where that is said (resolve)
+    if value is not None and not isinstance(value, str):
+        raise ValueError(value)
+    return value and (value, None)
 
 
 def _version_key(version: str):

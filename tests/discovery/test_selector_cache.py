@@ -165,6 +165,21 @@ def test_the_first_tab_after_a_change_reads_again_only_what_changed(machine, mon
     assert _whole_pass(environ) == [*WORDS_11_8, *WORDS_12_9, "cuda/11.8"]
 
 
+def test_a_version_file_that_appears_is_read(machine):
+    """The toolkit had no version.json (its version came from cuda.h): the piece that inspected it only found the
+    file missing, and a file now there is enough to inspect it again."""
+    environ, tmp = machine
+    version_json = tmp / "toolkits" / "cuda-11.8" / "version.json"
+    text = version_json.read_text()
+    version_json.unlink()
+    _settle()
+    without = _tab(environ)
+    assert "11.8.89" not in without and "11.8" in without
+    version_json.write_text(text)
+    _settle()
+    assert _tab(environ) == [*WORDS_11_8, "cuda/11.8"] == _whole_pass(environ)
+
+
 def test_a_kept_piece_is_compared_with_the_variables_it_read(machine):
     """MODULEPATH now names another folder, whose cuda/11.8 loads 12.9: the module tree's kept reading, its files
     all unchanged, is not the answer, since the variable it read differs."""

@@ -20,7 +20,7 @@ from cudaswitch.core.i18n import M
 from cudaswitch.core.system import System
 
 class _Pattern:
-    """re.compile(*args) at its first use: a TAB answered mostly from kept pieces (selector_cache.piece) needs few
+    """re.compile(*args) at its first use: a TAB answered mostly from kept pieces (pieces.piece) needs few
     of this module's patterns, and compiling them all cost more than the rest of such a TAB."""
 
     __slots__ = ("_args", "_rx")
@@ -174,8 +174,8 @@ def _walk(system: System, folder: str) -> List[Tuple[str, str]]:
 
 
 def _walked(system: System, folder: str) -> List[Tuple[str, str]]:
-    """_walk, kept between TABs for each MODULEPATH folder while its listings are unchanged (selector_cache.piece)."""
-    from cudaswitch.discovery.selector_cache import fits, piece
+    """_walk, kept between TABs for each MODULEPATH folder while its listings are unchanged (pieces.piece)."""
+    from cudaswitch.discovery.pieces import fits, piece
 
     def decode(value):
         if not fits(value, [[str, str]]):
@@ -253,9 +253,9 @@ def cuda_modules(system: System) -> List[ModuleFile]:
 
 def _read_one(system: System, name: str, path: str) -> Optional[ModuleFile]:
     """read_modulefile, with (as root) who else could have written the file: kept between TABs for each file while
-    what its reading looked at is unchanged (selector_cache.piece), so an edited modulefile is the only one read
+    what its reading looked at is unchanged (pieces.piece), so an edited modulefile is the only one read
     again."""
-    from cudaswitch.discovery.selector_cache import piece, plain
+    from cudaswitch.discovery.pieces import piece, plain
 
     def compute():
         mf = read_modulefile(system, name, path)
@@ -269,8 +269,8 @@ _KEPT = [str, str, str, _NONE_OR_STR, _NONE_OR_STR, _NONE_OR_STR, int, _NONE_OR_
 
 
 def kept_module_file(value) -> ModuleFile:
-    """A ModuleFile from its kept form (selector_cache.plain); ValueError when it has another shape."""
-    from cudaswitch.discovery.selector_cache import fits, unplain
+    """A ModuleFile from its kept form (pieces.plain); ValueError when it has another shape."""
+    from cudaswitch.discovery.pieces import fits, unplain
 
     value = unplain(value)
     if not fits(value, _KEPT):
@@ -913,7 +913,7 @@ def _is_marked(system: System, folder: Optional[str], name: str, marks: Dict[Tup
     if folder is None or not version:
         return False
     if (folder, family) not in marks:
-        from cudaswitch.discovery.selector_cache import piece
+        from cudaswitch.discovery.pieces import piece
 
         got = piece(("default", folder, family), lambda: _marked_default(system, folder, family),
                     lambda got: got and got[0], _kept_default)

@@ -1,20 +1,27 @@
 """The toolkit selectors a TAB offers (`cudaswitch use <TAB>`), kept between TABs in the user's cache folder.
 
 A TAB on a selector needs the full versions (version.json) and the module names that load a toolkit, which only a
-whole discovery pass gives (about 80 ms on a cluster's module tree, over the 50 ms a completion may add to Python's
-start: benchmarks/bench_completion.py). So the pass that answers one TAB records what it looked at: every path it
-stat'ed, listed, read or resolved (with its lstat and stat: kind, inode, size, mtime, ctime, owner, mode, or that it
-was missing), every environment variable it read, the folders it took from sys.path and cudaswitch's own source
-files. The next TAB re-stats those paths (about a thousand on such a tree, a few milliseconds) and reuses the words
-only when every one is as recorded, so a toolkit added, removed or upgraded, a modulefile edited, a variable changed
-or a new cudaswitch all mean a fresh pass. A pass that ran a program (nvcc --version), that looked at a relative
-path, or that saw a file changed less than RACY_NS before it began (a change in the same clock tick would not show
-in mtime) is not kept; on Windows (the registry is no file) nothing is.
+whole discovery pass gives (on a cluster's module tree more than the 50 ms a completion may add to Python's start:
+benchmarks/bench_completion.py). So the pass that answers one TAB records what it looked at: every path it stat'ed,
+listed, read or resolved (with its lstat, and its stat where it is a link: kind, inode, size, mtime, ctime, owner,
+mode, or that it was missing), every environment variable it read, the folders it took from sys.path and
+cudaswitch's own source files. The next TAB re-stats those paths (about 560 on such a tree) and reuses the words only
+when every one is as recorded, so a toolkit added, removed or upgraded, a modulefile edited, a variable changed or a
+new cudaswitch all mean a fresh pass. A pass that ran a program (nvcc --version), that looked at a relative path, or
+that saw a file changed less than RACY_NS before it began (a change in the same clock tick would not show in mtime)
+is not kept; on Windows (the registry is no file) nothing is.
+
+That fresh pass reads again only what changed: the record also keeps each pieces.piece() of the pass (a folder's
+resolution, a toolkit folder's inspection, a MODULEPATH folder's walk, a family's default, a modulefile's reading,
+the module tree) with the variables and paths that piece read, and a piece whose own inputs are all unchanged gives
+its kept result, its inputs becoming the new record's as if read again. discovery's own logic runs whole every time,
+so the words are those of a whole pass. Measured (bench_completion.py, CPU time over `python -c pass` on a loaded
+2-core machine; see docs/guide/performance.md): FIGURES.
 
 The file is the user's own: written atomically (trust.write_file), only into a cache folder the user owns and nobody
 else may write; read only when it is a regular file owned by the user and writable by nobody else, at most
 READ_LIMIT bytes; anything else, or a file that does not have the shape written here, is a fresh pass, never an
-answer (docs/design/security.md, "The completion cache").
+answer, and no piece of it is reused (docs/design/security.md, "The completion cache").
 """
 
 from __future__ import annotations
@@ -28,6 +35,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional
+
+from cudaswitch.discovery import pieces
 
 FORMAT = 2
 NAME = "selectors.json"
@@ -297,81 +306,16 @@ class _Pieces:
         env.open.append(read)
         try:
             value = compute()
-        finally:
-            rec.open.remove(paths)
-            env.open.remove(read)
+        finally:  # a stack: the piece computed inside this one has left it (by identity: two may compare equal)
+            rec.open.pop()
+            env.open.pop()
         self.new[key] = {"env": read, "paths": paths, "value": encode(value)}
         return value
-
-
-_pieces: Optional[_Pieces] = None  # while words() records a pass
-
-
-def piece(key: tuple, compute: Callable[[], object], encode: Callable[[object], object],
-          decode: Callable[[object], object]):
-    """compute(): outside a TAB's recorded pass, always; inside one, the last pass's result for the same key while
-    every variable and path that computation read is as it was then (its inputs become this pass's, as if read
-    again). `key` holds every argument compute depends on; encode/decode turn the result into JSON and back."""
-    pieces = _pieces
-    if pieces is None:
-        return compute()
-    name = repr(key)
-    old = pieces.old.get(name)
-    paths = pieces.still_true(old) if isinstance(old, dict) else None
-    if paths is not None:
-        try:
-            value = decode(old["value"])
-        except (TypeError, ValueError, KeyError, AttributeError, IndexError):
-            pass  # a record of another shape: computed afresh
-        else:
-            pieces.reuse(name, old, paths)
-            return value
-    return pieces.compute(name, compute, encode)
-
-
-def plain(value):
-    """A result for JSON: messages (i18n.M) keep their template and values, to be translated as before."""
-    from cudaswitch.core.i18n import M
-
-    if isinstance(value, M):
-        return {"M": [str(value), value.template, {k: plain(v) for k, v in value.values.items()}]}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)
-
-
-def fits(value, shape) -> bool:
-    """A decoded piece has the shape its decoder expects: `shape` is a type or a tuple of types (isinstance; a
-    message is a str), [shape] (a list of), or a list of several shapes (a list of exactly those, in order)."""
-    if isinstance(shape, list):
-        if not isinstance(value, list):
-            return False
-        if len(shape) == 1:
-            return all(fits(v, shape[0]) for v in value)
-        return len(value) == len(shape) and all(fits(v, s) for v, s in zip(value, shape))
-    return isinstance(value, shape) and not (isinstance(value, bool) and shape is int)
-
-
-def unplain(value):
-    """plain()'s inverse (a value of another type comes back as its text, which is how a message prints it)."""
-    from cudaswitch.core.i18n import M
-
-    if isinstance(value, dict):
-        text, template, values = value["M"]
-        message = str.__new__(M, text)
-        message.template, message.values = str(template), {k: unplain(v) for k, v in values.items()}
-        return message
-    if isinstance(value, list):
-        return [unplain(v) for v in value]
-    return value
 
 
 def words(system, compute: Callable[[object], List[str]], where: Optional[Path]) -> List[str]:
     """compute(system), from the record at `where` while everything it looked at is as it was then; otherwise a
     fresh pass that reuses each piece() of the last one whose own inputs are unchanged."""
-    global _pieces
     if where is None or system.windows:
         return compute(system)
     environ = system.environ
@@ -388,11 +332,12 @@ def words(system, compute: Callable[[object], List[str]], where: Optional[Path])
     recording.environ = env
     recording.run = lambda *a, **kw: ran.append(a) or run(*a, **kw)
     with _Recorder(now) as rec:
-        _pieces = _Pieces(old, rec, env, names, changed or set())
+        recorded = pieces.active = _Pieces(old, rec, env, names, changed or set())
         try:
             found = compute(recording)
         finally:
-            new, _pieces = _pieces.new, None
+            pieces.active = None
+    new = recorded.new
     if ran or rec.relative or "\0every" in env.read:
         return found
     paths = rec.record()
@@ -403,9 +348,9 @@ def words(system, compute: Callable[[object], List[str]], where: Optional[Path])
     for f in own:
         paths.setdefault(f, [True, now.full(f)])
     place = {p: 2 * n for n, p in enumerate(paths)}
-    pieces = {k: dict(v, paths=[place[p] + full for p, full in v["paths"].items()]) for k, v in new.items()}
+    kept_pieces = {k: dict(v, paths=[place[p] + full for p, full in v["paths"].items()]) for k, v in new.items()}
     _store(where, {"format": FORMAT, "env": env.read, "extra": _fingerprint_extra(system), "own": own,
-                   "package": _package(), "paths": paths, "words": found, "pieces": pieces})
+                   "package": _package(), "paths": paths, "words": found, "pieces": kept_pieces})
     return found
 
 

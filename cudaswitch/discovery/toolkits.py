@@ -582,8 +582,8 @@ def discover(system: Optional[System] = None) -> Discovery:
 
 def _where(system: System, path: str) -> Tuple[str, str]:
     """("broken", the link's target), ("missing", path) or ("real", the folder it resolves to); kept between TABs
-    for each path while the links on its way are unchanged (selector_cache.piece)."""
-    from cudaswitch.discovery.selector_cache import fits, piece
+    for each path while the links on its way are unchanged (pieces.piece)."""
+    from cudaswitch.discovery.pieces import fits, piece
 
     def compute():
         loc = system.local(path)
@@ -601,15 +601,15 @@ def _where(system: System, path: str) -> Tuple[str, str]:
     return piece(("where", path), compute, list, decode)
 
 
-# Toolkit._fields, then cuda: the shape of a kept toolkit (selector_cache.fits)
+# Toolkit._fields, then cuda: the shape of a kept toolkit (pieces.fits)
 _KEPT_TOOLKIT = [str, str, [str], str, str, (str, type(None)), [str], [str], (str, type(None)), (str, type(None)),
                  [str], [str], [str], [str], [int, int, (int, type(None))]]
 
 
 def _inspected(system: System, cand: _Candidate, real: str) -> Tuple[Optional[Toolkit], List[str]]:
-    """inspect(), kept between TABs for each folder while what it read there is unchanged (selector_cache.piece):
+    """inspect(), kept between TABs for each folder while what it read there is unchanged (pieces.piece):
     a toolkit added beside twenty others is the only one read again."""
-    from cudaswitch.discovery.selector_cache import fits, piece, plain, unplain
+    from cudaswitch.discovery.pieces import fits, piece, plain, unplain
 
     def encode(result):
         tk, problems = result
@@ -643,7 +643,7 @@ def _module_files(system: System, warnings: List[str]) -> list:
     if not system.environ.get("MODULEPATH"):
         return []  # no module system initialised in this shell: not even a stat of its caches
     from cudaswitch.discovery.modules import cuda_modules, kept_module_file, unresolved_warning
-    from cudaswitch.discovery.selector_cache import piece, plain
+    from cudaswitch.discovery.pieces import piece, plain
 
     # kept between TABs while the module tree is unchanged; within it each modulefile's reading is kept too
     found = piece(("modules",), lambda: cuda_modules(system), plain,

@@ -180,6 +180,21 @@ def test_a_version_file_that_appears_is_read(machine):
     assert _tab(environ) == [*WORDS_11_8, "cuda/11.8"] == _whole_pass(environ)
 
 
+def test_pieces_inside_pieces_in_a_shell_lmod_set_up(machine, monkeypatch):
+    """Where Lmod's variables name the module system, the module tree's piece has read no path yet when the first
+    folder's walk (a piece inside it) begins: both have read the same when the walk ends, and each is kept with its
+    own inputs."""
+    environ, tmp = machine
+    lmod = dict(environ, LMOD_CMD="/usr/share/lmod/lmod/libexec/lmod", LMOD_VERSION="8.7.32")
+    assert _tab(lmod) == [*WORDS_11_8, "cuda/11.8"]
+    assert _kept(lmod).exists()
+    cudatrees.cuda_12_9(tmp / "toolkits" / "cuda-12.9")
+    _settle()
+    seen = _spy(monkeypatch)
+    assert _tab(lmod) == [*WORDS_11_8, "cuda/11.8", *WORDS_12_9]
+    assert seen == {"inspected": [str(tmp / "toolkits" / "cuda-12.9")], "read": []}
+
+
 def test_a_kept_piece_is_compared_with_the_variables_it_read(machine):
     """MODULEPATH now names another folder, whose cuda/11.8 loads 12.9: the module tree's kept reading, its files
     all unchanged, is not the answer, since the variable it read differs."""

@@ -373,7 +373,8 @@ def _changed(kept: dict, environ: Mapping[str, str], system, now: _Now) -> Optio
     if kept.get("extra") != _fingerprint_extra(system):
         return None
     try:
-        changed = {p for p, (full, sig) in kept["paths"].items() if type(full) is not bool or not now.same(p, full, sig)}
+        changed = {p for p, (full, sig) in kept["paths"].items()
+                   if type(full) is not bool or not now.same(p, full, sig)}
         if any(environ.get(k) != v for k, v in kept["env"].items()):
             changed.add("\0variables")
         return changed
@@ -417,7 +418,7 @@ def _load(where: Path) -> Optional[dict]:
 
 def _shaped(kept) -> bool:
     # only what is used without a comparison: a path's record or a variable of another shape compares unequal in
-    # _still_true, which is a fresh pass
+    # _changed, which is a fresh pass
     return (isinstance(kept, dict) and kept.get("format") == FORMAT and isinstance(kept.get("env"), dict)
             and isinstance(kept.get("paths"), dict) and isinstance(kept.get("words"), list)
             and all(isinstance(w, str) for w in kept["words"]) and isinstance(kept.get("pieces"), dict))

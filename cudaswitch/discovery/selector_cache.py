@@ -15,10 +15,10 @@ That fresh pass reads again only what changed: the record also keeps each pieces
 resolution, a toolkit folder's inspection, a MODULEPATH folder's walk, a family's default, a modulefile's reading,
 the module tree) with the variables and paths that piece read, and a piece whose own inputs are all unchanged gives
 its kept result, its inputs becoming the new record's as if read again. discovery's own logic runs whole every time,
-so the words are those of a whole pass. Measured (bench_completion.py, CPU time over `python -c pass`, medians of 20
-on a loaded 2-core machine where `python -c pass` took 105 ms; docs/guide/performance.md): kept words +25 ms, the first
-TAB after a toolkit was added +55 ms and after a modulefile was edited +66 ms (each over the 50 ms budget there; their
-ratios 1.53 and 1.63 put them within it where Python starts in under about 80 ms), nothing kept +119 ms.
+so the words are those of a whole pass. Measured (bench_completion.py, CPU time over `python -c pass`, medians of 20,
+three runs on a shared 2-core machine where `python -c pass` took 68-84 ms; docs/guide/performance.md): kept words +17
+to +29 ms, the first TAB after a toolkit was added +36 to +62 ms and after a modulefile was edited +39 to +70 ms (the
+50 ms budget met in one run of three), nothing kept +80 to +126 ms (over it).
 
 The file is the user's own: written atomically (trust.write_file), only into a cache folder the user owns and nobody
 else may write; read only when it is a regular file owned by the user and writable by nobody else, at most

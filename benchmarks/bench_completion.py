@@ -5,13 +5,17 @@ The completions, each the protocol a shell's completion function speaks (click's
 a command name (`cudaswitch u<TAB>`), an option (`cudaswitch use --n<TAB>`), both answered without importing
 click (cudaswitch/launch.py); a toolkit selector (`cudaswitch use <TAB>`) on a cluster-like machine: 20 toolkits in a
 /usr/local-like folder on CUDASWITCH_SEARCH_PATH and the ten-site module tree of bench_modules.py (18 MODULEPATH
-folders, 400 other modules) on MODULEPATH, answered from the kept selectors (discovery/selector_cache.py) and, as
-the first TAB after a change is, by a whole discovery pass (a cache folder that cannot be written keeps nothing);
-an environment name (`cudaswitch doctor -n <TAB>`, 30 environments in an envs folder) and a finding code
-(`cudaswitch doctor --fix H<TAB>`). `python -c "import click"` runs in the same loop, to show what click alone
-costs. The commands run interleaved, so machine noise hits all of them; the figures are medians and the time a
-completion adds to `python -c pass`. Budget: a completion adds under 50 ms. Run with bytecode caching on, as users
-have it:
+folders, 400 other modules) on MODULEPATH, answered four ways (discovery/selector_cache.py): from the kept selectors;
+as the first TAB after a toolkit was added (a folder on CUDASWITCH_SEARCH_PATH that was empty when the record was
+kept now holds a 21st toolkit) and as the first TAB after a modulefile was edited (one of the 37 CUDA modulefiles
+rewritten with a comment more), each run starting from the record kept before that change, so it reads again only
+what changed; and cold, with nothing kept (a cache folder that cannot be written keeps nothing, so each run is a
+whole discovery pass, as the very first TAB on a machine is); an environment name (`cudaswitch doctor -n <TAB>`,
+30 environments in an envs folder) and a finding code (`cudaswitch doctor --fix H<TAB>`). Each selector answer is
+checked against a whole pass in the same environment. `python -c "import click"` runs in the same loop, to show
+what click alone costs. The commands run interleaved, so machine noise hits all of them; the figures are medians
+and the time a completion adds to `python -c pass`. Budget: a completion adds under 50 ms. Run with bytecode
+caching on, as users have it:
 env -u PYTHONDONTWRITEBYTECODE python benchmarks/bench_completion.py [--runs 30]
 """
 
@@ -44,8 +48,24 @@ def timed(cmd, env):
 
 
 CASES = {"command": "cudaswitch u", "option": "cudaswitch use --n", "selector (kept)": "cudaswitch use ",
-         "selector (first TAB after a change)": "cudaswitch use ", "environment name": "cudaswitch doctor -n ",
+         "selector (first TAB after a toolkit was added)": "cudaswitch use ",
+         "selector (first TAB after a modulefile was edited)": "cudaswitch use ",
+         "selector (cold: nothing kept)": "cudaswitch use ", "environment name": "cudaswitch doctor -n ",
          "finding code": "cudaswitch doctor --fix H"}
+ADDED, EDITED = "selector (first TAB after a toolkit was added)", "selector (first TAB after a modulefile was edited)"
+
+
+def kept_record(env):
+    """The selector record one TAB keeps in env's cache folder, as bytes."""
+    subprocess.run([sys.executable, "-m", "cudaswitch"], env=env, check=True, capture_output=True)
+    return (Path(env["XDG_CACHE_HOME"]) / "cudaswitch" / "selectors.json").read_bytes()
+
+
+def restore(env, record: bytes):
+    """The record kept before the change, back in place: the next TAB is again the first one after it."""
+    path = Path(env["XDG_CACHE_HOME"]) / "cudaswitch" / "selectors.json"
+    path.write_bytes(record)
+    path.chmod(0o600)
 
 
 def main():
@@ -54,7 +74,10 @@ def main():
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         roots = make_toolkits(Path(tmp) / "usr-local")
-        modulepath = make_tree(Path(tmp) / "site", make_toolkits(Path(tmp) / "apps", 6))
+        apps = make_toolkits(Path(tmp) / "apps", 6)
+        modulepath = make_tree(Path(tmp) / "site", apps)
+        spare = make_toolkits(Path(tmp) / "spare", 21)[-1]  # cuda-12.0: a version the 20 do not have
+        (Path(tmp) / "added").mkdir()
         for n in range(30):
             (Path(tmp) / "envs" / f"env-{n}" / "conda-meta").mkdir(parents=True)
             (Path(tmp) / "envs" / f"env-{n}" / "conda-meta" / "history").write_text("")
@@ -66,13 +89,32 @@ def main():
         envs = {k: dict(base_env, COMP_WORDS=line, _CUDASWITCH_COMPLETE="powershell_complete")
                 for k, line in CASES.items()}
         (Path(tmp) / "not-a-folder").write_text("")
-        envs["selector (first TAB after a change)"]["XDG_CACHE_HOME"] = str(Path(tmp) / "not-a-folder" / "cache")
+        envs["selector (cold: nothing kept)"]["XDG_CACHE_HOME"] = str(Path(tmp) / "not-a-folder" / "cache")
+        envs[ADDED]["CUDASWITCH_SEARCH_PATH"] += os.pathsep + str(Path(tmp) / "added")
+        envs[ADDED]["XDG_CACHE_HOME"] = str(Path(tmp) / "cache-added")
+        envs[EDITED]["XDG_CACHE_HOME"] = str(Path(tmp) / "cache-edited")
         time.sleep(0.2)  # the tree older than the pass that keeps what it read (selector_cache.RACY_NS)
-        answers = {}
+        before = {EDITED: kept_record(envs[EDITED])}
+        edited = next(p for p in sorted((Path(tmp) / "site").rglob("*.lua")) if p.parent.name.lower() == "cuda")
+        edited.write_text(edited.read_text() + "-- the site's admin edited this file\n")
+        time.sleep(0.2)
+        before[ADDED] = kept_record(envs[ADDED])
+        os.rename(spare, Path(tmp) / "added" / Path(spare).name)
+        time.sleep(0.2)
+        answers, fresh = {}, {}
         for k in CASES:
+            if k in before:
+                restore(envs[k], before[k])
             got = subprocess.run(ours, env=envs[k], check=True, capture_output=True, text=True).stdout
             answers[k] = got.splitlines()
-        assert answers["selector (kept)"] == answers["selector (first TAB after a change)"], answers
+            cold = dict(envs[k], XDG_CACHE_HOME=envs["selector (cold: nothing kept)"]["XDG_CACHE_HOME"])
+            fresh[k] = subprocess.run(ours, env=cold, check=True, capture_output=True, text=True).stdout.splitlines()
+        for k in ("selector (kept)", ADDED, EDITED, "selector (cold: nothing kept)"):
+            assert answers[k] == fresh[k], (k, answers[k], fresh[k])  # the words a whole pass gives
+        assert answers["selector (kept)"] == answers[EDITED] == answers["selector (cold: nothing kept)"], answers
+        new = ["plain\t12.0", "plain\t12.0.1", "plain\tcu120"]  # the added toolkit's words, and only those
+        assert [w for w in answers[ADDED] if w not in new] == answers["selector (kept)"], answers[ADDED]
+        assert all(w in answers[ADDED] and w not in answers["selector (kept)"] for w in new), answers[ADDED]
         assert "plain\tcu118" in answers["selector (kept)"], answers  # the completion really ran discovery
         assert "plain\tCUDA/11.1.1" not in answers["selector (kept)"]  # (no spider cache: Lmod's own, not here)
         assert sum("cuda/" in a.lower() for a in answers["selector (kept)"]) >= 10, answers  # and the module tree
@@ -86,6 +128,8 @@ def main():
             times["python -c pass"].append(timed(baseline, base_env))
             times["import click"].append(timed(click, base_env))
             for k in CASES:
+                if k in before:
+                    restore(envs[k], before[k])
                 times[k].append(timed(ours, envs[k]))
     for i, what in ((0, "wall"), (1, "CPU")):
         base = statistics.median(t[i] for t in times["python -c pass"])

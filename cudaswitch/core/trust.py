@@ -611,9 +611,10 @@ def refuse_foreign_link(path, how: str) -> None:
                                 "changed", path=path, why=why, user=user_name(euid()), how=how))
 
 
-def write_file(path, data, mode: Optional[int] = None, follow_symlinks: bool = False) -> None:
+def write_file(path, data, mode: Optional[int] = None, follow_symlinks: bool = False, durable: bool = True) -> None:
     """Door: replace `path` with `data` so that readers see the old or the new content, never a mix (a temporary
-    file in the same folder, fsync, rename).
+    file in the same folder, fsync, rename). A cache that is only a shortcut (not `durable`) skips the two fsyncs:
+    after a crash it may be empty, which its reader takes as no cache.
 
     mkstemp creates owner-only (0600) files; in a shared environment other users must still read the hooks and the
     state file, so the result gets the mode a plain open() would give (0666 less the umask), or, when a file is
@@ -641,7 +642,8 @@ def write_file(path, data, mode: Optional[int] = None, follow_symlinks: bool = F
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         if keep and hasattr(os, "chown"):
             st = os.stat(tmp)
             if (old.st_uid, old.st_gid) != (st.st_uid, st.st_gid):
@@ -657,7 +659,8 @@ def write_file(path, data, mode: Optional[int] = None, follow_symlinks: bool = F
         except OSError:
             pass
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 def create_new(path, mode: int = 0o600):

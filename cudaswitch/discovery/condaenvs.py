@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import List, Mapping, Optional, Tuple
 
 from cudaswitch.core.i18n import M
+from cudaswitch.core.record import Record
 from cudaswitch.core.system import System
 from cudaswitch.core.trust import read_text
 
@@ -41,24 +42,7 @@ _RX_VAR = re.compile(r"\$(?P<named>[_a-z][_a-z0-9]*)|\$\{(?P<braced>[_a-z][_a-z0
                      re.I)
 
 
-class _Record:
-    """The constructor, equality and repr a dataclass would give: a TAB on `-n` reads this module, and generating
-    a dataclass (importing `dataclasses`, which imports `inspect`) cost more than the rest of that TAB."""
-
-    _fields: Tuple[str, ...] = ()
-
-    def __eq__(self, other):
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return all(getattr(self, f) == getattr(other, f) for f in self._fields)
-
-    __hash__ = None  # mutable, like the dataclass it was
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(f'{f}={getattr(self, f)!r}' for f in self._fields)})"
-
-
-class CondaLayout(_Record):
+class CondaLayout(Record):
     """What conda would answer: `conda info --json`'s root_prefix, envs_dirs, config_files."""
 
     _fields = ("root_prefix", "envs_dirs", "config_files", "problems", "source")
@@ -91,7 +75,7 @@ def conda_root(system: System) -> Optional[str]:
     return None
 
 
-class BaseVerdict(_Record):
+class BaseVerdict(Record):
     """Whether a prefix is a base (root) environment, from its own files: True, False, or None when they do not
     tell; `seen` names what was found, for the question `use` asks."""
 

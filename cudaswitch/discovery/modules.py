@@ -19,12 +19,27 @@ from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
 from cudaswitch.core.i18n import M
 from cudaswitch.core.system import System
 
+class _Pattern:
+    """re.compile(*args) at its first use: a TAB answered mostly from kept pieces (pieces.piece) needs few
+    of this module's patterns, and compiling them all cost more than the rest of such a TAB."""
+
+    __slots__ = ("_args", "_rx")
+
+    def __init__(self, *args):
+        self._args, self._rx = args, None
+
+    def __getattr__(self, name):  # match, search, finditer...: only what a compiled pattern has
+        if self._rx is None:
+            self._rx = re.compile(*self._args)
+        return getattr(self._rx, name)
+
+
 # The module names sites give CUDA (cuda/12.4, CUDA/12.4, cudatoolkit/12.4, cuda-toolkit/12.4, EasyBuild's
 # CUDAcore/11.1.1 behind a hierarchy's CUDA/11.1.1, NVIDIA HPC SDK's nvhpc/24.3 whose PATH holds its CUDA): the
 # first part of the name. cudnn, nccl and friends are separate modules and are not toolkits.
 _FAMILIES = (r"cuda|cudatoolkit|cuda-toolkit|cuda_toolkit|nvidia-cuda|cudacore|nvhpc|nvhpc-nompi|nvhpc-hpcx|"
              r"nvhpc-hpcx-cuda\d+|nvhpc-byo-compiler")
-_CUDA_FAMILY = re.compile(f"^({_FAMILIES})$", re.IGNORECASE)
+_CUDA_FAMILY = _Pattern(f"^({_FAMILIES})$", re.IGNORECASE)
 # Which variable names a toolkit's root, in the order sites use them (NVIDIA's docs say CUDA_HOME / CUDA_PATH;
 # Spack and EasyBuild generate CUDA_HOME, CUDA_ROOT, EBROOTCUDA, EBROOTCUDACORE)
 ROOT_VARS = ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDA_DIR", "CUDATOOLKIT_HOME", "CUDA_INSTALL_PATH", "EBROOTCUDA",
@@ -53,7 +68,7 @@ class LoadedModule(NamedTuple):
 
 
 # a modulefile right in a MODULEPATH folder, its version in its name (cuda-8.0: `module load cuda-8.0`)
-_CUDA_BARE = re.compile(f"^({_FAMILIES})[-_]v?\\d[\\w.+-]*$", re.IGNORECASE)
+_CUDA_BARE = _Pattern(f"^({_FAMILIES})[-_]v?\\d[\\w.+-]*$", re.IGNORECASE)
 
 
 def split_name(name: str) -> Optional[Tuple[str, str]]:
@@ -81,8 +96,8 @@ def module_paths(system: System) -> List[str]:
     return list(dict.fromkeys(p.rstrip("/") or "/" for p in value.split(":") if p))
 
 
-_LMODRC_BLOCK = re.compile(r"scDescriptT\s*=\s*\{(.*?)\n\s*\}", re.S)
-_LMODRC_DIR = re.compile(r"""(?:\bdir|\[\s*["']dir["']\s*\])\s*=\s*["']([^"'\n]+)["']""")
+_LMODRC_BLOCK = _Pattern(r"scDescriptT\s*=\s*\{(.*?)\n\s*\}", re.S)
+_LMODRC_DIR = _Pattern(r"""(?:\bdir|\[\s*["']dir["']\s*\])\s*=\s*["']([^"'\n]+)["']""")
 # where Lmod keeps a user's cache: ~/.lmod.d/.cache (to 8.7.11), ~/.cache/lmod (8.7.12 on)
 _USER_CACHE_DIRS = ((".lmod.d", ".cache"), (".cache", "lmod"))
 
@@ -112,8 +127,8 @@ def _spider_caches(system: System) -> List[str]:
 
 # an entry's fields up to its first nested table (fn and mpath sort before propT and whatis, and string values may
 # hold braces); each field on its own line, as Lmod writes it
-_SPIDER_ENTRY = re.compile(r"""\[\s*"((?i:%s)/[^"\n]+)"\s*\]\s*=\s*\{((?:"(?:\\.|[^"\\\n])*"|[^{}"])*)""" % _FAMILIES)
-_SPIDER_FIELD = {k: re.compile(r"""^\s*(?:%s|\[\s*"%s"\s*\])\s*=\s*"([^"\n]*)\"""" % (k, k), re.M)
+_SPIDER_ENTRY = _Pattern(r"""\[\s*"((?i:%s)/[^"\n]+)"\s*\]\s*=\s*\{((?:"(?:\\.|[^"\\\n])*"|[^{}"])*)""" % _FAMILIES)
+_SPIDER_FIELD = {k: _Pattern(r"""^\s*(?:%s|\[\s*"%s"\s*\])\s*=\s*"([^"\n]*)\"""" % (k, k), re.M)
                  for k in ("fn", "mpath")}
 
 
@@ -158,6 +173,18 @@ def _walk(system: System, folder: str) -> List[Tuple[str, str]]:
     return found
 
 
+def _walked(system: System, folder: str) -> List[Tuple[str, str]]:
+    """_walk, kept between TABs for each MODULEPATH folder while its listings are unchanged (pieces.piece)."""
+    from cudaswitch.discovery.pieces import fits, piece
+
+    def decode(value):
+        if not fits(value, [[str, str]]):
+            raise ValueError(value)
+        return [(n, p) for n, p in value]
+
+    return piece(("walk", folder), lambda: _walk(system, folder), lambda v: v, decode)
+
+
 def _entries(loc: Path) -> List[Tuple[str, bool]]:
     """(name, is a folder) of each entry, as _names leaves them; links are followed, as module systems do."""
     try:
@@ -198,7 +225,7 @@ def cuda_modules(system: System) -> List[ModuleFile]:
     lua = module_system(system) != ENVMODULES_SYSTEM  # Environment Modules reads Tcl only: a .lua is no module
     pairs: List[Tuple[int, str, str, str, Optional[str]]] = []  # rank, name, path, folder, foreign (cache)
     for n, folder in enumerate(folders):
-        pairs += [(n, name, path, folder, None) for name, path in _walk(system, folder)]
+        pairs += [(n, name, path, folder, None) for name, path in _walked(system, folder)]
     for c, cache in enumerate(_spider_caches(system)):
         entries = _from_spider_cache(system, cache)
         cache_foreign = _foreign(system, cache) if entries else None
@@ -216,12 +243,39 @@ def cuda_modules(system: System) -> List[ModuleFile]:
     for rank, name, path, folder, cache_foreign in pairs:
         if name in names or not lua and path.endswith(".lua"):  # shadowed by an earlier folder, or the cache
             continue  # naming what MODULEPATH already gave
-        mf = read_modulefile(system, name, path)
+        mf = _read_one(system, name, path)
         if mf is None:
             continue
         names[name] = len(out)
-        out.append(mf._replace(folder=folder, rank=rank, foreign=cache_foreign or _foreign(system, path)))
+        out.append(mf._replace(folder=folder, rank=rank, foreign=cache_foreign or mf.foreign))
     return out
+
+
+def _read_one(system: System, name: str, path: str) -> Optional[ModuleFile]:
+    """read_modulefile, with (as root) who else could have written the file: kept between TABs for each file while
+    what its reading looked at is unchanged (pieces.piece), so an edited modulefile is the only one read
+    again."""
+    from cudaswitch.discovery.pieces import piece, plain
+
+    def compute():
+        mf = read_modulefile(system, name, path)
+        return mf if mf is None else mf._replace(foreign=_foreign(system, path))
+
+    return piece(("modulefile", name, path), compute, plain, lambda v: None if v is None else kept_module_file(v))
+
+
+_NONE_OR_STR = (str, type(None))
+_KEPT = [str, str, str, _NONE_OR_STR, _NONE_OR_STR, _NONE_OR_STR, int, _NONE_OR_STR]  # ModuleFile's fields
+
+
+def kept_module_file(value) -> ModuleFile:
+    """A ModuleFile from its kept form (pieces.plain); ValueError when it has another shape."""
+    from cudaswitch.discovery.pieces import fits, unplain
+
+    value = unplain(value)
+    if not fits(value, _KEPT):
+        raise ValueError(value)
+    return ModuleFile(*value)
 
 
 # ---- reading one ------------------------------------------------------------------------------------------------
@@ -323,10 +377,10 @@ _SET_TWICE = M("is set twice")
 # Lua's lexical grammar, scanned by hand in one pass: a long bracket is found with str.find from where it opens, so
 # no input (256 KiB of `--[[` or `[[`) makes the reading quadratic; text Lua itself would refuse (an unclosed string
 # or long bracket) ends the reading with that reason, as it ends Lmod's load.
-_LUA_LEX = re.compile(r"""
+_LUA_LEX = _Pattern(r"""
     --\[(=*)\[.*?\]\1\] | (--[^\n]*) | \[(=*)\[\n?(.*?)\]\3\] | "((?:\\.|[^"\\\n])*)" | '((?:\\.|[^'\\\n])*)'
   | ([A-Za-z_][A-Za-z0-9_.:]*) | (\d+(?:\.\d+)?) | (\.\.|==|~=|<=|>=|\S)""", re.S | re.X)
-_LUA_LONG_START = re.compile(r"(?:--)?\[=*\[")
+_LUA_LONG_START = _Pattern(r"(?:--)?\[=*\[")
 _LUA_MAX_NESTING = 32  # parentheses and calls inside one value: sites write two or three
 
 _LUA_BLOCK_OPEN = {"if", "for", "while", "function", "repeat"}
@@ -520,10 +574,10 @@ def _record(env: Dict[str, List[str]], var: str, value: str, how: str) -> None:
 _TCL_SET = {"setenv": "set", "pushenv": "set", "prepend-path": "prepend", "append-path": "append"}
 
 
-_TCL_SPECIAL = re.compile(r"[{}\\]")
-_TCL_QUOTE_END = re.compile(r'["\\]')
-_TCL_BRACKET = re.compile(r"[\[\]\\]")
-_TCL_BARE = re.compile(r"[^\s;\[\\]+")
+_TCL_SPECIAL = _Pattern(r"[{}\\]")
+_TCL_QUOTE_END = _Pattern(r'["\\]')
+_TCL_BRACKET = _Pattern(r"[\[\]\\]")
+_TCL_BARE = _Pattern(r"[^\s;\[\\]+")
 _TCL_MAX_DEPTH = 16  # blocks inside blocks: sites write one or two levels
 # commands whose braced words are scripts run later, in a loop or not at all (if/else are decided below)
 _TCL_BODIES = {"proc", "foreach", "while", "for", "switch", "catch", "eval", "uplevel", "namespace", "try",
@@ -626,7 +680,7 @@ def _tcl_split(text: str, start: int = 0, end: Optional[int] = None,
         yield words
 
 
-_TCL_FILE_TEST = re.compile(r"\s*(!?)\s*\[\s*file\s+(isdirectory|exists|isfile)\s+([^\s\[\]]+)\s*\]\s*")
+_TCL_FILE_TEST = _Pattern(r"\s*(!?)\s*\[\s*file\s+(isdirectory|exists|isfile)\s+([^\s\[\]]+)\s*\]\s*")
 
 
 def _tcl_condition(word: str, local, name: str, version: str, reasons, probe) -> Optional[bool]:
@@ -720,8 +774,8 @@ def _tcl_subst(word: str, local: Dict[str, Optional[str]], name: str, version: s
     return _TCL_VAR.sub(var, word).replace("\\", "")
 
 
-_TCL_INNERMOST = re.compile(r"\[([^\[\]]*)\]")
-_TCL_VAR = re.compile(r"\$\{([^{}]+)\}|\$((?:::)?[A-Za-z_][A-Za-z0-9_]*(?:\([^()]*\))?)")
+_TCL_INNERMOST = _Pattern(r"\[([^\[\]]*)\]")
+_TCL_VAR = _Pattern(r"\$\{([^{}]+)\}|\$((?:::)?[A-Za-z_][A-Za-z0-9_]*(?:\([^()]*\))?)")
 
 
 def _tcl_env(text: str, name: str, version: str, probe=None) -> Tuple[Dict[str, List[str]], Optional[str]]:
@@ -819,9 +873,9 @@ def module_system(system: System) -> Optional[str]:
     return None
 
 
-_VERSION_FILE = re.compile(r"""^\s*set\s+ModulesVersion\s+["{]?([^\s"{}]+)""", re.M)
-_MODULERC_TCL = re.compile(r"""^\s*module-version\s+["{]?([^\s"{}]+)["}]?\s+(?:[^\n]*\s)?default\b""", re.M)
-_MODULERC_LUA = re.compile(r"""module_version\s*\(\s*["']([^"']+)["']\s*,\s*["']default["']""")
+_VERSION_FILE = _Pattern(r"""^\s*set\s+ModulesVersion\s+["{]?([^\s"{}]+)""", re.M)
+_MODULERC_TCL = _Pattern(r"""^\s*module-version\s+["{]?([^\s"{}]+)["}]?\s+(?:[^\n]*\s)?default\b""", re.M)
+_MODULERC_LUA = _Pattern(r"""module_version\s*\(\s*["']([^"']+)["']\s*,\s*["']default["']""")
 
 
 def _marked_default(system: System, folder: str, family: str) -> Optional[Tuple[str, str]]:
@@ -859,9 +913,19 @@ def _is_marked(system: System, folder: Optional[str], name: str, marks: Dict[Tup
     if folder is None or not version:
         return False
     if (folder, family) not in marks:
-        got = _marked_default(system, folder, family)
+        from cudaswitch.discovery.pieces import piece
+
+        got = piece(("default", folder, family), lambda: _marked_default(system, folder, family),
+                    lambda got: got and got[0], _kept_default)
         marks[(folder, family)] = got[0] if got else None
     return marks[(folder, family)] == version
+
+
+def _kept_default(value) -> Optional[Tuple[str, None]]:
+    # only the version is kept: how it is marked is read again where that is said (resolve)
+    if value is not None and not isinstance(value, str):
+        raise ValueError(value)
+    return value and (value, None)
 
 
 def _version_key(version: str):

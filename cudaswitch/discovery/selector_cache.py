@@ -1,20 +1,29 @@
 """The toolkit selectors a TAB offers (`cudaswitch use <TAB>`), kept between TABs in the user's cache folder.
 
 A TAB on a selector needs the full versions (version.json) and the module names that load a toolkit, which only a
-whole discovery pass gives (about 80 ms on a cluster's module tree, over the 50 ms a completion may add to Python's
-start: benchmarks/bench_completion.py). So the pass that answers one TAB records what it looked at: every path it
-stat'ed, listed, read or resolved (with its lstat and stat: kind, inode, size, mtime, ctime, owner, mode, or that it
-was missing), every environment variable it read, the folders it took from sys.path and cudaswitch's own source
-files. The next TAB re-stats those paths (about a thousand on such a tree, a few milliseconds) and reuses the words
-only when every one is as recorded, so a toolkit added, removed or upgraded, a modulefile edited, a variable changed
-or a new cudaswitch all mean a fresh pass. A pass that ran a program (nvcc --version), that looked at a relative
-path, or that saw a file changed less than RACY_NS before it began (a change in the same clock tick would not show
-in mtime) is not kept; on Windows (the registry is no file) nothing is.
+whole discovery pass gives (on a cluster's module tree more than the 50 ms a completion may add to Python's start:
+benchmarks/bench_completion.py). So the pass that answers one TAB records what it looked at: every path it stat'ed,
+listed, read or resolved (with its lstat, and its stat where it is a link: kind, inode, size, mtime, ctime, owner,
+mode, or that it was missing), every environment variable it read, the folders it took from sys.path and
+cudaswitch's own source files. The next TAB re-stats those paths (about 560 on such a tree) and reuses the words only
+when every one is as recorded, so a toolkit added, removed or upgraded, a modulefile edited, a variable changed or a
+new cudaswitch all mean a fresh pass. A pass that ran a program (nvcc --version), that looked at a relative path, or
+that saw a file changed less than RACY_NS before it began (a change in the same clock tick would not show in mtime)
+is not kept; on Windows (the registry is no file) nothing is.
+
+That fresh pass reads again only what changed: the record also keeps each pieces.piece() of the pass (a folder's
+resolution, a toolkit folder's inspection, a MODULEPATH folder's walk, a family's default, a modulefile's reading,
+the module tree) with the variables and paths that piece read, and a piece whose own inputs are all unchanged gives
+its kept result, its inputs becoming the new record's as if read again. discovery's own logic runs whole every time,
+so the words are those of a whole pass. Measured (bench_completion.py, CPU time over `python -c pass`, medians of 20,
+three runs on a shared 2-core machine where `python -c pass` took 68-84 ms; docs/guide/performance.md): kept words +17
+to +29 ms, the first TAB after a toolkit was added +36 to +62 ms and after a modulefile was edited +39 to +70 ms (the
+50 ms budget met in one run of three), nothing kept +80 to +126 ms (over it).
 
 The file is the user's own: written atomically (trust.write_file), only into a cache folder the user owns and nobody
 else may write; read only when it is a regular file owned by the user and writable by nobody else, at most
 READ_LIMIT bytes; anything else, or a file that does not have the shape written here, is a fresh pass, never an
-answer (docs/design/security.md, "The completion cache").
+answer, and no piece of it is reused (docs/design/security.md, "The completion cache").
 """
 
 from __future__ import annotations
@@ -29,7 +38,9 @@ import time
 from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional
 
-FORMAT = 1
+from cudaswitch.discovery import pieces
+
+FORMAT = 2
 NAME = "selectors.json"
 READ_LIMIT = 4 << 20
 RACY_NS = 100_000_000  # a file changed this shortly before the pass: a later change could keep its mtime
@@ -50,10 +61,13 @@ class _Environ(dict):
     def __init__(self, env: Mapping[str, str]):
         super().__init__(env)
         self.read: Dict[str, Optional[str]] = {}
+        self.open: List[dict] = []  # the variables read by each piece being computed (piece())
 
     def _note(self, key):
         if isinstance(key, str):
-            self.read.setdefault(key, dict.get(self, key))
+            value = self.read.setdefault(key, dict.get(self, key))
+            for env in self.open:
+                env.setdefault(key, value)
 
     def get(self, key, default=None):
         self._note(key)
@@ -69,6 +83,8 @@ class _Environ(dict):
 
     def _every(self):
         self.read.setdefault("\0every", None)  # a pass that reads the variables wholesale is not kept
+        for env in self.open:
+            env.setdefault("\0every", None)
 
     def __iter__(self):
         self._every()
@@ -99,13 +115,14 @@ def _sig(st, full: bool) -> list:
 
 
 def signature(path: str, full: bool = True) -> list:
-    """[lstat, stat] of a path as compared between TABs; None for each that fails (missing, no permission)."""
+    """[lstat, stat] of a path as compared between TABs, None for each that fails (missing, no permission); [lstat]
+    alone where the path is no link (the same file either way: one system call, and half the record)."""
     try:
         st = _real["stat"](path, follow_symlinks=False)
     except (OSError, ValueError):
-        return [None, None]
+        return [None]
     if not stat.S_ISLNK(st.st_mode):
-        return [_sig(st, full)] * 2  # the same file either way: one system call
+        return [_sig(st, full)]
     try:
         return [_sig(st, full), _sig(_real["stat"](path), full)]
     except (OSError, ValueError):
@@ -123,11 +140,13 @@ class _Recorder:
     """Every path the pass looks at, with its signature when first seen (before the pass read it), and whether its
     content (a listing, a file's bytes, a link's target) was read."""
 
-    def __init__(self):
+    def __init__(self, now: Optional["_Now"] = None):
+        self.now = now or _Now()
         self.paths: Dict[str, list] = {}
         self.read: set = set()
         self.fds: Dict[int, str] = {}  # descriptors os.open gave, by the path they were opened at
-        self.relative = False
+        self.relative = 0  # how many times a relative path was looked at
+        self.open: List[Dict[str, bool]] = []  # path -> content read, of each piece being computed (piece())
 
     def note(self, path, dir_fd, name) -> Optional[str]:
         if isinstance(path, int):
@@ -138,16 +157,19 @@ class _Recorder:
             return None
         if dir_fd is not None:  # a name below a folder opened before (trust.open_dir, read_regular)
             if dir_fd not in self.fds:
-                self.relative = True
+                self.relative += 1
                 return None
             p = os.path.join(self.fds[dir_fd], p)
         if not os.path.isabs(p):
-            self.relative = True  # the answer would depend on the working folder
+            self.relative += 1  # the answer would depend on the working folder
             return None
         if p not in self.paths:
-            self.paths[p] = signature(p)
-        if name in _READS:
+            self.paths[p] = self.now.full(p)
+        content = name in _READS
+        if content:
             self.read.add(p)
+        for piece in self.open:
+            piece[p] = piece.get(p, False) or content
         return p
 
     def wrap(self, name):
@@ -175,8 +197,7 @@ class _Recorder:
 
     def record(self) -> Dict[str, list]:
         """path -> [full or not, its signature then]."""
-        return {p: [p in self.read, sig if p in self.read else [s and s[:5] for s in sig]]
-                for p, sig in self.paths.items()}
+        return {p: [p in self.read, _trim(sig, p in self.read)] for p, sig in self.paths.items()}
 
 
 _OS = ("stat", "lstat", "listdir", "scandir", "readlink", "access", "open")
@@ -186,6 +207,10 @@ def _own_files() -> List[str]:
     """cudaswitch's source files loaded now: a changed or upgraded cudaswitch may discover differently."""
     return sorted(getattr(m, "__file__", None) or "" for n, m in list(sys.modules.items())
                   if (n == "cudaswitch" or n.startswith("cudaswitch.")) and getattr(m, "__file__", None))
+
+
+def _package() -> str:
+    return os.path.dirname(sys.modules["cudaswitch"].__file__)
 
 
 def _fingerprint_extra(system) -> dict:
@@ -211,43 +236,150 @@ def _every_word(system) -> List[str]:
     return selector_words(discover(system), "")
 
 
+class _Now:
+    """The signature of each path as it is now, taken once per TAB: the check of the kept record, the check of each
+    kept piece and the recording of the new pass all compare against the same stat."""
+
+    def __init__(self):
+        self.sigs: Dict[str, list] = {}
+
+    def full(self, path: str) -> list:
+        sig = self.sigs.get(path)
+        if sig is None:
+            sig = self.sigs[path] = signature(path)
+        return sig
+
+    def same(self, path: str, full, sig) -> bool:
+        return _trim(self.full(path), full) == sig
+
+
+def _trim(sig, full: bool):
+    return sig if full else [s and s[:5] for s in sig]
+
+
+class _Pieces:
+    """The pieces of the pass being recorded: those the last pass kept (by key: the variables it read, the paths it
+    looked at as numbers into the record's paths, 2 * place + 1 where their content was read, and its result) and
+    those of this one (paths by name, until _store numbers them)."""
+
+    def __init__(self, old: dict, rec: _Recorder, env: _Environ, names: List[str], changed: set):
+        self.old, self.new = old, {}
+        self.rec, self.env, self.names, self.changed = rec, env, names, changed
+
+    def still_true(self, piece) -> Optional[Dict[str, bool]]:
+        """The piece's paths (name -> content read) when every one of them and every variable it read is as it was;
+        else None."""
+        names, changed = self.names, self.changed
+        try:
+            if "\0every" in piece["env"] or any(self.env.get(k) != v for k, v in piece["env"].items()):
+                return None
+            paths = {}
+            for n in piece["paths"]:
+                name = names[n >> 1] if type(n) is int and n >= 0 else None
+                if name is None or name in changed:
+                    return None
+                paths[name] = bool(n & 1)
+            return paths
+        except (TypeError, ValueError, AttributeError, IndexError, KeyError):  # a record of another shape
+            return None
+
+    def reuse(self, key: str, piece, paths: Dict[str, bool]):
+        """Takes a kept piece's inputs into this pass's record, as if the pass had read them again."""
+        rec = self.rec
+        for p, full in paths.items():
+            if p not in rec.paths:
+                rec.paths[p] = rec.now.full(p)
+            if full:
+                rec.read.add(p)
+            for open_piece in rec.open:
+                open_piece[p] = open_piece.get(p, False) or full
+        for k, v in piece["env"].items():
+            self.env.read.setdefault(k, v)
+            for env in self.env.open:
+                env.setdefault(k, v)
+        self.new[key] = {"env": piece["env"], "paths": paths, "value": piece["value"]}
+
+    def compute(self, key: str, compute, encode):
+        # a piece that ran a program, looked at a relative path, read every variable or saw a racy file makes the
+        # whole pass one that is not kept (words()), so none of its pieces is either
+        rec, env = self.rec, self.env
+        paths, read = {}, {}
+        rec.open.append(paths)
+        env.open.append(read)
+        try:
+            value = compute()
+        finally:  # a stack: the piece computed inside this one has left it (by identity: two may compare equal)
+            rec.open.pop()
+            env.open.pop()
+        self.new[key] = {"env": read, "paths": paths, "value": encode(value)}
+        return value
+
+
 def words(system, compute: Callable[[object], List[str]], where: Optional[Path]) -> List[str]:
-    """compute(system), from the record at `where` while everything it looked at is as it was then."""
+    """compute(system), from the record at `where` while everything it looked at is as it was then; otherwise a
+    fresh pass that reuses each piece() of the last one whose own inputs are unchanged."""
     if where is None or system.windows:
         return compute(system)
     environ = system.environ
+    started = time.time_ns()
+    now = _Now()
     kept = _load(where)
-    if kept is not None and _still_true(kept, environ, system):
+    changed = _changed(kept, environ, system, now) if kept is not None else None
+    if changed is not None and not changed:
         return kept["words"]
+    reusable = changed is not None and _same_cudaswitch(kept, system, now)
+    old, names = (kept["pieces"], list(kept["paths"])) if reusable else ({}, [])
     env, ran, run = _Environ(environ), [], system.run
     recording = copy.copy(system)
     recording.environ = env
     recording.run = lambda *a, **kw: ran.append(a) or run(*a, **kw)
-    started = time.time_ns()
-    with _Recorder() as rec:
-        found = compute(recording)
+    with _Recorder(now) as rec:
+        recorded = pieces.active = _Pieces(old, rec, env, names, changed or set())
+        try:
+            found = compute(recording)
+        finally:
+            pieces.active = None
+    new = recorded.new
     if ran or rec.relative or "\0every" in env.read:
         return found
     paths = rec.record()
     if any(s is not None and max(s[6], s[7]) >= started - RACY_NS for full, sig in paths.values() if full
            for s in sig):
         return found
-    for f in _own_files():
-        paths.setdefault(f, [True, signature(f)])
-    _store(where, {"format": FORMAT, "env": env.read, "extra": _fingerprint_extra(system),
-                   "paths": paths, "words": found})
+    own = _own_files()
+    for f in own:
+        paths.setdefault(f, [True, now.full(f)])
+    place = {p: 2 * n for n, p in enumerate(paths)}
+    kept_pieces = {k: dict(v, paths=[place[p] + full for p, full in v["paths"].items()]) for k, v in new.items()}
+    _store(where, {"format": FORMAT, "env": env.read, "extra": _fingerprint_extra(system), "own": own,
+                   "package": _package(), "paths": paths, "words": found, "pieces": kept_pieces})
     return found
 
 
-def _still_true(kept: dict, environ: Mapping[str, str], system) -> bool:
-    if kept.get("extra") != _fingerprint_extra(system):
-        return False
-    if any(environ.get(k) != v for k, v in kept["env"].items()):
-        return False
+def _same_cudaswitch(kept: dict, system, now: _Now) -> bool:
+    """The kept pieces were computed by this cudaswitch (the same folder, each source file the last pass had loaded
+    unchanged: a file it did not load can matter only through one that changed), for this user and machine."""
     try:
-        return all(type(full) is bool and signature(p, full) == sig for p, (full, sig) in kept["paths"].items())
-    except (TypeError, ValueError):  # a record of another shape
+        return (kept.get("extra") == _fingerprint_extra(system) and kept["package"] == _package()
+                and all(now.same(f, True, kept["paths"][f][1]) for f in kept["own"]))
+    except (TypeError, KeyError, IndexError):
         return False
+
+
+def _changed(kept: dict, environ: Mapping[str, str], system, now: _Now) -> Optional[set]:
+    """The kept paths that are not as recorded (every one is stat'ed: the pieces need them all), with "\0variables"
+    when a variable the pass read differs (no whole answer then; each piece checks the variables it read); None
+    where nothing kept can be used: another user or machine, a record of another shape."""
+    if kept.get("extra") != _fingerprint_extra(system):
+        return None
+    try:
+        changed = {p for p, (full, sig) in kept["paths"].items()
+                   if type(full) is not bool or not now.same(p, full, sig)}
+        if any(environ.get(k) != v for k, v in kept["env"].items()):
+            changed.add("\0variables")
+        return changed
+    except (TypeError, ValueError, AttributeError):  # a record of another shape
+        return None
 
 
 def _own_folder(folder: Path) -> bool:
@@ -286,10 +418,10 @@ def _load(where: Path) -> Optional[dict]:
 
 def _shaped(kept) -> bool:
     # only what is used without a comparison: a path's record or a variable of another shape compares unequal in
-    # _still_true, which is a fresh pass
+    # _changed, which is a fresh pass
     return (isinstance(kept, dict) and kept.get("format") == FORMAT and isinstance(kept.get("env"), dict)
             and isinstance(kept.get("paths"), dict) and isinstance(kept.get("words"), list)
-            and all(isinstance(w, str) for w in kept["words"]))
+            and all(isinstance(w, str) for w in kept["words"]) and isinstance(kept.get("pieces"), dict))
 
 
 def _store(where: Path, record: dict) -> None:
@@ -305,6 +437,6 @@ def _store(where: Path, record: dict) -> None:
     try:
         make_dirs(where.parent, 0o700)
         if _own_folder(where.parent):
-            write_file(where, json.dumps(record, separators=(",", ":")), mode=0o600)
+            write_file(where, json.dumps(record, separators=(",", ":")), mode=0o600, durable=False)
     except OSError:
         pass

@@ -10,13 +10,13 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Tuple
 
 from cudaswitch.core import versions
 from cudaswitch.core.errors import UsageError
 from cudaswitch.core.i18n import M, N_
+from cudaswitch.core.record import Record
 from cudaswitch.core.system import System
 from cudaswitch.core.trust import read_bytes, read_json, read_text
 from cudaswitch.core.versions import CudaVersion, VersionFileError, VersionReading
@@ -30,50 +30,66 @@ LINUX_ARCHES = ("x86_64-linux", "sbsa-linux", "aarch64-linux", "ppc64le-linux")
 TOOLKIT, CONDA, PIP_WHEELS, DEBIAN = "toolkit", "conda", "pip-wheels", "debian"
 
 
-@dataclass
-class Toolkit:
-    """One installed CUDA toolkit. Paths are spelled as the user's OS spells them."""
+class Toolkit(Record):
+    """One installed CUDA toolkit. Paths are spelled as the user's OS spells them. `cuda` (the version as numbers)
+    is neither compared nor shown: `version` says it."""
 
-    version: str
-    root: str
-    sources: List[str]
-    version_source: str
-    kind: str = TOOLKIT
-    nvcc: Optional[str] = None
-    bin_dirs: List[str] = field(default_factory=list)
-    lib_dirs: List[str] = field(default_factory=list)
-    include_dir: Optional[str] = None
-    cudnn: Optional[str] = None
-    aliases: List[str] = field(default_factory=list)
-    modules: List[str] = field(default_factory=list)  # module names that load it (cuda/12.4): selectors too
-    flags: List[str] = field(default_factory=list)
-    warnings: List[str] = field(default_factory=list)
-    cuda: CudaVersion = field(default=CudaVersion(0, 0), repr=False, compare=False)
+    _fields = ("version", "root", "sources", "version_source", "kind", "nvcc", "bin_dirs", "lib_dirs", "include_dir",
+               "cudnn", "aliases", "modules", "flags", "warnings")
+
+    def __init__(self, version: str, root: str, sources: List[str], version_source: str, kind: str = TOOLKIT,
+                 nvcc: Optional[str] = None, bin_dirs: Optional[List[str]] = None,
+                 lib_dirs: Optional[List[str]] = None, include_dir: Optional[str] = None, cudnn: Optional[str] = None,
+                 aliases: Optional[List[str]] = None, modules: Optional[List[str]] = None,
+                 flags: Optional[List[str]] = None, warnings: Optional[List[str]] = None,
+                 cuda: CudaVersion = CudaVersion(0, 0)) -> None:
+        self.version = version
+        self.root = root
+        self.sources = sources
+        self.version_source = version_source
+        self.kind = kind
+        self.nvcc = nvcc
+        self.bin_dirs = [] if bin_dirs is None else bin_dirs
+        self.lib_dirs = [] if lib_dirs is None else lib_dirs
+        self.include_dir = include_dir
+        self.cudnn = cudnn
+        self.aliases = [] if aliases is None else aliases
+        self.modules = [] if modules is None else modules  # module names that load it (cuda/12.4): selectors too
+        self.flags = [] if flags is None else flags
+        self.warnings = [] if warnings is None else warnings
+        self.cuda = cuda
 
     def to_json(self) -> dict:
-        data = asdict(self)
-        data.pop("cuda")
+        # copies, messages as their English text (what dataclasses.asdict gave)
+        data = {f: [str(x) for x in v] if isinstance(v, list) else v for f in self._fields for v in [getattr(self, f)]}
         data["major"], data["minor"], data["patch"] = self.cuda.major, self.cuda.minor, self.cuda.patch
         return data
 
 
-@dataclass
-class Discovery:
-    toolkits: List[Toolkit]
-    warnings: List[str]  # problems that did not stop discovery: each names the file and what to do
-    config_errors: List[str] = field(default_factory=list)
-    cudnn_installs: List = field(default_factory=list)  # cudnn_windows.CudnnInstall: NVIDIA's exe installer
-    modules: List = field(default_factory=list)  # modules.ModuleFile: every CUDA modulefile read, resolved or not
+class Discovery(Record):
+    _fields = ("toolkits", "warnings", "config_errors", "cudnn_installs", "modules")
+
+    def __init__(self, toolkits: List[Toolkit], warnings: List[str], config_errors: Optional[List[str]] = None,
+                 cudnn_installs: Optional[List] = None, modules: Optional[List] = None) -> None:
+        self.toolkits = toolkits
+        self.warnings = warnings  # problems that did not stop discovery: each names the file and what to do
+        self.config_errors = [] if config_errors is None else config_errors
+        # cudnn_windows.CudnnInstall: NVIDIA's exe installer
+        self.cudnn_installs = [] if cudnn_installs is None else cudnn_installs
+        self.modules = [] if modules is None else modules  # modules.ModuleFile: every CUDA modulefile read
 
 
-@dataclass
-class _Candidate:
-    path: str  # displayed path
-    source: str
-    kind: str = TOOLKIT
-    quiet: bool = False  # children of a search folder: not being a toolkit is no news
-    site: Optional[str] = None  # pip wheels: the site-packages folder holding the dist-infos
-    module: Optional[str] = None  # the module name (cuda/12.4) whose modulefile names this folder
+class _Candidate(Record):
+    _fields = ("path", "source", "kind", "quiet", "site", "module")
+
+    def __init__(self, path: str, source: str, kind: str = TOOLKIT, quiet: bool = False, site: Optional[str] = None,
+                 module: Optional[str] = None) -> None:
+        self.path = path  # displayed path
+        self.source = source
+        self.kind = kind
+        self.quiet = quiet  # children of a search folder: not being a toolkit is no news
+        self.site = site  # pip wheels: the site-packages folder holding the dist-infos
+        self.module = module  # the module name (cuda/12.4) whose modulefile names this folder
 
 
 # ---- where to look -----------------------------------------------------------------------------------------------
@@ -218,14 +234,17 @@ def nvcc_owner(toolkits: List["Toolkit"], nvcc: str, system: System) -> Optional
 
 # ---- inspecting one candidate -------------------------------------------------------------------------------------
 
-@dataclass
-class _Layout:
-    bin_dirs: List[str]
-    lib_dirs: List[str]
-    include_dir: Optional[str]
-    nvcc: Optional[str]
-    dist_info_dirs: List[Path]
-    conda_meta: Optional[Path] = None
+class _Layout(Record):
+    _fields = ("bin_dirs", "lib_dirs", "include_dir", "nvcc", "dist_info_dirs", "conda_meta")
+
+    def __init__(self, bin_dirs: List[str], lib_dirs: List[str], include_dir: Optional[str], nvcc: Optional[str],
+                 dist_info_dirs: List[Path], conda_meta: Optional[Path] = None) -> None:
+        self.bin_dirs = bin_dirs
+        self.lib_dirs = lib_dirs
+        self.include_dir = include_dir
+        self.nvcc = nvcc
+        self.dist_info_dirs = dist_info_dirs
+        self.conda_meta = conda_meta
 
 
 def _first_dir(system: System, root: str, options: Iterable[Tuple[str, ...]]) -> Optional[str]:
@@ -525,26 +544,24 @@ def discover(system: Optional[System] = None) -> Discovery:
     by_real: Dict[str, Toolkit] = {}
     failed: Dict[str, List[str]] = {}
     for cand in cands:
-        loc = system.local(cand.path)
-        if loc.is_symlink() and not loc.exists():
+        what, real = _where(system, cand.path)
+        if what == "broken":
             if not cand.quiet:
-                target = os.readlink(loc)
                 warnings.append(M("{path}: broken symlink to {target}; remove it or point it at a toolkit",
-                                  path=cand.path, target=target))
+                                  path=cand.path, target=real))
             continue
-        if not loc.exists():
+        if what == "missing":
             if not cand.quiet:
                 warnings.append(M("{path} ({source}): no such folder; fix or remove that setting", path=cand.path,
                                   source=cand.source))
             continue
-        real = system.display(Path(os.path.realpath(loc)))
         key = real.lower() if system.windows else real
         if key in by_real:
             _merge(by_real[key], cand, real)
             continue
         if key in failed:
             continue
-        tk, problems = inspect(system, cand, real)
+        tk, problems = _inspected(system, cand, real)
         if tk is None:
             failed[key] = problems
             warnings.extend(problems)
@@ -563,6 +580,52 @@ def discover(system: Optional[System] = None) -> Discovery:
     return Discovery(toolkits, _unique(warnings), config_errors, cudnn_installs, module_files)
 
 
+def _where(system: System, path: str) -> Tuple[str, str]:
+    """("broken", the link's target), ("missing", path) or ("real", the folder it resolves to); kept between TABs
+    for each path while the links on its way are unchanged (pieces.piece)."""
+    from cudaswitch.discovery.pieces import fits, piece
+
+    def compute():
+        loc = system.local(path)
+        if loc.is_symlink() and not loc.exists():
+            return "broken", os.readlink(loc)
+        if not loc.exists():
+            return "missing", path
+        return "real", system.display(Path(os.path.realpath(loc)))
+
+    def decode(value):
+        if not fits(value, [str, str]) or value[0] not in ("broken", "missing", "real"):
+            raise ValueError(value)
+        return tuple(value)
+
+    return piece(("where", path), compute, list, decode)
+
+
+# Toolkit._fields, then cuda: the shape of a kept toolkit (pieces.fits)
+_KEPT_TOOLKIT = [str, str, [str], str, str, (str, type(None)), [str], [str], (str, type(None)), (str, type(None)),
+                 [str], [str], [str], [str], [int, int, (int, type(None))]]
+
+
+def _inspected(system: System, cand: _Candidate, real: str) -> Tuple[Optional[Toolkit], List[str]]:
+    """inspect(), kept between TABs for each folder while what it read there is unchanged (pieces.piece):
+    a toolkit added beside twenty others is the only one read again."""
+    from cudaswitch.discovery.pieces import fits, piece, plain, unplain
+
+    def encode(result):
+        tk, problems = result
+        fields = None if tk is None else [plain(getattr(tk, f)) for f in Toolkit._fields] + [list(tk.cuda)]
+        return [fields, plain(problems)]
+
+    def decode(value):
+        tk, problems = unplain(value)
+        if not fits(problems, [str]) or tk is not None and not fits(tk, _KEPT_TOOLKIT):
+            raise ValueError(value)
+        return None if tk is None else Toolkit(*tk[:-1], cuda=CudaVersion(*tk[-1])), problems
+
+    key = ("inspect", cand.path, cand.source, cand.kind, cand.quiet, cand.site, cand.module, real)
+    return piece(key, lambda: inspect(system, cand, real), encode, decode)
+
+
 def _distrust_module_only(tk: Toolkit, module_files: list) -> None:
     """As root, a toolkit that only modulefiles another user could write lead to is listed with that fact and
     never chosen by a version or module name (core/trust's rule: no decision from her files)."""
@@ -579,9 +642,12 @@ def _module_files(system: System, warnings: List[str]) -> list:
     """The CUDA modulefiles of this shell's module system, read as text, never run (discovery/modules.py)."""
     if not system.environ.get("MODULEPATH"):
         return []  # no module system initialised in this shell: not even a stat of its caches
-    from cudaswitch.discovery.modules import cuda_modules, unresolved_warning
+    from cudaswitch.discovery.modules import cuda_modules, kept_module_file, unresolved_warning
+    from cudaswitch.discovery.pieces import piece, plain
 
-    found = cuda_modules(system)
+    # kept between TABs while the module tree is unchanged; within it each modulefile's reading is kept too
+    found = piece(("modules",), lambda: cuda_modules(system), plain,
+                  lambda v: [kept_module_file(m) for m in v])
     warnings.extend(unresolved_warning(mf) for mf in found if mf.root is None)
     return found
 

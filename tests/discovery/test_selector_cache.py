@@ -14,7 +14,7 @@ import pytest
 
 import cudatrees
 from cudaswitch.core.system import System
-from cudaswitch.discovery import selector_cache, toolkits
+from cudaswitch.discovery import modules, selector_cache, toolkits
 from test_modules import SPACK_LUA
 
 WORDS_11_8 = ["11.8", "11.8.89", "cu118"]
@@ -122,6 +122,157 @@ def test_a_toolkit_registered_in_place_by_install_toolkit_appears(machine):
         fh.write(f"{tmp / 'elsewhere' / 'cuda-12.9'}\n")
     assert os.stat(registry.parent).st_mtime_ns == folder_times
     assert _tab(environ) == [*WORDS_11_8, "cuda/11.8", *WORDS_12_9]
+
+
+def _whole_pass(environ):
+    """The words a fresh whole discovery pass gives, nothing kept consulted."""
+    return toolkits.selector_words(toolkits.discover(System(os="linux", environ=dict(environ), python_paths=[])), "")
+
+
+def _spy(monkeypatch):
+    """The toolkit folders inspected and the modulefiles read from now on."""
+    seen = {"inspected": [], "read": []}
+    inspect, read = toolkits.inspect, modules.read_modulefile
+    monkeypatch.setattr(toolkits, "inspect", lambda system, cand, root: seen["inspected"].append(root) or
+                        inspect(system, cand, root))
+    monkeypatch.setattr(modules, "read_modulefile", lambda system, name, path: seen["read"].append(path) or
+                        read(system, name, path))
+    return seen
+
+
+def test_the_first_tab_after_a_change_reads_again_only_what_changed(machine, monkeypatch):
+    """Each toolkit folder's inspection and each modulefile's reading is kept with what it read: a toolkit added
+    beside the others is the only folder inspected, an edited modulefile the only file read, and the words are
+    those of a whole pass."""
+    environ, tmp = machine
+    assert _tab(environ) == [*WORDS_11_8, "cuda/11.8"]
+    cudatrees.cuda_12_9(tmp / "toolkits" / "cuda-12.9")
+    _settle()
+    seen = _spy(monkeypatch)
+    assert _tab(environ) == [*WORDS_11_8, "cuda/11.8", *WORDS_12_9]
+    assert seen == {"inspected": [str(tmp / "toolkits" / "cuda-12.9")], "read": []}
+    assert _whole_pass(environ) == [*WORDS_11_8, "cuda/11.8", *WORDS_12_9]
+    modulefile = modulefile_of(tmp)
+    with open(modulefile, "r+") as fh:  # in place, the folder's times unchanged: cuda/11.8 now loads 12.9
+        fh.write(SPACK_LUA.format(root=tmp / "toolkits" / "cuda-12.9", version="11.8.89"))
+    _settle()
+    seen["inspected"].clear()
+    seen["read"].clear()
+    assert _tab(environ) == [*WORDS_11_8, *WORDS_12_9, "cuda/11.8"]
+    assert seen == {"inspected": [], "read": [str(modulefile)]}
+    assert _tab(environ) == [*WORDS_11_8, *WORDS_12_9, "cuda/11.8"]  # and kept again: nothing read
+    assert seen == {"inspected": [], "read": [str(modulefile)]}
+    assert _whole_pass(environ) == [*WORDS_11_8, *WORDS_12_9, "cuda/11.8"]
+
+
+def test_a_version_file_that_appears_is_read(machine):
+    """The toolkit had no version.json (its version came from cuda.h): the piece that inspected it only found the
+    file missing, and a file now there is enough to inspect it again."""
+    environ, tmp = machine
+    version_json = tmp / "toolkits" / "cuda-11.8" / "version.json"
+    text = version_json.read_text()
+    version_json.unlink()
+    _settle()
+    without = _tab(environ)
+    assert "11.8.89" not in without and "11.8" in without
+    version_json.write_text(text)
+    _settle()
+    assert _tab(environ) == [*WORDS_11_8, "cuda/11.8"] == _whole_pass(environ)
+
+
+def test_pieces_inside_pieces_in_a_shell_lmod_set_up(machine, monkeypatch):
+    """Where Lmod's variables name the module system, the module tree's piece has read no path yet when the first
+    folder's walk (a piece inside it) begins: both have read the same when the walk ends, and each is kept with its
+    own inputs."""
+    environ, tmp = machine
+    lmod = dict(environ, LMOD_CMD="/usr/share/lmod/lmod/libexec/lmod", LMOD_VERSION="8.7.32")
+    assert _tab(lmod) == [*WORDS_11_8, "cuda/11.8"]
+    assert _kept(lmod).exists()
+    cudatrees.cuda_12_9(tmp / "toolkits" / "cuda-12.9")
+    _settle()
+    seen = _spy(monkeypatch)
+    assert _tab(lmod) == [*WORDS_11_8, "cuda/11.8", *WORDS_12_9]
+    assert seen == {"inspected": [str(tmp / "toolkits" / "cuda-12.9")], "read": []}
+
+
+def test_a_kept_piece_is_compared_with_the_variables_it_read(machine):
+    """MODULEPATH now names another folder, whose cuda/11.8 loads 12.9: the module tree's kept reading, its files
+    all unchanged, is not the answer, since the variable it read differs."""
+    environ, tmp = machine
+    assert _tab(environ) == [*WORDS_11_8, "cuda/11.8"]
+    cudatrees.cuda_12_9(tmp / "elsewhere" / "cuda-12.9")
+    other = tmp / "other-modulefiles"
+    (other / "cuda").mkdir(parents=True)
+    (other / "cuda" / "11.8.lua").write_text(SPACK_LUA.format(root=tmp / "elsewhere" / "cuda-12.9",
+                                                              version="11.8.89"))
+    _settle()
+    moved = dict(environ, MODULEPATH=str(other))
+    assert _tab(moved) == [*WORDS_11_8, *WORDS_12_9, "cuda/11.8"] == _whole_pass(moved)
+
+
+def test_a_changed_cudaswitch_reuses_no_kept_piece(machine, monkeypatch):
+    """A source file of cudaswitch's that the last pass had loaded differs (an upgrade): every piece is computed
+    again, since the new code may read the same files differently."""
+    environ, tmp = machine
+    source = tmp / "discovery_source.py"
+    source.write_text("# the code that discovered\n")
+    monkeypatch.setattr(selector_cache, "_own_files", lambda: [str(source)])
+    _settle()
+    assert _tab(environ) == [*WORDS_11_8, "cuda/11.8"]
+    source.write_text("# the code that discovers now\n")
+    _settle()
+    seen = _spy(monkeypatch)
+    assert _tab(environ) == [*WORDS_11_8, "cuda/11.8"]
+    assert seen == {"inspected": [str(tmp / "toolkits" / "cuda-11.8")], "read": [str(modulefile_of(tmp))]}
+
+
+def modulefile_of(tmp):
+    return tmp / "modulefiles" / "cuda" / "11.8.lua"
+
+
+def test_kept_pieces_are_read_only_from_the_users_own_file(machine):
+    """A record whose whole answer no longer holds (a variable the pass read differs) still offers its pieces: the
+    user's own file is her word; one that anyone else could have written is not read at all."""
+    environ, _tmp = machine
+    real = _tab(environ)
+    kept = _kept(environ)
+    record = json.loads(kept.read_text())
+    record["env"]["CUDASWITCH_CONFIG"] = "/elsewhere.yaml"  # no whole answer
+    inspected = next(k for k in record["pieces"] if k.startswith("('inspect'"))
+    assert record["pieces"][inspected]["value"][0][0] == "11.8.89"
+    record["pieces"][inspected]["value"][0][0] = "11.8.77"
+    forged = json.dumps(record)
+    kept.write_text(forged)
+    os.chmod(kept, 0o600)
+    assert _tab(environ) == ["11.8", "11.8.77", "cu118", "cuda/11.8"]  # the piece was taken from her own file
+    kept.write_text(forged)
+    os.chmod(kept, 0o622)
+    assert _tab(environ) == real
+    if os.geteuid() == 0:
+        kept.write_text(forged)
+        os.chmod(kept, 0o600)
+        os.chown(kept, 65534, 65534)
+        assert _tab(environ) == real
+    kept.write_text(forged)
+    os.chmod(kept.parent, 0o777)
+    assert _tab(environ) == real
+
+
+def test_a_damaged_piece_is_computed_again(machine):
+    environ, _tmp = machine
+    real = _tab(environ)
+    kept = _kept(environ)
+    good = json.loads(kept.read_text())
+    good["env"]["CUDASWITCH_CONFIG"] = "/elsewhere.yaml"
+    for damage in [lambda p: p.update(paths=[10 ** 9]), lambda p: p.update(paths=["x"]),
+                   lambda p: p.update(paths=[-2]), lambda p: p.update(env=[]), lambda p: p.update(value=[1]),
+                   lambda p: p.update(value={"M": 1}), lambda p: p.pop("value"), lambda p: p.clear()]:
+        record = json.loads(json.dumps(good))
+        for piece in record["pieces"].values():
+            damage(piece)
+        kept.write_text(json.dumps(record))
+        os.chmod(kept, 0o600)
+        assert _tab(environ) == real
 
 
 def _planted(environ, words):

@@ -164,8 +164,16 @@ def test_cmd_near_the_line_limit_leaves_path_alone_and_the_check_skips(wine, tmp
     """PATH near cmd's 8191-character line limit: the hook warns and leaves the window as it was (the warning is
     its record's `gives_up`); the check reports that warning as a skip and keeps the hooks, instead of calling them
     broken."""
+    from cudaswitch.core.shells import CMD_LINE_LIMIT
+
     exe, wenv = wine
-    long_path = ";".join(rf"C:\some rather long tool folder\number {i:04d}" for i in range(180)) + ";C:\\windows"
+    # a PATH just over the length above which the hook gives up (shells.values_bat: the limit less twice our
+    # entries less 400), whatever the length of the test's folder: far over it, cmd itself cuts the PATH it is given
+    root = z(tmp_path / "NVIDIA GPU Computing Toolkit" / "CUDA" / "v11.8")
+    ours = len(f"{root}\\bin\\;{root}\\libnvvp\\")
+    want = CMD_LINE_LIMIT - 2 * ours - 400 + 150 - len(z(tmp_path / "env A")) - 14 - ours  # env's own, PowerShell's
+    entries = [rf"C:\some rather long tool folder\number {i:04d}" for i in range(want // 45 + 1)]
+    long_path = ";".join(entries) + ";C:\\windows"
     result, root, hooks = _verify(tmp_path, long_path, _wine_run(wenv), (437, 1252))
     (check,) = result.checks
     assert check.status == "skipped", (check.note, [d.detail for d in check.differences])

@@ -18,7 +18,8 @@ its kept result, its inputs becoming the new record's as if read again. discover
 so the words are those of a whole pass. Measured (bench_completion.py, CPU time over `python -c pass`, medians of 20,
 three runs on a shared 2-core machine where `python -c pass` took 68-84 ms; docs/guide/performance.md): kept words +17
 to +29 ms, the first TAB after a toolkit was added +36 to +62 ms and after a modulefile was edited +39 to +70 ms (the
-50 ms budget met in one run of three), nothing kept +80 to +126 ms (over it).
+50 ms budget met in one run of three), nothing kept +80 to +126 ms (over it); on the idle machine (`python -c pass`
+90 ms) +21, +54, +57 and +129 ms.
 
 The file is the user's own: written atomically (trust.write_file), only into a cache folder the user owns and nobody
 else may write; read only when it is a regular file owned by the user and writable by nobody else, at most

@@ -134,7 +134,7 @@ def later_script_findings(env, state, system) -> List[Finding]:
     """CUDA_SET_AFTER_SWITCH: a script of the user's that runs after cudaswitch's hook sets CUDA_HOME/CUDA_PATH, so
     the activated shell keeps its value rather than the switch's."""
     from cudaswitch.checks.activation_order import later_setters
-    from cudaswitch.core.shells import POSIX_DEFAULT, SHELLS
+    from cudaswitch.core.shells import POSIX_DEFAULT, SHELLS, windows_shells
     from cudaswitch.switching import condaforge
 
     if state is None:
@@ -142,8 +142,7 @@ def later_script_findings(env, state, system) -> List[Finding]:
     skip = condaforge.read(env.prefix, system.windows).flag_scripts
     out = []
     # on Windows the scripts of every shell that runs there (cmd.exe's and PowerShell's), elsewhere sh's
-    kinds = [sh for sh in SHELLS.values() if any(r.windows for r in sh.real)] if system.windows else \
-        [SHELLS[POSIX_DEFAULT]]
+    kinds = windows_shells() if system.windows else [SHELLS[POSIX_DEFAULT]]
     for ext in (sh.ext for sh in kinds):
         for s in later_setters(env.prefix, ext, skip):
             out.append(Finding("CUDA_SET_AFTER_SWITCH", WARNING,

@@ -480,11 +480,16 @@ def named(name: Optional[str]) -> Optional[Shell]:
     return next((sh for sh in SHELLS.values() if base in sh.program_names()), None)
 
 
+def windows_shells() -> List[Shell]:
+    """The records of the shells that run on Windows (cmd.exe's and PowerShell's), in the records' order."""
+    return [sh for sh in SHELLS.values() if any(r.windows for r in sh.real)]
+
+
 def session_shell(environ: Mapping[str, str], windows: bool) -> Shell:
     """The record of the shell this process was started from: on Windows the one whose `session_vars` are set, else
     the Windows shell without such variables (cmd.exe); elsewhere the one `$SHELL` names, else POSIX_DEFAULT's."""
     if windows:
-        kinds = [sh for sh in SHELLS.values() if any(r.windows for r in sh.real)]
+        kinds = windows_shells()
         return next((sh for sh in kinds if any(environ.get(v) for v in sh.session_vars)),
                     next(sh for sh in kinds if not sh.session_vars))
     return named(environ.get("SHELL")) or SHELLS[POSIX_DEFAULT]

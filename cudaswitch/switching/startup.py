@@ -16,7 +16,7 @@ from typing import List, Mapping, Optional, Tuple
 from cudaswitch.core.errors import CudaswitchError, UsageError
 from cudaswitch.core.i18n import M, tr
 from cudaswitch.core.fsutil import atomic_write
-from cudaswitch.core.shells import INIT_SHELLS, SHELLS, init_shell
+from cudaswitch.core.shells import INIT_SHELLS, init_shell, windows_shells
 
 # the whole integration block earlier builds pasted into the startup file; --install replaces it by the one line
 BEGIN = "# >>> cudaswitch init >>>"
@@ -99,8 +99,7 @@ def user_reconciler_missing(system) -> Optional[str]:
     """reconciler_missing() for the user's shell: the one `$SHELL` names; on Windows, which has no `$SHELL`, the
     Windows shell whose record has a reconciler (PowerShell's: cmd.exe has no prompt hook)."""
     if system.windows:
-        name = next((st.name for sh in SHELLS.values() if sh.reconciler and any(r.windows for r in sh.real)
-                     for st in sh.init), None)
+        name = next((st.name for sh in windows_shells() if sh.reconciler for st in sh.init), None)
     else:
         name = system.environ.get("SHELL")
     return reconciler_missing(name, system.environ)

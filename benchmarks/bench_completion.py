@@ -9,7 +9,8 @@ folders, 400 other modules) on MODULEPATH, answered four ways (discovery/selecto
 as the first TAB after a toolkit was added (a folder on CUDASWITCH_SEARCH_PATH that was empty when the record was
 kept now holds a 21st toolkit) and as the first TAB after a modulefile was edited (one of the 37 CUDA modulefiles
 rewritten with a comment more), each run starting from the record kept before that change, so it reads again only
-what changed; and cold, with nothing kept (a cache folder that cannot be written keeps nothing, so each run is a
+what changed; as the first TAB after `cudaswitch list` (any command that discovers, and `init --install`, keeps
+its pass for the next TAB), from the record that command kept; and cold, with nothing kept (a cache folder that cannot be written keeps nothing, so each run is a
 whole discovery pass, as the very first TAB on a machine is); an environment name (`cudaswitch doctor -n <TAB>`,
 30 environments in an envs folder) and a finding code (`cudaswitch doctor --fix H<TAB>`). Each selector answer is
 checked against a whole pass in the same environment. `python -c "import click"` runs in the same loop, to show
@@ -50,14 +51,16 @@ def timed(cmd, env):
 CASES = {"command": "cudaswitch u", "option": "cudaswitch use --n", "selector (kept)": "cudaswitch use ",
          "selector (first TAB after a toolkit was added)": "cudaswitch use ",
          "selector (first TAB after a modulefile was edited)": "cudaswitch use ",
+         "selector (first TAB after `cudaswitch list`)": "cudaswitch use ",
          "selector (cold: nothing kept)": "cudaswitch use ", "environment name": "cudaswitch doctor -n ",
          "finding code": "cudaswitch doctor --fix H"}
 ADDED, EDITED = "selector (first TAB after a toolkit was added)", "selector (first TAB after a modulefile was edited)"
+LISTED = "selector (first TAB after `cudaswitch list`)"
 
 
-def kept_record(env):
-    """The selector record one TAB keeps in env's cache folder, as bytes."""
-    subprocess.run([sys.executable, "-m", "cudaswitch"], env=env, check=True, capture_output=True)
+def kept_record(env, *command):
+    """The selector record one TAB (or `command`) keeps in env's cache folder, as bytes."""
+    subprocess.run([sys.executable, "-m", "cudaswitch", *command], env=env, check=True, capture_output=True)
     return (Path(env["XDG_CACHE_HOME"]) / "cudaswitch" / "selectors.json").read_bytes()
 
 
@@ -100,7 +103,10 @@ def main():
         time.sleep(0.2)
         before[ADDED] = kept_record(envs[ADDED])
         os.rename(spare, Path(tmp) / "added" / Path(spare).name)
+        envs[LISTED]["XDG_CACHE_HOME"] = str(Path(tmp) / "cache-listed")
         time.sleep(0.2)
+        before[LISTED] = kept_record({k: v for k, v in envs[LISTED].items()
+                                      if k not in ("COMP_WORDS", "_CUDASWITCH_COMPLETE")}, "list")
         answers, fresh = {}, {}
         for k in CASES:
             if k in before:
@@ -109,9 +115,10 @@ def main():
             answers[k] = got.splitlines()
             cold = dict(envs[k], XDG_CACHE_HOME=envs["selector (cold: nothing kept)"]["XDG_CACHE_HOME"])
             fresh[k] = subprocess.run(ours, env=cold, check=True, capture_output=True, text=True).stdout.splitlines()
-        for k in ("selector (kept)", ADDED, EDITED, "selector (cold: nothing kept)"):
+        for k in ("selector (kept)", ADDED, EDITED, LISTED, "selector (cold: nothing kept)"):
             assert answers[k] == fresh[k], (k, answers[k], fresh[k])  # the words a whole pass gives
         assert answers["selector (kept)"] == answers[EDITED] == answers["selector (cold: nothing kept)"], answers
+        assert answers[LISTED] == answers["selector (kept)"], answers
         new = ["plain\t12.0", "plain\t12.0.1", "plain\tcu120"]  # the added toolkit's words, and only those
         assert [w for w in answers[ADDED] if w not in new] == answers["selector (kept)"], answers[ADDED]
         assert all(w in answers[ADDED] and w not in answers["selector (kept)"] for w in new), answers[ADDED]

@@ -122,9 +122,9 @@ def _as_owner(env, work):
 
 
 def _discover(system):
-    from cudaswitch.discovery.toolkits import discover
+    from cudaswitch.discovery.selector_cache import discover_keeping
 
-    return discover(system)
+    return discover_keeping(system)
 
 
 def _warn(lines):

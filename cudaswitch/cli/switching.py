@@ -329,6 +329,7 @@ def init(shell, install, rc_file):
             click.echo(tr(M("cudaswitch init: {chosen}", chosen=chosen)), err=True)
         click.echo(startup.init_text(shell, one_line=True), nl=False)
         return
+    _keep_selectors()  # before this command's own writes, which a pass younger than them would not keep
     file = startup.integration_file(shell, environ)
     for path, what in startup.install(shell, rc_file, environ):
         said = {"added": M("Added one line to {path} that loads {file}; open a new shell to use it.", path=path,
@@ -338,6 +339,15 @@ def init(shell, install, rc_file):
                 "kept": M("Already in {path} (it loads {file}); open a new shell to use it.", path=path,
                           file=file)}[what]
         click.echo(tr(M("{said} ({chosen})", said=said, chosen=chosen)) if chosen else tr(said))
+
+
+def _keep_selectors() -> None:
+    """A discovery pass kept for the first TAB in the new shell, which is then answered from it instead of by a
+    whole pass of its own (discovery/selector_cache.py). Whatever fails here, the TAB meets and says again."""
+    try:
+        _discover(_system())
+    except (OSError, CudaswitchError):
+        pass
 
 
 def _keep_integration_current(environ) -> None:

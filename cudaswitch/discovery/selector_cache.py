@@ -237,6 +237,16 @@ def _every_word(system) -> List[str]:
     return selector_words(discover(system), "")
 
 
+def discover_keeping(system):
+    """toolkits.discover(system) for a command (list, use, run...): always a whole pass that takes nothing from the
+    record, since a command acts on what it finds; the pass is recorded and kept as the next TAB's, under the same
+    rules as a TAB's own, so that the first TAB after a command (after `init --install`, after an upgrade of
+    cudaswitch) is answered from it instead of by a whole pass of its own."""
+    from cudaswitch.discovery.toolkits import discover, selector_words
+
+    return words(system, discover, cache_file(system), fresh=True, keep=lambda found: selector_words(found, ""))
+
+
 class _Now:
     """The signature of each path as it is now, taken once per TAB: the check of the kept record, the check of each
     kept piece and the recording of the new pass all compare against the same stat."""
@@ -316,15 +326,17 @@ class _Pieces:
         return value
 
 
-def words(system, compute: Callable[[object], List[str]], where: Optional[Path]) -> List[str]:
+def words(system, compute: Callable[[object], object], where: Optional[Path], fresh: bool = False,
+          keep: Callable[[object], List[str]] = list):
     """compute(system), from the record at `where` while everything it looked at is as it was then; otherwise a
-    fresh pass that reuses each piece() of the last one whose own inputs are unchanged."""
+    fresh pass that reuses each piece() of the last one whose own inputs are unchanged. `fresh`: a whole pass that
+    reads nothing kept. The record keeps keep(result) as the words."""
     if where is None or system.windows:
         return compute(system)
     environ = system.environ
     started = time.time_ns()
     now = _Now()
-    kept = _load(where)
+    kept = None if fresh else _load(where)
     changed = _changed(kept, environ, system, now) if kept is not None else None
     if changed is not None and not changed:
         return kept["words"]
@@ -353,7 +365,7 @@ def words(system, compute: Callable[[object], List[str]], where: Optional[Path])
     place = {p: 2 * n for n, p in enumerate(paths)}
     kept_pieces = {k: dict(v, paths=[place[p] + full for p, full in v["paths"].items()]) for k, v in new.items()}
     _store(where, {"format": FORMAT, "env": env.read, "extra": _fingerprint_extra(system), "own": own,
-                   "package": _package(), "paths": paths, "words": found, "pieces": kept_pieces})
+                   "package": _package(), "paths": paths, "words": keep(found), "pieces": kept_pieces})
     return found
 
 

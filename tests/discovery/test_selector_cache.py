@@ -165,6 +165,46 @@ def test_the_first_tab_after_a_change_reads_again_only_what_changed(machine, mon
     assert _whole_pass(environ) == [*WORDS_11_8, *WORDS_12_9, "cuda/11.8"]
 
 
+def test_list_and_init_keep_their_pass_for_the_first_tab(machine, monkeypatch):
+    """`cudaswitch list` (any command that discovers) and `init --install` keep their discovery pass, so that the first
+    TAB in the new shell is answered from it (no toolkit inspected, no modulefile read), with the words of a whole
+    pass."""
+    from conftest import run_cli
+
+    environ, tmp = machine
+    cli_env = dict(os.environ, **environ, XDG_DATA_HOME=str(tmp / "data"))
+    done = run_cli(["list"], cli_env)
+    assert done.returncode == 0 and "11.8.89" in done.stdout, done.stderr
+    assert json.loads(_kept(environ).read_text())["words"] == [*WORDS_11_8, "cuda/11.8"]
+    def tab():  # as launch.py asks, in this process (run_cli ran the command here, with this sys.path)
+        return selector_cache.offered(System(os="linux", environ=dict(cli_env)), "")
+
+    with monkeypatch.context() as m:
+        _no_discovery(m)
+        assert tab() == [*WORDS_11_8, "cuda/11.8"]
+    _kept(environ).unlink()
+    cudatrees.cuda_12_9(tmp / "toolkits" / "cuda-12.9")
+    _settle()
+    done = run_cli(["init", "bash", "--install", "--rc-file", str(tmp / "bashrc")], cli_env)
+    assert done.returncode == 0, done.stderr
+    seen = _spy(monkeypatch)  # init then wrote its files, which that pass did not see: only they are read again
+    assert tab() == [*WORDS_11_8, "cuda/11.8", *WORDS_12_9]
+    assert seen == {"inspected": [], "read": []}
+
+
+def test_a_command_discovers_afresh_whatever_is_kept(machine, monkeypatch):
+    """A command acts on what it finds: it reads neither the kept words nor a kept piece, even while they hold."""
+    environ, tmp = machine
+    system = System(os="linux", environ=dict(environ), python_paths=[])
+    assert _tab(environ) == [*WORDS_11_8, "cuda/11.8"]
+    seen = _spy(monkeypatch)
+    monkeypatch.setattr(selector_cache, "_load", lambda where: pytest.fail("a command read the kept record"))
+    found = selector_cache.discover_keeping(system)
+    assert [tk.version for tk in found.toolkits] == ["11.8.89"]
+    assert seen["inspected"] == [str(tmp / "toolkits" / "cuda-11.8")]
+    assert seen["read"] == [str(modulefile_of(tmp))]
+
+
 def test_a_version_file_that_appears_is_read(machine):
     """The toolkit had no version.json (its version came from cuda.h): the piece that inspected it only found the
     file missing, and a file now there is enough to inspect it again."""

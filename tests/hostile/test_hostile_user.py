@@ -290,10 +290,12 @@ def test_a_racing_link_never_runs_her_program_as_root(fresh, door):
     assert f"{w.her} belongs to" in proc.stdout + proc.stderr, (proc.stdout, proc.stderr)
 
 
-def test_a_tab_as_root_with_her_home_reads_and_writes_no_selector_cache_of_hers(fresh):
+@pytest.mark.parametrize("command", ["complete use", "list"])
+def test_a_tab_as_root_with_her_home_reads_and_writes_no_selector_cache_of_hers(fresh, command):
     """The kept selectors (discovery/selector_cache.py) live in the user's cache folder, which is hers when root's
     HOME is hers: root neither reads the record she planted there (a listing she wrote would decide root's answers)
-    nor writes one of its own, and answers from a discovery of its own."""
+    nor writes one of its own, and answers from a discovery of its own; nor does a command such as `list`, which keeps
+    its discovery for the next TAB."""
     from cudaswitch.discovery import selector_cache
 
     w = fresh
@@ -303,9 +305,13 @@ def test_a_tab_as_root_with_her_home_reads_and_writes_no_selector_cache_of_hers(
     as_user(lambda: (cache.mkdir(parents=True, exist_ok=True), planted.write_text(json.dumps(record))))
     before = planted.read_bytes()
     try:
-        proc, reads = _run(w, [], {k: v.format(base=w.base) for k, v in EXTRA_ENV["complete use"].items()})
+        if command == "list":
+            proc, reads = _run(w, ["list"])
+            assert "12.9" in proc.stdout and "her-planted" not in proc.stdout, proc.stdout
+        else:
+            proc, reads = _run(w, [], {k: v.format(base=w.base) for k, v in EXTRA_ENV[command].items()})
+            assert "plain,12.9" in proc.stdout.splitlines() and "her-planted" not in proc.stdout, proc.stdout
         assert "Traceback" not in proc.stderr and w.ran() == [], (w.ran(), proc.stdout, proc.stderr)
-        assert "plain,12.9" in proc.stdout.splitlines() and "her-planted" not in proc.stdout, proc.stdout
         assert str(planted) not in reads and not w.registered(str(planted)), reads
         assert sorted(p.name for p in cache.iterdir()) == [selector_cache.NAME] and planted.read_bytes() == before
     finally:

@@ -164,16 +164,31 @@ def test_cmd_near_the_line_limit_leaves_path_alone_and_the_check_skips(wine, tmp
     """PATH near cmd's 8191-character line limit: the hook warns and leaves the window as it was (the warning is
     its record's `gives_up`); the check reports that warning as a skip and keeps the hooks, instead of calling them
     broken."""
-    from cudaswitch.core.shells import CMD_LINE_LIMIT
+    from cudaswitch.core.shells import CMD_LINE_LIMIT, SHELLS
 
     exe, wenv = wine
-    # a PATH just over the length above which the hook gives up (shells.values_bat: the limit less twice our
-    # entries less 400), whatever the length of the test's folder: far over it, cmd itself cuts the PATH it is given
+    # the PATH cmd's hook meets (the environment's own entry, then PowerShell's record that the check starts from)
+    # exactly 60 characters over the length above which it gives up (the record's values: the limit less twice
+    # our entries less 400), whatever the length of the test's folder. Far over it, cmd itself cuts the PATH it is
+    # given; a few characters under it the hook goes on, and wine's cmd.exe stops on a page fault (exit 5) before
+    # the hooks report, a fault of wine's that made this test depend on the length of its folder.
     root = z(tmp_path / "NVIDIA GPU Computing Toolkit" / "CUDA" / "v11.8")
-    ours = len(f"{root}\\bin\\;{root}\\libnvvp\\")
-    want = CMD_LINE_LIMIT - 2 * ours - 400 + 150 - len(z(tmp_path / "env A")) - 14 - ours  # env's own, PowerShell's
-    entries = [rf"C:\some rather long tool folder\number {i:04d}" for i in range(want // 45 + 1)]
+    ch = Changes(scalars={"CUDA_PATH": root, "CUDA_HOME": root}, prepend={"PATH": [root + "\\bin", root + "\\libnvvp"]})
+    bat = SHELLS["bat"]
+    longest = int(bat.values(bat, ch, ch.prepend["PATH"], [])["MAXLEN"])
+    assert longest == CMD_LINE_LIMIT - 2 * len(f"{root}\\bin\\;{root}\\libnvvp\\") - 400
+
+    def met(path):  # the PATH cmd's hook meets for a start PATH of `path`
+        start = {"PATH": z(tmp_path / "env A") + "\\Library\\bin;" + path, "CONDA_PREFIX": z(tmp_path / "env A")}
+        return verify.with_other_windows_records(verify.WINDOWS_SHELLS[0], ch, start)["PATH"]
+
+    entries = [rf"C:\some rather long tool folder\number {i:04d}" for i in range(longest // 44)]
     long_path = ";".join(entries) + ";C:\\windows"
+    while len(met(long_path)) > longest + 50:
+        entries.pop()
+        long_path = ";".join(entries) + ";C:\\windows"
+    long_path += ";C:\\" + "x" * (longest + 60 - len(met(long_path)) - 4)
+    assert len(met(long_path)) == longest + 60
     result, root, hooks = _verify(tmp_path, long_path, _wine_run(wenv), (437, 1252))
     (check,) = result.checks
     assert check.status == "skipped", (check.note, [d.detail for d in check.differences])

@@ -259,6 +259,18 @@ def bang_check() -> str:
 
 
 @dataclass(frozen=True)
+class CondaExport:
+    """How conda's own activator sets PATH in a shell: without escaping, so a PATH entry holding one of `breaks` is
+    executed or mangled by conda itself on `conda deactivate` (`use` refuses such a toolkit path). `shown`: the shell
+    and that line as a message names them (shell names and syntax only, so a translated sentence carries it
+    unchanged); `windows`: checked for a switch on Windows, else for one elsewhere."""
+
+    shown: str
+    breaks: str
+    windows: bool = False
+
+
+@dataclass(frozen=True)
 class Startup:
     """A `cudaswitch init` shell: its name, other names `$SHELL` may carry, and its startup file for --install:
     `under` below the folder `$base_var` names (else `base_default` below the home folder). `profile`: the file
@@ -338,6 +350,8 @@ class Shell:
     # `rc_files` (csh reads ~/.cshrc, tcsh ~/.tcshrc), else the sh family's login-only ~/.profile
     export: Optional[Callable[["Shell", str, str], str]] = None
     rc_files: Tuple[Tuple[str, str], ...] = ()
+    # conda's own unescaped PATH export in this shell (None: none that a PATH entry breaks)
+    conda_export: Optional[CondaExport] = None
 
     def __post_init__(self):
         object.__setattr__(self, "real", tuple(replace(r, hook=self.key) for r in self.real))
@@ -415,18 +429,19 @@ SHELLS: Dict[str, Shell] = {
                 real=(RealShell("bash", "bash", ("--noprofile", "--norc")), RealShell("zsh", "zsh", ("-f",)),
                       RealShell("dash", "dash", ())),
                 verify=verify_sh, names=("sh", "dash", "ksh", "ash"), export=export_sh,
-                rc_files=(("ksh", "~/.kshrc"),)),
+                rc_files=(("ksh", "~/.kshrc"),), conda_export=CondaExport("sh (export PATH='...')", "'")),
     "fish": Shell("fish", "fish", quote_fish, snippet="fish.fish", reconciler="reconcile.fish",
                   init=(Startup("fish", under="fish/config.fish", base_var="XDG_CONFIG_HOME", base_default=".config",
                                 loads="if test -f {file}; source {file}; end", ext="fish", completion="fish",
                                 starts=("fish", "-c")),),
                   real=(RealShell("fish", "fish", ("--no-config",), dot_lists=("PATH",)),), verify=verify_fish,
-                  export=export_fish),
+                  export=export_fish, conda_export=CondaExport('fish (set -gx PATH "...")', '"$\\')),
     "csh": Shell("csh", "csh", quote_csh, snippet="tcsh.csh", reconciler="reconcile.csh", reconciler_from_precmd=True,
                  eval_one_line=True, init=(Startup("tcsh", aliases=("csh",), under=".tcshrc", loads="if ( -f {file} ) source {file}",
                               ext="tcsh", starts=("tcsh", "-c")),),
                  real=(RealShell("tcsh", "tcsh", ("-f",), dot_lists=("PATH", "LD_LIBRARY_PATH")),), verify=verify_csh,
-                 export=export_csh, rc_files=(("csh", "~/.cshrc"),)),
+                 export=export_csh, rc_files=(("csh", "~/.cshrc"),),
+                 conda_export=CondaExport('csh (setenv PATH "...")', '"$`')),
     # Windows shells: cmd.exe reads each line in the console code page, so the file is ASCII with CRLF (HC1, HC2);
     # it has no prompt hook, so no reconciler, and no startup file. It runs with /d (no AutoRun) and /v:off: delayed
     # expansion off whatever the registry says, as conda's own cmd activation needs it; the hook's handling of
@@ -450,7 +465,9 @@ SHELLS: Dict[str, Shell] = {
                  session_vars=("PSExecutionPolicyPreference", "POWERSHELL_DISTRIBUTION_CHANNEL"),
                  # pwsh before 7.5 (.NET 9) deletes a variable set to '', as Windows PowerShell 5.1 does
                  refusal=POLICY_MARKERS, refusal_note=M("its execution policy lets no script run"),
-                 empty_below=(7, 5)),
+                 empty_below=(7, 5),
+                 # PowerShell also takes the typographic double quotes as quotes
+                 conda_export=CondaExport('PowerShell ($Env:PATH = "...")', '"\u201c\u201d\u201e$`', windows=True)),
 }
 
 # the shell assumed where none is named, as conda assumes sh's activate.d scripts

@@ -288,3 +288,47 @@ def test_the_reconciler_tip_on_windows_names_the_windows_shell_whose_record_has_
     assert user_reconciler_missing(SimpleNamespace(windows=False, environ={"SHELL": "/usr/bin/fish"})) == "fish"
     monkeypatch.setitem(SHELLS, "ps1", dataclasses.replace(SHELLS["ps1"], reconciler=None))
     assert user_reconciler_missing(win) is None
+
+
+def _breaks_in(argv, line: str, value: str, tmp_path) -> bool:
+    """Whether the real shell `argv` running `line` (conda's PATH export, the value spliced in unescaped) leaves PATH
+    other than `value`."""
+    import subprocess
+
+    script = tmp_path / "export"
+    script.write_text(line + "\n/usr/bin/printenv PATH\n", encoding="utf-8")
+    out = subprocess.run([*argv, str(script)], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                         env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"})
+    return out.stdout != value + "\n"
+
+
+def test_conda_export_is_the_path_line_real_conda_writes_and_its_characters_break_it(real_conda, tmp_path):
+    """A record's `conda_export` shows the PATH line the real conda's activator for its shell writes, the value in
+    quotes it does not escape, and every record whose conda writes such a line has one (cmd.exe's conda writes a file
+    of plain NAME=VALUE lines). In each present real shell of the record, the characters of every record's list that
+    break that line (the value no longer comes back as it was put in) are exactly its own list's."""
+    import re
+    import shutil
+
+    candidates = {ch for sh in SHELLS.values() if sh.conda_export for ch in sh.conda_export.breaks}
+    base = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    for key, sh in SHELLS.items():
+        out = real_conda.run([f"shell.{sh.name}", "activate", real_conda.root], base=base).stdout
+        lines = [ln.rstrip(";") for ln in out.splitlines() if "PATH" in ln and real_conda.root in ln]
+        quoted = [ln for ln in lines if re.search(r"""["']""" + re.escape(real_conda.root), ln)]
+        export = sh.conda_export
+        if export is None:
+            assert not quoted, (key, quoted)
+            continue
+        shown = re.fullmatch(r"[^ ]+ \((.*)\)", export.shown).group(1)
+        before, _, after = shown.partition("...")
+        assert before[-1] in export.breaks, key  # the quote conda puts around the value
+        assert len(quoted) == 1 and re.fullmatch(re.escape(before) + ".*" + re.escape(after), quoted[0]), (key, out)
+        for real in sh.real:
+            if real.windows or not shutil.which(real.program):
+                continue
+            argv = [real.program, *real.args]
+            assert not _breaks_in(argv, shown.replace("...", "/x/y"), "/x/y", tmp_path), real.name
+            broken = {ch for ch in candidates
+                      if any(_breaks_in(argv, shown.replace("...", v), v, tmp_path) for v in (f"/x{ch}y", f"/x{ch}"))}
+            assert broken == set(export.breaks), (real.name, broken)

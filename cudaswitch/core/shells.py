@@ -271,10 +271,24 @@ class CondaExport:
 
 
 @dataclass(frozen=True)
+class Edition:
+    """An edition of a shell that names its own startup file (PowerShell's pwsh 7 and Windows PowerShell 5.1): the
+    program asked for it (Startup.ask), and on Windows the folder below Documents it reads that file from; `ships`:
+    it comes with Windows, so its file is written even where that folder is not there yet."""
+
+    program: str
+    folder: str
+    ships: bool = False
+
+
+@dataclass(frozen=True)
 class Startup:
     """A `cudaswitch init` shell: its name, other names `$SHELL` may carry, and its startup file for --install:
-    `under` below the folder `$base_var` names (else `base_default` below the home folder). `profile`: the file
-    PowerShell itself names ($PROFILE.CurrentUserAllHosts); `under` None and no profile: it has none.
+    `under` below the folder `$base_var` names (else `base_default` below the home folder). `profile`: the name of
+    the file a shell itself names (PowerShell's $PROFILE.CurrentUserAllHosts), asked of each of its `editions` by
+    running it with `ask` (the last line it prints); where none answers, `profile` in each edition's `folder` below
+    Windows' Documents folder, elsewhere in `profile_dir` below the `base_var`/`base_default` folder. `under` None and
+    no profile: it has none.
     `loads`: the one guarded line --install puts there, which sources the integration file `{file}` (quoted) only
     when it exists, silently otherwise; `ext`: that file's name ending. `completion`: the name of its tab-completion
     script (cli/completion.py), or None; `starts`: the argv that starts a new shell which reads that file and runs
@@ -285,7 +299,10 @@ class Startup:
     under: Optional[str] = None
     base_var: Optional[str] = None
     base_default: str = ""
-    profile: bool = False
+    profile: Optional[str] = None
+    editions: Tuple[Edition, ...] = ()
+    ask: Tuple[str, ...] = ()
+    profile_dir: str = ""
     loads: Optional[str] = None
     ext: str = ""
     completion: Optional[str] = None
@@ -456,8 +473,15 @@ SHELLS: Dict[str, Shell] = {
     # Windows PowerShell 5.1 reads a BOM-less file as the ANSI code page, so non-ASCII needs the BOM.
     "ps1": Shell("ps1", "powershell", quote_ps1, newline="\n", encoding="utf-8-sig", list_sep=", ", lib=False,
                  snippet="powershell.ps1", reconciler="reconcile.ps1",
-                 init=(Startup("powershell", aliases=("pwsh",), profile=True, ext="ps1", completion="powershell",
-                                   loads="if (Test-Path -LiteralPath {file}) {{ . {file} }}"),),
+                 init=(Startup("powershell", aliases=("pwsh",), ext="ps1", completion="powershell",
+                                   loads="if (Test-Path -LiteralPath {file}) {{ . {file} }}",
+                               # as `conda init powershell` finds them: pwsh 7 reads Documents\PowerShell, Windows
+                               # PowerShell 5.1 (the Anaconda PowerShell Prompt) Documents\WindowsPowerShell
+                               profile="profile.ps1", editions=(Edition("pwsh", "PowerShell"),
+                                                                Edition("powershell", "WindowsPowerShell", ships=True)),
+                               ask=("-NoLogo", "-NoProfile", "-NonInteractive", "-Command",
+                                    "$PROFILE.CurrentUserAllHosts"),
+                               base_var="XDG_CONFIG_HOME", base_default=".config", profile_dir="powershell"),),
                  real=(RealShell("pwsh", "pwsh", _PS_ARGS),
                        RealShell("Windows PowerShell", "powershell", _PS_ARGS, windows=True, empty_is_unset=True),
                        RealShell("pwsh", "pwsh", _PS_ARGS, windows=True)),

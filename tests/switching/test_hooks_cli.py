@@ -388,7 +388,12 @@ def test_powershell_profiles_of_every_edition_are_found_as_conda_finds_them(tmp_
     redirected), and both editions get the line: pwsh 7 reads Documents\\PowerShell, Windows PowerShell 5.1 (the
     Anaconda PowerShell Prompt) Documents\\WindowsPowerShell. 5.1 ships with Windows, so its file is always
     written; pwsh 7's when pwsh answers or its folder exists."""
-    from cudaswitch.switching.startup import powershell_profiles
+    from functools import partial
+
+    from cudaswitch.core.shells import INIT_SHELLS
+    from cudaswitch.switching.startup import named_profiles
+
+    powershell_profiles = partial(named_profiles, INIT_SHELLS["powershell"][1])
 
     asked = []
     # what each edition prints for $PROFILE.CurrentUserAllHosts with Documents in OneDrive

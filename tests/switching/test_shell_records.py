@@ -5,6 +5,9 @@ shell is added by one record and its files (docs/design/activation.md, "Adding a
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 from conftest import run_cli
 from cudaswitch.switching import hookfiles, startup
 from cudaswitch.core.shells import INIT_SHELLS, SHELLS
@@ -332,3 +335,38 @@ def test_conda_export_is_the_path_line_real_conda_writes_and_its_characters_brea
             broken = {ch for ch in candidates
                       if any(_breaks_in(argv, shown.replace("...", v), v, tmp_path) for v in (f"/x{ch}y", f"/x{ch}"))}
             assert broken == set(export.breaks), (real.name, broken)
+
+
+def test_a_startup_file_the_shell_names_itself_is_found_from_the_records_editions(monkeypatch, tmp_path):
+    """A shell that names its own startup file, as PowerShell does: each of its record's editions on PATH is asked
+    with the record's arguments; where none answers, the record's file in each edition's folder below Documents on
+    Windows (an edition that ships with Windows always, another where its folder exists), elsewhere below the
+    record's config folder. Nothing of PowerShell's is asked or written for it."""
+    import dataclasses
+    import subprocess
+
+    from cudaswitch.core.shells import Edition
+
+    sh, ps = INIT_SHELLS["powershell"]
+    nu = dataclasses.replace(ps, profile="config.nu", ask=("--print", "config"), profile_dir="nushell",
+                             editions=(Edition("nu-test-new", "Nu"), Edition("nu-test-old", "NuClassic", ships=True)))
+    asked = []
+
+    def run(argv, **kw):
+        asked.append(argv)
+        return subprocess.CompletedProcess(argv, 0, "banner\nC:\\Users\\li\\Documents\\Nu\\config.nu\n", "")
+
+    got = startup.named_profiles(nu, which={"nu-test-new": r"C:\nu\nu.exe", "pwsh": r"C:\pwsh.exe"}.get, run=run,
+                                 environ={"USERPROFILE": str(tmp_path)}, windows=True)
+    assert asked == [[r"C:\nu\nu.exe", "--print", "config"]]
+    assert [str(p) for p in got] == ["C:\\Users\\li\\Documents\\Nu\\config.nu",
+                                     str(Path("C:\\Users\\li\\Documents") / "NuClassic" / "config.nu")]
+    (tmp_path / "Documents" / "Nu").mkdir(parents=True)
+    none = startup.named_profiles(nu, which=lambda _: None, run=run, environ={"USERPROFILE": str(tmp_path)},
+                                  windows=True)
+    assert none == [tmp_path / "Documents" / "Nu" / "config.nu", tmp_path / "Documents" / "NuClassic" / "config.nu"]
+    # --install's files, off Windows, where no edition is on PATH: the record's folder below XDG_CONFIG_HOME
+    monkeypatch.setitem(INIT_SHELLS, "powershell", (sh, nu))
+    if sys.platform != "win32":
+        assert startup.rc_files("powershell", {"XDG_CONFIG_HOME": str(tmp_path / "cfg")}) == [
+            tmp_path / "cfg" / "nushell" / "config.nu"]

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Tuple
 
-from cudaswitch.core.i18n import M
+from cudaswitch.core.i18n import M, N_
 
 if TYPE_CHECKING:
     from cudaswitch.switching.activation import Changes
@@ -288,7 +288,8 @@ class Startup:
     the file a shell itself names (PowerShell's $PROFILE.CurrentUserAllHosts), asked of each of its `editions` by
     running it with `ask` (the last line it prints); where none answers, `profile` in each edition's `folder` below
     Windows' Documents folder, elsewhere in `profile_dir` below the `base_var`/`base_default` folder. `under` None and
-    no profile: it has none.
+    no profile: it has none, and --install refuses with `no_file` (why, and what to do instead; `{shell}`: the init
+    name).
     `loads`: the one guarded line --install puts there, which sources the integration file `{file}` (quoted) only
     when it exists, silently otherwise; `ext`: that file's name ending. `completion`: the name of its tab-completion
     script (cli/completion.py), or None; `starts`: the argv that starts a new shell which reads that file and runs
@@ -303,6 +304,7 @@ class Startup:
     editions: Tuple[Edition, ...] = ()
     ask: Tuple[str, ...] = ()
     profile_dir: str = ""
+    no_file: Optional[str] = None
     loads: Optional[str] = None
     ext: str = ""
     completion: Optional[str] = None
@@ -437,6 +439,11 @@ _PS_ARGS = ("-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass", "-Fil
 # (a Chinese Windows prints "无法加载文件 …，因为在此系统上禁止运行脚本。…about_Execution_Policies。").
 POLICY_MARKERS = ("about_Execution_Policies", "PSSecurityException", "UnauthorizedAccess")
 
+# a batch file takes no '#' lines, and cmd.exe runs none at start: the wrapper is a file of its own. cmd reads it in
+# the console code page, so it is written from cmd.exe itself (PowerShell 5.1's '>' writes UTF-16).
+_CMD_NO_FILE = N_("cmd.exe has no startup file: save the output of 'cudaswitch init {shell}' as cs.bat in a folder on "
+                  "PATH instead (in cmd.exe: cudaswitch init {shell} > cs.bat)")
+
 SHELLS: Dict[str, Shell] = {
     "sh": Shell("sh", "posix", quote_sh, msys_on_windows=True, snippet="bash.sh", reconciler="reconcile.sh",
                 init=(Startup("bash", under=".bashrc", loads=_SH_LOADS, ext="bash", completion="bash",
@@ -464,7 +471,7 @@ SHELLS: Dict[str, Shell] = {
     # expansion off whatever the registry says, as conda's own cmd activation needs it; the hook's handling of
     # delayed expansion is tested on its own (tests/switching/test_hooks_cmd.py).
     "bat": Shell("bat", "cmd.exe", quote_bat, newline="\r\n", encoding="ascii", values=values_bat, lib=False,
-                 cannot_express=bat_problem, unsupported="unsupported.bat", snippet="cmd.bat", init=(Startup("cmd"),),
+                 cannot_express=bat_problem, unsupported="unsupported.bat", snippet="cmd.bat", init=(Startup("cmd", no_file=_CMD_NO_FILE),),
                  real=(RealShell("cmd.exe", "cmd", ("/d", "/v:off", "/c"), windows=True, empty_is_unset=True),),
                  verify=verify_bat, dump="set", plain=PLAIN_WINDOWS, paste=paste_cmd,
                  # its hooks prepend to PATH only, in their own spelling, and leave PATH alone near the line limit

@@ -118,10 +118,7 @@ def shell_from_environ(environ: Mapping[str, str]) -> str:
 
 
 def _no_startup_file(shell: str) -> UsageError:
-    # a batch file takes no '#' lines, and cmd.exe runs none at start: the wrapper is a file of its own. cmd reads
-    # it in the console code page, so it is written from cmd.exe itself (PowerShell 5.1's '>' writes UTF-16).
-    return UsageError(M("cmd.exe has no startup file: save the output of 'cudaswitch init {shell}' as cs.bat in a "
-                        "folder on PATH instead (in cmd.exe: cudaswitch init {shell} > cs.bat)", shell=shell))
+    return UsageError(M(INIT_SHELLS[shell][1].no_file, shell=shell))
 
 
 def rc_files(shell: str, environ: Mapping[str, str]) -> List[Path]:

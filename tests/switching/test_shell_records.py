@@ -370,3 +370,28 @@ def test_a_startup_file_the_shell_names_itself_is_found_from_the_records_edition
     if sys.platform != "win32":
         assert startup.rc_files("powershell", {"XDG_CONFIG_HOME": str(tmp_path / "cfg")}) == [
             tmp_path / "cfg" / "nushell" / "config.nu"]
+
+
+def test_a_shell_without_a_startup_file_says_why_from_its_record(monkeypatch, tmp_path):
+    """Every `init` shell has a startup file --install writes (its own or one it names itself) or its record's reason
+    why not, which --install gives as its one-line refusal; a new record's reason is its own."""
+    import dataclasses
+
+    import pytest
+
+    from cudaswitch.core.errors import UsageError
+
+    for name, (_sh, st) in INIT_SHELLS.items():
+        assert bool(st.under or st.profile) == bool(st.loads) != bool(st.no_file), name
+    env = {"HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data")}
+    sh, cmd = INIT_SHELLS["cmd"]
+    with pytest.raises(UsageError, match="^cmd.exe has no startup file: .*cudaswitch init cmd > cs.bat"):
+        startup.install("cmd", None, env)
+    zh = run_cli(["init", "cmd", "--install"], dict(env, PATH="/usr/bin:/bin", CUDASWITCH_LANG="zh_CN"))
+    assert zh.returncode == 2 and "cmd.exe 没有启动文件" in zh.stderr, zh.stderr  # the record's message, translated
+    monkeypatch.setitem(INIT_SHELLS, "cmd", (sh, dataclasses.replace(cmd, no_file="{shell} reads no file at start")))
+    with pytest.raises(UsageError, match="^cmd reads no file at start$"):
+        startup.install("cmd", None, env)
+    with pytest.raises(UsageError, match="^cmd reads no file at start$"):
+        startup.rc_files("cmd", env)
+    assert not any(tmp_path.iterdir())

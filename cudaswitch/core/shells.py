@@ -291,8 +291,9 @@ class Startup:
     no profile: it has none, and --install refuses with `no_file` (why, and what to do instead; `{shell}`: the init
     name).
     `loads`: the one guarded line --install puts there, which sources the integration file `{file}` (quoted) only
-    when it exists, silently otherwise; `ext`: that file's name ending. `completion`: the name of its tab-completion
-    script (cli/completion.py), or None; `starts`: the argv that starts a new shell which reads that file and runs
+    when it exists, silently otherwise; `ext`: that file's name ending. `completion`: the tab-completion protocol it
+    speaks to cudaswitch, as click names it (`_CUDASWITCH_COMPLETE=<completion>_complete`, cli/completion.py), or
+    None for none; `completion_script`: hooks/<file>, the completion script `init` puts in its integration; `starts`: the argv that starts a new shell which reads that file and runs
     the command that follows."""
 
     name: str
@@ -308,6 +309,7 @@ class Startup:
     loads: Optional[str] = None
     ext: str = ""
     completion: Optional[str] = None
+    completion_script: Optional[str] = None
     # a new shell that reads the startup file and runs the command given after these (the tests start it so)
     starts: Tuple[str, ...] = ()
 
@@ -399,7 +401,7 @@ class Shell:
 
     def hook_files(self) -> List[str]:
         """Every file of hooks/ its `cudaswitch init` uses."""
-        return [f for f in (self.snippet, self.reconciler) if f]
+        return [f for f in (self.snippet, self.reconciler, *(st.completion_script for st in self.init)) if f]
 
     def program_names(self) -> List[str]:
         """Every program name of a shell that reads this language (its `init` names, their aliases, `names`)."""
@@ -446,9 +448,10 @@ _CMD_NO_FILE = N_("cmd.exe has no startup file: save the output of 'cudaswitch i
 
 SHELLS: Dict[str, Shell] = {
     "sh": Shell("sh", "posix", quote_sh, msys_on_windows=True, snippet="bash.sh", reconciler="reconcile.sh",
-                init=(Startup("bash", under=".bashrc", loads=_SH_LOADS, ext="bash", completion="bash",
+                init=(Startup("bash", under=".bashrc", loads=_SH_LOADS, ext="bash", completion="bash", completion_script="complete.bash",
                               starts=("bash", "-i", "-c")),  # bash and zsh read their rc file when interactive
                       Startup("zsh", under=".zshrc", base_var="ZDOTDIR", loads=_SH_LOADS, ext="zsh", completion="zsh",
+                              completion_script="complete.zsh",
                               starts=("zsh", "-i", "-c"))),
                 real=(RealShell("bash", "bash", ("--noprofile", "--norc")), RealShell("zsh", "zsh", ("-f",)),
                       RealShell("dash", "dash", ())),
@@ -457,6 +460,7 @@ SHELLS: Dict[str, Shell] = {
     "fish": Shell("fish", "fish", quote_fish, snippet="fish.fish", reconciler="reconcile.fish",
                   init=(Startup("fish", under="fish/config.fish", base_var="XDG_CONFIG_HOME", base_default=".config",
                                 loads="if test -f {file}; source {file}; end", ext="fish", completion="fish",
+                                completion_script="complete.fish",
                                 starts=("fish", "-c")),),
                   real=(RealShell("fish", "fish", ("--no-config",), dot_lists=("PATH",)),), verify=verify_fish,
                   export=export_fish, conda_export=CondaExport('fish (set -gx PATH "...")', '"$\\')),
@@ -481,6 +485,7 @@ SHELLS: Dict[str, Shell] = {
     "ps1": Shell("ps1", "powershell", quote_ps1, newline="\n", encoding="utf-8-sig", list_sep=", ", lib=False,
                  snippet="powershell.ps1", reconciler="reconcile.ps1",
                  init=(Startup("powershell", aliases=("pwsh",), ext="ps1", completion="powershell",
+                               completion_script="complete.ps1",
                                    loads="if (Test-Path -LiteralPath {file}) {{ . {file} }}",
                                # as `conda init powershell` finds them: pwsh 7 reads Documents\PowerShell, Windows
                                # PowerShell 5.1 (the Anaconda PowerShell Prompt) Documents\WindowsPowerShell

@@ -72,11 +72,11 @@ def init_text(shell: str, one_line: bool = False) -> str:
             f"if ( \"$_cs_pre\" == \"\" ) alias precmd '{run}'",
             f"if ( \"$_cs_pre\" != \"\" && \"$_cs_pre\" !~ *{sh.reconciler}* ) alias precmd \"$_cs_pre\"'; {run}'",
             "unset _cs_pre", ""])
-    completion = INIT_SHELLS[shell][1].completion
-    if completion:
+    start = INIT_SHELLS[shell][1]
+    if start.completion_script:
         from cudaswitch.switching.completion import script
 
-        text = text.rstrip("\n") + "\n# tab completion (click's protocol, answered by cudaswitch itself)\n" + script(completion)
+        text = text.rstrip("\n") + "\n# tab completion (click's protocol, answered by cudaswitch itself)\n" + script(start)
     if one_line and sh.eval_one_line:
         # eval "`cudaswitch init tcsh`" joins the lines: one line of commands separated by ';' reads the same
         # whether it is eval'ed or sourced from a file, and a comment would swallow everything after it

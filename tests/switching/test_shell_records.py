@@ -258,7 +258,10 @@ def test_a_new_records_refusal_and_giving_up_are_read_from_it(monkeypatch, tmp_p
 # knowledge of one shell outside its record
 RECORD_READERS = ("cudaswitch/switching/verify.py", "cudaswitch/switching/switch.py",
                   "cudaswitch/discovery/activation_scripts.py", "cudaswitch/fix/toolkit.py",
-                  "cudaswitch/cli/discovery.py", "cudaswitch/cli/switching.py", "cudaswitch/checks/reach.py")
+                  "cudaswitch/cli/discovery.py", "cudaswitch/cli/switching.py", "cudaswitch/checks/reach.py",
+                  # the hooks and conda's PATH export, `init` and its startup files, the completion scripts
+                  "cudaswitch/switching/hookfiles.py", "cudaswitch/switching/startup.py",
+                  "cudaswitch/switching/completion.py", "tools/completion_table.py")
 
 
 def test_the_modules_that_read_the_records_name_no_shell():
@@ -395,3 +398,29 @@ def test_a_shell_without_a_startup_file_says_why_from_its_record(monkeypatch, tm
     with pytest.raises(UsageError, match="^cmd reads no file at start$"):
         startup.rc_files("cmd", env)
     assert not any(tmp_path.iterdir())
+
+
+def test_the_completion_script_init_prints_and_click_sources_is_the_records(monkeypatch):
+    """Each `init` shell that speaks a completion protocol names its script, and `init` puts that file (its
+    placeholders filled) after the shell function; click's `<protocol>_source` answers with the same file. Which
+    file is read from the record alone: pointed at another shell's script, both give that one."""
+    import dataclasses
+
+    from click.shell_completion import get_completion_class
+
+    import cudaswitch.cli.completion  # noqa: F401 (registers the protocols cudaswitch adds to click's)
+    from cudaswitch.cli import main
+    from cudaswitch.switching import completion
+
+    for name, (_sh, st) in INIT_SHELLS.items():
+        assert bool(st.completion) == bool(st.completion_script), name
+        if st.completion:
+            script = completion.script(st)
+            assert "%(" not in script and "_CUDASWITCH_COMPLETE" in script, name
+            assert startup.init_text(name).endswith(script), name
+    sh, fish = INIT_SHELLS["fish"]
+    ps1 = INIT_SHELLS["powershell"][1]
+    monkeypatch.setitem(INIT_SHELLS, "fish", (sh, dataclasses.replace(fish, completion_script=ps1.completion_script)))
+    assert startup.init_text("fish").endswith(completion.script(ps1))
+    assert "Register-ArgumentCompleter" in get_completion_class("fish")(main, {}, "cudaswitch",
+                                                                        "_CUDASWITCH_COMPLETE").source()

@@ -1,7 +1,8 @@
 """One record per shell: everything a shell does differently that is data (names, file extension, line ending,
 encoding, quoting, list separator, template and snippet files, startup file, what it cannot express, the real
 programs that run its hooks, the script `use` checks them with and how that check models them, how a command is
-quoted for pasting into it, how a variable is set for good in it).
+quoted for pasting into it, how a variable is set for good in it, what conda's own PATH export in it cannot carry,
+its startup file or why it has none, its tab-completion script).
 
 What must be shell code lives in that shell's templates under `templates/` (the activation hooks) and `hooks/`
 (`cudaswitch init`); the logic of a switch is the same for every shell (docs/design/activation.md). Adding a shell

@@ -427,6 +427,10 @@ def test_powershell_profiles_of_every_edition_are_found_as_conda_finds_them(tmp_
     got = powershell_profiles(which=lambda _: None, run=run, environ={"USERPROFILE": str(tmp_path / "plain")},
                               windows=True)
     assert got == [tmp_path / "plain" / "Documents" / "WindowsPowerShell" / "profile.ps1"]
+    # off Windows, where no pwsh answers: pwsh's own $PROFILE.CurrentUserAllHosts there (about_Profiles)
+    got = powershell_profiles(which=lambda _: None, run=run, environ={"XDG_CONFIG_HOME": str(tmp_path / "cfg")},
+                              windows=False)
+    assert got == [tmp_path / "cfg" / "powershell" / "profile.ps1"]
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh"])

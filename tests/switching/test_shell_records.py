@@ -316,7 +316,9 @@ def test_conda_export_is_the_path_line_real_conda_writes_and_its_characters_brea
     import re
     import shutil
 
-    candidates = {ch for sh in SHELLS.values() if sh.conda_export for ch in sh.conda_export.breaks}
+    # what quotes, expands or escapes inside a quoted word of sh, fish or csh, and whatever a record lists (`!`, csh's
+    # history, is left out: `use` does not refuse it today, though tcsh reads it inside conda's double quotes too)
+    candidates = set("'\"$`\\") | {ch for sh in SHELLS.values() if sh.conda_export for ch in sh.conda_export.breaks}
     base = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
     for key, sh in SHELLS.items():
         out = real_conda.run([f"shell.{sh.name}", "activate", real_conda.root], base=base).stdout

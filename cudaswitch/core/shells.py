@@ -372,6 +372,8 @@ class Shell:
     # `rc_files` (csh reads ~/.cshrc, tcsh ~/.tcshrc), else the sh family's login-only ~/.profile
     export: Optional[Callable[["Shell", str, str], str]] = None
     rc_files: Tuple[Tuple[str, str], ...] = ()
+    # on Windows, that advice is a `setx` command quoted for this shell, shown in this message (`{command}`)
+    setx: Optional[str] = None
     # conda's own unescaped PATH export in this shell (None: none that a PATH entry breaks)
     conda_export: Optional[CondaExport] = None
 
@@ -481,7 +483,7 @@ SHELLS: Dict[str, Shell] = {
                  verify=verify_bat, dump="set", plain=PLAIN_WINDOWS, paste=paste_cmd,
                  # its hooks prepend to PATH only, in their own spelling, and leave PATH alone near the line limit
                  lists=("PATH",), spelling=bat_spelling, own_record=bat_own_record, runs_inside=("ps1",),
-                 gives_up="PATH left as it is"),
+                 gives_up="PATH left as it is", setx=N_("in cmd.exe: {command}")),
     # Windows PowerShell 5.1 reads a BOM-less file as the ANSI code page, so non-ASCII needs the BOM.
     "ps1": Shell("ps1", "powershell", quote_ps1, newline="\n", encoding="utf-8-sig", list_sep=", ", lib=False,
                  snippet="powershell.ps1", reconciler="reconcile.ps1",
@@ -502,7 +504,7 @@ SHELLS: Dict[str, Shell] = {
                  session_vars=("PSExecutionPolicyPreference", "POWERSHELL_DISTRIBUTION_CHANNEL"),
                  # pwsh before 7.5 (.NET 9) deletes a variable set to '', as Windows PowerShell 5.1 does
                  refusal=POLICY_MARKERS, refusal_note=M("its execution policy lets no script run"),
-                 empty_below=(7, 5),
+                 empty_below=(7, 5), setx=N_("in PowerShell: {command}"),
                  # PowerShell also takes the typographic double quotes as quotes
                  conda_export=CondaExport('PowerShell ($Env:PATH = "...")', '"\u201c\u201d\u201e$`', windows=True)),
 }

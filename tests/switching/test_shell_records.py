@@ -107,6 +107,10 @@ def test_a_new_record_alone_is_seen_by_verify_paste_quoting_and_activate_d(monke
     monkeypatch.setitem(SHELLS, "nu", win)
     assert shell_extension({"NU_VERSION": "0.99"}, windows=True) == ".nu"
     assert shell_extension({}, windows=True) == ".bat"
+    # `doctor --fix`'s setx line on Windows, one per Windows shell whose record shows one, in its quoting
+    monkeypatch.setitem(SHELLS, "nu", dataclasses.replace(win, setx="in nu: {command}"))
+    assert [str(m) for m in user_variable_lines("CUDA_PATH", "C:\\a b", {}, windows=True)][2:] == [
+        "in nu: setx CUDA_PATH 'C:\\a b'"]
 
 
 def test_pasted_words_and_hook_values_share_each_shells_quoting():

@@ -444,6 +444,11 @@ _PS_ARGS = ("-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass", "-Fil
 # (a Chinese Windows prints "无法加载文件 …，因为在此系统上禁止运行脚本。…about_Execution_Policies。").
 POLICY_MARKERS = ("about_Execution_Policies", "PSSecurityException", "UnauthorizedAccess")
 
+# What ends or expands a PowerShell "..." string: the double quotes its tokenizer takes as quotes, typographic ones
+# too (PowerShell/PowerShell, src/System.Management.Automation/engine/parser/CharTraits.cs, IsDoubleQuote), `$` and
+# the backtick escape
+PS_DOUBLE_QUOTED = '"\u201c\u201d\u201e$`'
+
 # a batch file takes no '#' lines, and cmd.exe runs none at start: the wrapper is a file of its own. cmd reads it in
 # the console code page, so it is written from cmd.exe itself (PowerShell 5.1's '>' writes UTF-16).
 _CMD_NO_FILE = N_("cmd.exe has no startup file: save the output of 'cudaswitch init {shell}' as cs.bat in a folder on "
@@ -505,8 +510,7 @@ SHELLS: Dict[str, Shell] = {
                  # pwsh before 7.5 (.NET 9) deletes a variable set to '', as Windows PowerShell 5.1 does
                  refusal=POLICY_MARKERS, refusal_note=M("its execution policy lets no script run"),
                  empty_below=(7, 5), setx=N_("in PowerShell: {command}"),
-                 # PowerShell also takes the typographic double quotes as quotes
-                 conda_export=CondaExport('PowerShell ($Env:PATH = "...")', '"\u201c\u201d\u201e$`', windows=True)),
+                 conda_export=CondaExport('PowerShell ($Env:PATH = "...")', PS_DOUBLE_QUOTED, windows=True)),
 }
 
 # the shell assumed where none is named, as conda assumes sh's activate.d scripts

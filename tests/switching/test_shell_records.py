@@ -430,3 +430,18 @@ def test_the_completion_script_init_prints_and_click_sources_is_the_records(monk
     assert startup.init_text("fish").endswith(completion.script(ps1))
     assert "Register-ArgumentCompleter" in get_completion_class("fish")(main, {}, "cudaswitch",
                                                                         "_CUDASWITCH_COMPLETE").source()
+
+
+def test_powershells_typographic_double_quotes_end_its_strings_for_pasting_and_for_conda():
+    """PowerShell's tokenizer takes “ ” „ as double quotes (PowerShell/PowerShell, CharTraits.cs, IsDoubleQuote;
+    no PowerShell runs here): a pasted Windows word holding one gets PowerShell's single quotes, not the "..."
+    cmd.exe and PowerShell share, and a Windows toolkit path holding one is refused, since conda's own
+    `$Env:PATH = "..."` would end at it."""
+    from cudaswitch.core import shellquote
+    from cudaswitch.switching.activation import Changes
+
+    for ch in "\u201c\u201d\u201e":
+        assert shellquote.quote(f"C:\\a b{ch}c", shellquote.WINDOWS) == f"'C:\\a b{ch}c'"
+        problem = hookfiles.conda_export_problem(Changes(scalars={}, prepend={"PATH": [f"C:\\a{ch}b\\bin"]}), True)
+        assert problem and f"{ch!r}" in problem and "PowerShell ($Env:PATH" in problem, ch
+    assert shellquote.quote("C:\\a b", shellquote.WINDOWS) == '"C:\\a b"'

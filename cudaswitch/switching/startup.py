@@ -17,6 +17,7 @@ from cudaswitch.core.errors import CudaswitchError, UsageError
 from cudaswitch.core.i18n import M, tr
 from cudaswitch.core.fsutil import atomic_write
 from cudaswitch.core.shells import INIT_SHELLS, Startup, init_shell, windows_shells
+from cudaswitch.discovery.envfiles import HOOK_NAME
 
 # the whole integration block earlier builds pasted into the startup file; --install replaces it by the one line
 BEGIN = "# >>> cudaswitch init >>>"
@@ -54,11 +55,12 @@ def init_text(shell: str, one_line: bool = False) -> str:
         # where the reconciler would have acted (the active environment has no cudaswitch hook), so an
         # environment's own deactivate hook still finds its record. One-line `if`s only: an alias holds one line.
         gone = tr(M("cudaswitch: its prompt-time reconciler {file} is gone (cudaswitch was removed or reinstalled); "
-                    "the CUDA entries it added stay in this shell: open a new one, and run 'cudaswitch init tcsh' "
-                    "again", file=where)).replace('"', "").replace("'", "'\"'\"'").replace("!", "\\!")
+                    "the CUDA entries it added stay in this shell: open a new one, and run 'cudaswitch init {shell}' "
+                    "again", file=where, shell=shell)).replace('"', "").replace("'", "'\"'\"'").replace("!", "\\!")
         # csh expands a one-line `if`'s command before testing it: "$CONDA_PREFIX/..." goes through eval, as in
         # hooks/tcsh.csh, and the alias text is single-quoted, so inner single quotes are written '"'"'
-        inner = ("'\"'\"'if ( -f \"$CONDA_PREFIX/etc/conda/activate.d/cudaswitch.csh\" ) set _cs_gone = 0'\"'\"'")
+        hook = f"$CONDA_PREFIX/etc/conda/activate.d/{HOOK_NAME}.{sh.ext}"
+        inner = f"'\"'\"'if ( -f \"{hook}\" ) set _cs_gone = 0'\"'\"'"
         run = (f'set _cs_gone = 0 ; if ( $?_CUDASWITCH_ADDED_PATH && ! -e "{where}" ) set _cs_gone = 1 ; '
                f'if ( $_cs_gone == 1 && $?CONDA_PREFIX ) eval {inner} ; '
                f'if ( $_cs_gone == 1 ) echo "{gone}" ; '

@@ -11,7 +11,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 TABLE = REPO / "cudaswitch" / "data" / "completion_table.py"
-SHELLS = ("bash", "zsh", "fish", "powershell")
 
 
 def generate() -> str:
@@ -22,6 +21,10 @@ def generate() -> str:
     import cudaswitch.cli.completion  # noqa: F401 (registers the fish and PowerShell classes cudaswitch uses)
     from cudaswitch.cli import main
     from cudaswitch.cli.completion import codes
+    from cudaswitch.core.shells import INIT_SHELLS
+
+    # the completion protocols of the init shells' records
+    shells = [st.completion for _sh, st in INIT_SHELLS.values() if st.completion]
 
     commands, options, formats = {}, {}, {}
     arguments = {}  # command -> what its first argument completes, where launch.py answers it itself
@@ -35,7 +38,7 @@ def generate() -> str:
         values[name] = {opt: getattr(getattr(p, "_custom_shell_complete", None), "what", None)
                         for p in params if isinstance(p, Option) and not (p.is_flag or p.count) and p.nargs == 1
                         for opt in p.opts}
-    for shell in SHELLS:
+    for shell in shells:
         comp = get_completion_class(shell)(main, {}, "cudaswitch", "_CUDASWITCH_COMPLETE")
 
         def lines(args, incomplete):

@@ -28,7 +28,7 @@ class LaterSetter:
     variables: List[str]  # CUDA_HOME, CUDA_PATH, ...
 
 
-def later_setters(prefix: str, ext: str = "sh", skip: List[str] = ()) -> List[LaterSetter]:
+def later_setters(prefix: str, ext: str, skip: List[str] = ()) -> List[LaterSetter]:
     """The scripts of `ext` that run after cudaswitch's and set a CUDA variable, in the order conda runs them;
     `skip`: files to leave out (relative to the prefix, as conda-meta records name them)."""
     from cudaswitch.discovery.activation_scripts import scripts

@@ -16,13 +16,22 @@ from typing import List
 from click.shell_completion import CompletionItem, ShellComplete, add_completion_class, split_arg_string
 from click.shell_completion import FishComplete as _FishComplete
 
-from cudaswitch.switching.completion import SOURCE_FISH, SOURCE_POWERSHELL
+
+
+def _source(self) -> str:
+    """click's `<protocol>_source` answer: the completion script of the record whose `completion` is this protocol,
+    as `init` puts it in the integration (switching/completion.py)."""
+    from cudaswitch.core.shells import INIT_SHELLS
+    from cudaswitch.switching.completion import template
+
+    start = next(st for _sh, st in INIT_SHELLS.values() if st.completion == self.name)
+    return template(start) % self.source_vars()
 
 
 class FishComplete(_FishComplete):
-    """click's fish protocol, one line per candidate (see SOURCE_FISH)."""
+    """click's fish protocol, one line per candidate (see hooks/complete.fish)."""
 
-    source_template = SOURCE_FISH
+    source = _source
 
     def format_completion(self, item: CompletionItem) -> str:
         help_ = " ".join((item.help or "").split())
@@ -34,7 +43,7 @@ class PowerShellComplete(ShellComplete):
     empty."""
 
     name = "powershell"
-    source_template = SOURCE_POWERSHELL
+    source = _source
 
     def get_completion_args(self):
         line = os.environ.get("COMP_WORDS", "")

@@ -11,7 +11,7 @@ import os
 import re
 from typing import Iterable, Mapping, Optional
 
-from cudaswitch.core.shells import SHELLS, PLAIN_WINDOWS, named
+from cudaswitch.core.shells import PLAIN_WINDOWS, PS_DOUBLE_QUOTED, SHELLS, named
 
 # the quoting families are the shell records' keys (core/shells.py): each record's `paste_word` is its rule
 SH, CSH, FISH, CMD, POWERSHELL = "sh", "csh", "fish", "bat", "ps1"
@@ -43,7 +43,7 @@ def quote(word: str, shell: str = SH) -> str:
             return word
         # double quotes mean one word to both cmd.exe and PowerShell unless the text holds what PowerShell expands
         # there ($ `) or a quote; cmd's %NAME% is what it would be in cmd's own form
-        if not re.search(r"[\"$`\u201c\u201d\u201e]", word):
+        if not any(ch in word for ch in PS_DOUBLE_QUOTED):
             return '"' + re.sub(r"(\\+)$", lambda m: m.group(1) * 2, word) + '"'  # C runtime: \" is a quote
         return quote(word, POWERSHELL)
     return SHELLS[shell].paste_word(word)

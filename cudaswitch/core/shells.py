@@ -1,7 +1,8 @@
 """One record per shell: everything a shell does differently that is data (names, file extension, line ending,
 encoding, quoting, list separator, template and snippet files, startup file, what it cannot express, the real
 programs that run its hooks, the script `use` checks them with and how that check models them, how a command is
-quoted for pasting into it, how a variable is set for good in it).
+quoted for pasting into it, how a variable is set for good in it, what conda's own PATH export in it cannot carry,
+its startup file or why it has none, its tab-completion script).
 
 What must be shell code lives in that shell's templates under `templates/` (the activation hooks) and `hooks/`
 (`cudaswitch init`); the logic of a switch is the same for every shell (docs/design/activation.md). Adding a shell
@@ -17,7 +18,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Tuple
 
-from cudaswitch.core.i18n import M
+from cudaswitch.core.i18n import M, N_
 
 if TYPE_CHECKING:
     from cudaswitch.switching.activation import Changes
@@ -259,13 +260,41 @@ def bang_check() -> str:
 
 
 @dataclass(frozen=True)
+class CondaExport:
+    """How conda's own activator sets PATH in a shell: without escaping, so a PATH entry holding one of `breaks` is
+    executed or mangled by conda itself on `conda deactivate` (`use` refuses such a toolkit path). `shown`: the shell
+    and that line as a message names them (shell names and syntax only, so a translated sentence carries it
+    unchanged); `windows`: checked for a switch on Windows, else for one elsewhere."""
+
+    shown: str
+    breaks: str
+    windows: bool = False
+
+
+@dataclass(frozen=True)
+class Edition:
+    """An edition of a shell that names its own startup file (PowerShell's pwsh 7 and Windows PowerShell 5.1): the
+    program asked for it (Startup.ask), and on Windows the folder below Documents it reads that file from; `ships`:
+    it comes with Windows, so its file is written even where that folder is not there yet."""
+
+    program: str
+    folder: str
+    ships: bool = False
+
+
+@dataclass(frozen=True)
 class Startup:
     """A `cudaswitch init` shell: its name, other names `$SHELL` may carry, and its startup file for --install:
-    `under` below the folder `$base_var` names (else `base_default` below the home folder). `profile`: the file
-    PowerShell itself names ($PROFILE.CurrentUserAllHosts); `under` None and no profile: it has none.
+    `under` below the folder `$base_var` names (else `base_default` below the home folder). `profile`: the name of
+    the file a shell itself names (PowerShell's $PROFILE.CurrentUserAllHosts), asked of each of its `editions` by
+    running it with `ask` (the last line it prints); where none answers, `profile` in each edition's `folder` below
+    Windows' Documents folder, elsewhere in `profile_dir` below the `base_var`/`base_default` folder. `under` None and
+    no profile: it has none, and --install refuses with `no_file` (why, and what to do instead; `{shell}`: the init
+    name).
     `loads`: the one guarded line --install puts there, which sources the integration file `{file}` (quoted) only
-    when it exists, silently otherwise; `ext`: that file's name ending. `completion`: the name of its tab-completion
-    script (cli/completion.py), or None; `starts`: the argv that starts a new shell which reads that file and runs
+    when it exists, silently otherwise; `ext`: that file's name ending. `completion`: the tab-completion protocol it
+    speaks to cudaswitch, as click names it (`_CUDASWITCH_COMPLETE=<completion>_complete`, cli/completion.py), or
+    None for none; `completion_script`: hooks/<file>, the completion script `init` puts in its integration; `starts`: the argv that starts a new shell which reads that file and runs
     the command that follows."""
 
     name: str
@@ -273,10 +302,15 @@ class Startup:
     under: Optional[str] = None
     base_var: Optional[str] = None
     base_default: str = ""
-    profile: bool = False
+    profile: Optional[str] = None
+    editions: Tuple[Edition, ...] = ()
+    ask: Tuple[str, ...] = ()
+    profile_dir: str = ""
+    no_file: Optional[str] = None
     loads: Optional[str] = None
     ext: str = ""
     completion: Optional[str] = None
+    completion_script: Optional[str] = None
     # a new shell that reads the startup file and runs the command given after these (the tests start it so)
     starts: Tuple[str, ...] = ()
 
@@ -338,6 +372,10 @@ class Shell:
     # `rc_files` (csh reads ~/.cshrc, tcsh ~/.tcshrc), else the sh family's login-only ~/.profile
     export: Optional[Callable[["Shell", str, str], str]] = None
     rc_files: Tuple[Tuple[str, str], ...] = ()
+    # on Windows, that advice is a `setx` command quoted for this shell, shown in this message (`{command}`)
+    setx: Optional[str] = None
+    # conda's own unescaped PATH export in this shell (None: none that a PATH entry breaks)
+    conda_export: Optional[CondaExport] = None
 
     def __post_init__(self):
         object.__setattr__(self, "real", tuple(replace(r, hook=self.key) for r in self.real))
@@ -366,7 +404,7 @@ class Shell:
 
     def hook_files(self) -> List[str]:
         """Every file of hooks/ its `cudaswitch init` uses."""
-        return [f for f in (self.snippet, self.reconciler) if f]
+        return [f for f in (self.snippet, self.reconciler, *(st.completion_script for st in self.init)) if f]
 
     def program_names(self) -> List[str]:
         """Every program name of a shell that reads this language (its `init` names, their aliases, `names`)."""
@@ -406,43 +444,64 @@ _PS_ARGS = ("-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass", "-Fil
 # (a Chinese Windows prints "无法加载文件 …，因为在此系统上禁止运行脚本。…about_Execution_Policies。").
 POLICY_MARKERS = ("about_Execution_Policies", "PSSecurityException", "UnauthorizedAccess")
 
+# What ends or expands a PowerShell "..." string: the double quotes its tokenizer takes as quotes, typographic ones
+# too (PowerShell/PowerShell, src/System.Management.Automation/engine/parser/CharTraits.cs, IsDoubleQuote), `$` and
+# the backtick escape
+PS_DOUBLE_QUOTED = '"\u201c\u201d\u201e$`'
+
+# a batch file takes no '#' lines, and cmd.exe runs none at start: the wrapper is a file of its own. cmd reads it in
+# the console code page, so it is written from cmd.exe itself (PowerShell 5.1's '>' writes UTF-16).
+_CMD_NO_FILE = N_("cmd.exe has no startup file: save the output of 'cudaswitch init {shell}' as cs.bat in a folder on "
+                  "PATH instead (in cmd.exe: cudaswitch init {shell} > cs.bat)")
+
 SHELLS: Dict[str, Shell] = {
     "sh": Shell("sh", "posix", quote_sh, msys_on_windows=True, snippet="bash.sh", reconciler="reconcile.sh",
-                init=(Startup("bash", under=".bashrc", loads=_SH_LOADS, ext="bash", completion="bash",
+                init=(Startup("bash", under=".bashrc", loads=_SH_LOADS, ext="bash", completion="bash", completion_script="complete.bash",
                               starts=("bash", "-i", "-c")),  # bash and zsh read their rc file when interactive
                       Startup("zsh", under=".zshrc", base_var="ZDOTDIR", loads=_SH_LOADS, ext="zsh", completion="zsh",
+                              completion_script="complete.zsh",
                               starts=("zsh", "-i", "-c"))),
                 real=(RealShell("bash", "bash", ("--noprofile", "--norc")), RealShell("zsh", "zsh", ("-f",)),
                       RealShell("dash", "dash", ())),
                 verify=verify_sh, names=("sh", "dash", "ksh", "ash"), export=export_sh,
-                rc_files=(("ksh", "~/.kshrc"),)),
+                rc_files=(("ksh", "~/.kshrc"),), conda_export=CondaExport("sh (export PATH='...')", "'")),
     "fish": Shell("fish", "fish", quote_fish, snippet="fish.fish", reconciler="reconcile.fish",
                   init=(Startup("fish", under="fish/config.fish", base_var="XDG_CONFIG_HOME", base_default=".config",
                                 loads="if test -f {file}; source {file}; end", ext="fish", completion="fish",
+                                completion_script="complete.fish",
                                 starts=("fish", "-c")),),
                   real=(RealShell("fish", "fish", ("--no-config",), dot_lists=("PATH",)),), verify=verify_fish,
-                  export=export_fish),
+                  export=export_fish, conda_export=CondaExport('fish (set -gx PATH "...")', '"$\\')),
     "csh": Shell("csh", "csh", quote_csh, snippet="tcsh.csh", reconciler="reconcile.csh", reconciler_from_precmd=True,
                  eval_one_line=True, init=(Startup("tcsh", aliases=("csh",), under=".tcshrc", loads="if ( -f {file} ) source {file}",
                               ext="tcsh", starts=("tcsh", "-c")),),
                  real=(RealShell("tcsh", "tcsh", ("-f",), dot_lists=("PATH", "LD_LIBRARY_PATH")),), verify=verify_csh,
-                 export=export_csh, rc_files=(("csh", "~/.cshrc"),)),
+                 export=export_csh, rc_files=(("csh", "~/.cshrc"),),
+                 conda_export=CondaExport('csh (setenv PATH "...")', '"$`')),
     # Windows shells: cmd.exe reads each line in the console code page, so the file is ASCII with CRLF (HC1, HC2);
     # it has no prompt hook, so no reconciler, and no startup file. It runs with /d (no AutoRun) and /v:off: delayed
     # expansion off whatever the registry says, as conda's own cmd activation needs it; the hook's handling of
     # delayed expansion is tested on its own (tests/switching/test_hooks_cmd.py).
     "bat": Shell("bat", "cmd.exe", quote_bat, newline="\r\n", encoding="ascii", values=values_bat, lib=False,
-                 cannot_express=bat_problem, unsupported="unsupported.bat", snippet="cmd.bat", init=(Startup("cmd"),),
+                 cannot_express=bat_problem, unsupported="unsupported.bat", snippet="cmd.bat", init=(Startup("cmd", no_file=_CMD_NO_FILE),),
                  real=(RealShell("cmd.exe", "cmd", ("/d", "/v:off", "/c"), windows=True, empty_is_unset=True),),
                  verify=verify_bat, dump="set", plain=PLAIN_WINDOWS, paste=paste_cmd,
                  # its hooks prepend to PATH only, in their own spelling, and leave PATH alone near the line limit
                  lists=("PATH",), spelling=bat_spelling, own_record=bat_own_record, runs_inside=("ps1",),
-                 gives_up="PATH left as it is"),
+                 gives_up="PATH left as it is", setx=N_("in cmd.exe: {command}")),
     # Windows PowerShell 5.1 reads a BOM-less file as the ANSI code page, so non-ASCII needs the BOM.
     "ps1": Shell("ps1", "powershell", quote_ps1, newline="\n", encoding="utf-8-sig", list_sep=", ", lib=False,
                  snippet="powershell.ps1", reconciler="reconcile.ps1",
-                 init=(Startup("powershell", aliases=("pwsh",), profile=True, ext="ps1", completion="powershell",
-                                   loads="if (Test-Path -LiteralPath {file}) {{ . {file} }}"),),
+                 init=(Startup("powershell", aliases=("pwsh",), ext="ps1", completion="powershell",
+                               completion_script="complete.ps1",
+                                   loads="if (Test-Path -LiteralPath {file}) {{ . {file} }}",
+                               # as `conda init powershell` finds them: pwsh 7 reads Documents\PowerShell, Windows
+                               # PowerShell 5.1 (the Anaconda PowerShell Prompt) Documents\WindowsPowerShell
+                               profile="profile.ps1", editions=(Edition("pwsh", "PowerShell"),
+                                                                Edition("powershell", "WindowsPowerShell", ships=True)),
+                               ask=("-NoLogo", "-NoProfile", "-NonInteractive", "-Command",
+                                    "$PROFILE.CurrentUserAllHosts"),
+                               base_var="XDG_CONFIG_HOME", base_default=".config", profile_dir="powershell"),),
                  real=(RealShell("pwsh", "pwsh", _PS_ARGS),
                        RealShell("Windows PowerShell", "powershell", _PS_ARGS, windows=True, empty_is_unset=True),
                        RealShell("pwsh", "pwsh", _PS_ARGS, windows=True)),
@@ -450,7 +509,8 @@ SHELLS: Dict[str, Shell] = {
                  session_vars=("PSExecutionPolicyPreference", "POWERSHELL_DISTRIBUTION_CHANNEL"),
                  # pwsh before 7.5 (.NET 9) deletes a variable set to '', as Windows PowerShell 5.1 does
                  refusal=POLICY_MARKERS, refusal_note=M("its execution policy lets no script run"),
-                 empty_below=(7, 5)),
+                 empty_below=(7, 5), setx=N_("in PowerShell: {command}"),
+                 conda_export=CondaExport('PowerShell ($Env:PATH = "...")', PS_DOUBLE_QUOTED, windows=True)),
 }
 
 # the shell assumed where none is named, as conda assumes sh's activate.d scripts

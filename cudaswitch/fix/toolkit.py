@@ -2,8 +2,9 @@
 CUDA_PATH_MISSING / CUDA_HOME it leaves naming that folder: switch to the nearest installed toolkit the
 environment's torch accepts (its CUDA major, as torch.utils.cpp_extension demands), as `cudaswitch use ROOT` does.
 A variable set outside cudaswitch (a startup file, setx) is the user's: it stays advice, but with the exact command
-that points it at the same toolkit the switch would pick (`setx` for cmd.exe and for PowerShell on Windows, the line
-for the startup file of the user's shell elsewhere); cudaswitch edits neither the registry nor rc files here."""
+that points it at the same toolkit the switch would pick (`setx` for each Windows shell, cmd.exe's and PowerShell's,
+the line for the startup file of the user's shell elsewhere); cudaswitch edits neither the registry nor rc files
+here."""
 
 from __future__ import annotations
 
@@ -32,17 +33,16 @@ def nearest(toolkits: List, old_version: str, torch_cuda: Optional[str]):
 
 
 def user_variable_lines(var: str, value: str, environ, windows: bool) -> List[str]:
-    """The pasteable way to set the user's own `var` to `value` for good: `setx` quoted for cmd.exe and for
-    PowerShell (one construct, both shells' quoting), else the line for the user's shell's startup file, as its
-    record writes it (core/shells.py: `export`, `rc_file`; sh's where it has none)."""
+    """The pasteable way to set the user's own `var` to `value` for good: on Windows `setx` for each Windows shell
+    whose record shows it (`setx`; one construct, each shell's quoting), else the line for the user's shell's startup
+    file, as its record writes it (core/shells.py: `export`, `rc_file`; sh's where it has none)."""
     import re
 
     from cudaswitch.core import shellquote as sq
-    from cudaswitch.core.shells import POSIX_DEFAULT, SHELLS, named
+    from cudaswitch.core.shells import POSIX_DEFAULT, SHELLS, named, windows_shells
 
     if windows:
-        return [M("in cmd.exe: {command}", command=sq.command(["setx", var, value], sq.CMD)),
-                M("in PowerShell: {command}", command=sq.command(["setx", var, value], sq.POWERSHELL))]
+        return [M(sh.setx, command=sq.command(["setx", var, value], sh.key)) for sh in windows_shells() if sh.setx]
     name = next((v for v in (environ.get("CUDASWITCH_SHELL"), environ.get("SHELL")) if named(v)), POSIX_DEFAULT)
     base = re.split(r"[\\/]", name.strip())[-1].lower()
     record = named(name)

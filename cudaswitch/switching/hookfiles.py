@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 from cudaswitch import __version__
 from cudaswitch.core import faults, trust
@@ -72,24 +72,26 @@ def check_paths(changes: Changes, windows: bool) -> None:
                                     value=value))
 
 
-# Characters conda's own PATH export does not protect, per shell cudaswitch writes hooks for: conda writes
-# `export PATH='...'` (sh), `setenv PATH "..."` (csh), `set -gx PATH "..." "..."` (fish) and `$Env:PATH = "..."`
-# (PowerShell) without escaping, so on `conda deactivate` such an entry is executed or mangled by conda itself. The
-# shell labels are shell names and syntax only, so a translated sentence carries them unchanged.
-_CONDA_EXPORT_BREAKS = {
-    False: (("'", "sh (export PATH='...')"), ('"', 'csh (setenv PATH "..."), fish (set -gx PATH "...")'),
-            ("$", 'csh (setenv PATH "..."), fish (set -gx PATH "...")'), ("`", 'csh (setenv PATH "...")'),
-            ("\\", 'fish (set -gx PATH "...")')),
-    True: (('"', 'PowerShell ($Env:PATH = "...")'), ("\u201c", "PowerShell"), ("\u201d", "PowerShell"),
-           ("\u201e", "PowerShell"), ("$", 'PowerShell ($Env:PATH = "...")'), ("`", 'PowerShell ($Env:PATH = "...")')),
-}
+def _conda_export_breaks(windows: bool) -> List[Tuple[str, str]]:
+    """(character, the shells whose conda PATH export it breaks, as shown) for the records' `conda_export` checked
+    on that system, each character once, in the records' order; the shells in alphabetical order, so that the
+    sentence does not depend on the records' order."""
+    shells: Dict[str, List[str]] = {}
+    for sh in SHELLS.values():
+        export = sh.conda_export
+        if export is not None and export.windows == windows:
+            for ch in export.breaks:
+                shells.setdefault(ch, []).append(export.shown)
+    return [(ch, ", ".join(sorted(shown))) for ch, shown in shells.items()]
 
 
 def conda_export_problem(changes: Changes, windows: bool) -> Optional[str]:
     """Why conda itself could not carry the toolkit's PATH entries through its unescaped PATH export in one of
-    the shells cudaswitch writes hooks for, or None (docs/design/activation.md, "Paths a hook cannot carry")."""
+    the shells cudaswitch writes hooks for (each record's `conda_export`), or None (docs/design/activation.md,
+    "Paths a hook cannot carry")."""
+    breaks = _conda_export_breaks(windows)
     for entry in changes.prepend.get("PATH", []):
-        for ch, shell in _CONDA_EXPORT_BREAKS[windows]:
+        for ch, shell in breaks:
             if ch in entry:
                 return M("{entry} contains {ch!r}, which conda's own unescaped PATH export in {shell} would execute "
                          "or mangle; install or link the toolkit under a path without it", entry=entry, ch=ch,

@@ -16,7 +16,8 @@ from typing import List, Mapping, Optional, Tuple
 from cudaswitch.core.errors import CudaswitchError, UsageError
 from cudaswitch.core.i18n import M, tr
 from cudaswitch.core.fsutil import atomic_write
-from cudaswitch.core.shells import INIT_SHELLS, init_shell, windows_shells
+from cudaswitch.core.shells import INIT_SHELLS, Startup, init_shell, windows_shells
+from cudaswitch.discovery.envfiles import HOOK_NAME
 
 # the whole integration block earlier builds pasted into the startup file; --install replaces it by the one line
 BEGIN = "# >>> cudaswitch init >>>"
@@ -54,11 +55,12 @@ def init_text(shell: str, one_line: bool = False) -> str:
         # where the reconciler would have acted (the active environment has no cudaswitch hook), so an
         # environment's own deactivate hook still finds its record. One-line `if`s only: an alias holds one line.
         gone = tr(M("cudaswitch: its prompt-time reconciler {file} is gone (cudaswitch was removed or reinstalled); "
-                    "the CUDA entries it added stay in this shell: open a new one, and run 'cudaswitch init tcsh' "
-                    "again", file=where)).replace('"', "").replace("'", "'\"'\"'").replace("!", "\\!")
+                    "the CUDA entries it added stay in this shell: open a new one, and run 'cudaswitch init {shell}' "
+                    "again", file=where, shell=shell)).replace('"', "").replace("'", "'\"'\"'").replace("!", "\\!")
         # csh expands a one-line `if`'s command before testing it: "$CONDA_PREFIX/..." goes through eval, as in
         # hooks/tcsh.csh, and the alias text is single-quoted, so inner single quotes are written '"'"'
-        inner = ("'\"'\"'if ( -f \"$CONDA_PREFIX/etc/conda/activate.d/cudaswitch.csh\" ) set _cs_gone = 0'\"'\"'")
+        hook = f"$CONDA_PREFIX/etc/conda/activate.d/{HOOK_NAME}.{sh.ext}"
+        inner = f"'\"'\"'if ( -f \"{hook}\" ) set _cs_gone = 0'\"'\"'"
         run = (f'set _cs_gone = 0 ; if ( $?_CUDASWITCH_ADDED_PATH && ! -e "{where}" ) set _cs_gone = 1 ; '
                f'if ( $_cs_gone == 1 && $?CONDA_PREFIX ) eval {inner} ; '
                f'if ( $_cs_gone == 1 ) echo "{gone}" ; '
@@ -72,11 +74,11 @@ def init_text(shell: str, one_line: bool = False) -> str:
             f"if ( \"$_cs_pre\" == \"\" ) alias precmd '{run}'",
             f"if ( \"$_cs_pre\" != \"\" && \"$_cs_pre\" !~ *{sh.reconciler}* ) alias precmd \"$_cs_pre\"'; {run}'",
             "unset _cs_pre", ""])
-    completion = INIT_SHELLS[shell][1].completion
-    if completion:
+    start = INIT_SHELLS[shell][1]
+    if start.completion_script:
         from cudaswitch.switching.completion import script
 
-        text = text.rstrip("\n") + "\n# tab completion (click's protocol, answered by cudaswitch itself)\n" + script(completion)
+        text = text.rstrip("\n") + "\n# tab completion (click's protocol, answered by cudaswitch itself)\n" + script(start)
     if one_line and sh.eval_one_line:
         # eval "`cudaswitch init tcsh`" joins the lines: one line of commands separated by ';' reads the same
         # whether it is eval'ed or sourced from a file, and a comment would swallow everything after it
@@ -118,17 +120,14 @@ def shell_from_environ(environ: Mapping[str, str]) -> str:
 
 
 def _no_startup_file(shell: str) -> UsageError:
-    # a batch file takes no '#' lines, and cmd.exe runs none at start: the wrapper is a file of its own. cmd reads
-    # it in the console code page, so it is written from cmd.exe itself (PowerShell 5.1's '>' writes UTF-16).
-    return UsageError(M("cmd.exe has no startup file: save the output of 'cudaswitch init {shell}' as cs.bat in a "
-                        "folder on PATH instead (in cmd.exe: cudaswitch init {shell} > cs.bat)", shell=shell))
+    return UsageError(M(INIT_SHELLS[shell][1].no_file, shell=shell))
 
 
 def rc_files(shell: str, environ: Mapping[str, str]) -> List[Path]:
-    """The startup files --install writes: one per shell, every edition's profile for PowerShell."""
+    """The startup files --install writes: one per shell, every edition's for a shell that names its own."""
     start = INIT_SHELLS[shell][1]
     if start.profile:
-        return powershell_profiles(environ=environ)
+        return named_profiles(start, environ=environ)
     if start.under is None:
         raise _no_startup_file(shell)
     home = Path(os.path.expanduser("~"))
@@ -136,13 +135,12 @@ def rc_files(shell: str, environ: Mapping[str, str]) -> List[Path]:
     return [Path(base or home / start.base_default) / start.under]
 
 
-def powershell_profiles(which=shutil.which, run=None, environ=None, windows=None) -> List[Path]:
-    """Every profile a PowerShell host of this user reads ($PROFILE.CurrentUserAllHosts of each edition), found as
-    `conda init powershell` finds them: each PowerShell on PATH (pwsh 7, Windows PowerShell 5.1) is asked, which
-    also follows a Documents folder redirected to OneDrive. The editions read different folders (pwsh 7
-    Documents\\PowerShell, 5.1 Documents\\WindowsPowerShell; the Anaconda PowerShell Prompt is 5.1), so on
-    Windows both are written: 5.1 ships with Windows, and pwsh 7's folder when it exists. Documents is a OneDrive
-    Documents folder that holds a PowerShell folder, else the home's."""
+def named_profiles(start: Startup, which=shutil.which, run=None, environ=None, windows=None) -> List[Path]:
+    """Every file a shell that names its own startup file (`start.profile`: PowerShell's) reads for this user, one
+    per edition, found as `conda init powershell` finds them: each edition on PATH is asked (`start.ask`), which also
+    follows a Documents folder redirected to OneDrive. The editions read different folders, so on Windows each is
+    written whose edition ships with Windows or whose folder exists. Documents is a OneDrive Documents folder that
+    holds an edition's folder, else the home's."""
     import subprocess
 
     from cudaswitch.core.trust import run_program
@@ -151,13 +149,12 @@ def powershell_profiles(which=shutil.which, run=None, environ=None, windows=None
     environ = os.environ if environ is None else environ
     windows = sys.platform == "win32" if windows is None else windows
     found: List[Path] = []
-    for exe in ("pwsh", "powershell"):
-        where = which(exe)
+    for edition in start.editions:
+        where = which(edition.program)
         if not where:
             continue
         try:
-            out = run([where, "-NoLogo", "-NoProfile", "-NonInteractive", "-Command",
-                       "$PROFILE.CurrentUserAllHosts"], timeout=60)
+            out = run([where, *start.ask], timeout=60)
         except (OSError, subprocess.SubprocessError, CudaswitchError):
             continue
         lines = out.stdout.strip().splitlines() if out.returncode == 0 else []
@@ -165,19 +162,20 @@ def powershell_profiles(which=shutil.which, run=None, environ=None, windows=None
             found.append(Path(lines[-1].strip()))
     home = Path(environ.get("USERPROFILE") or os.path.expanduser("~")) if windows else Path(os.path.expanduser("~"))
     if not windows:
-        return found or [Path(environ.get("XDG_CONFIG_HOME") or home / ".config") / "powershell" / "profile.ps1"]
+        base = environ.get(start.base_var) if start.base_var else None
+        return found or [Path(base or home / start.base_default) / start.profile_dir / start.profile]
     answered = [PureWindowsPath(str(p)) for p in found]
-    if answered:  # the Documents folder PowerShell itself uses
+    if answered:  # the Documents folder the shell itself uses
         base = Path(str(answered[0].parent.parent))
     else:
         docs = [Path(environ[k]) / "Documents" for k in ("OneDrive", "OneDriveConsumer", "OneDriveCommercial")
                 if environ.get(k)] + [home / "Documents"]
-        base = next((d for d in docs if (d / "PowerShell").is_dir() or (d / "WindowsPowerShell").is_dir()), docs[-1])
-    for sub, needed in (("PowerShell", False), ("WindowsPowerShell", True)):
-        if any(a.parent.name.lower() == sub.lower() for a in answered):
+        base = next((d for d in docs if any((d / e.folder).is_dir() for e in start.editions)), docs[-1])
+    for edition in start.editions:
+        if any(a.parent.name.lower() == edition.folder.lower() for a in answered):
             continue  # that edition named its own file
-        if needed or (base / sub).is_dir():
-            found.append(base / sub / "profile.ps1")
+        if edition.ships or (base / edition.folder).is_dir():
+            found.append(base / edition.folder / start.profile)
     return found
 
 

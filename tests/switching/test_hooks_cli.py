@@ -388,7 +388,12 @@ def test_powershell_profiles_of_every_edition_are_found_as_conda_finds_them(tmp_
     redirected), and both editions get the line: pwsh 7 reads Documents\\PowerShell, Windows PowerShell 5.1 (the
     Anaconda PowerShell Prompt) Documents\\WindowsPowerShell. 5.1 ships with Windows, so its file is always
     written; pwsh 7's when pwsh answers or its folder exists."""
-    from cudaswitch.switching.startup import powershell_profiles
+    from functools import partial
+
+    from cudaswitch.core.shells import INIT_SHELLS
+    from cudaswitch.switching.startup import named_profiles
+
+    powershell_profiles = partial(named_profiles, INIT_SHELLS["powershell"][1])
 
     asked = []
     # what each edition prints for $PROFILE.CurrentUserAllHosts with Documents in OneDrive
@@ -422,6 +427,10 @@ def test_powershell_profiles_of_every_edition_are_found_as_conda_finds_them(tmp_
     got = powershell_profiles(which=lambda _: None, run=run, environ={"USERPROFILE": str(tmp_path / "plain")},
                               windows=True)
     assert got == [tmp_path / "plain" / "Documents" / "WindowsPowerShell" / "profile.ps1"]
+    # off Windows, where no pwsh answers: pwsh's own $PROFILE.CurrentUserAllHosts there (about_Profiles)
+    got = powershell_profiles(which=lambda _: None, run=run, environ={"XDG_CONFIG_HOME": str(tmp_path / "cfg")},
+                              windows=False)
+    assert got == [tmp_path / "cfg" / "powershell" / "profile.ps1"]
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh"])

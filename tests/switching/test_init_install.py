@@ -144,7 +144,7 @@ def test_powershell_install_writes_every_editions_profile(home, monkeypatch):
     h, env = home
     pwsh7 = h / "Documents" / "PowerShell" / "profile.ps1"
     ps51 = h / "Documents" / "WindowsPowerShell" / "profile.ps1"
-    monkeypatch.setattr(startup, "powershell_profiles", lambda environ: [pwsh7, ps51])
+    monkeypatch.setattr(startup, "named_profiles", lambda start, environ: [pwsh7, ps51])
     done = startup.install("powershell", None, env)
     assert done == [(pwsh7, "added"), (ps51, "added")]
     for prof in (pwsh7, ps51):

@@ -5,6 +5,9 @@ shell is added by one record and its files (docs/design/activation.md, "Adding a
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 from conftest import run_cli
 from cudaswitch.switching import hookfiles, startup
 from cudaswitch.core.shells import INIT_SHELLS, SHELLS
@@ -104,6 +107,10 @@ def test_a_new_record_alone_is_seen_by_verify_paste_quoting_and_activate_d(monke
     monkeypatch.setitem(SHELLS, "nu", win)
     assert shell_extension({"NU_VERSION": "0.99"}, windows=True) == ".nu"
     assert shell_extension({}, windows=True) == ".bat"
+    # `doctor --fix`'s setx line on Windows, one per Windows shell whose record shows one, in its quoting
+    monkeypatch.setitem(SHELLS, "nu", dataclasses.replace(win, setx="in nu: {command}"))
+    assert [str(m) for m in user_variable_lines("CUDA_PATH", "C:\\a b", {}, windows=True)][2:] == [
+        "in nu: setx CUDA_PATH 'C:\\a b'"]
 
 
 def test_pasted_words_and_hook_values_share_each_shells_quoting():
@@ -255,7 +262,10 @@ def test_a_new_records_refusal_and_giving_up_are_read_from_it(monkeypatch, tmp_p
 # knowledge of one shell outside its record
 RECORD_READERS = ("cudaswitch/switching/verify.py", "cudaswitch/switching/switch.py",
                   "cudaswitch/discovery/activation_scripts.py", "cudaswitch/fix/toolkit.py",
-                  "cudaswitch/cli/discovery.py", "cudaswitch/cli/switching.py", "cudaswitch/checks/reach.py")
+                  "cudaswitch/cli/discovery.py", "cudaswitch/cli/switching.py", "cudaswitch/checks/reach.py",
+                  # the hooks and conda's PATH export, `init` and its startup files, the completion scripts
+                  "cudaswitch/switching/hookfiles.py", "cudaswitch/switching/startup.py",
+                  "cudaswitch/switching/completion.py", "tools/completion_table.py")
 
 
 def test_the_modules_that_read_the_records_name_no_shell():
@@ -288,3 +298,150 @@ def test_the_reconciler_tip_on_windows_names_the_windows_shell_whose_record_has_
     assert user_reconciler_missing(SimpleNamespace(windows=False, environ={"SHELL": "/usr/bin/fish"})) == "fish"
     monkeypatch.setitem(SHELLS, "ps1", dataclasses.replace(SHELLS["ps1"], reconciler=None))
     assert user_reconciler_missing(win) is None
+
+
+def _breaks_in(argv, line: str, value: str, tmp_path) -> bool:
+    """Whether the real shell `argv` running `line` (conda's PATH export, the value spliced in unescaped) leaves PATH
+    other than `value`."""
+    import subprocess
+
+    script = tmp_path / "export"
+    script.write_text(line + "\n/usr/bin/printenv PATH\n", encoding="utf-8")
+    out = subprocess.run([*argv, str(script)], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                         env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"})
+    return out.stdout != value + "\n"
+
+
+def test_conda_export_is_the_path_line_real_conda_writes_and_its_characters_break_it(real_conda, tmp_path):
+    """A record's `conda_export` shows the PATH line the real conda's activator for its shell writes, the value in
+    quotes it does not escape, and every record whose conda writes such a line has one (cmd.exe's conda writes a file
+    of plain NAME=VALUE lines). In each present real shell of the record, the characters of every record's list that
+    break that line (the value no longer comes back as it was put in) are exactly its own list's."""
+    import re
+    import shutil
+
+    # what quotes, expands or escapes inside a quoted word of sh, fish or csh, and whatever a record lists (`!`, csh's
+    # history, is left out: `use` does not refuse it today, though tcsh reads it inside conda's double quotes too)
+    candidates = set("'\"$`\\") | {ch for sh in SHELLS.values() if sh.conda_export for ch in sh.conda_export.breaks}
+    base = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    for key, sh in SHELLS.items():
+        out = real_conda.run([f"shell.{sh.name}", "activate", real_conda.root], base=base).stdout
+        lines = [ln.rstrip(";") for ln in out.splitlines() if "PATH" in ln and real_conda.root in ln]
+        quoted = [ln for ln in lines if re.search(r"""["']""" + re.escape(real_conda.root), ln)]
+        export = sh.conda_export
+        if export is None:
+            assert not quoted, (key, quoted)
+            continue
+        shown = re.fullmatch(r"[^ ]+ \((.*)\)", export.shown).group(1)
+        before, _, after = shown.partition("...")
+        assert before[-1] in export.breaks, key  # the quote conda puts around the value
+        assert len(quoted) == 1 and re.fullmatch(re.escape(before) + ".*" + re.escape(after), quoted[0]), (key, out)
+        for real in sh.real:
+            if real.windows or not shutil.which(real.program):
+                continue
+            argv = [real.program, *real.args]
+            assert not _breaks_in(argv, shown.replace("...", "/x/y"), "/x/y", tmp_path), real.name
+            broken = {ch for ch in candidates
+                      if any(_breaks_in(argv, shown.replace("...", v), v, tmp_path) for v in (f"/x{ch}y", f"/x{ch}"))}
+            assert broken == set(export.breaks), (real.name, broken)
+
+
+def test_a_startup_file_the_shell_names_itself_is_found_from_the_records_editions(monkeypatch, tmp_path):
+    """A shell that names its own startup file, as PowerShell does: each of its record's editions on PATH is asked
+    with the record's arguments; where none answers, the record's file in each edition's folder below Documents on
+    Windows (an edition that ships with Windows always, another where its folder exists), elsewhere below the
+    record's config folder. Nothing of PowerShell's is asked or written for it."""
+    import dataclasses
+    import subprocess
+
+    from cudaswitch.core.shells import Edition
+
+    sh, ps = INIT_SHELLS["powershell"]
+    nu = dataclasses.replace(ps, profile="config.nu", ask=("--print", "config"), profile_dir="nushell",
+                             editions=(Edition("nu-test-new", "Nu"), Edition("nu-test-old", "NuClassic", ships=True)))
+    asked = []
+
+    def run(argv, **kw):
+        asked.append(argv)
+        return subprocess.CompletedProcess(argv, 0, "banner\nC:\\Users\\li\\Documents\\Nu\\config.nu\n", "")
+
+    got = startup.named_profiles(nu, which={"nu-test-new": r"C:\nu\nu.exe", "pwsh": r"C:\pwsh.exe"}.get, run=run,
+                                 environ={"USERPROFILE": str(tmp_path)}, windows=True)
+    assert asked == [[r"C:\nu\nu.exe", "--print", "config"]]
+    assert [str(p) for p in got] == ["C:\\Users\\li\\Documents\\Nu\\config.nu",
+                                     str(Path("C:\\Users\\li\\Documents") / "NuClassic" / "config.nu")]
+    (tmp_path / "Documents" / "Nu").mkdir(parents=True)
+    none = startup.named_profiles(nu, which=lambda _: None, run=run, environ={"USERPROFILE": str(tmp_path)},
+                                  windows=True)
+    assert none == [tmp_path / "Documents" / "Nu" / "config.nu", tmp_path / "Documents" / "NuClassic" / "config.nu"]
+    # --install's files, off Windows, where no edition is on PATH: the record's folder below XDG_CONFIG_HOME
+    monkeypatch.setitem(INIT_SHELLS, "powershell", (sh, nu))
+    if sys.platform != "win32":
+        assert startup.rc_files("powershell", {"XDG_CONFIG_HOME": str(tmp_path / "cfg")}) == [
+            tmp_path / "cfg" / "nushell" / "config.nu"]
+
+
+def test_a_shell_without_a_startup_file_says_why_from_its_record(monkeypatch, tmp_path):
+    """Every `init` shell has a startup file --install writes (its own or one it names itself) or its record's reason
+    why not, which --install gives as its one-line refusal; a new record's reason is its own."""
+    import dataclasses
+
+    import pytest
+
+    from cudaswitch.core.errors import UsageError
+
+    for name, (_sh, st) in INIT_SHELLS.items():
+        assert bool(st.under or st.profile) == bool(st.loads) != bool(st.no_file), name
+    env = {"HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data")}
+    sh, cmd = INIT_SHELLS["cmd"]
+    with pytest.raises(UsageError, match="^cmd.exe has no startup file: .*cudaswitch init cmd > cs.bat"):
+        startup.install("cmd", None, env)
+    zh = run_cli(["init", "cmd", "--install"], dict(env, PATH="/usr/bin:/bin", CUDASWITCH_LANG="zh_CN"))
+    assert zh.returncode == 2 and "cmd.exe 没有启动文件" in zh.stderr, zh.stderr  # the record's message, translated
+    monkeypatch.setitem(INIT_SHELLS, "cmd", (sh, dataclasses.replace(cmd, no_file="{shell} reads no file at start")))
+    with pytest.raises(UsageError, match="^cmd reads no file at start$"):
+        startup.install("cmd", None, env)
+    with pytest.raises(UsageError, match="^cmd reads no file at start$"):
+        startup.rc_files("cmd", env)
+    assert not any(tmp_path.iterdir())
+
+
+def test_the_completion_script_init_prints_and_click_sources_is_the_records(monkeypatch):
+    """Each `init` shell that speaks a completion protocol names its script, and `init` puts that file (its
+    placeholders filled) after the shell function; click's `<protocol>_source` answers with the same file. Which
+    file is read from the record alone: pointed at another shell's script, both give that one."""
+    import dataclasses
+
+    from click.shell_completion import get_completion_class
+
+    import cudaswitch.cli.completion  # noqa: F401 (registers the protocols cudaswitch adds to click's)
+    from cudaswitch.cli import main
+    from cudaswitch.switching import completion
+
+    for name, (_sh, st) in INIT_SHELLS.items():
+        assert bool(st.completion) == bool(st.completion_script), name
+        if st.completion:
+            script = completion.script(st)
+            assert "%(" not in script and "_CUDASWITCH_COMPLETE" in script, name
+            assert startup.init_text(name).endswith(script), name
+    sh, fish = INIT_SHELLS["fish"]
+    ps1 = INIT_SHELLS["powershell"][1]
+    monkeypatch.setitem(INIT_SHELLS, "fish", (sh, dataclasses.replace(fish, completion_script=ps1.completion_script)))
+    assert startup.init_text("fish").endswith(completion.script(ps1))
+    assert "Register-ArgumentCompleter" in get_completion_class("fish")(main, {}, "cudaswitch",
+                                                                        "_CUDASWITCH_COMPLETE").source()
+
+
+def test_powershells_typographic_double_quotes_end_its_strings_for_pasting_and_for_conda():
+    """PowerShell's tokenizer takes “ ” „ as double quotes (PowerShell/PowerShell, CharTraits.cs, IsDoubleQuote;
+    no PowerShell runs here): a pasted Windows word holding one gets PowerShell's single quotes, not the "..."
+    cmd.exe and PowerShell share, and a Windows toolkit path holding one is refused, since conda's own
+    `$Env:PATH = "..."` would end at it."""
+    from cudaswitch.core import shellquote
+    from cudaswitch.switching.activation import Changes
+
+    for ch in "\u201c\u201d\u201e":
+        assert shellquote.quote(f"C:\\a b{ch}c", shellquote.WINDOWS) == f"'C:\\a b{ch}c'"
+        problem = hookfiles.conda_export_problem(Changes(scalars={}, prepend={"PATH": [f"C:\\a{ch}b\\bin"]}), True)
+        assert problem and f"{ch!r}" in problem and "PowerShell ($Env:PATH" in problem, ch
+    assert shellquote.quote("C:\\a b", shellquote.WINDOWS) == '"C:\\a b"'

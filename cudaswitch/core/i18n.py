@@ -8,7 +8,8 @@ Three ways to mark a message, all found by the extractor (`scripts/i18n_catalog.
   - `N_("text")`: mark a constant kept in a table (the failure catalogue); `tr()` translates it when printed;
   - `M("torch {version} is a CPU-only build", version=v)`: a record field with values in it. It *is* the English
     string (JSON, comparisons and `+` see plain English) and remembers its template, so `tr()` can print the
-    translated template with the same values.
+    translated template with the same values. A list inside one is a `Listed` value: ", " in the record, the
+    reader's list separator when printed.
 
 The catalog is read lazily, on the first translated line: `cudaswitch list --json` never opens it.
 Missing or broken translations fall back to English line by line; nothing here raises.
@@ -46,6 +47,19 @@ class M(str):
 
     def __reduce__(self):  # copies (dataclasses.asdict, pickle) are the plain English text
         return (str, (str(self),))
+
+
+class Listed(M):
+    """Items as one value of a message: joined by ", " in the record (JSON, comparisons), by the reader's own list
+    separator when printed (`tr`: "、" in Chinese), each item translated if it is a message."""
+
+    __slots__ = ("items",)
+
+    def __new__(cls, items: Iterable[str]):
+        items = list(items)
+        self = str.__new__(cls, ", ".join(items))
+        self.template, self.values, self.items = str(self), {}, items
+        return self
 
 
 # ---- choosing the language -----------------------------------------------------------------------------------
@@ -168,6 +182,8 @@ def tr(text: str) -> str:
     anything else (a value, an unmarked message) unchanged. Falls back to English if a translation is broken."""
     if not text:
         return text
+    if isinstance(text, Listed):
+        return _(", ").join(tr(i) for i in text.items)
     if isinstance(text, M):
         translated = _(text.template) if _translation() is not None else text.template
         # a value that is itself a message (a reason, an advice passed in by the caller) is translated too

@@ -9,7 +9,8 @@ Three ways to mark a message, all found by the extractor (`scripts/i18n_catalog.
   - `M("torch {version} is a CPU-only build", version=v)`: a record field with values in it. It *is* the English
     string (JSON, comparisons and `+` see plain English) and remembers its template, so `tr()` can print the
     translated template with the same values. A list inside one is a `Listed` value: ", " in the record, the
-    reader's list separator when printed.
+    reader's list separator when printed; the sources.csv keys of a claim are a `Cited` value: in the record,
+    not in the printed text.
 
 The catalog is read lazily, on the first translated line: `cudaswitch list --json` never opens it.
 Missing or broken translations fall back to English line by line; nothing here raises.
@@ -47,6 +48,19 @@ class M(str):
 
     def __reduce__(self):  # copies (dataclasses.asdict, pickle) are the plain English text
         return (str, (str(self),))
+
+
+class Cited(M):
+    """The keys of cudaswitch/data/sources.csv behind a claim, as a value of a message: " [S43;S44]" in the record
+    (JSON and the tests keep them, for scripts and maintainers), nothing when printed, where a bare key means
+    nothing to a reader."""
+
+    __slots__ = ()
+
+    def __new__(cls, keys: str):
+        self = str.__new__(cls, f" [{keys}]" if keys else "")
+        self.template, self.values = str(self), {}
+        return self
 
 
 class Listed(M):
@@ -182,6 +196,8 @@ def tr(text: str) -> str:
     anything else (a value, an unmarked message) unchanged. Falls back to English if a translation is broken."""
     if not text:
         return text
+    if isinstance(text, Cited):
+        return ""
     if isinstance(text, Listed):
         return _(", ").join(tr(i) for i in text.items)
     if isinstance(text, M):

@@ -1001,6 +1001,15 @@ def test_no_user_page_names_an_issue_of_this_project():
     assert not hits, "\n".join(hits)
 
 
+def test_no_user_page_shows_a_key_of_the_sources_table():
+    """"[S43]" or "S119;S131" means nothing to a reader (the tool prints no such key either): a page names the
+    source itself."""
+    rx = re.compile(r"\[S\d+[;\]]|\bS\d+;S\d+")
+    hits = [f"{p.relative_to(REPO)}:{n}: {line.strip()}" for p in _user_pages()
+            for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if rx.search(line)]
+    assert not hits, "\n".join(hits)
+
+
 def test_the_readmes_stay_a_front_door():
     for name in ("README.md", "README.zh-CN.md"):
         text = (REPO / name).read_text(encoding="utf-8")

@@ -18,7 +18,7 @@ from typing import Dict, List, Optional, Tuple
 
 from cudaswitch.data import knowledge
 from cudaswitch.checks.diagnosis import ERROR, INFO, WARNING, Finding, finding
-from cudaswitch.core.i18n import M, N_
+from cudaswitch.core.i18n import Cited, M, N_
 from cudaswitch.core.system import System
 from cudaswitch.core.trust import read_bytes, read_text
 
@@ -173,8 +173,9 @@ def build_findings(installs: Dict, toolkits, system: System, env_prefix: Optiona
             if need and major < need:
                 out.append(finding("HOST_COMPILER_TOO_OLD", ERROR, M("the host compiler is GCC {gcc}, torch "
                                                                      "{torch}'s headers need {std}, which GCC "
-                                                                     "implements from {need} [S121]", gcc=comp[1],
-                                                                     torch=torch_v, std=std, need=need),
+                                                                     "implements from {need}{src}", gcc=comp[1],
+                                                                     torch=torch_v, std=std, need=need,
+                                                                     src=Cited("S121")),
                                    details=[comp[2]]))
     arch_env = system.environ.get("TORCH_CUDA_ARCH_LIST")
     if arch_env and tk is not None:
@@ -246,12 +247,12 @@ def msvc_findings(system: System, tk, limits: Dict) -> List[Finding]:
     msc = major * 100 + minor
     if limits.get("msc"):
         lo, hi = limits["msc"]
-        where = limits["file"]
+        where, src = limits["file"], Cited("")
     else:
         row = knowledge.nvcc_msvc_range(tk.version)
         if row is None:
             return []
-        lo, hi, where = int(row["msc_min"]), int(row["msc_below"]), f"nvcc_msvc.csv [{row['src']}]"
+        lo, hi, where, src = int(row["msc_min"]), int(row["msc_below"]), "nvcc_msvc.csv", Cited(row["src"])
     vs = knowledge.visual_studio(msc)
     if msc >= hi:
         newer = next((r for r in knowledge.table("nvcc_msvc.csv") if int(r["msc_below"]) > msc
@@ -263,14 +264,15 @@ def msvc_findings(system: System, tk, limits: Dict) -> List[Finding]:
             N_("install an older MSVC toolset next to it (Visual Studio Installer > Individual components) and open "
                "it with vcvars64.bat -vcvars_ver=14.xx; or pass -allow-unsupported-compiler to nvcc, at your own risk")
         return [finding("HOST_COMPILER_TOO_NEW", ERROR, M("cl.exe is version {cl} (_MSC_VER {msc}, {vs}); CUDA "
-                                                          "{cuda}'s nvcc accepts _MSC_VER < {hi} ({file}): it stops "
-                                                          "with 'unsupported Microsoft Visual Studio version!'",
+                                                          "{cuda}'s nvcc accepts _MSC_VER < {hi} ({file}{src}): it "
+                                                          "stops with 'unsupported Microsoft Visual Studio version!'",
                                                           cl=comp[1], msc=msc, vs=vs, cuda=tk.version, hi=hi,
-                                                          file=where), fix, details=[comp[2]])]
+                                                          file=where, src=src), fix, details=[comp[2]])]
     if msc < lo:
         return [finding("HOST_COMPILER_TOO_OLD", ERROR, M("cl.exe is version {cl} (_MSC_VER {msc}, {vs}); CUDA "
-                                                          "{cuda}'s nvcc needs _MSC_VER >= {lo} ({file})", cl=comp[1],
-                                                          msc=msc, vs=vs, cuda=tk.version, lo=lo, file=where),
+                                                          "{cuda}'s nvcc needs _MSC_VER >= {lo} ({file}{src})",
+                                                          cl=comp[1], msc=msc, vs=vs, cuda=tk.version, lo=lo,
+                                                          file=where, src=src),
                         N_("install a newer Visual Studio or its Build Tools (\"Desktop development with C++\")"),
                         details=[comp[2]])]
     return []

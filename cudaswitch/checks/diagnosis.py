@@ -21,7 +21,7 @@ from cudaswitch.checks.runner import ProbeOutcome
 from cudaswitch.checks.severities import ERROR, INFO, WARNING, severity as table_severity
 from cudaswitch.checks.windll import ILLEGAL_INSTRUCTION, exit_status
 from cudaswitch.discovery.environment import site_packages
-from cudaswitch.core.i18n import M, N_, _, columns
+from cudaswitch.core.i18n import Cited, M, N_, _, columns
 
 # what a person reads in the severity column; --json keeps the codes above
 _SEVERITY_WORDS = {ERROR: N_("error"), WARNING: N_("warning"), INFO: N_("info")}
@@ -481,9 +481,9 @@ def runtime_finding(system, prefix: str, dll_text) -> Optional[Finding]:
                                                    torch=torch_version or "?"), details=details)
     c, row = old[0]
     cause = M("WinError 1114: {dll} failed to initialise: the {name} the loader takes first is {copy}, version "
-              "{version}; torch {torch} needs {minimum} or newer [{src}]", dll=dll_text, name=c.name,
+              "{version}; torch {torch} needs {minimum} or newer{src}", dll=dll_text, name=c.name,
               copy=c.path, version=windll.version_text(c.version), torch=torch_version, minimum=row["min_version"],
-              src=row["src"])
+              src=Cited(row["src"]))
     details.append(row["why"])
     return finding("DLL_INIT_FAILED", ERROR, cause, _runtime_fix(system, shown, c, row), details=details)
 
@@ -520,10 +520,10 @@ def vc_runtime_findings(system, prefix: str, installs: Dict) -> List[Finding]:
     for c, row in windll.too_old(copies, installs["version"]):
         out.append(finding("VCRUNTIME_TOO_OLD", ERROR, M("{copy} is version {version}, and it is the {name} the "
                                                          "loader takes first; torch {torch} needs {minimum} or newer: "
-                                                         "import torch fails with WinError 1114 [{src}]", copy=c.path,
+                                                         "import torch fails with WinError 1114{src}", copy=c.path,
                                                          version=windll.version_text(c.version), name=c.name,
                                                          torch=installs["version"], minimum=row["min_version"],
-                                                         src=row["src"]),
+                                                         src=Cited(row["src"])),
                            _runtime_fix(system, shown, c, row),
                            details=[f"{x.path} {windll.version_text(x.version)}" for x in copies] + [row["why"]]))
     return out
@@ -639,8 +639,9 @@ def classify(outcome: ProbeOutcome, prefix: str, environ: Dict[str, str], window
     pyok = knowledge.python_ok(version, py.get("version", ""))
     if pyok and not pyok[0]:
         findings.append(finding("PYTHON_UNSUPPORTED", WARNING, M("Python {python} is outside torch {version}'s "
-                                                                 "{range} [{src}]", python=py.get('version'),
-                                                                 version=version, range=pyok[1], src=pyok[2])))
+                                                                 "{range}{src}", python=py.get('version'),
+                                                                 version=version, range=pyok[1],
+                                                                 src=Cited(pyok[2]))))
     if NUMPY_WARNING.search(text):
         findings.append(finding("NUMPY_ABI", ERROR))
 

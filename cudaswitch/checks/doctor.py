@@ -20,7 +20,7 @@ from cudaswitch.checks.driver import Driver
 from cudaswitch.checks.severities import severity as table_severity
 from cudaswitch.discovery.torchenv import torch_installs
 from cudaswitch.core.errors import UsageError
-from cudaswitch.core.i18n import M, N_, _, tr
+from cudaswitch.core.i18n import Cited, M, N_, _, tr
 from cudaswitch.core.system import System
 from cudaswitch.core.trust import read_text
 
@@ -259,8 +259,9 @@ def torch_findings(installs: Dict, driver: Driver, windows: bool) -> List[Findin
         if beyond:
             out.append(_f("TABLES_BEHIND", INFO, beyond, N_("update cudaswitch, or run tools/update_tables.py")))
         if ok and not ok[0]:
-            out.append(_f("PYTHON_UNSUPPORTED", WARNING, M("Python {python} has no wheel for torch {torch} ({range}) "
-                                                         "[{src}]", python=py, torch=base, range=ok[1], src=ok[2]),
+            out.append(_f("PYTHON_UNSUPPORTED", WARNING, M("Python {python} has no wheel for torch {torch} "
+                                                         "({range}){src}", python=py, torch=base, range=ok[1],
+                                                         src=Cited(ok[2])),
                           N_("use a Python in that range, or another torch (`cudaswitch recommend`)")))
     cuda = installs.get("cuda")
     if cuda and not driver.cuda_max and not driver.driver_version:
@@ -322,8 +323,8 @@ def cudnn_findings(toolkits) -> List[Finding]:
         ans = knowledge.cudnn_supports(tk.cudnn, tk.version)
         if ans and not ans[0]:
             out.append(_f("CUDNN_TOOLKIT_MISMATCH", WARNING, M("cuDNN {cudnn} in {root} is not listed for CUDA "
-                                                               "{cuda} [{src}]", cudnn=tk.cudnn, root=tk.root,
-                                                               cuda=tk.cuda.short, src=ans[1]), N_("install the cuDNN build for this toolkit's CUDA major")))
+                                                               "{cuda}{src}", cudnn=tk.cudnn, root=tk.root,
+                                                               cuda=tk.cuda.short, src=Cited(ans[1])), N_("install the cuDNN build for this toolkit's CUDA major")))
     return out
 
 

@@ -107,8 +107,8 @@ def recommend_lines(report: RecommendReport) -> List[str]:
         for r in rec.reasons:
             lines.append(f"  {tr(r)}" if r.startswith("note:") else _("  because {reason}").format(reason=tr(r)))
         lines.append(rec.command)
-        lines.append(_("table sources: {sources} (cudaswitch/data/sources.csv; --json prints them in full)").format(
-            sources=rec.src))
+        # the keys mean nothing to a reader; --json names each source (title, address)
+        lines.append(_("table sources: --json lists them in full"))
     else:
         lines.append(_("no torch release fits:"))
         for r in rec.reasons:

@@ -8,7 +8,9 @@ Three ways to mark a message, all found by the extractor (`scripts/i18n_catalog.
   - `N_("text")`: mark a constant kept in a table (the failure catalogue); `tr()` translates it when printed;
   - `M("torch {version} is a CPU-only build", version=v)`: a record field with values in it. It *is* the English
     string (JSON, comparisons and `+` see plain English) and remembers its template, so `tr()` can print the
-    translated template with the same values.
+    translated template with the same values. A list inside one is a `Listed` value: ", " in the record, the
+    reader's list separator when printed; the sources.csv keys of a claim are a `Cited` value: in the record,
+    not in the printed text.
 
 The catalog is read lazily, on the first translated line: `cudaswitch list --json` never opens it.
 Missing or broken translations fall back to English line by line; nothing here raises.
@@ -46,6 +48,32 @@ class M(str):
 
     def __reduce__(self):  # copies (dataclasses.asdict, pickle) are the plain English text
         return (str, (str(self),))
+
+
+class Cited(M):
+    """The keys of cudaswitch/data/sources.csv behind a claim, as a value of a message: " [S43;S44]" in the record
+    (JSON and the tests keep them, for scripts and maintainers), nothing when printed, where a bare key means
+    nothing to a reader."""
+
+    __slots__ = ()
+
+    def __new__(cls, keys: str):
+        self = str.__new__(cls, f" [{keys}]" if keys else "")
+        self.template, self.values = str(self), {}
+        return self
+
+
+class Listed(M):
+    """Items as one value of a message: joined by ", " in the record (JSON, comparisons), by the reader's own list
+    separator when printed (`tr`: "、" in Chinese), each item translated if it is a message."""
+
+    __slots__ = ("items",)
+
+    def __new__(cls, items: Iterable[str]):
+        items = list(items)
+        self = str.__new__(cls, ", ".join(items))
+        self.template, self.values, self.items = str(self), {}, items
+        return self
 
 
 # ---- choosing the language -----------------------------------------------------------------------------------
@@ -168,6 +196,10 @@ def tr(text: str) -> str:
     anything else (a value, an unmarked message) unchanged. Falls back to English if a translation is broken."""
     if not text:
         return text
+    if isinstance(text, Cited):
+        return ""
+    if isinstance(text, Listed):
+        return _(", ").join(tr(i) for i in text.items)
     if isinstance(text, M):
         translated = _(text.template) if _translation() is not None else text.template
         # a value that is itself a message (a reason, an advice passed in by the caller) is translated too

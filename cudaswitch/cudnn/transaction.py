@@ -14,7 +14,7 @@ from typing import Dict, List, Optional, Tuple
 
 from cudaswitch.core import interrupts, trust
 from cudaswitch.core.errors import CudaswitchError
-from cudaswitch.core.i18n import M, N_
+from cudaswitch.core.i18n import Listed, M, N_
 from cudaswitch.core.fsutil import fsync_dir
 from cudaswitch.core import faults
 from cudaswitch.cudnn.archive import Archive, ArchiveError, Entry, read_archive
@@ -182,8 +182,8 @@ def _leftover_warnings(prep: Prepared) -> List[str]:
             out.append(M("cuDNN {version} on Windows needs zlibwapi.dll on the loader path (it is not in {folder}); "
                          "without it cudnn64_8.dll fails to load", version=a.version, folder=prep.target.dirs["bin"]))
     if left:
-        shown = M("{names} and {more} more", names=", ".join(left[:6]), more=len(left) - 6) if len(left) > 6 \
-            else ", ".join(left)
+        shown = M("{names} and {more} more", names=Listed(left[:6]), more=len(left) - 6) if len(left) > 6 \
+            else Listed(left)
         out.append(M("{count} file(s) of another cuDNN stay in place, not replaced by this archive: {names}",
                      count=len(left), names=shown))
     return out

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
-from cudaswitch.core.i18n import M, N_
+from cudaswitch.core.i18n import Cited, M, N_
 from cudaswitch.core.versions import numbers
 
 
@@ -447,8 +447,8 @@ def _recommend(driver_cuda_max: Optional[str], python: str, windows: bool, capab
             if capability:
                 arch = arch_supported(w.torch, t, capability)
                 if arch is not None and not arch[0]:
-                    skipped.append(M("torch {torch}+{tag}: no kernels for compute capability {cap} [{src}]",
-                                     torch=w.torch, tag=t, cap=capability, src=arch[1]))
+                    skipped.append(M("torch {torch}+{tag}: no kernels for compute capability {cap}{src}",
+                                     torch=w.torch, tag=t, cap=capability, src=Cited(arch[1])))
                     continue
             chosen = t
             break
@@ -463,7 +463,8 @@ def _recommend(driver_cuda_max: Optional[str], python: str, windows: bool, capab
                    N_("note: no NVIDIA driver found: this CUDA build needs one to run on a GPU"),
                    _python_reason(w, pv, lo, hi)]
         if capability and arch is not None:
-            reasons.append(M("its kernels cover GPU compute capability {cap} [{src}]", cap=capability, src=arch[1]))
+            reasons.append(M("its kernels cover GPU compute capability {cap}{src}", cap=capability,
+                             src=Cited(arch[1])))
         elif capability:
             reasons.append(M("note: GPU compute capability {cap} was NOT checked: cudaswitch's tables hold no "
                              "architecture data for torch {torch}+{tag}; after installing, 'cudaswitch smoke' shows "
@@ -476,8 +477,9 @@ def _recommend(driver_cuda_max: Optional[str], python: str, windows: bool, capab
         mm = major_min_driver(dmax[0], windows) if dmax and build_ok is None else None
         if newer and mm:
             reasons.append(M("note: newer builds such as torch {torch}+{tag} also run on a CUDA {major}.x driver >= "
-                             "{driver} under minor-version compatibility (no PTX JIT) [{src}]; pass --cuda {cuda} to "
-                             "choose them", torch=newer[0].torch, tag=newer[1], major=dmax[0], driver=mm[0], src=mm[1],
+                             "{driver} under minor-version compatibility (no PTX JIT){src}; pass --cuda {cuda} to "
+                             "choose them", torch=newer[0].torch, tag=newer[1], major=dmax[0], driver=mm[0],
+                             src=Cited(mm[1]),
                              cuda=vstr(tag_cuda(newer[1]))))
         return Recommendation(True, w.torch, w.torchvision, w.torchaudio, chosen, url, cmd, reasons, skipped, w.src)
     if not skipped:

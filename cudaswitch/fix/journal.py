@@ -158,10 +158,15 @@ def commit(j: Journal) -> None:
 
 def restore(j: Journal) -> List[str]:
     """Every file back as the journal kept it (removed where it did not exist), then the journal itself removed.
-    Returns the files that differed."""
+    Returns the files that differed. A file whose folders another user could have changed since the fix (a link
+    planted in one of them would lead the write or the removal elsewhere, as root into any folder) is refused
+    first, in one line, with nothing changed: write_file and remove follow the links of the folders above a path."""
     from cudaswitch.core import faults
-    from cudaswitch.core.trust import read_bytes, remove, remove_tree, write_file
+    from cudaswitch.core.trust import read_bytes, refuse_if_foreign, remove, remove_tree, write_file
 
+    refuse_if_foreign([Path(e.path) for e in j.entries] + [Path(p["site"]) for p in j.packages] + [j.folder / JOURNAL],
+                      M("undo the last 'doctor --fix'"),
+                      M("the journal and the kept files stay in {folder}", folder=j.folder), writing=True)
     changed = _remove_new_distributions(j)
     for n, e in enumerate(j.entries, 1):
         faults.reach("fix-undo", n)

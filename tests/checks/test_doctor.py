@@ -244,6 +244,13 @@ def test_tables_torch_with_this_driver_and_python(tmp_path, fsroot, clean_env):
     r, rec, codes = run_doctor_cli(clean_env, fsroot, "-p", str(prefix13))
     f = codes["PYTHON_UNSUPPORTED"]
     assert "Python 3.13 has no wheel for torch 1.12.1" in f["cause"] and "3.7-3.10" in f["cause"]
+    # the record keeps the table row's sources.csv key; the printed line, which a person reads, does not
+    assert f["cause"].endswith("(Python 3.7-3.10) [S98]"), f["cause"]
+    for lang in ("C.UTF-8", "zh_CN.UTF-8"):
+        text = run_cli(["doctor", "-p", str(prefix13)], env=dict(clean_env, CUDASWITCH_FS_ROOT=str(fsroot),
+                                                                 LANG=lang)).stdout
+        line = next(ln for ln in text.splitlines() if "PYTHON_UNSUPPORTED" in ln)
+        assert line.endswith("(Python 3.7-3.10)" if lang == "C.UTF-8" else "（Python 3.7-3.10）"), line
 
 
 def test_cudnn_built_for_another_cuda(tmp_path, clean_env):

@@ -117,6 +117,25 @@ def test_text_output(clean_env):
     assert "pip install torch==2.7.1" in r.stdout and "because driver supports CUDA 12.2" in r.stdout
 
 
+@pytest.mark.parametrize("lang, note", [
+    ("C.UTF-8", "under minor-version compatibility (no PTX JIT); pass --cuda 13.2 to choose them"),
+    ("zh_CN.UTF-8", "（不支持 PTX JIT）也能在 CUDA 13.x 且 >= 580 的显卡驱动上运行；加上 --cuda 13.2 可选用它们")])
+def test_the_text_names_no_source_key_and_json_keeps_them(clean_env, lang, note):
+    """A key of sources.csv ("[S43;S41;S45]") means nothing to a reader: the printed reasons, notes and the
+    sources line leave the keys out, in both languages; --json keeps each key where it was and names the
+    table's sources in full."""
+    import re
+
+    args = ["--cuda", "13.0", "--cc", "9.0", "--python", "3.12"]
+    text = run_cli(["recommend", *args], env=dict(clean_env, LANG=lang)).stdout
+    assert note in text and not re.search(r"\bS\d+\b", text), text
+    _, rec = recommend(clean_env, *args)
+    reasons = rec["recommendation"]["reasons"]
+    assert "its kernels cover GPU compute capability 9.0 [S98]" in reasons, reasons
+    assert any("(no PTX JIT) [S43;S41;S45]; pass --cuda 13.2" in r for r in reasons), reasons
+    assert rec["sources"].startswith("[S119] PyPI metadata of the torch"), rec["sources"]
+
+
 @pytest.mark.parametrize("args", [["--torch", "abc"], ["--cuda", "twelve"], ["--python", "3.x"]])
 def test_bad_versions_are_usage_errors(args, clean_env):
     one_line_error(run_cli(["recommend", *args], env=clean_env), 2)

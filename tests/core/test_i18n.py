@@ -265,3 +265,27 @@ def test_a_message_inside_a_message_is_translated_too():
               "('cudaswitch install-toolkit 13.0')", major=12, minor=4, why=why)
     assert str(outer).startswith("CUDA 12.4 cannot be assembled from NVIDIA's wheels: nvidia-cuda-nvcc-cu12 (12.0")
     assert i18n.tr(outer).startswith("CUDA 12.4 无法用 NVIDIA 的 wheel 包组装：nvidia-cuda-nvcc-cu12（12.0-12.9）只带")
+
+
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+def test_source_keys_stay_in_the_record_and_out_of_the_printed_text(language):
+    """A key of sources.csv means nothing to a reader: the record (JSON) keeps it, the printed line leaves it out;
+    no key leaves nothing, not an empty pair of brackets."""
+    from cudaswitch.core.i18n import Cited
+
+    msg = M("its kernels cover GPU compute capability {cap}{src}", cap="9.0", src=Cited("S98"))
+    assert msg == "its kernels cover GPU compute capability 9.0 [S98]"
+    assert json.loads(json.dumps({"m": msg})) == {"m": "its kernels cover GPU compute capability 9.0 [S98]"}
+    i18n.set_language(language)
+    assert i18n.tr(msg) == {"en": "its kernels cover GPU compute capability 9.0",
+                            "zh_CN": "它的 kernel 覆盖 GPU 算力 9.0"}[language]
+    assert M("{a}{src}", a="x", src=Cited("")) == "x"
+
+
+def test_a_list_is_joined_as_the_reader_lists():
+    from cudaswitch.core.i18n import Listed
+
+    msg = M("{names} and {more} more", names=Listed(["libcudnn.so.8", M("no candidate")]), more=2)
+    assert msg == "libcudnn.so.8, no candidate and 2 more"
+    i18n.set_language("zh_CN")
+    assert i18n.tr(msg) == "libcudnn.so.8、没有候选版本 等另外 2 个"

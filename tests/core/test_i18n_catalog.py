@@ -93,6 +93,21 @@ def test_the_glossary_terms_are_used_consistently():
     assert not bad, "\n".join(bad)
 
 
+def test_no_message_prints_a_source_key():
+    """A key of cudaswitch/data/sources.csv ("[S43]") means nothing to a reader: a message carries it as a Cited
+    value ("{src}"), which the record keeps and the printed text leaves out, never as text of its own."""
+    import re
+
+    from babel.messages.pofile import read_po
+
+    with open(REPO / "cudaswitch" / "locale" / PO, "rb") as fh:
+        messages = [m for m in read_po(fh) if m.id]
+    assert any("{src}" in m.id for m in messages)
+    key = re.compile(r"\[(?:S\d+|\{src\})")
+    bad = [m.id for m in messages if key.search(str(m.id)) or key.search(str(m.string))]
+    assert not bad, bad
+
+
 def test_help_texts_are_in_the_catalog_check(locale_copy):
     """The `--help` texts (docstrings, `help=`, click's own words) are extracted from the commands themselves, so a
     new option without a translation fails like any marked message."""

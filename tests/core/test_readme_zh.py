@@ -43,6 +43,19 @@ def test_every_finding_code_in_the_english_docs_is_in_the_chinese_ones():
     assert not missing, f"codes documented in English but not in Chinese: {missing}"
 
 
+def test_the_english_catalogue_table_is_the_catalogue_without_its_source_keys():
+    """The page shows each code's meaning, fix and source as the catalogue holds them; the keys of sources.csv
+    ("[S43]") stay in the catalogue, for maintainers."""
+    from cudaswitch.checks.diagnosis import CATALOGUE
+
+    page = (GUIDE / "troubleshooting.md").read_text(encoding="utf-8")
+    keyed = [code for code, (_c, _f, src) in CATALOGUE.items() if "[S" in src]
+    assert keyed, "no catalogue entry cites sources.csv"
+    for code, (cause, fix, src) in CATALOGUE.items():
+        shown = re.sub(r" ?\[S\d+\]", "", src)
+        assert f"| {code} | {cause} | {fix} | {shown} |" in page, code
+
+
 def test_the_chinese_catalogue_table_shows_the_translations_the_tool_prints():
     from cudaswitch.core import i18n
     from cudaswitch.checks.diagnosis import CATALOGUE

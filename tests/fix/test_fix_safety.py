@@ -116,3 +116,56 @@ def test_root_fixes_another_users_environment_as_its_owner(cli_env, tmp_path):
         assert files(prefix) == broken
     finally:
         shutil.rmtree(base)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root: the case is root undoing a fix through another user's link")
+def test_undo_refuses_a_link_planted_in_a_folder_above_a_kept_file(cli_env, tmp_path):
+    """After root's --fix of a kernelspec, the kernels folder becomes writable by nobody (a shared Jupyter folder),
+    who swaps the kernel's folder for a link to a root-only folder. --undo would write the kept kernel.json through
+    that link, as root: it is refused in one line before anything changes (the audit hook stops the write itself,
+    but only after the undo has put back the files before it), and nothing changes, her link's target least of
+    all."""
+    import shutil
+    import sys
+
+    from conftest import make_env
+    from other_user import NOBODY, as_user, shared_base
+    from test_fix_files import KERNEL
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "fake_torch"))
+    import envs
+
+    base, _attacker, victim, home = shared_base("cudaswitch-undo-link-")
+    try:
+        data = base / "jupyter"
+        env = dict(cli_env, JUPYTER_DATA_DIR=str(data), JUPYTER_PATH=str(data), HOME=str(home))
+        prefix = envs.python_prefix(tmp_path / "envs", "work")
+        make_env(prefix)
+        assert run_cli(["use", "12.9", "-p", prefix, "--no-smoke", "--no-verify"], env).returncode == 0
+        kernels = data / "kernels"
+        spec = kernels / "work" / "kernel.json"
+        spec.parent.mkdir(parents=True)
+        spec.write_bytes(KERNEL.replace(b"PY", str(prefix / "bin" / "python").encode()))
+        _stale_hook(prefix)  # a second kept file, in the environment, which the old undo put back before stopping
+        fixed = run_cli(["doctor", "-p", prefix, "--fix", "--yes"], env)
+        assert "cleared HOOKS_STALE" in fixed.stdout and "cleared KERNELSPEC_SETS_CUDA" in fixed.stdout, \
+            fixed.stdout + fixed.stderr
+        (victim / "kernel.json").write_bytes(b"root's own\n")
+        os.chown(kernels, NOBODY, NOBODY)
+
+        def plant():
+            os.rename(kernels / "work", kernels / "work.old")
+            os.symlink(victim, kernels / "work")
+
+        as_user(plant)
+        after_fix = files(prefix), snapshot(data)
+        r = run_cli(["doctor", "-p", prefix, "--undo"], env)
+        line = one_line_error(r, 1)
+        assert line.startswith("cudaswitch: error: refused to undo the last 'doctor --fix': ") and \
+            f"{kernels} belongs to nobody" in line and line.endswith("; nothing was changed"), line
+        assert (victim / "kernel.json").read_bytes() == b"root's own\n"
+        assert sorted(os.listdir(victim)) == ["kernel.json", "secret"]
+        assert (files(prefix), snapshot(data)) == after_fix
+        assert prefix.joinpath(*JOURNAL_DIR, "journal.json").is_file()  # the undo can still be made, as the owner
+    finally:
+        shutil.rmtree(base)

@@ -329,9 +329,9 @@ def init(shell, install, rc_file):
             click.echo(tr(M("cudaswitch init: {chosen}", chosen=chosen)), err=True)
         click.echo(startup.init_text(shell, one_line=True), nl=False)
         return
-    _keep_selectors()  # before this command's own writes, which a pass younger than them would not keep
     file = startup.integration_file(shell, environ)
-    for path, what in startup.install(shell, rc_file, environ):
+    # the pass runs before this command's own writes, which a pass younger than them would not keep
+    for path, what in startup.install(shell, rc_file, environ, before_writing=_keep_selectors):
         said = {"added": M("Added one line to {path} that loads {file}; open a new shell to use it.", path=path,
                            file=file),
                 "replaced": M("Replaced the cudaswitch block in {path} by one line that loads {file}; open a new "

@@ -11,7 +11,7 @@ import os
 import shutil
 import sys
 from pathlib import Path, PureWindowsPath
-from typing import List, Mapping, Optional, Tuple
+from typing import Callable, List, Mapping, Optional, Tuple
 
 from cudaswitch.core.errors import CudaswitchError, UsageError
 from cudaswitch.core.i18n import M, tr
@@ -272,9 +272,11 @@ def with_load_line(old: str, line: str) -> Tuple[str, bool]:
     return "".join(out), migrated
 
 
-def install(shell: str, path: Optional[str], environ: Mapping[str, str]) -> List[Tuple[Path, str]]:
+def install(shell: str, path: Optional[str], environ: Mapping[str, str],
+            before_writing: Optional[Callable[[], None]] = None) -> List[Tuple[Path, str]]:
     """Write SHELL's integration file and the line that loads it into its startup file(s): per file, what
-    happened ("added", "replaced": an older build's block became the line, "kept": it was there)."""
+    happened ("added", "replaced": an older build's block became the line, "kept": it was there). before_writing()
+    runs once every check has passed, before the first write."""
     if INIT_SHELLS[shell][1].loads is None:
         raise _no_startup_file(shell)
     from cudaswitch.core.fsutil import check_writable
@@ -307,6 +309,9 @@ def install(shell: str, path: Optional[str], environ: Mapping[str, str]) -> List
         current = None
     if current != data:
         check_writable(integration, M("give cudaswitch a data folder it can write (XDG_DATA_HOME)"))
+    if before_writing is not None:
+        before_writing()
+    if current != data:
         atomic_write(integration, data)  # first: a startup file never names a file that is not there yet
     done = []
     for target, old, new, encoding, migrated in plans:

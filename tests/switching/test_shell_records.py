@@ -261,7 +261,8 @@ def test_a_new_records_refusal_and_giving_up_are_read_from_it(monkeypatch, tmp_p
 # modules that read every shell from its record: a branch on a shell's name there (`shell.hook == "bat"`) is
 # knowledge of one shell outside its record
 RECORD_READERS = ("cudaswitch/switching/verify.py", "cudaswitch/switching/switch.py",
-                  "cudaswitch/discovery/activation_scripts.py", "cudaswitch/fix/toolkit.py",
+                  "cudaswitch/discovery/activation_scripts.py", "cudaswitch/checks/activation_order.py",
+                  "cudaswitch/fix/toolkit.py",
                   "cudaswitch/cli/discovery.py", "cudaswitch/cli/switching.py", "cudaswitch/checks/reach.py",
                   # the hooks and conda's PATH export, `init` and its startup files, the completion scripts
                   "cudaswitch/switching/hookfiles.py", "cudaswitch/switching/startup.py",

@@ -382,6 +382,8 @@ class Shell:
     # (conda's own PowerShell activator writes `$Env:X = ...`)
     assigns: Optional[str] = None
     fold_case: bool = False
+    # how `use` names the shells that run these hooks (shell names only, so a translated sentence carries it as is)
+    shown: str = ""
 
     def __post_init__(self):
         object.__setattr__(self, "real", tuple(replace(r, hook=self.key) for r in self.real))
@@ -487,7 +489,7 @@ SHELLS: Dict[str, Shell] = {
                 rc_files=(("ksh", "~/.kshrc"),), conda_export=CondaExport("sh (export PATH='...')", "'"),
                 # X=..., export X=..., declare -x X=..., at a command's start
                 assigns=r"(?:^|[;&|]|\bthen\b|\bdo\b|\belse\b)[ \t]*(?:(?:export|declare[ \t]+-x)[ \t]+)?{name}="
-                        r"(?P<value>" + ASSIGN_VALUE + "?)"),
+                        r"(?P<value>" + ASSIGN_VALUE + "?)", shown="sh/bash/zsh"),
     "fish": Shell("fish", "fish", quote_fish, snippet="fish.fish", reconciler="reconcile.fish",
                   init=(Startup("fish", under="fish/config.fish", base_var="XDG_CONFIG_HOME", base_default=".config",
                                 loads="if test -f {file}; source {file}; end", ext="fish", completion="fish",
@@ -496,14 +498,15 @@ SHELLS: Dict[str, Shell] = {
                   real=(RealShell("fish", "fish", ("--no-config",), dot_lists=("PATH",)),), verify=verify_fish,
                   export=export_fish, conda_export=CondaExport('fish (set -gx PATH "...")', '"$\\'),
                   # set with flags that hold -x (-x, -gx, -xg...)
-                  assigns=r"\bset[ \t]+-(?=[a-zA-Z]*x)[a-zA-Z]+[ \t]+{name}[ \t]+(?P<value>" + ASSIGN_VALUE + ")"),
+                  assigns=r"\bset[ \t]+-(?=[a-zA-Z]*x)[a-zA-Z]+[ \t]+{name}[ \t]+(?P<value>" + ASSIGN_VALUE + ")",
+                  shown="fish"),
     "csh": Shell("csh", "csh", quote_csh, snippet="tcsh.csh", reconciler="reconcile.csh", reconciler_from_precmd=True,
                  eval_one_line=True, init=(Startup("tcsh", aliases=("csh",), under=".tcshrc", loads="if ( -f {file} ) source {file}",
                               ext="tcsh", starts=("tcsh", "-c")),),
                  real=(RealShell("tcsh", "tcsh", ("-f",), dot_lists=("PATH", "LD_LIBRARY_PATH")),), verify=verify_csh,
                  export=export_csh, rc_files=(("csh", "~/.cshrc"),),
                  conda_export=CondaExport('csh (setenv PATH "...")', '"$`'),
-                 assigns=r"\bsetenv\s+{name}\s+(?P<value>" + ASSIGN_VALUE + ")"),
+                 assigns=r"\bsetenv\s+{name}\s+(?P<value>" + ASSIGN_VALUE + ")", shown="csh"),
     # Windows shells: cmd.exe reads each line in the console code page, so the file is ASCII with CRLF (HC1, HC2);
     # it has no prompt hook, so no reconciler, and no startup file. It runs with /d (no AutoRun) and /v:off: delayed
     # expansion off whatever the registry says, as conda's own cmd activation needs it; the hook's handling of
@@ -516,7 +519,7 @@ SHELLS: Dict[str, Shell] = {
                  lists=("PATH",), spelling=bat_spelling, own_record=bat_own_record, runs_inside=("ps1",),
                  gives_up="PATH left as it is", setx=N_("in cmd.exe: {command}"),
                  # set X=... and set "X=...": the value is the rest of the line, up to the closing quote
-                 assigns=r"""\bset\s+"?{name}=(?P<value>[^"\r\n]*)""", fold_case=True),
+                 assigns=r"""\bset\s+"?{name}=(?P<value>[^"\r\n]*)""", fold_case=True, shown="cmd.exe"),
     # Windows PowerShell 5.1 reads a BOM-less file as the ANSI code page, so non-ASCII needs the BOM.
     "ps1": Shell("ps1", "powershell", quote_ps1, newline="\n", encoding="utf-8-sig", list_sep=", ", lib=False,
                  snippet="powershell.ps1", reconciler="reconcile.ps1",
@@ -539,7 +542,8 @@ SHELLS: Dict[str, Shell] = {
                  refusal=POLICY_MARKERS, refusal_note=M("its execution policy lets no script run"),
                  empty_below=(7, 5), setx=N_("in PowerShell: {command}"),
                  conda_export=CondaExport('PowerShell ($Env:PATH = "...")', PS_DOUBLE_QUOTED, windows=True),
-                 assigns=r"\$env:{name}\s*=\s*(?P<value>" + ASSIGN_VALUE + ")", fold_case=True),
+                 assigns=r"\$env:{name}\s*=\s*(?P<value>" + ASSIGN_VALUE + ")", fold_case=True,
+                 shown="PowerShell"),
 }
 
 # the shell assumed where none is named, as conda assumes sh's activate.d scripts

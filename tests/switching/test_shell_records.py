@@ -113,6 +113,13 @@ def test_a_new_record_alone_is_seen_by_verify_paste_quoting_and_activate_d(monke
         "in nu: setx CUDA_PATH 'C:\\a b'"]
 
 
+def test_every_record_names_the_shells_its_hooks_are_for():
+    """`use` lists the shells it wrote hooks for from the records' `shown` (the line the guide replays in both
+    languages): each record has its own."""
+    shown = [sh.shown for sh in SHELLS.values()]
+    assert all(shown) and len(set(shown)) == len(shown), shown
+
+
 def test_pasted_words_and_hook_values_share_each_shells_quoting():
     """One quoting rule per shell: a word that needs quotes is quoted for pasting exactly as the shell's hooks quote a
     value (cmd.exe's prompt aside: a hook's value sits inside `set "X=..."`, a pasted word is a program's argument)."""

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import condaforge_scripts
 from conftest import make_env
 from cudaswitch.checks import activation_order, doctor
 from cudaswitch.core.shells import SHELLS
@@ -19,10 +20,10 @@ from cudaswitch.discovery.activation_scripts import assignments, setters
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "activate_d"
 
-# each real script, the record whose language it is in, and the CUDA assignments it holds, in its order
+# each real script (a file of DATA, or one of condaforge_scripts), the record whose language it is in, and the CUDA assignments it holds, in its order
 REAL = {
     "cupy-activate.sh": ("sh", [("CUDA_PATH", "$CONDA_PREFIX")]),
-    "nvcc-linux-activate.sh": ("sh", [("CUDA_HOME", "$(dirname"), ("CUDA_HOME", "${CUDA_HOME}"),
+    "NVCC_WRAPPER_ACTIVATE": ("sh", [("CUDA_HOME", "$(dirname"), ("CUDA_HOME", "${CUDA_HOME}"),
                                       ("CUDA_PATH", "${CUDA_HOME}")]),
     "cupy-activate.bat": ("bat", [("CUDA_PATH", "%CONDA_PREFIX%")]),
     "nvcc-windows-activate.bat": ("bat", [
@@ -49,7 +50,7 @@ def test_every_record_says_how_its_scripts_set_a_variable():
 @pytest.mark.parametrize("name", sorted(REAL))
 def test_conda_forge_scripts_are_read_by_their_shells_record_alone(name, monkeypatch):
     key, want = REAL[name]
-    text = (DATA / name).read_text(encoding="utf-8")
+    text = getattr(condaforge_scripts, name, None) or (DATA / name).read_text(encoding="utf-8")
     names = ["CUDA_HOME", "CUDA_PATH"]
     assert _read(text, names, monkeypatch, SHELLS) == want
     assert _read(text, names, monkeypatch, {key}) == want

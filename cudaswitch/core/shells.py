@@ -85,6 +85,9 @@ class RealShell:
     # imports PATH that way, the csh hook splits lists through tcsh's $path
     dot_lists: Tuple[str, ...] = ()
     hook: str = ""
+    # what the program reads at start that another user may own (core/trust.py's INPUT_SOURCES, keyed as
+    # tests/hostile/ plants its canaries): (key, what it is)
+    reads: Tuple[Tuple[str, str], ...] = ()
 
     @property
     def sep(self) -> str:
@@ -483,8 +486,11 @@ SHELLS: Dict[str, Shell] = {
                       Startup("zsh", under=".zshrc", base_var="ZDOTDIR", loads=_SH_LOADS, ext="zsh", completion="zsh",
                               completion_script="complete.zsh",
                               starts=("zsh", "-i", "-c"))),
-                real=(RealShell("bash", "bash", ("--noprofile", "--norc")), RealShell("zsh", "zsh", ("-f",)),
-                      RealShell("dash", "dash", ())),
+                real=(RealShell("bash", "bash", ("--noprofile", "--norc"),
+                                reads=(("bash_env", "BASH_ENV, read by every non-interactive bash"),)),
+                      RealShell("zsh", "zsh", ("-f",), reads=(("zdotdir", "ZDOTDIR, the folder of zsh's startup files"),
+                                                              ("zshenv", ".zshenv, read by every zsh"))),
+                      RealShell("dash", "dash", (), reads=(("env", "ENV, read by sh and dash"),))),
                 verify=verify_sh, names=("sh", "dash", "ksh", "ash"), export=export_sh,
                 rc_files=(("ksh", "~/.kshrc"),), conda_export=CondaExport("sh (export PATH='...')", "'"),
                 # X=..., export X=..., declare -x X=..., at a command's start
@@ -495,7 +501,9 @@ SHELLS: Dict[str, Shell] = {
                                 loads="if test -f {file}; source {file}; end", ext="fish", completion="fish",
                                 completion_script="complete.fish",
                                 starts=("fish", "-c")),),
-                  real=(RealShell("fish", "fish", ("--no-config",), dot_lists=("PATH",)),), verify=verify_fish,
+                  real=(RealShell("fish", "fish", ("--no-config",), dot_lists=("PATH",),
+                                  reads=(("fish_conf_d", "fish's conf.d folders (XDG_CONFIG_HOME, XDG_DATA_DIRS)"),)),),
+                  verify=verify_fish,
                   export=export_fish, conda_export=CondaExport('fish (set -gx PATH "...")', '"$\\'),
                   # set with flags that hold -x (-x, -gx, -xg...)
                   assigns=r"\bset[ \t]+-(?=[a-zA-Z]*x)[a-zA-Z]+[ \t]+{name}[ \t]+(?P<value>" + ASSIGN_VALUE + ")",
@@ -503,7 +511,8 @@ SHELLS: Dict[str, Shell] = {
     "csh": Shell("csh", "csh", quote_csh, snippet="tcsh.csh", reconciler="reconcile.csh", reconciler_from_precmd=True,
                  eval_one_line=True, init=(Startup("tcsh", aliases=("csh",), under=".tcshrc", loads="if ( -f {file} ) source {file}",
                               ext="tcsh", starts=("tcsh", "-c")),),
-                 real=(RealShell("tcsh", "tcsh", ("-f",), dot_lists=("PATH", "LD_LIBRARY_PATH")),), verify=verify_csh,
+                 real=(RealShell("tcsh", "tcsh", ("-f",), dot_lists=("PATH", "LD_LIBRARY_PATH"),
+                                 reads=(("tcshrc", ".tcshrc and .cshrc, read by tcsh"),)),), verify=verify_csh,
                  export=export_csh, rc_files=(("csh", "~/.cshrc"),),
                  conda_export=CondaExport('csh (setenv PATH "...")', '"$`'),
                  assigns=r"\bsetenv\s+{name}\s+(?P<value>" + ASSIGN_VALUE + ")", shown="csh"),

@@ -2,7 +2,8 @@
 encoding, quoting, list separator, template and snippet files, startup file, what it cannot express, the real
 programs that run its hooks, the script `use` checks them with and how that check models them, how a command is
 quoted for pasting into it, how a variable is set for good in it, what conda's own PATH export in it cannot carry,
-how its activate.d scripts set a variable, its startup file or why it has none, its tab-completion script).
+how its activate.d scripts set a variable, its startup file or why it has none, its tab-completion script, how `use`
+names it, what its programs read at start that another user may own).
 
 What must be shell code lives in that shell's templates under `templates/` (the activation hooks) and `hooks/`
 (`cudaswitch init`); the logic of a switch is the same for every shell (docs/design/activation.md). Adding a shell

@@ -10,17 +10,11 @@ condaforge.py's to explain. The files are read by discovery/activation_scripts.p
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import List
 
 OURS = "cudaswitch"
-# a line of sh, fish, csh, PowerShell or cmd that sets one of the CUDA location variables
-# (linear: the line-start alternative skips blanks, not newlines, so a run of empty lines is not rescanned per line)
-RX_SETS_CUDA = re.compile(r"""(?:export\s+|set\s+(?:-gx\s+)?|setenv\s+|\$env:|SetEnvironmentVariable\(\s*["']|^[ \t]*)"""
-                          r"""(CUDA_HOME|CUDA_PATH|CUDA_ROOT|CUDA_TOOLKIT_ROOT_DIR)\b\s*[=\s]""", re.M | re.I)
-
 
 @dataclass
 class LaterSetter:
@@ -46,5 +40,8 @@ def later_setters(prefix: str, ext: str, skip: List[str] = ()) -> List[LaterSett
 
 
 def cuda_variables(text: str) -> List[str]:
-    """The CUDA location variables a script's text sets, sorted."""
-    return sorted({m.group(1).upper() for m in RX_SETS_CUDA.finditer(text)})
+    """The CUDA location variables a script's text sets, in any shell's syntax (the records' `assigns`), sorted."""
+    from cudaswitch.discovery.activation_scripts import assignments
+    from cudaswitch.discovery.kernelspecs import CUDA_VARS
+
+    return sorted({var for _, var, _ in assignments(text, CUDA_VARS)})

@@ -11,7 +11,7 @@ from cudaswitch.cli.common import (_as_owner, _discover, _fail, _json_out, _no_n
                                    _system, _warn, handle_errors)
 from cudaswitch.cli.options import _env_options, _force_option, _python_hook_option, _seconds, completes
 from cudaswitch.core.errors import CudaswitchError
-from cudaswitch.core.i18n import M, N_, _, tr
+from cudaswitch.core.i18n import M, N_, Listed, _, tr
 
 
 @click.command(short_help='Make an environment use a CUDA toolkit.')
@@ -118,8 +118,11 @@ def _use_as_owner(env, tk, choice, found, system, saving, no_verify, no_smoke, t
         _warn([M("{shell} cannot be switched to this toolkit ({problem}); its hook only prints a warning", shell=shell,
                  problem=problem)])
     folder = os.path.join(env.prefix, "etc", "conda") + os.sep + "{activate,deactivate}.d"
-    click.echo(tr(M("Hooks for sh/bash/zsh, fish, csh, cmd.exe and PowerShell: {count} files named cudaswitch.* in "
-                    "{folder}", count=len(done.written), folder=folder)))
+    from cudaswitch.core.shells import SHELLS
+
+    *shells, last = [sh.shown for sh in SHELLS.values()]  # every record's hooks are written, each in its files
+    click.echo(tr(M("Hooks for {shells} and {last}: {count} files named cudaswitch.* in {folder}",
+                    shells=Listed(shells), last=last, count=len(done.written), folder=folder)))
     _python_hook_lines(done)
     if before is not None and before.bad:
         click.echo("  " + tr(M("Rewrote files that were out of date: {files}",

@@ -2,7 +2,8 @@
 encoding, quoting, list separator, template and snippet files, startup file, what it cannot express, the real
 programs that run its hooks, the script `use` checks them with and how that check models them, how a command is
 quoted for pasting into it, how a variable is set for good in it, what conda's own PATH export in it cannot carry,
-its startup file or why it has none, its tab-completion script).
+how its activate.d scripts set a variable, its startup file or why it has none, its tab-completion script, how `use`
+names it, what its programs read at start that another user may own).
 
 What must be shell code lives in that shell's templates under `templates/` (the activation hooks) and `hooks/`
 (`cudaswitch init`); the logic of a switch is the same for every shell (docs/design/activation.md). Adding a shell
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from cudaswitch.core.i18n import M, N_
 
@@ -85,6 +86,9 @@ class RealShell:
     # imports PATH that way, the csh hook splits lists through tcsh's $path
     dot_lists: Tuple[str, ...] = ()
     hook: str = ""
+    # what the program reads at start that another user may own (core/trust.py's INPUT_SOURCES, keyed as
+    # tests/hostile/ plants its canaries): (key, what it is)
+    reads: Tuple[Tuple[str, str], ...] = ()
 
     @property
     def sep(self) -> str:
@@ -376,6 +380,14 @@ class Shell:
     setx: Optional[str] = None
     # conda's own unescaped PATH export in this shell (None: none that a PATH entry breaks)
     conda_export: Optional[CondaExport] = None
+    # how an activate.d script in this language sets an environment variable, as status and doctor read them
+    # (discovery/activation_scripts.py, assignment_patterns): a pattern with `{name}` where the variable's name goes
+    # and a `value` group, the value as written; `fold_case`: its variable names and keywords are case-insensitive
+    # (conda's own PowerShell activator writes `$Env:X = ...`)
+    assigns: Optional[str] = None
+    fold_case: bool = False
+    # how `use` names the shells that run these hooks (shell names only, so a translated sentence carries it as is)
+    shown: str = ""
 
     def __post_init__(self):
         object.__setattr__(self, "real", tuple(replace(r, hook=self.key) for r in self.real))
@@ -435,6 +447,20 @@ def export_csh(shell: "Shell", var: str, value: str) -> str:
     return " ".join(shell.paste_word(w) for w in ("setenv", var, value))
 
 
+# A value as a script writes it: quoted on one line, else a word. Each pattern is linear on any text: no two
+# quantifiers next to each other match the same characters (a run of newlines or of letters is tried once per start,
+# not once per way of splitting it), and a start is a fixed character or word.
+ASSIGN_VALUE = r"""(?:"[^"\n]*"|'[^'\n]*'|[^\s;&|]+)"""
+
+
+def assignment_patterns(names: Iterable[str]) -> List["re.Pattern[str]"]:
+    """The patterns that find an assignment to one of `names` in an activate.d script: one per record that says how
+    its scripts set a variable, in the records' order; the match's `var` group is the name as written."""
+    alt = "(?P<var>" + "|".join(re.escape(n) for n in names) + ")"
+    return [re.compile(sh.assigns.replace("{name}", alt), re.M | (re.I if sh.fold_case else 0))
+            for sh in SHELLS.values() if sh.assigns]
+
+
 # `[ -f X ] && . X` would leave the startup file's status 1 when X is gone
 _SH_LOADS = "if [ -f {file} ]; then . {file}; fi"
 
@@ -461,23 +487,36 @@ SHELLS: Dict[str, Shell] = {
                       Startup("zsh", under=".zshrc", base_var="ZDOTDIR", loads=_SH_LOADS, ext="zsh", completion="zsh",
                               completion_script="complete.zsh",
                               starts=("zsh", "-i", "-c"))),
-                real=(RealShell("bash", "bash", ("--noprofile", "--norc")), RealShell("zsh", "zsh", ("-f",)),
-                      RealShell("dash", "dash", ())),
+                real=(RealShell("bash", "bash", ("--noprofile", "--norc"),
+                                reads=(("bash_env", "BASH_ENV, read by every non-interactive bash"),)),
+                      RealShell("zsh", "zsh", ("-f",), reads=(("zdotdir", "ZDOTDIR, the folder of zsh's startup files"),
+                                                              ("zshenv", ".zshenv, read by every zsh"))),
+                      RealShell("dash", "dash", (), reads=(("env", "ENV, read by sh and dash"),))),
                 verify=verify_sh, names=("sh", "dash", "ksh", "ash"), export=export_sh,
-                rc_files=(("ksh", "~/.kshrc"),), conda_export=CondaExport("sh (export PATH='...')", "'")),
+                rc_files=(("ksh", "~/.kshrc"),), conda_export=CondaExport("sh (export PATH='...')", "'"),
+                # X=..., export X=..., declare -x X=..., at a command's start
+                assigns=r"(?:^|[;&|]|\bthen\b|\bdo\b|\belse\b)[ \t]*(?:(?:export|declare[ \t]+-x)[ \t]+)?{name}="
+                        r"(?P<value>" + ASSIGN_VALUE + "?)", shown="sh/bash/zsh"),
     "fish": Shell("fish", "fish", quote_fish, snippet="fish.fish", reconciler="reconcile.fish",
                   init=(Startup("fish", under="fish/config.fish", base_var="XDG_CONFIG_HOME", base_default=".config",
                                 loads="if test -f {file}; source {file}; end", ext="fish", completion="fish",
                                 completion_script="complete.fish",
                                 starts=("fish", "-c")),),
-                  real=(RealShell("fish", "fish", ("--no-config",), dot_lists=("PATH",)),), verify=verify_fish,
-                  export=export_fish, conda_export=CondaExport('fish (set -gx PATH "...")', '"$\\')),
+                  real=(RealShell("fish", "fish", ("--no-config",), dot_lists=("PATH",),
+                                  reads=(("fish_conf_d", "fish's conf.d folders (XDG_CONFIG_HOME, XDG_DATA_DIRS)"),)),),
+                  verify=verify_fish,
+                  export=export_fish, conda_export=CondaExport('fish (set -gx PATH "...")', '"$\\'),
+                  # set with flags that hold -x (-x, -gx, -xg...)
+                  assigns=r"\bset[ \t]+-(?=[a-zA-Z]*x)[a-zA-Z]+[ \t]+{name}[ \t]+(?P<value>" + ASSIGN_VALUE + ")",
+                  shown="fish"),
     "csh": Shell("csh", "csh", quote_csh, snippet="tcsh.csh", reconciler="reconcile.csh", reconciler_from_precmd=True,
                  eval_one_line=True, init=(Startup("tcsh", aliases=("csh",), under=".tcshrc", loads="if ( -f {file} ) source {file}",
                               ext="tcsh", starts=("tcsh", "-c")),),
-                 real=(RealShell("tcsh", "tcsh", ("-f",), dot_lists=("PATH", "LD_LIBRARY_PATH")),), verify=verify_csh,
+                 real=(RealShell("tcsh", "tcsh", ("-f",), dot_lists=("PATH", "LD_LIBRARY_PATH"),
+                                 reads=(("tcshrc", ".tcshrc and .cshrc, read by tcsh"),)),), verify=verify_csh,
                  export=export_csh, rc_files=(("csh", "~/.cshrc"),),
-                 conda_export=CondaExport('csh (setenv PATH "...")', '"$`')),
+                 conda_export=CondaExport('csh (setenv PATH "...")', '"$`'),
+                 assigns=r"\bsetenv\s+{name}\s+(?P<value>" + ASSIGN_VALUE + ")", shown="csh"),
     # Windows shells: cmd.exe reads each line in the console code page, so the file is ASCII with CRLF (HC1, HC2);
     # it has no prompt hook, so no reconciler, and no startup file. It runs with /d (no AutoRun) and /v:off: delayed
     # expansion off whatever the registry says, as conda's own cmd activation needs it; the hook's handling of
@@ -488,7 +527,9 @@ SHELLS: Dict[str, Shell] = {
                  verify=verify_bat, dump="set", plain=PLAIN_WINDOWS, paste=paste_cmd,
                  # its hooks prepend to PATH only, in their own spelling, and leave PATH alone near the line limit
                  lists=("PATH",), spelling=bat_spelling, own_record=bat_own_record, runs_inside=("ps1",),
-                 gives_up="PATH left as it is", setx=N_("in cmd.exe: {command}")),
+                 gives_up="PATH left as it is", setx=N_("in cmd.exe: {command}"),
+                 # set X=... and set "X=...": the value is the rest of the line, up to the closing quote
+                 assigns=r"""\bset\s+"?{name}=(?P<value>[^"\r\n]*)""", fold_case=True, shown="cmd.exe"),
     # Windows PowerShell 5.1 reads a BOM-less file as the ANSI code page, so non-ASCII needs the BOM.
     "ps1": Shell("ps1", "powershell", quote_ps1, newline="\n", encoding="utf-8-sig", list_sep=", ", lib=False,
                  snippet="powershell.ps1", reconciler="reconcile.ps1",
@@ -510,7 +551,9 @@ SHELLS: Dict[str, Shell] = {
                  # pwsh before 7.5 (.NET 9) deletes a variable set to '', as Windows PowerShell 5.1 does
                  refusal=POLICY_MARKERS, refusal_note=M("its execution policy lets no script run"),
                  empty_below=(7, 5), setx=N_("in PowerShell: {command}"),
-                 conda_export=CondaExport('PowerShell ($Env:PATH = "...")', PS_DOUBLE_QUOTED, windows=True)),
+                 conda_export=CondaExport('PowerShell ($Env:PATH = "...")', PS_DOUBLE_QUOTED, windows=True),
+                 assigns=r"\$env:{name}\s*=\s*(?P<value>" + ASSIGN_VALUE + ")", fold_case=True,
+                 shown="PowerShell"),
 }
 
 # the shell assumed where none is named, as conda assumes sh's activate.d scripts

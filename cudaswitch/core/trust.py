@@ -759,8 +759,9 @@ def private_temp_dir(prefix: str):
 # Every place cudaswitch takes a file, a program, a library or a setting from that someone else may own. A new input
 # source is added here as well as routed through the doors above: tests/hostile/ plants a canary into every source
 # listed (its planters must name exactly these) and fails when one runs as root, or when root reads a file of the
-# hostile account outside them.
-INPUT_SOURCES = {
+# hostile account outside them. What a shell that runs the hooks reads at start is its record's (core/shells.py,
+# RealShell.reads), added in __getattr__ below.
+_INPUT_SOURCES = {
     "path": "the folders on PATH (nvcc, nvidia-smi, the shells, conda, pip, ldconfig)",
     "ld_library_path": "the folders on LD_LIBRARY_PATH (libcuda, libcudnn)",
     "pyvenv": "a link to a real interpreter with a pyvenv.cfg beside it (Python then reads that folder's "
@@ -773,12 +774,16 @@ INPUT_SOURCES = {
     "version_files": "a toolkit's version.json, version.txt, cuda.h, cudnn_version.h and bin/nvcc",
     "condarc": "conda's settings: CONDARC, ~/.condarc, the environments list",
     "pip_config": "pip's settings: PIP_CONFIG_FILE, pip.conf",
-    "bash_env": "BASH_ENV, read by every non-interactive bash",
-    "env": "ENV, read by sh and dash",
-    "zdotdir": "ZDOTDIR, the folder of zsh's startup files",
-    "zshenv": ".zshenv, read by every zsh",
-    "fish_conf_d": "fish's conf.d folders (XDG_CONFIG_HOME, XDG_DATA_DIRS)",
-    "tcshrc": ".tcshrc and .cshrc, read by tcsh",
     "modulepath": "the folders on MODULEPATH and their modulefiles",
     "spider_cache": "Lmod's spider caches",
 }
+
+
+def __getattr__(name: str):
+    """INPUT_SOURCES: the table above and the startup files and variables of the shells that run the hooks, from
+    their records (RealShell.reads), read when asked: tab completion imports this module, not the records."""
+    if name == "INPUT_SOURCES":
+        from cudaswitch.core.shells import REAL_SHELLS
+
+        return {**_INPUT_SOURCES, **{key: what for real in REAL_SHELLS for key, what in real.reads}}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

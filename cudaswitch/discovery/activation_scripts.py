@@ -8,27 +8,15 @@ conda 26.7.1 (conda/activate.py `_build_activate_stack`) first exports the envir
 that order is the one whose value the shell ends with.
 
 Scripts are read as text (the first 256 KiB, no link followed inside the environment) and matched with the
-assignments each shell writes; a script that sets the variable only through code this cannot follow (a `source` of
-another file, an `eval`) is not seen. `setters(prefix, names, ext)` is the reusable reader.
+assignments each shell writes (its record's `assigns` in core/shells.py; every shell's, in every script); a script
+that sets the variable only through code this cannot follow (a `source` of another file, an `eval`) is not seen. `setters(prefix, names, ext)` is the reusable reader.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional
-
-# one assignment per shell syntax: export X=..., X=..., set -gx X ..., setenv X ..., $env:X = ..., set "X=..."
-# Linear on any text: no two quantifiers next to each other match the same characters (a run of newlines or of
-# letters is tried once per start, not once per way of splitting it), and a start is a fixed character or word.
-_VALUE = r"""(?:"[^"\n]*"|'[^'\n]*'|[^\s;&|]+)"""
-_ASSIGN = (r"(?:^|[;&|]|\bthen\b|\bdo\b|\belse\b)[ \t]*(?:(?:export|declare[ \t]+-x)[ \t]+)?(?P<sh>{name})=(?P<shv>"
-           + _VALUE + "?)",
-           r"\bset[ \t]+-(?=[a-zA-Z]*x)[a-zA-Z]+[ \t]+(?P<fish>{name})[ \t]+(?P<fishv>" + _VALUE + ")",
-           r"\bsetenv\s+(?P<csh>{name})\s+(?P<cshv>" + _VALUE + ")",
-           r"\$env:(?P<ps>{name})\s*=\s*(?P<psv>" + _VALUE + ")",
-           r"""\bset\s+"?(?P<bat>{name})=(?P<batv>[^"\r\n]*)""")
+from typing import Dict, Iterable, List, Optional, Tuple
 
 SCRIPT_LIMIT = 256 << 10
 ACTIVATE_D = ("etc", "conda", "activate.d")
@@ -106,18 +94,22 @@ def setters(prefix: str, names: Iterable[str], ext: str = ".sh") -> List[Setter]
     the order conda applies them: the last one for a variable is the value the shell ends with."""
     names = list(names)
     out = _env_var_setters(prefix, names)
-    rx = [re.compile(p.format(name="|".join(re.escape(n) for n in names)), re.M) for p in _ASSIGN]
     for script in scripts(prefix, ext):
-        text = script.text
-        hits = []
-        for r in rx:
-            for m in r.finditer(text):
-                var = next(v for k, v in m.groupdict().items() if v is not None and not k.endswith("v"))
-                value = next(v for k, v in m.groupdict().items() if v is not None and k.endswith("v"))
-                hits.append((m.start(), var, value.strip("'\"")))
-        for _, var, value in sorted(hits):
+        for _, var, value in assignments(script.text, names):
             out.append(Setter(var, value, script.path, "script"))
     return out
+
+
+def assignments(text: str, names: Iterable[str]) -> List[Tuple[int, str, str]]:
+    """Every assignment to one of `names` in a script's text, in any shell's syntax, in the order of the text:
+    (offset, the name as given, the value as written without its quotes)."""
+    from cudaswitch.core.shells import assignment_patterns
+
+    names = list(names)
+    given = {n.lower(): n for n in names}  # cmd.exe and PowerShell read `Cuda_Path` as CUDA_PATH
+    hits = [(m.start(), given.get(m.group("var").lower(), m.group("var")), m.group("value").strip("'\""))
+            for rx in assignment_patterns(names) for m in rx.finditer(text)]
+    return sorted(hits)
 
 
 def last_setter(prefix: str, name: str, ext: str = ".sh") -> Optional[Setter]:

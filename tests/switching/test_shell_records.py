@@ -113,6 +113,13 @@ def test_a_new_record_alone_is_seen_by_verify_paste_quoting_and_activate_d(monke
         "in nu: setx CUDA_PATH 'C:\\a b'"]
 
 
+def test_every_record_names_the_shells_its_hooks_are_for():
+    """`use` lists the shells it wrote hooks for from the records' `shown` (the line the guide replays in both
+    languages): each record has its own."""
+    shown = [sh.shown for sh in SHELLS.values()]
+    assert all(shown) and len(set(shown)) == len(shown), shown
+
+
 def test_pasted_words_and_hook_values_share_each_shells_quoting():
     """One quoting rule per shell: a word that needs quotes is quoted for pasting exactly as the shell's hooks quote a
     value (cmd.exe's prompt aside: a hook's value sits inside `set "X=..."`, a pasted word is a program's argument)."""
@@ -261,7 +268,8 @@ def test_a_new_records_refusal_and_giving_up_are_read_from_it(monkeypatch, tmp_p
 # modules that read every shell from its record: a branch on a shell's name there (`shell.hook == "bat"`) is
 # knowledge of one shell outside its record
 RECORD_READERS = ("cudaswitch/switching/verify.py", "cudaswitch/switching/switch.py",
-                  "cudaswitch/discovery/activation_scripts.py", "cudaswitch/fix/toolkit.py",
+                  "cudaswitch/discovery/activation_scripts.py", "cudaswitch/checks/activation_order.py",
+                  "cudaswitch/fix/toolkit.py",
                   "cudaswitch/cli/discovery.py", "cudaswitch/cli/switching.py", "cudaswitch/checks/reach.py",
                   # the hooks and conda's PATH export, `init` and its startup files, the completion scripts
                   "cudaswitch/switching/hookfiles.py", "cudaswitch/switching/startup.py",

@@ -105,7 +105,7 @@ def test_status_reads_in_chinese(env, real_trees):
     assert re.match(r"CUDA_PATH\s+（未设置）\s+-$", lines[1]), lines[1]
     assert f"当前生效：CUDA 11.8.89（{real_trees / 'cuda-11.8'}）" in lines
     # status's own warnings carry the translated prefix and text
-    assert f"警告: 位于 {real_trees / 'cuda-11.8'} 的 CUDA 11.8.89 没有 nvcc（no-nvcc, runtime-only）；PATH 上没有 nvcc" \
+    assert f"警告: 位于 {real_trees / 'cuda-11.8'} 的 CUDA 11.8.89 没有 nvcc（no-nvcc、runtime-only）；PATH 上没有 nvcc" \
         in lines
     for english in ("VARIABLE", "(unset)", "Active:", "warning:", "has no nvcc"):
         assert english not in r.stdout
@@ -139,7 +139,7 @@ def test_envs_headers_are_chinese(env, tmp_path):
 
 def test_which_errors_in_chinese_keep_their_exit_codes(env):
     for args, chinese in ((["which", "--bin", "--lib", "11.8"], "--bin、--lib、--nvcc 只能给一个，不能同时给 --bin、--lib"),
-                          (["which", "--nvcc", "11.8"], "没有 nvcc（标记：no-nvcc, runtime-only）")):
+                          (["which", "--nvcc", "11.8"], "没有 nvcc（标记：no-nvcc、runtime-only）")):
         zh, en = run_cli(args, env=_zh(env)), run_cli(args, env=_en(env))
         assert zh.returncode == en.returncode != 0
         assert zh.stderr.startswith("cudaswitch: 错误: ") and chinese in zh.stderr, zh.stderr

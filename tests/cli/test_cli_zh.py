@@ -61,6 +61,17 @@ def test_list_names_an_alias_in_chinese(env, real_trees, tmp_path):
     assert not re.search(r"\balias ", r.stdout)
 
 
+def test_list_lists_two_aliases_as_a_chinese_reader_lists(env, real_trees, tmp_path):
+    """Two names of one toolkit: 、 between them in Chinese, the English table and --json keep ', '."""
+    (tmp_path / "cuda").symlink_to(real_trees / "cuda-12.9")
+    (tmp_path / "cuda-b").symlink_to(real_trees / "cuda-12.9")
+    both = dict(env, CUDA_HOME=str(tmp_path / "cuda"), CUDA_PATH=str(tmp_path / "cuda-b"))
+    zh = run_cli(["list"], env=_zh(both))
+    assert f"别名 {tmp_path / 'cuda'}、{tmp_path / 'cuda-b'}" in zh.stdout, zh.stdout
+    assert f"alias {tmp_path / 'cuda'}, {tmp_path / 'cuda-b'}" in run_cli(["list"], env=_en(both)).stdout
+    assert run_cli(["list", "--json"], env=_zh(both)).stdout == run_cli(["list", "--json"], env=_en(both)).stdout
+
+
 def test_list_without_toolkits_says_so_in_chinese(clean_env, tmp_path):
     r = run_cli(["list"], env=_zh(dict(clean_env, CUDASWITCH_SEARCH_PATH=str(tmp_path), PATH="/usr/bin:/bin",
                                        CUDASWITCH_FS_ROOT=str(tmp_path))))

@@ -781,7 +781,7 @@ def uninstall(selector: str, system: System, force: bool = False) -> Tuple[str, 
     if foreign:
         raise CudaswitchError(M("{root} holds files cudaswitch did not put there ({files}); move them out first, "
                                 "nothing was removed", root=root,
-                                files=Listed(sorted(foreign)[:3] + ["..."] * (len(foreign) > 3))))
+                                files=Listed(sorted(foreign)[:3] + (["..."] if len(foreign) > 3 else []))))
     if others:
         raise CudaswitchError(M("refused to remove {root}: {file} could have been written by another user; "
                                 "nothing was removed", root=root, file=sorted(others)[0]))

@@ -219,7 +219,7 @@ def ld_choice(prefix: Optional[str], flag: Optional[bool]):
     if wheels:
         return False, M("LD_LIBRARY_PATH left alone: this environment has pip CUDA wheels ({wheels}), which a system "
                         "lib64 first on LD_LIBRARY_PATH breaks (undefined symbol __nvJitLink...); --ld-library-path "
-                        "adds it anyway", wheels=Listed(wheels[:3] + ["..."] * (len(wheels) > 3)))
+                        "adds it anyway", wheels=Listed(wheels[:3] + (["..."] if len(wheels) > 3 else [])))
     return True, None
 
 

@@ -146,11 +146,15 @@ def test_causes_with_values_are_translated_and_stay_english_in_the_record(tmp_pa
 @pytest.fixture(scope="module")
 def fsroot(tmp_path_factory):
     """A `/` holding CUDA 12.9 (real NVIDIA wheel files), pinned by /etc/ld.so.conf.d."""
-    root = tmp_path_factory.mktemp("root")
+    return _pinned(tmp_path_factory.mktemp("root"), "/usr/local/cuda-12.9/targets/x86_64-linux/lib")
+
+
+def _pinned(root, *folders):
+    """`root` holding CUDA 12.9 (real NVIDIA wheel files) and an /etc/ld.so.conf.d file naming `folders`."""
     cudatrees.cuda_12_9(root / "usr" / "local" / "cuda-12.9")
     conf = root / "etc" / "ld.so.conf.d"
     conf.mkdir(parents=True)
-    (conf / "988_cuda-12.conf").write_text("/usr/local/cuda-12.9/targets/x86_64-linux/lib\n")
+    (conf / "988_cuda-12.conf").write_text("".join(f"{f}\n" for f in folders))
     return root
 
 
@@ -184,11 +188,7 @@ def test_doctor_reads_in_chinese_and_its_json_does_not_change(fsroot, clean_env,
 
 def test_a_finding_lists_its_folders_as_a_chinese_reader_lists(tmp_path, clean_env):
     """A finding naming two folders: 、 between them in Chinese; the record (--json) keeps ', '."""
-    root = tmp_path / "root"
-    cudatrees.cuda_12_9(root / "usr" / "local" / "cuda-12.9")
-    conf = root / "etc" / "ld.so.conf.d"
-    conf.mkdir(parents=True)
-    (conf / "988_cuda-12.conf").write_text("/usr/local/cuda-12.9/targets/x86_64-linux/lib\n/usr/local/cuda/lib64\n")
+    root = _pinned(tmp_path / "root", "/usr/local/cuda-12.9/targets/x86_64-linux/lib", "/usr/local/cuda/lib64")
     base = dict(clean_env, CUDASWITCH_FS_ROOT=str(root), CONDA_OVERRIDE_CUDA="12.9")
     folders = ("/usr/local/cuda-12.9/targets/x86_64-linux/lib (CUDA 12.9.1)", "/usr/local/cuda/lib64")
     zh = run_cli(["doctor"], env=_env(base, **ZH))

@@ -18,7 +18,7 @@ from typing import Dict, List, Optional, Tuple
 
 from cudaswitch.data import knowledge
 from cudaswitch.checks.diagnosis import ERROR, INFO, WARNING, Finding, finding
-from cudaswitch.core.i18n import Cited, M, N_
+from cudaswitch.core.i18n import Cited, Listed, M, N_
 from cudaswitch.core.system import System
 from cudaswitch.core.trust import read_bytes, read_text
 
@@ -185,7 +185,7 @@ def build_findings(installs: Dict, toolkits, system: System, env_prefix: Optiona
         if bad:
             out.append(finding("ARCH_LIST_UNSUPPORTED", ERROR, M("TORCH_CUDA_ARCH_LIST names {names}, which CUDA "
                                                                  "{cuda}'s nvcc cannot target (it can: {can})",
-                                                                 names=', '.join(bad), cuda=tk.version,
+                                                                 names=Listed(bad), cuda=tk.version,
                                                                  can=' '.join(can) or '?'), details=can))
         cap = gpu_capability or _gpu_capability(system, notes)
         if cap and entries and not any(cc == cap or (cc and cc.split('.')[0] == cap.split('.')[0]

@@ -18,7 +18,7 @@ from typing import List, Optional
 
 from cudaswitch import __version__
 from cudaswitch.checks.severities import INFO, fails, severity
-from cudaswitch.core.i18n import M, N_
+from cudaswitch.core.i18n import Listed, M, N_
 from cudaswitch.core.shellquote import for_user
 
 
@@ -116,7 +116,7 @@ def _shell_agreement(system) -> List[Check]:
         values["nvcc"] = nvcc_root(system, nvcc)
     roots = {os.path.realpath(str(system.local(v.rstrip("\\/")))) for v in values.values()}
     if len(roots) > 1:
-        shown = ", ".join(f"{k}={v}" for k, v in values.items())
+        shown = Listed(f"{k}={v}" for k, v in values.items())
         return [_check("CUDA_VARS_DISAGREE", M("this shell's CUDA settings disagree: {values}", values=shown),
                       N_("conda activate the environment again (its hooks set them), or `cudaswitch status`"))]
     return []

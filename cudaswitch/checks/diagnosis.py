@@ -21,7 +21,7 @@ from cudaswitch.checks.runner import ProbeOutcome
 from cudaswitch.checks.severities import ERROR, INFO, WARNING, severity as table_severity
 from cudaswitch.checks.windll import ILLEGAL_INSTRUCTION, exit_status
 from cudaswitch.discovery.environment import site_packages
-from cudaswitch.core.i18n import Cited, M, N_, _, columns
+from cudaswitch.core.i18n import Cited, Listed, M, N_, _, columns
 
 # what a person reads in the severity column; --json keeps the codes above
 _SEVERITY_WORDS = {ERROR: N_("error"), WARNING: N_("warning"), INFO: N_("info")}
@@ -469,7 +469,7 @@ def runtime_finding(system, prefix: str, dll_text) -> Optional[Finding]:
     if not old and absent:
         return finding("DLL_INIT_FAILED", ERROR, M("WinError 1114: {dll} failed to initialise; {files} is in none of "
                                                    "the environment's folders nor System32: the VC++ 2015-2022 "
-                                                   "runtime is incomplete", dll=dll_text, files=", ".join(absent)),
+                                                   "runtime is incomplete", dll=dll_text, files=Listed(absent)),
                        M("install the current Microsoft Visual C++ 2015-2022 Redistributable (x64), which replaces "
                          "System32's copy: {url}", url=REDIST_URL), details=details)
     if not old:

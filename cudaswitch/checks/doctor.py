@@ -20,7 +20,7 @@ from cudaswitch.checks.driver import Driver
 from cudaswitch.checks.severities import severity as table_severity
 from cudaswitch.discovery.torchenv import torch_installs
 from cudaswitch.core.errors import UsageError
-from cudaswitch.core.i18n import Cited, M, N_, _, tr
+from cudaswitch.core.i18n import Cited, Listed, M, N_, _, tr
 from cudaswitch.core.system import System
 from cudaswitch.core.trust import read_text
 
@@ -75,7 +75,7 @@ def shell_findings(state, system: System) -> List[Finding]:
     named = [(v, by_var[v]) for v in ("CUDA_HOME", "CUDA_PATH", "nvcc") if v in by_var and by_var[v].toolkit_root]
     roots = {e.toolkit_root for _, e in named}
     if len(roots) > 1:
-        desc = ", ".join(f"{'nvcc on PATH' if v == 'nvcc' else v} -> CUDA {e.toolkit} ({e.toolkit_root})"
+        desc = Listed(f"{'nvcc on PATH' if v == 'nvcc' else v} -> CUDA {e.toolkit} ({e.toolkit_root})"
                          for v, e in named)
         out.append(_f("CUDA_VARS_DISAGREE", WARNING, M("the shell names {count} toolkits: {names}", count=len(roots),
                                                        names=desc),
@@ -155,11 +155,11 @@ def ldconf_findings(system: System, toolkits, selected_root: Optional[str]) -> L
                       "environment uses; the hooks' LD_LIBRARY_PATH is searched before the cache, so it wins where "
                       "it is set, but the cache wins in processes that do not get it (started outside the activated "
                       "shell: services, cron, an IDE) and, when LD_LIBRARY_PATH is unset, for every library a "
-                      "program loads without an RPATH", name=name, folders=', '.join(owners))
+                      "program loads without an RPATH", name=name, folders=Listed(owners))
         else:
             cause = M("/etc/ld.so.conf.d/{name} puts {folders} in the loader cache: a program gets these libraries "
                       "unless LD_LIBRARY_PATH or its own RPATH names another copy", name=name,
-                      folders=', '.join(owners))
+                      folders=Listed(owners))
         out.append(_f("LDCONF_PINS_CUDA", WARNING, cause,
                       M("if libraries clash (e.g. 'Multiple libcudart libraries found'), disable "
                         "/etc/ld.so.conf.d/{name} and run `sudo ldconfig`; cudaswitch reports it and never edits it",
@@ -208,7 +208,7 @@ def windows_findings(system: System, prefix: Optional[str]) -> List[Finding]:
                if not system.local(system.join(sys32, n)).is_file()]
     if missing:
         out.append(_f("VCRUNTIME_MISSING", ERROR, M("{files} missing from {folder}: torch's c10.dll fails with "
-                                                    "WinError 1114/126", files=', '.join(missing), folder=sys32), N_("install the Microsoft Visual C++ 2015-2022 Redistributable "
+                                                    "WinError 1114/126", files=Listed(missing), folder=sys32), N_("install the Microsoft Visual C++ 2015-2022 Redistributable "
                       "(x64): https://aka.ms/vs/17/release/vc_redist.x64.exe"), missing))
     return out
 
@@ -226,7 +226,7 @@ def hook_findings(prefix: str) -> List[Finding]:
         hits = cuda_variables(script.text)
         if hits:
             out.append(_f("FOREIGN_CUDA_HOOKS", WARNING, M("{path} also sets {names} on activation; whichever hook "
-                                                           "runs last wins", path=script.path, names=', '.join(hits)), N_("remove that package's hook or the package that installs it "
+                                                           "runs last wins", path=script.path, names=Listed(hits)), N_("remove that package's hook or the package that installs it "
                           "(conda list shows it), or keep it and do not use cudaswitch in this environment"),
                           [script.path]))
     return out
@@ -455,7 +455,7 @@ def cudnn_windows_findings(system: System, installs: List, toolkits) -> List[Fin
                              "(the DLLs are one level down, per CUDA version)", entry=entry), fix, [entry]))
     with_cudnn = [t for t in toolkits if getattr(t, "cudnn", None)]
     if dll_on_path(system) is None and (with_dll or with_cudnn):
-        where = hint or ", ".join(f"{system.join(t.root, 'bin')} (cuDNN {t.cudnn})" for t in with_cudnn)
+        where = hint or Listed(f"{system.join(t.root, 'bin')} (cuDNN {t.cudnn})" for t in with_cudnn)
         # the DLL's name follows cuDNN's major version: a toolkit with cuDNN 8 in it holds cudnn64_8.dll
         names = sorted({str(system.pure(i.dll).name) for i in with_dll} if with_dll else
                         {f"cudnn64_{t.cudnn.split('.')[0]}.dll" for t in with_cudnn})

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import List, NamedTuple, Optional
 
 from cudaswitch.checks.diagnosis import WARNING, Finding
-from cudaswitch.core.i18n import M
+from cudaswitch.core.i18n import Listed, M
 from cudaswitch.core.system import System
 
 
@@ -66,7 +66,7 @@ def module_findings(system: System, toolkits, selected) -> List[Finding]:
     loaded = [m for m in loaded_cuda(system, toolkits) if m.root != selected.root]
     if not loaded:
         return []
-    names = ", ".join(m.name + (f" (CUDA {m.version})" if m.version else "") for m in loaded)
+    names = Listed(m.name + (f" (CUDA {m.version})" if m.version else "") for m in loaded)
     won = winners(system, toolkits)
     return [Finding("CUDA_MODULE_LOADED", WARNING,
                     M("module {names} is loaded in this shell beside the environment's switch to CUDA {version} "

@@ -9,7 +9,7 @@ import os
 from typing import List
 
 from cudaswitch.checks.diagnosis import INFO, WARNING, Finding
-from cudaswitch.core.i18n import M
+from cudaswitch.core.i18n import Listed, M
 
 
 def python_hook_findings(env, state, windows: bool) -> List[Finding]:
@@ -35,7 +35,7 @@ def python_hook_findings(env, state, windows: bool) -> List[Finding]:
     if st.stale:
         cause = M("the Python startup file is in {stale}, which no Python of this environment reads any more (Python "
                   "was upgraded); {live} has none, so a Python started without activation does not get the switch",
-                  stale=", ".join(st.stale), live=st.live)
+                  stale=Listed(st.stale), live=st.live)
     else:
         cause = M("the Python startup file is missing from {live}, so a Python of this environment started without "
                   "activation does not get the switch", live=st.live)
@@ -52,7 +52,7 @@ def conda_forge_findings(env, state, system) -> List[Finding]:
     cc = condaforge.read(env.prefix, system.windows)
     if not cc.packages:
         return []
-    names = ", ".join(f"{p.name} {p.version}" for p in cc.packages)
+    names = Listed(f"{p.name} {p.version}" for p in cc.packages)
     if state is None:
         return [Finding("CONDA_FORGE_CUDA", INFO, M("conda-forge CUDA packages in this environment: {names}",
                                                     names=names), "-", [p.name for p in cc.packages])]
@@ -88,7 +88,7 @@ def kernel_findings(env, state, system, dirs=None) -> List[Finding]:
     specs = kernelspecs.for_env(dirs, env.prefix, env.name)
     if not specs:
         return []
-    listed = ", ".join(f"{s.name} ({s.path})" for s in specs)
+    listed = Listed(f"{s.name} ({s.path})" for s in specs)
     out: List[Finding] = []
     hooked = pythonhook.status(env.prefix, system.windows).in_place
     if state is not None and not hooked:
@@ -109,13 +109,13 @@ def kernel_findings(env, state, system, dirs=None) -> List[Finding]:
             out.append(Finding("JUPYTER_KERNELS", INFO,
                                M("Jupyter kernels that start this environment (they get the switch through the "
                                  "Python startup file): {kernels}",
-                                 kernels=", ".join(f"{s.name} ({s.path})" for s in getting)),
+                                 kernels=Listed(f"{s.name} ({s.path})" for s in getting)),
                                "-", [s.path for s in getting]))
     for s in specs:
         cuda = s.cuda_env()
         if not cuda:
             continue
-        values = ", ".join(f"{k}={v}" for k, v in cuda.items())
+        values = Listed(f"{k}={v}" for k, v in cuda.items())
         literal = [k for k, v in cuda.items() if "${" in v or "$" in v]
         cause = M("kernel {name} ({path}) sets {values} in its env: that wins over the environment's switch (the "
                   "startup file leaves a CUDA_HOME it finds alone) and goes stale after the next 'cudaswitch use'",
@@ -123,10 +123,10 @@ def kernel_findings(env, state, system, dirs=None) -> List[Finding]:
         if literal:
             cause = M("{cause}; jupyter_client leaves ${{VAR}} literally in place when the Jupyter server was started "
                       "without VAR, so {names} can be the text itself", cause=cause,
-                      names=", ".join(literal))
+                      names=Listed(literal))
         out.append(Finding("KERNELSPEC_SETS_CUDA", WARNING, cause,
                            M("remove {names} from the env entry of {path}; the Python startup file gives the kernel "
-                             "the environment's CUDA", names=", ".join(cuda), path=s.path), [s.path]))
+                             "the environment's CUDA", names=Listed(cuda), path=s.path), [s.path]))
     return out
 
 
@@ -148,9 +148,9 @@ def later_script_findings(env, state, system) -> List[Finding]:
             out.append(Finding("CUDA_SET_AFTER_SWITCH", WARNING,
                                M("{script} runs after cudaswitch's hook (conda runs activate.d in code-point order) "
                                  "and sets {names}: the activated environment gets its value, not CUDA {version}",
-                                 script=s.script, names=", ".join(s.variables), version=state.version),
+                                 script=s.script, names=Listed(s.variables), version=state.version),
                                M("remove {names} from {script}, or rename it to sort before cudaswitch.{ext} (such "
-                                 "as 00-{name})", names=", ".join(s.variables), script=s.script, ext=ext,
+                                 "as 00-{name})", names=Listed(s.variables), script=s.script, ext=ext,
                                  name=os.path.basename(s.script)), [s.script]))
     return out
 

@@ -98,7 +98,7 @@ def recommend_lines(report: RecommendReport) -> List[str]:
         lines.append(_("toolkit to match: CUDA {version} [{source}]").format(version=report.toolkit,
                                                                              source=tr(report.toolkit_source)))
     if rec.ok:
-        lines.append(", ".join([f"torch {rec.torch}"] + [
+        lines.append(_(", ").join([f"torch {rec.torch}"] + [
             f"{package} {version}" if version else
             _("{package}: none published for torch {torch} (left out of the pip line)").format(
                 package=package, torch=rec.torch)

@@ -11,7 +11,7 @@ from typing import List
 
 from cudaswitch.checks.diagnosis import Finding
 from cudaswitch.checks.severities import severity
-from cudaswitch.core.i18n import M
+from cudaswitch.core.i18n import Listed, M
 
 
 def _f(code: str, cause, fix) -> Finding:
@@ -46,7 +46,7 @@ def switch_findings(prefix: str, version: str, root: str, ld_library_path: bool,
     if ld_library_path:
         wheels = _nvidia_wheels(prefix)
         if wheels:
-            shown = ", ".join(wheels[:2]) + (", ..." if len(wheels) > 2 else "")
+            shown = Listed(wheels[:2] + (["..."] if len(wheels) > 2 else []))
             out.append(_f("LD_LIBRARY_PATH_OVER_WHEELS",
                           M("pip CUDA wheels are installed ({wheels}) and the hooks put CUDA {version}'s lib folder "
                             "first on LD_LIBRARY_PATH: torch then loads the toolkit's CUDA libraries instead of its "

@@ -10,7 +10,7 @@ import sys
 import click
 
 from cudaswitch.core.errors import CudaswitchError
-from cudaswitch.core.i18n import M, N_
+from cudaswitch.core.i18n import Listed, M, N_
 
 JSON_SCHEMA = 1
 
@@ -169,4 +169,4 @@ def _no_nvcc_note(tk, system, path):
     other = system.which("nvcc", path)
     got = M("'nvcc' is {nvcc}, from another toolkit", nvcc=other) if other else M("no nvcc is on PATH")
     return [M("CUDA {version} at {root} has no nvcc ({flags}); {got}", version=tk.version, root=tk.root,
-              flags=", ".join(tk.flags), got=got)]
+              flags=Listed(tk.flags), got=got)]

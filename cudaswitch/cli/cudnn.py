@@ -9,7 +9,7 @@ import click
 
 from cudaswitch.cli.common import _json_out, _system, _warn, handle_errors
 from cudaswitch.cli.options import _sha256_arg, completes
-from cudaswitch.core.i18n import N_
+from cudaswitch.core.i18n import Listed, N_
 
 
 def _progress(path, quiet, label):
@@ -154,7 +154,7 @@ def _print_installed(result, as_json):
         from cudaswitch.cli.common import _fail
 
         _fail(M("the installed {lib} does not load: {names} missing; install a complete cuDNN archive (then "
-                "uninstall-cudnn undoes both)", lib=result.main_library, names=", ".join(result.check["missing"])), 1)
+                "uninstall-cudnn undoes both)", lib=result.main_library, names=Listed(result.check["missing"])), 1)
 
 
 @click.command("uninstall-cudnn", short_help='Undo the latest install-cudnn.')

@@ -10,7 +10,7 @@ import click
 from cudaswitch.cli.options import completes
 
 from cudaswitch.cli.common import _discover, _json_out, _no_nvcc_note, _note, _system, _warn, handle_errors
-from cudaswitch.core.i18n import M, N_, _, tr
+from cudaswitch.core.i18n import Listed, M, N_, _, tr
 
 
 def _source_label(source: str) -> str:
@@ -48,7 +48,7 @@ def list_cmd(as_json):
 
         rows = []
         for tk in found.toolkits:
-            notes = list(tk.flags) + ([_("alias {names}").format(names=", ".join(tk.aliases))] if tk.aliases else [])
+            notes = list(tk.flags) + ([_("alias {names}").format(names=_(", ").join(tk.aliases))] if tk.aliases else [])
             rows.append(["*" if tk.root == state.active else "", tk.version, tk.root,
                          _(", ").join(_source_label(s) for s in tk.sources),  # '、' in Chinese
                          _("yes") if tk.nvcc else _("no"), tk.cudnn or "-", "; ".join(notes)])
@@ -105,7 +105,7 @@ def which(selector, want_bin, want_lib, want_nvcc):
     elif what == "nvcc":
         if not tk.nvcc:
             raise CudaswitchError(M("CUDA {version} at {root} has no nvcc (flags: {flags})", version=tk.version,
-                                    root=tk.root, flags=", ".join(tk.flags)))
+                                    root=tk.root, flags=Listed(tk.flags)))
         lines = [tk.nvcc]
     else:
         lines = [tk.root]

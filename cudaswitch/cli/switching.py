@@ -11,7 +11,7 @@ from cudaswitch.cli.common import (_as_owner, _discover, _fail, _json_out, _no_n
                                    _system, _warn, handle_errors)
 from cudaswitch.cli.options import _env_options, _force_option, _python_hook_option, _seconds, completes
 from cudaswitch.core.errors import CudaswitchError
-from cudaswitch.core.i18n import M, N_, Listed, _, tr
+from cudaswitch.core.i18n import Listed, M, N_, _, tr
 
 
 @click.command(short_help='Make an environment use a CUDA toolkit.')
@@ -50,11 +50,11 @@ def use(selector, name, prefix, ld_flag, refresh, yes, no_smoke, cpu_ok, timeout
     if (env.is_base or env.base_unknown) and not yes and not dry_run:
         if env.base_unknown:  # its files neither show nor rule out a base: asked as if it were one
             question = M("{prefix} may be a base environment (it has {files}, but conda is not installed in it); "
-                         "switch it to CUDA {selector}?", prefix=env.prefix, files=", ".join(env.base_seen),
+                         "switch it to CUDA {selector}?", prefix=env.prefix, files=Listed(env.base_seen),
                          selector=choice.selector)
             refusal = M("cannot tell whether {prefix} is a base environment (it has {files}, but conda is not "
                         "installed in it); add --yes to switch it anyway", prefix=env.prefix,
-                        files=", ".join(env.base_seen) or M("no readable conda-meta folder"))
+                        files=Listed(env.base_seen) or M("no readable conda-meta folder"))
         else:
             question = M("Switch the base environment ({prefix}) to CUDA {selector}?", prefix=env.prefix,
                          selector=choice.selector)

@@ -7,7 +7,7 @@ import click
 from cudaswitch.cli.options import completes
 
 from cudaswitch.cli.common import _json_out, _system, handle_errors
-from cudaswitch.core.i18n import _
+from cudaswitch.core.i18n import Listed, _
 
 
 @click.command("install-toolkit", short_help="Assemble a CUDA toolkit from NVIDIA's PyPI wheels.")
@@ -66,4 +66,4 @@ def uninstall_toolkit(selector, force):
     if broken:  # removed with --force: the environments whose hooks now name nothing, each to switch again
         _warn([M("{count} conda environment(s) are still switched to {root}, which is gone: {envs}; activating them "
                  "warns and sets no CUDA until 'cudaswitch use VERSION -p PREFIX' or 'cudaswitch off -p PREFIX'",
-                 count=len(broken), root=root, envs=", ".join(broken))])
+                 count=len(broken), root=root, envs=Listed(broken))])

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import List, Optional, Tuple
 
-from cudaswitch.core.i18n import M
+from cudaswitch.core.i18n import Listed, M
 from cudaswitch.core.system import System
 
 
@@ -83,7 +83,7 @@ def unknown_keys(path: Path, data: dict) -> List[str]:
             close = difflib.get_close_matches(str(key), KNOWN_KEYS, n=1)
             hint = M("did you mean {key!r}? ", key=close[0]) if close else ""
             out.append(M("{path}: unknown key {key!r} is ignored; {hint}known keys: {known}", path=path, key=str(key),
-                         hint=hint, known=", ".join(KNOWN_KEYS)))
+                         hint=hint, known=Listed(KNOWN_KEYS)))
     return out
 
 

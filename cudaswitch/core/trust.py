@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterable, List, Optional
 
 from cudaswitch.core.errors import CudaswitchError
-from cudaswitch.core.i18n import M
+from cudaswitch.core.i18n import Listed, M
 from cudaswitch.core.rule import euid, group_name, rule_walk, stat_problem, user_name  # noqa: F401 (the doors' names)
 
 POSIX = hasattr(os, "geteuid") and hasattr(os, "O_NOFOLLOW")
@@ -486,7 +486,7 @@ def pip_environ(environ) -> "tuple[dict, Optional[str]]":
         env["XDG_CONFIG_DIRS"] = os.pathsep.join(kept) or "/etc/xdg"
     if dropped and not note:
         note = M("pip runs without {folders} on its search paths: another user could have written there",
-                 folders=", ".join(dropped))
+                 folders=Listed(dropped))
     return env, note
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Iterable, List, NamedTuple, Optional, Tuple
 
 from cudaswitch.core.errors import UsageError
-from cudaswitch.core.i18n import M, N_
+from cudaswitch.core.i18n import Listed, M, N_
 from cudaswitch.core import trust
 from cudaswitch.core.trust import read_bytes, read_text
 
@@ -235,7 +235,7 @@ def parse_selector(text: str) -> Selector:
 
 
 def describe(versions: List[str]) -> str:
-    return ", ".join(versions) if versions else "none"
+    return Listed(versions) if versions else M("none")
 
 
 _CUDNN_DEFINE = r"#define\s+CUDNN_(MAJOR|MINOR|PATCHLEVEL)\s+(\d+)"

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import BinaryIO, Callable, Dict, List, Optional, Tuple
 
 from cudaswitch.core.errors import CudaswitchError
-from cudaswitch.core.i18n import M
+from cudaswitch.core.i18n import Listed, M
 from cudaswitch.core import trust
 from cudaswitch.core.trust import open_regular, read_text
 from cudaswitch.core.versions import parse_cudnn_header
@@ -670,7 +670,7 @@ def expected_from_redistrib(redistrib: Path, archive: Path) -> Tuple[str, Option
             size = node.get("size")
             return node["sha256"].lower(), int(size) if size is not None and str(size).isdigit() else None
     raise ArchiveError(M("{path}: does not list {name} (it lists {listed})", path=redistrib, name=archive.name,
-                         listed=", ".join(n["relative_path"].rsplit("/", 1)[-1] for n in found) or M("nothing")))
+                         listed=Listed(n["relative_path"].rsplit("/", 1)[-1] for n in found) or M("nothing")))
 
 
 def verify_integrity(archive: Path, sha256: Optional[str], redistrib: Optional[Path],

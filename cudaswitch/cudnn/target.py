@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Dict, Optional, Tuple
 
 from cudaswitch.core.errors import CudaswitchError, UsageError
-from cudaswitch.core.i18n import M
+from cudaswitch.core.i18n import Listed, M
 from cudaswitch.core.system import System
 from cudaswitch.core.versions import CudaVersion, cudnn_version_in
 from cudaswitch.cudnn.journal import RECORD_ENV, RECORD_TOOLKIT, records
@@ -163,7 +163,7 @@ def resolve_target(system: System, archive_path: Optional[Path], cuda: Optional[
         tk = select(found, state.root, system)
         return toolkit_target(system, tk), M("the toolkit environment {name} uses (cudaswitch use)", name=env.name)
     toolkits = [t for t in found.toolkits if t.kind == TOOLKIT]
-    listing = ", ".join(f"{t.version} ({t.root})" for t in toolkits) or M("none")
+    listing = Listed(f"{t.version} ({t.root})" for t in toolkits) or M("none")
     if uninstalling:
         # a toolkit with any transaction folder counts: an interrupted one is finished by this command
         having = [t for t in toolkits if records(toolkit_target(system, t).record_base)]
@@ -173,7 +173,7 @@ def resolve_target(system: System, archive_path: Optional[Path], cuda: Optional[
             raise CudaswitchError(M("no toolkit has a cuDNN installed by cudaswitch (toolkits: {listing})",
                                     listing=listing))
         raise UsageError(M("more than one toolkit has a cuDNN installed by cudaswitch: {toolkits}; choose one with "
-                           "--cuda", toolkits=", ".join(f"{t.version} ({t.root})" for t in having)))
+                           "--cuda", toolkits=Listed(f"{t.version} ({t.root})" for t in having)))
     info = peek_name(archive_path) if archive_path else None
     if not info and archive_path:
         from cudaswitch.cudnn.archive import sniff
@@ -201,4 +201,4 @@ def resolve_target(system: System, archive_path: Optional[Path], cuda: Optional[
                            "installed: {listing}; install one, or give --cuda / --into-env", major=major,
                            listing=listing))
     raise UsageError(M("more than one CUDA {major}.x toolkit is installed: {toolkits}; choose one with --cuda",
-                       major=major, toolkits=", ".join(f"{t.version} ({t.root})" for t in matching)))
+                       major=major, toolkits=Listed(f"{t.version} ({t.root})" for t in matching)))

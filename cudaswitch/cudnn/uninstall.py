@@ -11,7 +11,7 @@ from typing import List, Optional, Tuple
 
 from cudaswitch.core import interrupts, trust
 from cudaswitch.core.errors import CudaswitchError, FinishedInterrupted
-from cudaswitch.core.i18n import M
+from cudaswitch.core.i18n import Listed, M
 from cudaswitch.cudnn.journal import MANIFEST, Op, matches, read_manifest, records, write_manifest
 from cudaswitch.cudnn.preflight import check_trusted, check_writable
 from cudaswitch.cudnn.lock import locked
@@ -59,7 +59,7 @@ def uninstall(target: Target, force: bool = False) -> Uninstalled:
         if not matches(Path(op.dest), op):
             changed.append(op)
     if changed and not force:
-        names = ", ".join(target.display(Path(op.dest)) for op in changed[:5])
+        names = Listed(target.display(Path(op.dest)) for op in changed[:5])
         raise CudaswitchError(M("{count} installed file(s) changed since the install ({names}); --force undoes "
                                 "it anyway and keeps each changed file as <name>.cudaswitch-changed; nothing was "
                                 "changed", count=len(changed), names=names))

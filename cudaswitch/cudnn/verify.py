@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 from cudaswitch.core import trust
-from cudaswitch.core.i18n import M
+from cudaswitch.core.i18n import Listed, M
 from cudaswitch.core.system import System
 from cudaswitch.cudnn.transaction import Prepared
 
@@ -99,7 +99,7 @@ def verify(prep: Prepared, system: System) -> dict:
             if missing:
                 result["missing"] = missing
                 result["library_error"] = M("{error}; {names} missing from {folder} (not in the archive)",
-                                            error=result["library_error"], names=", ".join(missing),
+                                            error=result["library_error"], names=Listed(missing),
                                             folder=target.dirs["lib"])
     return result
 

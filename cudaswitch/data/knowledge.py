@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
-from cudaswitch.core.i18n import Cited, M, N_
+from cudaswitch.core.i18n import Cited, Listed, M, N_
 from cudaswitch.core.versions import numbers
 
 
@@ -416,7 +416,7 @@ def _recommend(driver_cuda_max: Optional[str], python: str, windows: bool, capab
         want = vtuple(torch)
         wheels = [w for w in wheels if w.version[:len(want)] == want]
         if not wheels:
-            known = ", ".join(sorted({vstr(w.version[:2]) for w in torch_wheels()}, key=vtuple))
+            known = Listed(sorted({vstr(w.version[:2]) for w in torch_wheels()}, key=vtuple))
             return Recommendation(False, reasons=[M("torch {torch} is not in cudaswitch's table (known: {known})",
                                                     torch=torch, known=known)])
     skipped: List[str] = []
@@ -440,7 +440,7 @@ def _recommend(driver_cuda_max: Optional[str], python: str, windows: bool, capab
                    and (build_ok is None or build_ok(t))]
         if build_ok is not None and not [t for t in w.tags if build_ok(t)]:
             skipped.append(M("torch {torch}: no build for the toolkit's CUDA (builds: {tags})", torch=w.torch,
-                             tags=", ".join(w.tags) or "none"))
+                             tags=Listed(w.tags) or M("none")))
             continue
         chosen, arch = None, None
         for t in fitting:
@@ -455,7 +455,7 @@ def _recommend(driver_cuda_max: Optional[str], python: str, windows: bool, capab
         if chosen is None:
             if not fitting:
                 skipped.append(M("torch {torch}: builds {tags} all need a driver newer than CUDA {cuda}",
-                                 torch=w.torch, tags=', '.join(w.tags) or 'none', cuda=vstr(dmax[:2])))
+                                 torch=w.torch, tags=Listed(w.tags) or M("none"), cuda=vstr(dmax[:2])))
             continue
         url, cmd = pip_line(w, chosen)
         reasons = [M("driver supports CUDA {driver} >= {build} ({tag})", driver=vstr(dmax[:2]),

@@ -10,7 +10,7 @@ from typing import List, Optional
 
 from cudaswitch.core import trust
 from cudaswitch.core.errors import CudaswitchError, UsageError
-from cudaswitch.core.i18n import M, N_
+from cudaswitch.core.i18n import Listed, M, N_
 from cudaswitch.core.system import System
 from cudaswitch.discovery.condaenvs import base_by_files, conda_root
 
@@ -103,7 +103,7 @@ def resolve_env(system: System, name: Optional[str] = None, prefix: Optional[str
         broken = "".join(f"; {p}" for p in lay.problems)  # e.g. a .condarc conda cannot parse either
         raise UsageError(M("no conda environment named {name!r} (looked in {tried}); "
                            "'conda env list' shows the names, or use -p PREFIX{broken}",
-                           name=name, tried=", ".join(tried), broken=broken))
+                           name=name, tried=Listed(tried), broken=broken))
     current = system.environ.get("CONDA_PREFIX")
     if current and _is_env(current):
         return _make(current, system)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import List, Optional
 
-from cudaswitch.core.i18n import M
+from cudaswitch.core.i18n import Listed, M
 from cudaswitch.core.system import System
 from cudaswitch.discovery.toolkits import Toolkit, nvcc_owner, owner_of
 
@@ -34,8 +34,8 @@ class ShellState:
         if not self.unsearchable:
             return None
         return M("skipped {count} folder(s) on {variables} that this user cannot search: {folders}",
-                 count=len(self.unsearchable), variables=", ".join(self.unsearchable_in),
-                 folders=", ".join(self.unsearchable))
+                 count=len(self.unsearchable), variables=Listed(self.unsearchable_in),
+                 folders=Listed(self.unsearchable))
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -114,7 +114,7 @@ def _disagreements(entries: List[Entry], system: System) -> List[str]:
             if e.variable == var and e.toolkit_root not in [r for r, _ in roots]:
                 roots.append((e.toolkit_root, e.toolkit))
         if len(roots) > 1:
-            names = ", ".join(f"{v} ({r})" for r, v in roots)
+            names = Listed(f"{v} ({r})" for r, v in roots)
             out.append(M("{var} holds folders of {count} CUDA toolkits: {names}; the first one wins", var=var,
                          count=len(roots), names=names))
     return out

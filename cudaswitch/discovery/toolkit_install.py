@@ -34,7 +34,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from cudaswitch.core import faults, interrupts, trust
 from cudaswitch.core.errors import CudaswitchError, FinishedInterrupted, UsageError
 from cudaswitch.core.fsutil import current_umask
-from cudaswitch.core.i18n import M, N_
+from cudaswitch.core.i18n import Listed, M, N_
 from cudaswitch.core.system import System
 from cudaswitch.core.versions import numbers
 from cudaswitch.discovery.toolkit_store import store_dir
@@ -137,7 +137,7 @@ def requirements(major: int, minor: Optional[int]) -> List[KnownWheel]:
     if not wheels:
         raise UsageError(M("cudaswitch knows the wheels of CUDA {known} (pinned by version and SHA-256), not CUDA "
                            "{want}; a newer cudaswitch knows newer releases",
-                           known=", ".join(f"{a}.{b}" for a, b in sorted(table)),
+                           known=Listed(f"{a}.{b}" for a, b in sorted(table)),
                            want=f"{major}.{minor}" if minor is not None else f"{major}.x"))
     return wheels
 
@@ -212,8 +212,8 @@ def download(wheels: List[KnownWheel], dest: Path, runner: PipRunner = _pip, sho
     names = {w.filename: w.package for w in wheels}
     if any(p.name not in names for p in got) or sorted(names[p.name] for p in got) != sorted(pins_of(wheels)):
         raise CudaswitchError(M("pip download produced {found} instead of {wanted}; nothing was installed",
-                                found=", ".join(p.name for p in got) or M("no wheel"),
-                                wanted=", ".join(f"{w.package} {w.version}" for w in _one_per_package(wheels))))
+                                found=Listed(p.name for p in got) or M("no wheel"),
+                                wanted=Listed(f"{w.package} {w.version}" for w in _one_per_package(wheels))))
     return got
 
 
@@ -471,7 +471,7 @@ def assemble(wheels: List[Path], root: Path, requested: str, known: Optional[Dic
     nvcc = next((i for i in infos if i["name"].startswith("nvidia-cuda-nvcc")), None)
     if not (root / "bin" / "nvcc").is_file() or nvcc is None:
         raise UsageError(M("the wheels for CUDA {requested} contain no nvcc ({files}); nothing was installed",
-                           requested=requested, files=", ".join(i["file"] for i in infos)))
+                           requested=requested, files=Listed(i["file"] for i in infos)))
     _finish_layout(root, files)
     comp = {i["name"].replace("nvidia-", "").replace("-", "_").replace("cuda_runtime", "cuda_cudart"):
             {"name": i["name"], "version": i["version"]} for i in infos}
@@ -727,7 +727,7 @@ def find_installed(selector: str, system: System) -> Path:
         return path
     hits = [(c, m) for c, m in ours if (numbers(m["version"]) or ())[:len(sel.parts)] == tuple(sel.parts)]
     if len(hits) != 1:
-        have = ", ".join(f"{m['version']} ({c})" for c, m in ours) or M("none")
+        have = Listed(f"{m['version']} ({c})" for c, m in ours) or M("none")
         raise UsageError(M("no toolkit installed by cudaswitch matches '{selector}'; installed by cudaswitch: {have}",
                            selector=selector, have=have) if not hits else
                          M("more than one toolkit installed by cudaswitch matches '{selector}'; installed by "
@@ -781,7 +781,7 @@ def uninstall(selector: str, system: System, force: bool = False) -> Tuple[str, 
     if foreign:
         raise CudaswitchError(M("{root} holds files cudaswitch did not put there ({files}); move them out first, "
                                 "nothing was removed", root=root,
-                                files=", ".join(sorted(foreign)[:3]) + (", ..." if len(foreign) > 3 else "")))
+                                files=Listed(sorted(foreign)[:3] + (["..."] if len(foreign) > 3 else []))))
     if others:
         raise CudaswitchError(M("refused to remove {root}: {file} could have been written by another user; "
                                 "nothing was removed", root=root, file=sorted(others)[0]))
@@ -790,7 +790,7 @@ def uninstall(selector: str, system: System, force: bool = False) -> Tuple[str, 
         raise CudaswitchError(M("{root} is the CUDA of {count} conda environment(s): {envs}; switch them first "
                                 "(cudaswitch use VERSION -p PREFIX, or cudaswitch off -p PREFIX), or give --force "
                                 "to remove it anyway; nothing was removed", root=root, count=len(users),
-                                envs=", ".join(users)))
+                                envs=Listed(users)))
     # Rename first: the toolkit disappears from `list` at once, even if the deletion is interrupted.
     trash = root.with_name(f".{root.name}.removing-{os.getpid()}")
     try:

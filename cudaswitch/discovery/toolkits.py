@@ -15,7 +15,7 @@ from typing import Dict, Iterable, List, Optional, Tuple
 
 from cudaswitch.core import versions
 from cudaswitch.core.errors import UsageError
-from cudaswitch.core.i18n import M, N_
+from cudaswitch.core.i18n import Listed, M, N_
 from cudaswitch.core.record import Record
 from cudaswitch.core.system import System
 from cudaswitch.core.trust import read_bytes, read_json, read_text
@@ -503,7 +503,7 @@ def inspect(system: System, cand: _Candidate, root: str) -> Tuple[Optional[Toolk
     if broken:
         flags.append("broken-symlink")
         warnings.append(M("{root}: broken symlink(s) {links}; reinstall the toolkit or fix the link", root=root,
-                          links=", ".join(broken)))
+                          links=Listed(broken)))
     for p in [cand.path, root] if not unknown else []:
         claimed = versions.version_from_name(re.split(r"[\\/]", p.rstrip("\\/"))[-1])
         if claimed and claimed != (v.major, v.minor):
@@ -739,7 +739,7 @@ def select(found: Discovery, selector: str, system: Optional[System] = None, pre
     if len(hits) > 1 and len({t.version for t in hits}) == 1:
         return _one_of_twins(hits, prefer, notes, system)
     if len(hits) > 1:
-        names = ", ".join(f"{t.version} ({t.root})" for t in hits)
+        names = Listed(f"{t.version} ({t.root})" for t in hits)
         raise UsageError(M("{selector!r} is ambiguous: it matches {names}; give a longer version or the folder",
                            selector=selector, names=names))
     return hits[0]
@@ -801,12 +801,12 @@ def _one_of_twins(hits: List[Toolkit], prefer: Optional[str], notes: Optional[Li
             chosen, why = system_ones[0], M("not the copy install-toolkit made")
     if chosen is None:
         raise UsageError(M("CUDA {version} is installed more than once ({folders}); give the folder", version=version,
-                           folders=", ".join(t.root for t in hits)))
+                           folders=Listed(t.root for t in hits)))
     others = [t for t in hits if t is not chosen]
     if notes is not None:
         tags = {f"{version}@{INSTALLED_TAG if _made_here(t) else SYSTEM_TAG}" for t in others}
         hint = M("{folders} or {tag}", folders=others[0].root, tag=sorted(tags)[0]) \
-            if len(others) == 1 and _made_here(chosen) != _made_here(others[0]) else ", ".join(t.root for t in others)
+            if len(others) == 1 and _made_here(chosen) != _made_here(others[0]) else Listed(t.root for t in others)
         notes.append(M("CUDA {version} is installed {count} times; chose {root} ({why}); for another give {hint}",
                        version=version, count=len(hits), root=chosen.root, why=why, hint=hint))
     return chosen

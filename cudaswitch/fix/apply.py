@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional
 
 from cudaswitch.core.errors import CudaswitchError, UsageError
-from cudaswitch.core.i18n import M
+from cudaswitch.core.i18n import Listed, M
 from cudaswitch.fix import journal
 from cudaswitch.fix.plan import Plan, build_plan, findings_for, fixer
 
@@ -97,7 +97,7 @@ def outcome_lines(plan: Plan, out: Outcome) -> List[str]:
     lines = []
     for n, (step, left) in enumerate(zip(plan.steps, out.left), 1):
         if left:
-            lines.append(tr(M("step {n} did not clear {codes}: doctor still finds it", n=n, codes=", ".join(left))))
+            lines.append(tr(M("step {n} did not clear {codes}: doctor still finds it", n=n, codes=Listed(left))))
         else:
-            lines.append(tr(M("step {n} cleared {codes}", n=n, codes=", ".join(step.codes))))
+            lines.append(tr(M("step {n} cleared {codes}", n=n, codes=Listed(step.codes))))
     return lines

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from cudaswitch.core.errors import CudaswitchError, UsageError
-from cudaswitch.core.i18n import M
+from cudaswitch.core.i18n import Listed, M
 
 FOLDER = ("etc", "cudaswitch", "fix")
 JOURNAL = "journal.json"
@@ -89,19 +89,19 @@ def read(prefix: str) -> Optional[Journal]:
     missing = [k for k in shape if k not in data]
     if missing:
         raise CudaswitchError(M("{path} is not a journal cudaswitch wrote ({why}); nothing was changed",
-                                path=str(path), why=", ".join(missing)))
+                                path=str(path), why=Listed(missing)))
     entries = [Entry(f["path"], f["blob"], f["mode"], f.get("mtime")) for f in data["files"]]
     bad = [e.path for e in entries if not _allowed(prefix, e.path)
            or (e.blob is not None and (os.sep in e.blob or "/" in e.blob or e.blob.startswith(".")))]
     if data["schema"] != SCHEMA or data["status"] not in (PENDING, APPLIED) or bad:
         raise CudaswitchError(M("{path} is not a journal cudaswitch wrote ({why}); nothing was changed",
-                                path=str(path), why=", ".join(bad) or data["status"]))
+                                path=str(path), why=Listed(bad) or data["status"]))
     packages = data.get("packages") or []
     if any(not _allowed(prefix, os.path.join(p["site"], "x"))
            or any(o != SCRIPTS and (not o or os.sep in o or "/" in o or o.startswith("."))
                   for o in p.get("owned") or []) for p in packages):
         raise CudaswitchError(M("{path} is not a journal cudaswitch wrote ({why}); nothing was changed",
-                                path=str(path), why=", ".join(p["site"] for p in packages)))
+                                path=str(path), why=Listed(p["site"] for p in packages)))
     return Journal(where, data["status"], data["codes"], data["commands"], entries, packages)
 
 

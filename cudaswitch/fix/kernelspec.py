@@ -8,7 +8,7 @@ import json
 from typing import List, Optional, Tuple
 
 from cudaswitch.core.errors import CudaswitchError
-from cudaswitch.core.i18n import M
+from cudaswitch.core.i18n import Listed, M
 from cudaswitch.fix.plan import Change, Step
 
 CODES = ("KERNELSPEC_SETS_CUDA",)
@@ -106,7 +106,7 @@ def plan(mine: List, env, system, findings) -> Optional[Step]:
             paths.append(path)
             causes.append(f.cause)
             changes.append(Change("file", path, after=M("{keys} removed from its env; every other byte kept",
-                                                        keys=", ".join(keys))))
+                                                        keys=Listed(keys))))
             changes += [Change("variable", f"{path}: env.{k}", values[k], None) for k in keys]
     if not data:
         return None

@@ -138,7 +138,7 @@ def plan_lines(plan: Plan) -> List[str]:
         lines.append(tr(M("Plan for environment {name} ({prefix}): {count} step(s); nothing changes until you "
                           "confirm", name=plan.name, prefix=plan.prefix, count=len(plan.steps))))
     for n, step in enumerate(plan.steps, 1):
-        lines.append(f"{n:>2}. {', '.join(step.codes)}: {tr(step.causes[0])}")
+        lines.append(f"{n:>2}. {_(', ').join(step.codes)}: {tr(step.causes[0])}")
         for cause in step.causes[1:]:
             lines.append(f"    {tr(cause)}")
         for ch in step.changes:

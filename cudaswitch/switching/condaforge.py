@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Optional
 
-from cudaswitch.core.i18n import M, N_
+from cudaswitch.core.i18n import Listed, M, N_
 
 COMPILER, WRAPPER, HEADERS, RUNTIME, VERSION = "compiler", "wrapper", "headers", "runtime", "version"
 # a record file is `<name>-<version>-<build>.json`; only these names are opened
@@ -130,7 +130,7 @@ def provides_lines(cc: CondaCuda) -> List[str]:
     """One line per package, for `use`: what it provides."""
     out = []
     for p in cc.packages:
-        scripts = ", ".join(os.path.basename(s) for s in p.scripts)
+        scripts = Listed(os.path.basename(s) for s in p.scripts)
         out.append(M("{name} {version}: {what}{scripts}", name=p.name, version=p.version, what=M(_PROVIDES[p.kind]),
                      scripts=M(" (activation: {files})", files=scripts) if scripts else ""))
     return out

@@ -17,7 +17,7 @@ from cudaswitch import __version__
 from cudaswitch.core import faults, trust
 from cudaswitch.switching.activation import Changes
 from cudaswitch.core.errors import CudaswitchError
-from cudaswitch.core.i18n import M, N_
+from cudaswitch.core.i18n import Listed, M, N_
 from cudaswitch.core.fsutil import atomic_write
 from cudaswitch.discovery.envfiles import DIRECTIONS, HOOK_DIRS, HOOK_NAME
 from cudaswitch.discovery.envfiles import MARKER as HOOK_FILE_MARKER
@@ -82,7 +82,7 @@ def _conda_export_breaks(windows: bool) -> List[Tuple[str, str]]:
         if export is not None and export.windows == windows:
             for ch in export.breaks:
                 shells.setdefault(ch, []).append(export.shown)
-    return [(ch, ", ".join(sorted(shown))) for ch, shown in shells.items()]
+    return [(ch, Listed(sorted(shown))) for ch, shown in shells.items()]
 
 
 def conda_export_problem(changes: Changes, windows: bool) -> Optional[str]:

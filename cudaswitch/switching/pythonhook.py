@@ -24,7 +24,7 @@ from typing import List, Optional
 from cudaswitch import __version__
 from cudaswitch.core import trust
 from cudaswitch.core.errors import CudaswitchError
-from cudaswitch.core.i18n import M
+from cudaswitch.core.i18n import Listed, M
 from cudaswitch.discovery.envfiles import MARKER  # the same first-line mark as the hooks
 from cudaswitch.discovery.envfiles import STARTUP_MODULE as MODULE, STARTUP_NAMES as NAMES, STARTUP_PTH as PTH
 from cudaswitch.discovery.envfiles import STARTUP_SOURCE as SOURCE
@@ -423,5 +423,5 @@ def status_line(hook: Optional[dict], wanted_flag: Optional[bool]):
         return N_("Python startup file: none (this environment has no Python)")
     if hook["stale"]:
         return M("Python startup file: missing from {live}, left in {stale} by an earlier Python; run 'cudaswitch use "
-                 "--refresh'", live=hook["site_packages"], stale=", ".join(hook["stale"]))
+                 "--refresh'", live=hook["site_packages"], stale=Listed(hook["stale"]))
     return M("Python startup file: missing from {live}; run 'cudaswitch use --refresh'", live=hook["site_packages"])

@@ -14,7 +14,7 @@ from pathlib import Path, PureWindowsPath
 from typing import Callable, List, Mapping, Optional, Tuple
 
 from cudaswitch.core.errors import CudaswitchError, UsageError
-from cudaswitch.core.i18n import M, tr
+from cudaswitch.core.i18n import Listed, M, tr
 from cudaswitch.core.fsutil import atomic_write
 from cudaswitch.core.shells import INIT_SHELLS, Startup, init_shell, windows_shells
 from cudaswitch.discovery.envfiles import HOOK_NAME
@@ -112,7 +112,7 @@ def shell_from_environ(environ: Mapping[str, str]) -> str:
     value = environ.get("SHELL")
     found = init_shell(Path(value or "").name.lower().removesuffix(".exe")) if value else None
     if found is None:
-        names = ", ".join(sorted(INIT_SHELLS))
+        names = Listed(sorted(INIT_SHELLS))
         raise UsageError(M("$SHELL is {value}, not a shell cudaswitch init knows: give one of {names}",
                            value=repr(value), names=names) if value else
                          M("$SHELL is not set: give the shell, one of {names}", names=names))

@@ -16,7 +16,7 @@ from typing import Dict, List, Optional
 from cudaswitch import __version__
 from cudaswitch.core import faults
 from cudaswitch.core.errors import CudaswitchError, UsageError
-from cudaswitch.core.i18n import M, N_
+from cudaswitch.core.i18n import Listed, M, N_
 from cudaswitch.switching import hookfiles
 from cudaswitch.switching.activation import Changes, apply, changes_for, recorded_entries
 from cudaswitch.core.shells import SHELLS
@@ -219,7 +219,7 @@ def ld_choice(prefix: Optional[str], flag: Optional[bool]):
     if wheels:
         return False, M("LD_LIBRARY_PATH left alone: this environment has pip CUDA wheels ({wheels}), which a system "
                         "lib64 first on LD_LIBRARY_PATH breaks (undefined symbol __nvJitLink...); --ld-library-path "
-                        "adds it anyway", wheels=", ".join(wheels[:3]) + (", ..." if len(wheels) > 3 else ""))
+                        "adds it anyway", wheels=Listed(wheels[:3] + (["..."] if len(wheels) > 3 else [])))
     return True, None
 
 

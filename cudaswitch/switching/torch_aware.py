@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from cudaswitch.data import knowledge
-from cudaswitch.core.i18n import M
+from cudaswitch.core.i18n import Listed, M
 
 
 @dataclass
@@ -70,7 +70,7 @@ def pick(installs: Dict, toolkits: List, env_label: str, current_root: Optional[
     exact = [t for t in usable if (t.cuda.major, t.cuda.minor) == want[:2]]
     short = knowledge.vstr(want[:2])
     if not usable:
-        have = ", ".join(t.version for t in toolkits) or M("none")
+        have = Listed(t.version for t in toolkits) or M("none")
         return AutoPick(False, M("torch {version} was built with CUDA {short} and no installed toolkit with nvcc "
                                  "has CUDA {major}.x (installed: {have})", version=version, short=short,
                                  major=want[0], have=have), install_command(short), considered=considered, **base)

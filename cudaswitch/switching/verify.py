@@ -25,7 +25,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from cudaswitch.core import trust
 from cudaswitch.core.errors import CudaswitchError
-from cudaswitch.core.i18n import M
+from cudaswitch.core.i18n import Listed, M
 from cudaswitch.core.shells import REAL_SHELLS, SHELLS, RealShell, Shell, VerifyRun
 from cudaswitch.switching import hookfiles
 from cudaswitch.switching.activation import LISTS, RECORD, Changes, activated, conda_activated, deactivated
@@ -481,7 +481,7 @@ def report_lines(result: Verification) -> Tuple[List[str], List[str]]:
     ok = [c.shell for c in result.checks if c.status == "ok"]
     if ok:
         out.append(M("Hooks run in {shells}: each left what the switch plans, and deactivating gave back the "
-                     "start.", shells=", ".join(ok)))
+                     "start.", shells=Listed(ok)))
     for c in result.checks:
         if c.status == "skipped":
             out.append(M("{shell}: not checked: {why}", shell=c.shell, why=c.note))
@@ -489,7 +489,7 @@ def report_lines(result: Verification) -> Tuple[List[str], List[str]]:
             out.append(M("{shell}: not run: {why}", shell=c.shell, why=c.note))
     missing = [c.shell for c in result.checks if c.status == "not installed"]
     if missing:
-        out.append(M("Not checked (not installed here): {shells}.", shells=", ".join(missing)))
+        out.append(M("Not checked (not installed here): {shells}.", shells=Listed(missing)))
     for c in result.bad:
         if c.status == "failed":
             err.append(M("the {ext} hook failed in {shell}: {why}", ext=c.hook, shell=c.shell, why=c.note))
@@ -504,5 +504,5 @@ def report_lines(result: Verification) -> Tuple[List[str], List[str]]:
     if result.removed:
         err.append(M("removed {files}: a hook that does not do what the switch plans is not left in place; the "
                      "other shells' hooks stay; report this with the lines above",
-                     files=", ".join(str(p) for p in result.removed)))
+                     files=Listed(str(p) for p in result.removed)))
     return out, err

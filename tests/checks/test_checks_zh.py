@@ -146,11 +146,15 @@ def test_causes_with_values_are_translated_and_stay_english_in_the_record(tmp_pa
 @pytest.fixture(scope="module")
 def fsroot(tmp_path_factory):
     """A `/` holding CUDA 12.9 (real NVIDIA wheel files), pinned by /etc/ld.so.conf.d."""
-    root = tmp_path_factory.mktemp("root")
+    return _pinned(tmp_path_factory.mktemp("root"), "/usr/local/cuda-12.9/targets/x86_64-linux/lib")
+
+
+def _pinned(root, *folders):
+    """`root` holding CUDA 12.9 (real NVIDIA wheel files) and an /etc/ld.so.conf.d file naming `folders`."""
     cudatrees.cuda_12_9(root / "usr" / "local" / "cuda-12.9")
     conf = root / "etc" / "ld.so.conf.d"
     conf.mkdir(parents=True)
-    (conf / "988_cuda-12.conf").write_text("/usr/local/cuda-12.9/targets/x86_64-linux/lib\n")
+    (conf / "988_cuda-12.conf").write_text("".join(f"{f}\n" for f in folders))
     return root
 
 
@@ -180,6 +184,20 @@ def test_doctor_reads_in_chinese_and_its_json_does_not_change(fsroot, clean_env,
     assert zh.returncode == en.returncode == 1 and zh.stdout == en.stdout
     causes = {f["code"]: f["cause"] for f in json.loads(zh.stdout)["findings"]}
     assert causes["CUDA_PATH_MISSING"] == "CUDA_PATH=/usr/local/cuda-12.1 does not exist"
+
+
+def test_a_finding_lists_its_folders_as_a_chinese_reader_lists(tmp_path, clean_env):
+    """A finding naming two folders: 、 between them in Chinese; the record (--json) keeps ', '."""
+    root = _pinned(tmp_path / "root", "/usr/local/cuda-12.9/targets/x86_64-linux/lib", "/usr/local/cuda/lib64")
+    base = dict(clean_env, CUDASWITCH_FS_ROOT=str(root), CONDA_OVERRIDE_CUDA="12.9")
+    folders = ("/usr/local/cuda-12.9/targets/x86_64-linux/lib (CUDA 12.9.1)", "/usr/local/cuda/lib64")
+    zh = run_cli(["doctor"], env=_env(base, **ZH))
+    assert f"LDCONF_PINS_CUDA: /etc/ld.so.conf.d/988_cuda-12.conf 把 {'、'.join(folders)} 放进了动态链接器缓存" \
+        in zh.stdout, zh.stdout
+    en = run_cli(["doctor", "--json"], env=_env(base, LANG="en_US.UTF-8"))
+    assert run_cli(["doctor", "--json"], env=_env(base, **ZH)).stdout == en.stdout
+    cause = next(f["cause"] for f in json.loads(en.stdout)["findings"] if f["code"] == "LDCONF_PINS_CUDA")
+    assert cause.startswith(f"/etc/ld.so.conf.d/988_cuda-12.conf puts {', '.join(folders)} in the loader cache")
 
 
 def test_doctor_without_driver_or_problems_reads_in_chinese(tmp_path, clean_env):

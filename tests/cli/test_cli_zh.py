@@ -61,6 +61,17 @@ def test_list_names_an_alias_in_chinese(env, real_trees, tmp_path):
     assert not re.search(r"\balias ", r.stdout)
 
 
+def test_list_lists_two_aliases_as_a_chinese_reader_lists(env, real_trees, tmp_path):
+    """Two names of one toolkit: 、 between them in Chinese, the English table and --json keep ', '."""
+    (tmp_path / "cuda").symlink_to(real_trees / "cuda-12.9")
+    (tmp_path / "cuda-b").symlink_to(real_trees / "cuda-12.9")
+    both = dict(env, CUDA_HOME=str(tmp_path / "cuda"), CUDA_PATH=str(tmp_path / "cuda-b"))
+    zh = run_cli(["list"], env=_zh(both))
+    assert f"别名 {tmp_path / 'cuda'}、{tmp_path / 'cuda-b'}" in zh.stdout, zh.stdout
+    assert f"alias {tmp_path / 'cuda'}, {tmp_path / 'cuda-b'}" in run_cli(["list"], env=_en(both)).stdout
+    assert run_cli(["list", "--json"], env=_zh(both)).stdout == run_cli(["list", "--json"], env=_en(both)).stdout
+
+
 def test_list_without_toolkits_says_so_in_chinese(clean_env, tmp_path):
     r = run_cli(["list"], env=_zh(dict(clean_env, CUDASWITCH_SEARCH_PATH=str(tmp_path), PATH="/usr/bin:/bin",
                                        CUDASWITCH_FS_ROOT=str(tmp_path))))
@@ -105,7 +116,7 @@ def test_status_reads_in_chinese(env, real_trees):
     assert re.match(r"CUDA_PATH\s+（未设置）\s+-$", lines[1]), lines[1]
     assert f"当前生效：CUDA 11.8.89（{real_trees / 'cuda-11.8'}）" in lines
     # status's own warnings carry the translated prefix and text
-    assert f"警告: 位于 {real_trees / 'cuda-11.8'} 的 CUDA 11.8.89 没有 nvcc（no-nvcc, runtime-only）；PATH 上没有 nvcc" \
+    assert f"警告: 位于 {real_trees / 'cuda-11.8'} 的 CUDA 11.8.89 没有 nvcc（no-nvcc、runtime-only）；PATH 上没有 nvcc" \
         in lines
     for english in ("VARIABLE", "(unset)", "Active:", "warning:", "has no nvcc"):
         assert english not in r.stdout
@@ -139,7 +150,7 @@ def test_envs_headers_are_chinese(env, tmp_path):
 
 def test_which_errors_in_chinese_keep_their_exit_codes(env):
     for args, chinese in ((["which", "--bin", "--lib", "11.8"], "--bin、--lib、--nvcc 只能给一个，不能同时给 --bin、--lib"),
-                          (["which", "--nvcc", "11.8"], "没有 nvcc（标记：no-nvcc, runtime-only）")):
+                          (["which", "--nvcc", "11.8"], "没有 nvcc（标记：no-nvcc、runtime-only）")):
         zh, en = run_cli(args, env=_zh(env)), run_cli(args, env=_en(env))
         assert zh.returncode == en.returncode != 0
         assert zh.stderr.startswith("cudaswitch: 错误: ") and chinese in zh.stderr, zh.stderr

@@ -282,6 +282,27 @@ def test_source_keys_stay_in_the_record_and_out_of_the_printed_text(language):
     assert M("{a}{src}", a="x", src=Cited("")) == "x"
 
 
+def test_no_message_joins_a_list_with_an_english_comma():
+    """A list inside a message is a Listed (", " in the record, 、 in Chinese): a `", ".join` left in the product
+    would print ASCII commas inside Chinese text. Only Listed itself and the developers' reprs join so."""
+    import ast
+    from pathlib import Path
+
+    from conftest import REPO
+
+    left = []
+    for path in sorted((REPO / "cudaswitch").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        allowed = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.ClassDef))
+                   and f.name in ("__repr__", "Listed") for n in ast.walk(f)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join" \
+                    and isinstance(node.func.value, ast.Constant) and node.func.value.value == ", " \
+                    and id(node) not in allowed:
+                left.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert not left, left
+
+
 def test_a_list_is_joined_as_the_reader_lists():
     from cudaswitch.core.i18n import Listed
 

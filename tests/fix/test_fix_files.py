@@ -211,6 +211,29 @@ def test_the_plan_in_chinese(switched, cli_env):
     assert f"等同于：cudaswitch use --refresh -p {switched}" in r.stdout and "试运行：没有做任何改动。" in r.stdout
 
 
+def test_a_step_for_two_findings_lists_them_as_a_chinese_reader_lists():
+    """One step clearing two findings: the plan and the outcome name both codes with 、 between them in Chinese,
+    with ', ' in English (and in --json, which keeps the list)."""
+    from cudaswitch.core import i18n
+    from cudaswitch.core.i18n import M
+    from cudaswitch.fix.apply import Outcome, outcome_lines
+    from cudaswitch.fix.plan import Plan, Step, plan_lines
+
+    step = Step("hooks", ["HOOK_STALE", "PYTHON_HOOK_STALE"], [M("{x} is stale", x="a")], [], "cudaswitch use --refresh")
+    plan = Plan("/envs/work", "work", [step], [], [])
+    try:
+        i18n.set_language("zh_CN")
+        assert " 1. HOOK_STALE、PYTHON_HOOK_STALE: a is stale" in plan_lines(plan)
+        assert outcome_lines(plan, Outcome(None, [[]])) == ["第 1 步已解决 HOOK_STALE、PYTHON_HOOK_STALE"]
+        assert outcome_lines(plan, Outcome(None, [["HOOK_STALE", "PYTHON_HOOK_STALE"]])) == [
+            "第 1 步没有解决 HOOK_STALE、PYTHON_HOOK_STALE：doctor 仍然发现它"]
+        i18n.set_language("en")
+        assert " 1. HOOK_STALE, PYTHON_HOOK_STALE: a is stale" in plan_lines(plan)
+        assert outcome_lines(plan, Outcome(None, [[]])) == ["step 1 cleared HOOK_STALE, PYTHON_HOOK_STALE"]
+    finally:
+        i18n.set_language(None)
+
+
 def test_lib_folder_over_torchs_wheels(tmp_path, cli_env):
     """The real nvidia-cuda-runtime-cu11 wheel unpacked into site-packages as pip lays it out, and the environment
     switched with --ld-library-path anyway: the step is `use --refresh --no-ld-library-path`."""

@@ -114,7 +114,7 @@ def test_use_dry_run_save_and_the_refused_paths_in_chinese(cli_env, env_prefix, 
     zh = run_cli(["use", "12.9", "--no-smoke", "-p", str(env_prefix)], _zh(env))
     assert en.returncode == zh.returncode == 1
     assert "which conda's own unescaped PATH export" in en.stderr
-    assert zh.stderr.startswith("cudaswitch: 错误: ") and 'conda 自己在 csh (setenv PATH "..."), fish (set -gx PATH "...")' in zh.stderr
+    assert zh.stderr.startswith("cudaswitch: 错误: ") and 'conda 自己在 csh (setenv PATH "...")、fish (set -gx PATH "...")' in zh.stderr
     assert "不含该字符的路径下" in zh.stderr and zh.stderr.count("\n") == 1
 
 

@@ -50,7 +50,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         roots = make_toolkits(Path(tmp))
         env = dict(os.environ, CUDASWITCH_SEARCH_PATH=os.pathsep.join(roots),
-                   CUDASWITCH_CONFIG=str(Path(tmp) / "none.yaml"), PYTHONPATH=str(REPO))
+                   CUDASWITCH_CONFIG=str(Path(tmp) / "none.yaml"), PYTHONPATH=str(REPO),
+                   XDG_CACHE_HOME=str(Path(tmp) / "cache"))  # list keeps its discovery for the next TAB there
         ours = [sys.executable, "-m", "cudaswitch", "list", "--json"]
         out = json.loads(subprocess.run(ours, env=env, check=True, capture_output=True, text=True).stdout)
         found = [t for t in out["toolkits"] if t["root"].startswith(tmp)]

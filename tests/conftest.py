@@ -113,6 +113,8 @@ def _not_this_machine(request, monkeypatch, tmp_path_factory):
             if not k.startswith(_SUITE_VARS):
                 monkeypatch.setenv(k, v)
         monkeypatch.setenv("SUITE_MACHINE_ROOT", "/")
+        # a command keeps its discovery for the next TAB in the user's cache folder: not the machine's to keep
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
         return
     monkeypatch.setenv("HOME", _empty_home(tmp_path_factory.mktemp("home")))
 

@@ -15,11 +15,12 @@ That fresh pass reads again only what changed: the record also keeps each pieces
 resolution, a toolkit folder's inspection, a MODULEPATH folder's walk, a family's default, a modulefile's reading,
 the module tree) with the variables and paths that piece read, and a piece whose own inputs are all unchanged gives
 its kept result, its inputs becoming the new record's as if read again. discovery's own logic runs whole every time,
-so the words are those of a whole pass. Measured (bench_completion.py, CPU time over `python -c pass`, medians of 20,
-three runs on a shared 2-core machine where `python -c pass` took 68-84 ms; docs/guide/performance.md): kept words +17
-to +29 ms, the first TAB after a toolkit was added +36 to +62 ms and after a modulefile was edited +39 to +70 ms (the
-50 ms budget met in one run of three), nothing kept +80 to +126 ms (over it); on the idle machine (`python -c pass`
-90 ms) +21, +54, +57 and +129 ms.
+so the words are those of a whole pass. A command that discovers (cli/common._discover: list, use, run...) and
+`init --install` record their pass the same way and keep it for the next TAB (discover_keeping), reading nothing
+kept themselves. Measured (bench_completion.py, CPU time over `python -c pass` at 47 ms, medians of 20, two runs;
+docs/guide/performance.md): kept words +14 to +15 ms, the first TAB after `cudaswitch list` +13 to +14, after a
+toolkit was added +29 to +30, after a modulefile was edited +33, nothing kept +70 to +72 (over the 50 ms budget:
+only after an upgrade of cudaswitch or with the file deleted, before any command has run).
 
 The file is the user's own: written atomically (trust.write_file), only into a cache folder the user owns and nobody
 else may write; read only when it is a regular file owned by the user and writable by nobody else, at most

@@ -125,12 +125,17 @@ def refuse_pending(prefix: str) -> None:
 
 def begin(prefix: str, paths: List[str], codes: List[str], commands: List[str],
           packages: Optional[List[dict]] = None) -> Journal:
-    """Keep the present content of every file in `paths`, then the journal saying so (the commit point)."""
+    """Keep the present content of every file in `paths`, then the journal saying so (the commit point). A path
+    whose folders another user could have changed is refused first, with nothing changed: restore() would refuse to
+    put it back, so the fix could not be undone."""
     from cudaswitch.core import faults
-    from cudaswitch.core.trust import read_bytes, remove, remove_tree, write_file
+    from cudaswitch.core.trust import read_bytes, refuse_if_foreign, remove, remove_tree, write_file
 
     where = folder(prefix)
     refuse_pending(prefix)
+    refuse_if_foreign([Path(p) for p in dict.fromkeys(paths)] + [Path(p["site"]) for p in packages or []]
+                      + [where / JOURNAL], M("apply 'doctor --fix'"), M("its undo could not put them back either"),
+                      writing=True)
     remove_tree(where / "before", ignore_errors=True)
     entries = []
     for n, path in enumerate(dict.fromkeys(paths)):

@@ -169,3 +169,22 @@ def test_undo_refuses_a_link_planted_in_a_folder_above_a_kept_file(cli_env, tmp_
         assert prefix.joinpath(*JOURNAL_DIR, "journal.json").is_file()  # the undo can still be made, as the owner
     finally:
         shutil.rmtree(base)
+
+
+def test_fix_refuses_what_its_undo_could_not_put_back(switched, cli_env):
+    """The folder of the stale hook became another user's after `use` wrote it: as root, --fix would write there
+    (and its undo would be refused), so the fix is refused in one line before anything is kept or changed."""
+    from other_user import NOBODY
+
+    _stale_hook(switched)
+    folder = switched / "etc" / "conda" / "activate.d"
+    plan = run_cli(["doctor", "-p", switched, "--fix", "--dry-run"], cli_env)
+    assert "HOOKS_STALE" in plan.stdout, plan.stdout + plan.stderr
+    os.chown(folder, NOBODY, NOBODY)
+    before = snapshot(switched)
+    r = run_cli(["doctor", "-p", switched, "--fix", "--yes"], cli_env)
+    line = one_line_error(r, 1)
+    assert line.startswith("cudaswitch: error: refused to apply 'doctor --fix': ") and \
+        f"{folder} belongs to nobody" in line and line.endswith("its undo could not put them back either; nothing "
+                                                                   "was changed"), line
+    assert snapshot(switched) == before and not switched.joinpath(*JOURNAL_DIR).exists()

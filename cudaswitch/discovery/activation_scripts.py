@@ -9,7 +9,8 @@ that order is the one whose value the shell ends with.
 
 Scripts are read as text (the first 256 KiB, no link followed inside the environment) and matched with the
 assignments each shell writes (its record's `assigns` in core/shells.py; every shell's, in every script); a script
-that sets the variable only through code this cannot follow (a `source` of another file, an `eval`) is not seen. `setters(prefix, names, ext)` is the reusable reader.
+that sets the variable only through code this cannot follow (a `source` of another file, an `eval`) is not seen.
+`setters(prefix, names, ext)` is the reusable reader.
 """
 
 from __future__ import annotations

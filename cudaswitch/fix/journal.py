@@ -123,19 +123,27 @@ def refuse_pending(prefix: str) -> None:
                            "{prefix}' puts its files back first", prefix=prefix))
 
 
+def _refuse_foreign(paths: List[str], packages: List[dict], where: Path, what: str, how: str) -> None:
+    """One line, nothing changed, for a file, a package site or the journal whose folders another user could have
+    written (the write rule): a fix and its undo judge the same paths the same way."""
+    from cudaswitch.core.trust import refuse_if_foreign
+
+    refuse_if_foreign([Path(p) for p in dict.fromkeys(paths)] + [Path(p["site"]) for p in packages]
+                      + [where / JOURNAL], what, how, writing=True)
+
+
 def begin(prefix: str, paths: List[str], codes: List[str], commands: List[str],
           packages: Optional[List[dict]] = None) -> Journal:
     """Keep the present content of every file in `paths`, then the journal saying so (the commit point). A path
     whose folders another user could have changed is refused first, with nothing changed: restore() would refuse to
     put it back, so the fix could not be undone."""
     from cudaswitch.core import faults
-    from cudaswitch.core.trust import read_bytes, refuse_if_foreign, remove, remove_tree, write_file
+    from cudaswitch.core.trust import read_bytes, remove, remove_tree, write_file
 
     where = folder(prefix)
     refuse_pending(prefix)
-    refuse_if_foreign([Path(p) for p in dict.fromkeys(paths)] + [Path(p["site"]) for p in packages or []]
-                      + [where / JOURNAL], M("apply 'doctor --fix'"), M("its undo could not put them back either"),
-                      writing=True)
+    _refuse_foreign(paths, packages or [], where, M("apply 'doctor --fix'"),
+                    M("its undo could not put them back either"))
     remove_tree(where / "before", ignore_errors=True)
     entries = []
     for n, path in enumerate(dict.fromkeys(paths)):
@@ -167,11 +175,10 @@ def restore(j: Journal) -> List[str]:
     planted in one of them would lead the write or the removal elsewhere, as root into any folder) is refused
     first, in one line, with nothing changed: write_file and remove follow the links of the folders above a path."""
     from cudaswitch.core import faults
-    from cudaswitch.core.trust import read_bytes, refuse_if_foreign, remove, remove_tree, write_file
+    from cudaswitch.core.trust import read_bytes, remove, remove_tree, write_file
 
-    refuse_if_foreign([Path(e.path) for e in j.entries] + [Path(p["site"]) for p in j.packages] + [j.folder / JOURNAL],
-                      M("undo the last 'doctor --fix'"),
-                      M("the journal and the kept files stay in {folder}", folder=j.folder), writing=True)
+    _refuse_foreign([e.path for e in j.entries], j.packages, j.folder, M("undo the last 'doctor --fix'"),
+                    M("the journal and the kept files stay in {folder}", folder=j.folder))
     changed = _remove_new_distributions(j)
     for n, e in enumerate(j.entries, 1):
         faults.reach("fix-undo", n)

@@ -10,8 +10,9 @@ as the first TAB after a toolkit was added (a folder on CUDASWITCH_SEARCH_PATH t
 kept now holds a 21st toolkit) and as the first TAB after a modulefile was edited (one of the 37 CUDA modulefiles
 rewritten with a comment more), each run starting from the record kept before that change, so it reads again only
 what changed; as the first TAB after `cudaswitch list` (any command that discovers, and `init --install`, keeps
-its pass for the next TAB), from the record that command kept; and cold, with nothing kept (a cache folder that cannot be written keeps nothing, so each run is a
-whole discovery pass, as the very first TAB on a machine is); an environment name (`cudaswitch doctor -n <TAB>`,
+its pass for the next TAB), from the record that command kept; and cold, with nothing kept (the record deleted
+before each run, as after an upgrade of cudaswitch or on the very first TAB: a whole discovery pass, recorded and
+kept for the next TAB); an environment name (`cudaswitch doctor -n <TAB>`,
 30 environments in an envs folder) and a finding code (`cudaswitch doctor --fix H<TAB>`). Each selector answer is
 checked against a whole pass in the same environment. `python -c "import click"` runs in the same loop, to show
 what click alone costs. The commands run interleaved, so machine noise hits all of them; the figures are medians
@@ -56,18 +57,28 @@ CASES = {"command": "cudaswitch u", "option": "cudaswitch use --n", "selector (k
          "finding code": "cudaswitch doctor --fix H"}
 ADDED, EDITED = "selector (first TAB after a toolkit was added)", "selector (first TAB after a modulefile was edited)"
 LISTED = "selector (first TAB after `cudaswitch list`)"
+COLD = "selector (cold: nothing kept)"
+
+
+def record(env) -> Path:
+    return Path(env["XDG_CACHE_HOME"]) / "cudaswitch" / "selectors.json"
+
+
+def forget(env):
+    """No record: the next TAB is the first after an upgrade of cudaswitch (or the very first)."""
+    record(env).unlink(missing_ok=True)
 
 
 def kept_record(env, *command):
     """The selector record one TAB (or `command`) keeps in env's cache folder, as bytes."""
     subprocess.run([sys.executable, "-m", "cudaswitch", *command], env=env, check=True, capture_output=True)
-    return (Path(env["XDG_CACHE_HOME"]) / "cudaswitch" / "selectors.json").read_bytes()
+    return record(env).read_bytes()
 
 
-def restore(env, record: bytes):
+def restore(env, kept: bytes):
     """The record kept before the change, back in place: the next TAB is again the first one after it."""
-    path = Path(env["XDG_CACHE_HOME"]) / "cudaswitch" / "selectors.json"
-    path.write_bytes(record)
+    path = record(env)
+    path.write_bytes(kept)
     path.chmod(0o600)
 
 
@@ -91,8 +102,7 @@ def main():
         ours = [sys.executable, "-m", "cudaswitch"]
         envs = {k: dict(base_env, COMP_WORDS=line, _CUDASWITCH_COMPLETE="powershell_complete")
                 for k, line in CASES.items()}
-        (Path(tmp) / "not-a-folder").write_text("")
-        envs["selector (cold: nothing kept)"]["XDG_CACHE_HOME"] = str(Path(tmp) / "not-a-folder" / "cache")
+        envs[COLD]["XDG_CACHE_HOME"] = str(Path(tmp) / "cache-cold")
         envs[ADDED]["CUDASWITCH_SEARCH_PATH"] += os.pathsep + str(Path(tmp) / "added")
         envs[ADDED]["XDG_CACHE_HOME"] = str(Path(tmp) / "cache-added")
         envs[EDITED]["XDG_CACHE_HOME"] = str(Path(tmp) / "cache-edited")
@@ -113,11 +123,16 @@ def main():
                 restore(envs[k], before[k])
             got = subprocess.run(ours, env=envs[k], check=True, capture_output=True, text=True).stdout
             answers[k] = got.splitlines()
-            cold = dict(envs[k], XDG_CACHE_HOME=envs["selector (cold: nothing kept)"]["XDG_CACHE_HOME"])
+            forget(envs[COLD])
+            cold = dict(envs[k], XDG_CACHE_HOME=envs[COLD]["XDG_CACHE_HOME"])
             fresh[k] = subprocess.run(ours, env=cold, check=True, capture_output=True, text=True).stdout.splitlines()
-        for k in ("selector (kept)", ADDED, EDITED, LISTED, "selector (cold: nothing kept)"):
+        forget(envs[COLD])
+        assert answers[COLD] == subprocess.run(ours, env=envs[COLD], check=True, capture_output=True,
+                                               text=True).stdout.splitlines()
+        assert record(envs[COLD]).is_file()  # the cold TAB kept its pass, as the first TAB on a machine does
+        for k in ("selector (kept)", ADDED, EDITED, LISTED, COLD):
             assert answers[k] == fresh[k], (k, answers[k], fresh[k])  # the words a whole pass gives
-        assert answers["selector (kept)"] == answers[EDITED] == answers["selector (cold: nothing kept)"], answers
+        assert answers["selector (kept)"] == answers[EDITED] == answers[COLD], answers
         assert answers[LISTED] == answers["selector (kept)"], answers
         new = ["plain\t12.0", "plain\t12.0.1", "plain\tcu120"]  # the added toolkit's words, and only those
         assert [w for w in answers[ADDED] if w not in new] == answers["selector (kept)"], answers[ADDED]
@@ -137,6 +152,8 @@ def main():
             for k in CASES:
                 if k in before:
                     restore(envs[k], before[k])
+                if k == COLD:
+                    forget(envs[k])
                 times[k].append(timed(ours, envs[k]))
     for i, what in ((0, "wall"), (1, "CPU")):
         base = statistics.median(t[i] for t in times["python -c pass"])

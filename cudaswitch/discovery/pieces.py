@@ -38,6 +38,11 @@ def piece(key: tuple, compute: Callable[[], object], encode: Callable[[object], 
 
 def plain(value):
     """A result for JSON: messages (i18n.M) keep their template and values, to be translated as before."""
+    kind = type(value)
+    if kind is str or value is None:  # most of a pass's values: the common cases first, as this runs on each one
+        return value
+    if kind is list:
+        return [v if type(v) is str else plain(v) for v in value]
     from cudaswitch.core.i18n import M
 
     if isinstance(value, M):

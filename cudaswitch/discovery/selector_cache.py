@@ -150,35 +150,37 @@ class _Recorder:
         self.relative = 0  # how many times a relative path was looked at
         self.open: List[Dict[str, bool]] = []  # path -> content read, of each piece being computed (piece())
 
-    def note(self, path, dir_fd, name) -> Optional[str]:
-        if isinstance(path, int):
-            return None  # an open descriptor: the path it was opened at was noted
-        try:
-            p = os.fsdecode(path)
-        except TypeError:
-            return None
+    def note(self, path, dir_fd, content: bool) -> Optional[str]:
+        # on every system call of the pass: kept lean (a str path is what almost every call gives)
+        if type(path) is not str:
+            if isinstance(path, int):
+                return None  # an open descriptor: the path it was opened at was noted
+            try:
+                path = os.fsdecode(path)
+            except TypeError:
+                return None
         if dir_fd is not None:  # a name below a folder opened before (trust.open_dir, read_regular)
             if dir_fd not in self.fds:
                 self.relative += 1
                 return None
-            p = os.path.join(self.fds[dir_fd], p)
-        if not os.path.isabs(p):
+            path = os.path.join(self.fds[dir_fd], path)
+        if path[:1] != "/":  # os.path.isabs: the recorder runs only where paths are POSIX (cache_file)
             self.relative += 1  # the answer would depend on the working folder
             return None
-        if p not in self.paths:
-            self.paths[p] = self.now.full(p)
-        content = name in _READS
+        if path not in self.paths:
+            self.paths[path] = self.now.full(path)
         if content:
-            self.read.add(p)
+            self.read.add(path)
         for piece in self.open:
-            piece[p] = piece.get(p, False) or content
-        return p
+            if not piece.get(path):
+                piece[path] = content
+        return path
 
     def wrap(self, name):
-        real = _real[name]
+        real, note, content = _real[name], self.note, name in _READS
 
         def wrapped(path=".", *args, **kw):
-            p = self.note(path, kw.get("dir_fd"), name)
+            p = note(path, kw.get("dir_fd"), content)
             result = real(path, *args, **kw)
             if name == "open" and p is not None:
                 self.fds[result] = p

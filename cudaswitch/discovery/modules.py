@@ -111,8 +111,8 @@ def _spider_caches(system: System) -> List[str]:
     out: List[str] = []
     for rc in rcs:
         text = _read_text(system, rc)
-        block = _LMODRC_BLOCK.search(text or "")
-        for folder in _LMODRC_DIR.findall(block.group(1) if block else ""):
+        block = _LMODRC_BLOCK.search(text) if text else None  # most machines have no lmodrc: nothing compiled
+        for folder in _LMODRC_DIR.findall(block.group(1)) if block else ():
             out.append(system.join(folder, "spiderT.lua"))
     home = system.environ.get("HOME")
     for parts in _USER_CACHE_DIRS if home else ():
@@ -137,7 +137,7 @@ def _from_spider_cache(system: System, cache: str) -> List[Tuple[str, str, Optio
     (`fn = "..."`, as Lmod writes) or quoted (`["fn"] = "..."`)."""
     text = _read_text(system, cache, _CACHE_LIMIT)
     out = []
-    for name, body in _SPIDER_ENTRY.findall(text or ""):
+    for name, body in _SPIDER_ENTRY.findall(text) if text else ():
         fn = _SPIDER_FIELD["fn"].search(body)
         if fn and is_cuda_module(name):
             mpath = _SPIDER_FIELD["mpath"].search(body)
@@ -153,12 +153,12 @@ def _walk(system: System, folder: str) -> List[Tuple[str, str]]:
     entry)."""
     found: List[Tuple[str, str]] = []
     families: List[Tuple[str, str]] = []  # (family, its local folder)
-    base = os.fspath(system.local(folder))
+    base, shown = os.fspath(system.local(folder)), system.join(folder)
     family_match = _CUDA_FAMILY.match
     for entry, is_dir in _entries(base):
         if not is_dir:
             if _CUDA_BARE.match(_strip_lua(entry)):
-                found.append((_strip_lua(entry), system.join(folder, entry)))
+                found.append((_strip_lua(entry), _below(system, shown, entry)))
         elif family_match(entry):
             families.append((entry, os.path.join(base, entry)))
         else:  # a category folder (compiler/nvhpc/21.9): its CUDA families, one level down
@@ -166,15 +166,23 @@ def _walk(system: System, folder: str) -> List[Tuple[str, str]]:
             families += [(f"{entry}/{sub}", os.path.join(below, sub)) for sub, sub_dir in _entries(below)
                          if sub_dir and family_match(sub)]
     for family, loc in families:
-        top = system.join(folder, family)
+        top = _below(system, shown, family)
         for entry, is_dir in _family_entries(loc):
-            path = system.join(top, entry)
+            path = _below(system, top, entry)
             if is_dir:
                 for sub in _names(os.path.join(loc, entry)):
-                    found.append((f"{family}/{entry}/{_strip_lua(sub)}", system.join(path, sub)))
+                    found.append((f"{family}/{entry}/{_strip_lua(sub)}", _below(system, path, sub)))
             else:
                 found.append((f"{family}/{_strip_lua(entry)}", path))
     return found
+
+
+def _below(system: System, top: str, names: str) -> str:
+    """system.join(top, names) for a `top` that system.join gave and names a listing gave (joined by '/'; a listed
+    name is never '.' or '..'), as text: a PurePath per modulefile was a tenth of the walk."""
+    if system.windows or top == ".":
+        return system.join(top, names)
+    return top + names if top.endswith("/") else top + "/" + names
 
 
 def _walked(system: System, folder: str) -> List[Tuple[str, str]]:
@@ -445,7 +453,7 @@ def _lua_tokens(text: str) -> List[Tuple[str, str]]:
         elif kind == 8:
             append(("num", m[8]))
         elif kind == 2:
-            if _LUA_LONG_START.match(text, m.start()):
+            if m[2].startswith("--[") and _LUA_LONG_START.match(text, m.start()):
                 raise _Broken(M("Lua cannot parse it (a string or long bracket opened at byte {pos} is never "
                                 "closed)", pos=m.start()))
     return out
@@ -802,7 +810,7 @@ def _tcl_subst(word: str, local: Dict[str, Optional[str]], name: str, version: s
     else:
         if "[" in word:
             raise _Unresolved(_CANNOT_READ)
-    return _TCL_VAR.sub(var, word).replace("\\", "")
+    return (_TCL_VAR.sub(var, word) if "$" in word else word).replace("\\", "")
 
 
 _TCL_INNERMOST = _Pattern(r"\[([^\[\]]*)\]")
@@ -917,8 +925,8 @@ def _marked_default(system: System, folder: str, family: str) -> Optional[Tuple[
         present = set(os.listdir(system.local(top)))  # one listing instead of four opens that mostly fail
     except OSError:
         return None
-    link = system.local(system.join(top, "default"))
-    if "default" in present and link.is_symlink():
+    link = system.local(_below(system, top, "default")) if "default" in present else None
+    if link is not None and link.is_symlink():
         try:
             target = os.readlink(link)
         except OSError:
@@ -929,8 +937,8 @@ def _marked_default(system: System, folder: str, family: str) -> Optional[Tuple[
             return _strip_lua(os.path.basename(real)), M("the {what} in {folder}", what="default link",
                                                          folder=top)
     for rc, pattern in ((".modulerc.lua", _MODULERC_LUA), (".modulerc", _MODULERC_TCL), (".version", _VERSION_FILE)):
-        text = _read_text(system, system.join(top, rc)) if rc in present else None
-        m = pattern.search(text or "")
+        text = _read_text(system, _below(system, top, rc)) if rc in present else None
+        m = pattern.search(text) if text else None  # a pattern is compiled only for a file that is there
         if m:
             version = m.group(1)
             version = version.split("/", 1)[1] if version.startswith(family + "/") else version.lstrip("/")

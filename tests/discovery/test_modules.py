@@ -222,6 +222,31 @@ def test_reading_a_modulefile_finds_the_folder_the_real_module_system_sets(syste
     assert os.path.normpath(after["PATH"].split(":")[0]) == str(trees / folder / "bin")
 
 
+# what a site's whatis/help lines may quote: code, in strings whose escaped quotes do not end them (both quote kinds)
+QUOTED_LUA = """setenv("CUDA_HOME", "{root}")
+prepend_path("PATH", pathJoin("{root}", "bin"))
+whatis("Description: \\"CUDA\\" \\\\ setenv(\\"CUDA_HOME\\", \\"/opt/not-it\\")")
+help('it\\'s \\\\ setenv("CUDA_HOME", "/opt/not-it") \\' prepend_path("PATH", "/opt/not-it/bin")')
+whatis('') whatis("")
+"""
+
+
+def test_an_escaped_quote_does_not_end_a_lua_string(trees, tmp_path, clean_env):
+    """The code a whatis or help string quotes is text: cudaswitch reads the folder real Lmod sets, not the one
+    inside the strings (a string that ended at an escaped quote would make it the last setenv)."""
+    from cudaswitch.core.system import System
+    from cudaswitch.discovery.modules import read_modulefile
+
+    mp = tmp_path / "mf"
+    (mp / "cuda").mkdir(parents=True)
+    (mp / "cuda" / "12.9.lua").write_text(QUOTED_LUA.format(root=trees / "cuda-12.9"))
+    mf = read_modulefile(System(os="linux", environ={}), "cuda/12.9", str(mp / "cuda" / "12.9.lua"))
+    assert (mf.root, mf.why) == (str(trees / "cuda-12.9"), None)
+    before, after = modulesystems.run("lmod", ["load cuda/12.9"], _env(clean_env, mp))
+    assert after["CUDA_HOME"] == mf.root
+    assert after["PATH"].split(":")[0] == mf.root + "/bin"
+
+
 @pytest.mark.parametrize("text,file,why", [
     (GETENV_LUA, "12.1.lua", "os.getenv(...)"),
     (ENV_TCL, "12.1", "$::env(SOFTROOT)"),

@@ -225,9 +225,9 @@ def test_reading_a_modulefile_finds_the_folder_the_real_module_system_sets(syste
 # what a site's whatis/help lines may quote: code, in strings whose escaped quotes do not end them (both quote kinds)
 QUOTED_LUA = """setenv("CUDA_HOME", "{root}")
 prepend_path("PATH", pathJoin("{root}", "bin"))
-whatis("Description: \\"CUDA\\" \\\\ setenv(\\"CUDA_HOME\\", \\"/opt/not-it\\")")
-help('it\\'s \\\\ setenv("CUDA_HOME", "/opt/not-it") \\' prepend_path("PATH", "/opt/not-it/bin")')
-whatis('') whatis("")
+whatis("Description: \\" setenv('CUDA_HOME', '/opt/not-it') --")
+help('it\\'s setenv("CUDA_HOME", "/opt/not-it") --')
+whatis("ends in a backslash \\\\") whatis('') whatis("")
 """
 
 

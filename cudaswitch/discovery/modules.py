@@ -148,9 +148,8 @@ def _from_spider_cache(system: System, cache: str) -> List[Tuple[str, str, Optio
 def _walk(system: System, folder: str) -> List[Tuple[str, str]]:
     """(module name, modulefile) for the CUDA modules under one MODULEPATH folder: <folder>/cuda/12.4[.lua], and one
     level deeper (<folder>/cuda/12.4/gcc-11) as some sites name builds. A `default` link is the module system's
-    marker (read by _defaults), not a module of its own. Folders are listed at their local paths, joined as text
-    below the folder's own (os.path.join of a listed name is the path system.local gives for it, without a Path per
-    entry)."""
+    marker (read by _marked_default), not a module of its own. A listed folder's entries are listed at their local
+    paths joined as text (os.path.join of a listed name is the path system.local gives it, without a Path each)."""
     found: List[Tuple[str, str]] = []
     families: List[Tuple[str, str]] = []  # (family, its local folder)
     base, shown = os.fspath(system.local(folder)), system.join(folder)

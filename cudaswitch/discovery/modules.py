@@ -111,8 +111,8 @@ def _spider_caches(system: System) -> List[str]:
     out: List[str] = []
     for rc in rcs:
         text = _read_text(system, rc)
-        block = _LMODRC_BLOCK.search(text or "")
-        for folder in _LMODRC_DIR.findall(block.group(1) if block else ""):
+        block = _LMODRC_BLOCK.search(text) if text else None  # most machines have no lmodrc: nothing compiled
+        for folder in _LMODRC_DIR.findall(block.group(1)) if block else ():
             out.append(system.join(folder, "spiderT.lua"))
     home = system.environ.get("HOME")
     for parts in _USER_CACHE_DIRS if home else ():
@@ -137,7 +137,7 @@ def _from_spider_cache(system: System, cache: str) -> List[Tuple[str, str, Optio
     (`fn = "..."`, as Lmod writes) or quoted (`["fn"] = "..."`)."""
     text = _read_text(system, cache, _CACHE_LIMIT)
     out = []
-    for name, body in _SPIDER_ENTRY.findall(text or ""):
+    for name, body in _SPIDER_ENTRY.findall(text) if text else ():
         fn = _SPIDER_FIELD["fn"].search(body)
         if fn and is_cuda_module(name):
             mpath = _SPIDER_FIELD["mpath"].search(body)
@@ -148,29 +148,40 @@ def _from_spider_cache(system: System, cache: str) -> List[Tuple[str, str, Optio
 def _walk(system: System, folder: str) -> List[Tuple[str, str]]:
     """(module name, modulefile) for the CUDA modules under one MODULEPATH folder: <folder>/cuda/12.4[.lua], and one
     level deeper (<folder>/cuda/12.4/gcc-11) as some sites name builds. A `default` link is the module system's
-    marker (read by _defaults), not a module of its own."""
+    marker (read by _marked_default), not a module of its own. A listed folder's entries are listed at their local
+    paths joined as text (os.path.join of a listed name is the path system.local gives it, without a Path each)."""
     found: List[Tuple[str, str]] = []
-    families: List[str] = []
-    for entry, is_dir in _entries(system.local(folder)):
-        if _CUDA_FAMILY.match(entry) and is_dir:
-            families.append(entry)
-        elif is_dir:  # a category folder (compiler/nvhpc/21.9): its CUDA families, one level down
-            families += [f"{entry}/{sub}" for sub, sub_dir in _entries(system.local(system.join(folder, entry)))
-                         if sub_dir and _CUDA_FAMILY.match(sub)]
-        elif _CUDA_BARE.match(_strip_lua(entry)):
-            found.append((_strip_lua(entry), system.join(folder, entry)))
-    for family in families:
-        top = system.join(folder, family)
-        for entry in _names(system.local(top)):
-            path = system.join(top, entry)
-            if entry == "default" and system.local(path).is_symlink():
-                continue
-            if system.local(path).is_dir():
-                for sub in _names(system.local(path)):
-                    found.append((f"{family}/{entry}/{_strip_lua(sub)}", system.join(path, sub)))
+    families: List[Tuple[str, str]] = []  # (family, its local folder)
+    base, shown = os.fspath(system.local(folder)), system.join(folder)
+    family_match = _CUDA_FAMILY.match
+    for entry, is_dir in _entries(base):
+        if not is_dir:
+            if _CUDA_BARE.match(_strip_lua(entry)):
+                found.append((_strip_lua(entry), _below(system, shown, entry)))
+        elif family_match(entry):
+            families.append((entry, os.path.join(base, entry)))
+        else:  # a category folder (compiler/nvhpc/21.9): its CUDA families, one level down
+            below = os.path.join(base, entry)
+            families += [(f"{entry}/{sub}", os.path.join(below, sub)) for sub, sub_dir in _entries(below)
+                         if sub_dir and family_match(sub)]
+    for family, loc in families:
+        top = _below(system, shown, family)
+        for entry, is_dir in _family_entries(loc):
+            path = _below(system, top, entry)
+            if is_dir:
+                for sub in _names(os.path.join(loc, entry)):
+                    found.append((f"{family}/{entry}/{_strip_lua(sub)}", _below(system, path, sub)))
             else:
                 found.append((f"{family}/{_strip_lua(entry)}", path))
     return found
+
+
+def _below(system: System, top: str, names: str) -> str:
+    """system.join(top, names) for a `top` that system.join gave and names a listing gave (joined by '/'; a listed
+    name is never '.' or '..'), as text: a PurePath per modulefile was a tenth of the walk."""
+    if system.windows or top == ".":
+        return system.join(top, names)
+    return top + names if top.endswith("/") else top + "/" + names
 
 
 def _walked(system: System, folder: str) -> List[Tuple[str, str]]:
@@ -185,7 +196,7 @@ def _walked(system: System, folder: str) -> List[Tuple[str, str]]:
     return piece(("walk", folder), lambda: _walk(system, folder), lambda v: v, decode)
 
 
-def _entries(loc: Path) -> List[Tuple[str, bool]]:
+def _entries(loc: "str | Path") -> List[Tuple[str, bool]]:
     """(name, is a folder) of each entry, as _names leaves them; links are followed, as module systems do."""
     try:
         with os.scandir(loc) as it:
@@ -194,7 +205,30 @@ def _entries(loc: Path) -> List[Tuple[str, bool]]:
         return []
 
 
-def _names(loc: Path) -> List[str]:
+def _family_entries(loc: str) -> List[Tuple[str, bool]]:
+    """(name, is a folder) of each entry of a family's folder but a `default` link (the module system's marker,
+    read by _marked_default), as _names leaves them. The listing says what a plain entry is (its kind changes only
+    with the folder's listing, which is recorded); a link is stat'ed as before, its target's kind recorded for the
+    next TAB (selector_cache), and so is an entry the listing cannot tell."""
+    try:
+        with os.scandir(loc) as it:
+            listed = sorted((e.name, e) for e in it if not e.name.startswith(".") and not e.name.endswith("~"))
+    except OSError:
+        return []
+    out: List[Tuple[str, bool]] = []
+    for name, e in listed:
+        try:
+            link: Optional[bool] = e.is_symlink()
+            is_dir = None if link else e.is_dir()
+        except OSError:
+            link = is_dir = None
+        if name == "default" and link is not False and (link or Path(e.path).is_symlink()):
+            continue
+        out.append((name, Path(e.path).is_dir() if is_dir is None else is_dir))
+    return out
+
+
+def _names(loc: "str | Path") -> List[str]:
     try:
         # dotfiles are the module systems' own (.version, .modulerc): which version is default, not a toolkit
         return sorted(n for n in os.listdir(loc) if not n.startswith(".") and not n.endswith("~"))
@@ -376,10 +410,13 @@ _SET_TWICE = M("is set twice")
 
 # Lua's lexical grammar, scanned by hand in one pass: a long bracket is found with str.find from where it opens, so
 # no input (256 KiB of `--[[` or `[[`) makes the reading quadratic; text Lua itself would refuse (an unclosed string
-# or long bracket) ends the reading with that reason, as it ends Lmod's load.
+# or long bracket) ends the reading with that reason, as it ends Lmod's load. A quoted string's body is written
+# unrolled (a run of plain characters, then an escape and its run, ...): the strings (?:\\.|[^"\\\n])* matches, but
+# taken a run at a time instead of one alternation per character, which was a third of the scan of sites' files.
 _LUA_LEX = _Pattern(r"""
-    --\[(=*)\[.*?\]\1\] | (--[^\n]*) | \[(=*)\[\n?(.*?)\]\3\] | "((?:\\.|[^"\\\n])*)" | '((?:\\.|[^'\\\n])*)'
-  | ([A-Za-z_][A-Za-z0-9_.:]*) | (\d+(?:\.\d+)?) | (\.\.|==|~=|<=|>=|\S)""", re.S | re.X)
+    --\[(=*)\[.*?\]\1\] | (--[^\n]*) | \[(=*)\[\n?(.*?)\]\3\] | "([^"\\\n]*(?:\\.[^"\\\n]*)*)"
+  | '([^'\\\n]*(?:\\.[^'\\\n]*)*)' | ([A-Za-z_][A-Za-z0-9_.:]*) | (\d+(?:\.\d+)?) | (\.\.|==|~=|<=|>=|\S)""",
+                    re.S | re.X)
 _LUA_LONG_START = _Pattern(r"(?:--)?\[=*\[")
 _LUA_MAX_NESTING = 32  # parentheses and calls inside one value: sites write two or three
 
@@ -398,25 +435,26 @@ def _lua_tokens(text: str) -> List[Tuple[str, str]]:
     out: List[Tuple[str, str]] = []
     append = out.append
     for m in _LUA_LEX.finditer(text):
-        kind = m.lastindex
-        if kind == 7:
-            append(("name", m.group(7)))
-        elif kind == 9:
-            op = m.group(9)
+        kind = m.lastindex  # the commonest first: punctuation, names, quoted strings
+        if kind == 9:
+            op = m[9]
             if op in "\"'" or op == "[" and _LUA_LONG_START.match(text, m.start()):
                 raise _Broken(M("Lua cannot parse it (a string or long bracket opened at byte {pos} is never "
                                 "closed)", pos=m.start()))
             append(("op", op))
+        elif kind == 7:
+            append(("name", m[7]))
+        elif kind == 5 or kind == 6:
+            value = m[kind]
+            append(("str", _lua_unescape(value) if "\\" in value else value))
+        elif kind == 4:
+            append(("str", m[4]))
+        elif kind == 8:
+            append(("num", m[8]))
         elif kind == 2:
-            if _LUA_LONG_START.match(text, m.start()):
+            if m[2].startswith("--[") and _LUA_LONG_START.match(text, m.start()):
                 raise _Broken(M("Lua cannot parse it (a string or long bracket opened at byte {pos} is never "
                                 "closed)", pos=m.start()))
-        elif kind == 4:
-            append(("str", m.group(4)))
-        elif kind in (5, 6):
-            append(("str", _lua_unescape(m.group(kind))))
-        elif kind == 8:
-            append(("num", m.group(8)))
     return out
 
 
@@ -437,101 +475,101 @@ def _lua_env(text: str, name: str, version: str) -> Tuple[Dict[str, List[str]], 
     why: Optional[str] = None
     depth = 0
     i = 0
-    nesting = [0]
+    n = len(toks)
 
-    def expr(j: int) -> Tuple[str, int]:
+    # `level`: how many values this one is nested in (calls and parentheses); a depth no site writes is refused,
+    # never recursed into
+    def expr(j: int, level: int) -> Tuple[str, int]:
         """value .. value .. value, up to a ',' or ')'"""
         parts = []
         while True:
-            v, j = primary(j)
-            parts.append(v)
-            if j < len(toks) and toks[j] == ("op", ".."):
+            tok = toks[j] if j < n else None
+            if tok is not None and (tok[0] == "str" or tok[0] == "num") and level < _LUA_MAX_NESTING:
+                v, j = tok[1], j + 1  # primary's commonest case, without the call
+            else:
+                v, j = primary(j, level)
+            if j < n and toks[j] == ("op", ".."):
+                parts.append(v)
                 j += 1
                 continue
-            return "".join(parts), j
+            return "".join(parts + [v]) if parts else v, j
 
-    def args(j: int) -> Tuple[List[str], int]:
+    def args(j: int, level: int) -> Tuple[List[str], int]:
         """the arguments of a call whose '(' is at j"""
         vals: List[str] = []
         j += 1
-        if j < len(toks) and toks[j] == ("op", ")"):
+        if j < n and toks[j] == ("op", ")"):
             return vals, j + 1
-        while j < len(toks):
-            v, j = expr(j)
+        while j < n:
+            v, j = expr(j, level)
             vals.append(v)
-            if j < len(toks) and toks[j] == ("op", ","):
-                j += 1
-                continue
-            if j < len(toks) and toks[j] == ("op", ")"):
-                return vals, j + 1
+            if j < n:
+                tok = toks[j]
+                if tok == ("op", ","):
+                    j += 1
+                    continue
+                if tok == ("op", ")"):
+                    return vals, j + 1
             raise _Unresolved(_CANNOT_READ)
         raise _Unresolved(_CANNOT_READ)
 
-    def primary(j: int) -> Tuple[str, int]:
-        # values nest through calls and parentheses; a depth no site writes is refused, never recursed into
-        if nesting[0] >= _LUA_MAX_NESTING:
-            raise _Unresolved(_CANNOT_READ)
-        nesting[0] += 1
-        try:
-            return _primary(j)
-        finally:
-            nesting[0] -= 1
-
-    def _primary(j: int) -> Tuple[str, int]:
-        if j >= len(toks):
+    def primary(j: int, level: int) -> Tuple[str, int]:
+        if level >= _LUA_MAX_NESTING or j >= n:
             raise _Unresolved(_CANNOT_READ)
         kind, value = toks[j]
-        if kind in ("str", "num"):
+        if kind == "str" or kind == "num":
             return value, j + 1
         if kind == "name":
-            if j + 1 < len(toks) and toks[j + 1] == ("op", "("):
+            if j + 1 < n and toks[j + 1] == ("op", "("):
                 if value in ("myModuleVersion", "myModuleFullName", "myModuleName"):
-                    _, k = args(j + 1)
+                    _, k = args(j + 1, level + 1)
                     return {"myModuleVersion": version, "myModuleFullName": name,
                             "myModuleName": name.split("/", 1)[0]}[value], k
                 if value != "pathJoin":
                     raise _Unresolved(f"{value}(...)")
-                vals, k = args(j + 1)
-                return "/".join(v.rstrip("/") if n < len(vals) - 1 else v for n, v in enumerate(vals) if v), k
+                vals, k = args(j + 1, level + 1)
+                return "/".join(v.rstrip("/") if p < len(vals) - 1 else v for p, v in enumerate(vals) if v), k
             if value in local:
                 if local[value] is None:
                     raise _Unresolved(M("'{name}', which {reason}", name=value,
                                         reason=reasons.get(value, _IN_CONDITION)))
                 return local[value], j + 1
             raise _Unresolved(M("'{name}', which it does not set", name=value))
-        if (kind, value) == ("op", "("):
-            v, k = expr(j + 1)
-            if k < len(toks) and toks[k] == ("op", ")"):
+        if value == "(" and kind == "op":
+            v, k = expr(j + 1, level + 1)
+            if k < n and toks[k] == ("op", ")"):
                 return v, k + 1
         raise _Unresolved(_CANNOT_READ)
 
-    while i < len(toks):
+    while i < n:
         kind, value = toks[i]
-        if kind == "name" and value in _LUA_BLOCK_OPEN:
+        if kind != "name":  # what follows acts on names only
+            i += 1
+            continue
+        if value in _LUA_BLOCK_OPEN:
             depth += 1
-        elif kind == "name" and value == "end" or (kind, value) == ("name", "until"):
+        elif value == "end" or value == "until":
             depth = max(0, depth - 1)
         # local x = expr   /   x = expr
         assign = None
-        if kind == "name" and value == "local" and i + 2 < len(toks) and toks[i + 1][0] == "name" \
-                and toks[i + 2] == ("op", "="):
-            assign, start = toks[i + 1][1], i + 3
-        elif kind == "name" and i + 1 < len(toks) and toks[i + 1] == ("op", "=") and \
-                (i == 0 or toks[i - 1][0] != "op" or toks[i - 1][1] in (";", ")")):
+        after = toks[i + 1] if i + 1 < n else None
+        if value == "local" and i + 2 < n and after[0] == "name" and toks[i + 2] == ("op", "="):
+            assign, start = after[1], i + 3
+        elif after == ("op", "=") and (i == 0 or toks[i - 1][0] != "op" or toks[i - 1][1] in (";", ")")):
             assign, start = value, i + 2
         if assign is not None:
             try:
-                v, i = expr(start)
+                v, i = expr(start, 0)
             except _Unresolved as exc:
                 v, i = exc, start + 1
             _assign(local, reasons, assign, v, depth)
             continue
-        if kind == "name" and value in _LUA_SET and i + 1 < len(toks) and toks[i + 1] == ("op", "("):
+        if value in _LUA_SET and after == ("op", "("):
             try:
-                vals, k = args(i + 1)
+                vals, k = args(i + 1, 0)
             except _Unresolved as exc:
                 vals, k = None, i + 2
-                var = toks[i + 2][1] if i + 2 < len(toks) and toks[i + 2][0] == "str" else None
+                var = toks[i + 2][1] if i + 2 < n and toks[i + 2][0] == "str" else None
                 if var and _matters(var):
                     why = why or M("{var} comes from {what}", var=var, what=exc.args[0])
             if vals and len(vals) >= 2 and _matters(vals[0]):
@@ -771,7 +809,7 @@ def _tcl_subst(word: str, local: Dict[str, Optional[str]], name: str, version: s
     else:
         if "[" in word:
             raise _Unresolved(_CANNOT_READ)
-    return _TCL_VAR.sub(var, word).replace("\\", "")
+    return (_TCL_VAR.sub(var, word) if "$" in word else word).replace("\\", "")
 
 
 _TCL_INNERMOST = _Pattern(r"\[([^\[\]]*)\]")
@@ -886,8 +924,8 @@ def _marked_default(system: System, folder: str, family: str) -> Optional[Tuple[
         present = set(os.listdir(system.local(top)))  # one listing instead of four opens that mostly fail
     except OSError:
         return None
-    link = system.local(system.join(top, "default"))
-    if "default" in present and link.is_symlink():
+    link = system.local(_below(system, top, "default")) if "default" in present else None
+    if link is not None and link.is_symlink():
         try:
             target = os.readlink(link)
         except OSError:
@@ -898,8 +936,8 @@ def _marked_default(system: System, folder: str, family: str) -> Optional[Tuple[
             return _strip_lua(os.path.basename(real)), M("the {what} in {folder}", what="default link",
                                                          folder=top)
     for rc, pattern in ((".modulerc.lua", _MODULERC_LUA), (".modulerc", _MODULERC_TCL), (".version", _VERSION_FILE)):
-        text = _read_text(system, system.join(top, rc)) if rc in present else None
-        m = pattern.search(text or "")
+        text = _read_text(system, _below(system, top, rc)) if rc in present else None
+        m = pattern.search(text) if text else None  # a pattern is compiled only for a file that is there
         if m:
             version = m.group(1)
             version = version.split("/", 1)[1] if version.startswith(family + "/") else version.lstrip("/")

@@ -222,6 +222,55 @@ def test_reading_a_modulefile_finds_the_folder_the_real_module_system_sets(syste
     assert os.path.normpath(after["PATH"].split(":")[0]) == str(trees / folder / "bin")
 
 
+# what a site's whatis/help lines may quote: code, in strings whose escaped quotes do not end them (both quote kinds)
+QUOTED_LUA = """setenv("CUDA_HOME", "{root}")
+prepend_path("PATH", pathJoin("{root}", "bin"))
+whatis("Description: \\" setenv('CUDA_HOME', '/opt/not-it') --")
+help('it\\'s setenv("CUDA_HOME", "/opt/not-it") --')
+whatis("ends in a backslash \\\\") whatis('') whatis("")
+"""
+
+
+def test_an_escaped_quote_does_not_end_a_lua_string(trees, tmp_path, clean_env):
+    """The code a whatis or help string quotes is text: cudaswitch reads the folder real Lmod sets, not the one
+    inside the strings (a string that ended at an escaped quote would make it the last setenv)."""
+    from cudaswitch.core.system import System
+    from cudaswitch.discovery.modules import read_modulefile
+
+    mp = tmp_path / "mf"
+    (mp / "cuda").mkdir(parents=True)
+    (mp / "cuda" / "12.9.lua").write_text(QUOTED_LUA.format(root=trees / "cuda-12.9"))
+    mf = read_modulefile(System(os="linux", environ={}), "cuda/12.9", str(mp / "cuda" / "12.9.lua"))
+    assert (mf.root, mf.why) == (str(trees / "cuda-12.9"), None)
+    before, after = modulesystems.run("lmod", ["load cuda/12.9"], _env(clean_env, mp))
+    assert after["CUDA_HOME"] == mf.root
+    assert after["PATH"].split(":")[0] == mf.root + "/bin"
+
+
+def test_the_walk_takes_links_and_build_folders_as_lmod_loads_them(trees, tmp_path, clean_env):
+    """A family folder's entries as Lmod follows them: a build folder one level down (cuda/12.4/gcc-11), a link to
+    such a folder (cuda/12.8 -> 12.4), a link to a file (cuda/12.5.lua -> 12.6.lua), and the `default` link
+    (-> 12.7), which is the marker, not a module: every name cudaswitch finds loads under real Lmod to the folder
+    it reads."""
+    from cudaswitch.core.system import System
+    from cudaswitch.discovery.modules import cuda_modules
+
+    mp = tmp_path / "mf"
+    (mp / "cuda" / "12.4").mkdir(parents=True)
+    (mp / "cuda" / "12.6.lua").write_text(SPACK_LUA.format(root=trees / "cuda-12.9", version="12.9.1"))
+    (mp / "cuda" / "12.4" / "gcc-11.lua").write_text(SPACK_LUA.format(root=trees / "cuda-11.8", version="11.8.89"))
+    os.symlink("12.4", mp / "cuda" / "12.8")
+    os.symlink("12.6.lua", mp / "cuda" / "12.5.lua")
+    _tcl_module(mp / "cuda" / "12.7", trees / "cuda-11.8")
+    os.symlink("12.7", mp / "cuda" / "default")  # a Tcl file: read as a module of its own if not passed over
+    env = _env(clean_env, mp, **LMOD_ENV)
+    found = {mf.name: mf.root for mf in cuda_modules(System(os="linux", environ=env))}
+    assert sorted(found) == ["cuda/12.4/gcc-11", "cuda/12.5", "cuda/12.6", "cuda/12.7", "cuda/12.8/gcc-11"]
+    states = modulesystems.run("lmod", [f"load {name}" for name in found], env, each=True)
+    assert [s["CUDA_HOME"] for s in states[1:]] == list(found.values())
+    assert set(found.values()) == {str(trees / "cuda-12.9"), str(trees / "cuda-11.8")}
+
+
 @pytest.mark.parametrize("text,file,why", [
     (GETENV_LUA, "12.1.lua", "os.getenv(...)"),
     (ENV_TCL, "12.1", "$::env(SOFTROOT)"),

@@ -192,8 +192,12 @@ class System:
         return str(PurePosixPath("/", *parts))
 
     def join(self, base: str, *parts: str) -> str:
-        if not self.windows and _posix_normal(base) and all(_posix_name(p) for p in parts):
-            return "/".join((base, *parts))  # what PurePosixPath gives for these, without parsing them again
+        if self.os != "windows" and _posix_normal(base):
+            for part in parts:
+                if not _posix_name(part):
+                    break
+            else:  # what PurePosixPath gives for these, without parsing them again
+                return "/".join((base, *parts))
         return str(self.pure(base).joinpath(*parts))
 
     def split_list(self, value: Optional[str]) -> List[str]:
@@ -239,8 +243,12 @@ def _posix_name(part) -> bool:
 def under(local: str, *names: str) -> str:
     """`str(Path(local).joinpath(*names))` for a path on this host, without parsing `local` again where the text
     is already what pathlib would print."""
-    if _os.name != "nt" and _posix_normal(local) and all(_posix_name(n) for n in names):
-        return "/".join((local, *names))
+    if _os.name != "nt" and _posix_normal(local):
+        for name in names:
+            if not _posix_name(name):
+                break
+        else:
+            return "/".join((local, *names))
     return str(Path(local).joinpath(*names))
 
 

@@ -503,7 +503,7 @@ def _display_error(system: System, exc: Exception, local: Path) -> str:
 
 
 def _cudnn_version(system: System, include_dir: Optional[str]) -> Optional[str]:
-    return versions.cudnn_version_in(system.local(include_dir)) if include_dir else None
+    return versions.cudnn_version_in(system.local_text(include_dir)) if include_dir else None
 
 
 _CUDNN_WHEEL = r"^nvidia_cudnn_cu\d+-(\d+(?:\.\d+)+)\.dist-info$"

@@ -253,8 +253,14 @@ def _search_path_candidates(system: System, roots: Iterable[str], source: str = 
 
 
 def _claims_cuda(path: str) -> bool:
-    name = re.split(r"[\\/]", path.rstrip("\\/"))[-1].lower()
+    name = _last_name(path).lower()
     return "cuda" in name or versions.version_from_name(name) is not None
+
+
+def _last_name(path: str) -> str:
+    """The last name of a path in either spelling (what follows its last / or \\), trailing ones dropped."""
+    path = path.rstrip("\\/")
+    return path[max(path.rfind("/"), path.rfind("\\")) + 1:]
 
 
 def _looks_like_root(loc: str) -> bool:
@@ -512,7 +518,7 @@ _CUDNN_WHEEL = r"^nvidia_cudnn_cu\d+-(\d+(?:\.\d+)+)\.dist-info$"
 def _wheel_cudnn(layout: _Layout) -> Optional[str]:
     """The nvidia-cudnn-cuNN wheel's version in a pip-wheel toolkit (its headers live outside cuda_runtime)."""
     for p in layout.dist_info_dirs:
-        m = re.match(_CUDNN_WHEEL, p.name)
+        m = re.match(_CUDNN_WHEEL, p.name) if p.name.startswith("nvidia_cudnn_cu") else None
         if m:
             return m.group(1)
     return None
@@ -578,7 +584,7 @@ def inspect(system: System, cand: _Candidate, root: str) -> Tuple[Optional[Toolk
         warnings.append(M("{root}: broken symlink(s) {links}; reinstall the toolkit or fix the link", root=root,
                           links=Listed(broken)))
     for p in [cand.path, root] if not unknown else []:
-        claimed = versions.version_from_name(re.split(r"[\\/]", p.rstrip("\\/"))[-1])
+        claimed = versions.version_from_name(_last_name(p))
         if claimed and claimed != (v.major, v.minor):
             flags.append("misnamed")
             warnings.append(

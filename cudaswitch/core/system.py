@@ -155,7 +155,7 @@ class System:
         return PureWindowsPath if self.windows else PurePosixPath
 
     def local(self, path: str) -> Path:
-        """Where the displayed path `path` lives on this host."""
+        """Where the displayed path `path` lives on this host (local_text: the same as text)."""
         if self.root is None:
             return Path(path)
         p = self.pure(path)
@@ -163,6 +163,18 @@ class System:
             drive = p.drive.rstrip(":")
             return self.root.joinpath(drive, *p.parts[1:]) if drive else self.root.joinpath(*p.parts)
         return self.root.joinpath(*p.parts[1:]) if p.is_absolute() else self.root.joinpath(*p.parts)
+
+    def local_text(self, path: str) -> str:
+        """`str(self.local(path))`, without building a Path where the text already is that Path's: discovery asks
+        thousands of times a pass, and pathlib's parsing was its largest cost."""
+        if self.root is None:
+            if _os.name != "nt" and _posix_normal(path):  # Path is PosixPath: str(Path(path)) is path itself
+                return path
+        elif not self.windows and isinstance(self.root, PurePosixPath) and _posix_normal(path):
+            top = str(self.root)
+            if not top.endswith("/"):  # the root "/" or "//" joins differently: pathlib says how
+                return top + path if path[0] == "/" else top + "/" + path
+        return str(self.local(path))
 
     def display(self, local: Path) -> str:
         """The inverse of `local`: the path as the user's OS spells it."""
@@ -180,6 +192,12 @@ class System:
         return str(PurePosixPath("/", *parts))
 
     def join(self, base: str, *parts: str) -> str:
+        if self.os != "windows" and _posix_normal(base):
+            for part in parts:
+                if not _posix_name(part):
+                    break
+            else:  # what PurePosixPath gives for these, without parsing them again
+                return "/".join((base, *parts))
         return str(self.pure(base).joinpath(*parts))
 
     def split_list(self, value: Optional[str]) -> List[str]:
@@ -208,6 +226,30 @@ class System:
                 if found:
                     return cand
         return None
+
+
+def _posix_normal(path) -> bool:
+    """Whether `str(PurePosixPath(path)) == path`: no empty or "." part, no trailing "/" (a lone "/" and a leading
+    "//" are left to pathlib)."""
+    return type(path) is str and path not in ("", ".") and "//" not in path and "/./" not in path and \
+        not path.endswith(("/", "/.")) and not path.startswith("./")
+
+
+def _posix_name(part) -> bool:
+    """Whether PurePosixPath(base).joinpath(part) is `base/part` for a _posix_normal base: one whole name."""
+    return type(part) is str and part not in ("", ".") and "/" not in part
+
+
+def under(local: str, *names: str) -> str:
+    """`str(Path(local).joinpath(*names))` for a path on this host, without parsing `local` again where the text
+    is already what pathlib would print."""
+    if _os.name != "nt" and _posix_normal(local):
+        for name in names:
+            if not _posix_name(name):
+                break
+        else:
+            return "/".join((local, *names))
+    return str(Path(local).joinpath(*names))
 
 
 def _check_relocation(root: str) -> None:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Iterable, List, NamedTuple, Optional, Tuple
+from typing import Iterable, List, NamedTuple, Optional, Tuple, Union
 
 from cudaswitch.core.errors import UsageError
 from cudaswitch.core.i18n import Listed, M, N_
 from cudaswitch.core import trust
+from cudaswitch.core.system import under
 from cudaswitch.core.trust import read_bytes, read_text
 
 # version.json's cuda.version third field is sometimes a build date (12.1.20230222; seen in
@@ -249,11 +250,13 @@ def parse_cudnn_header(text: str) -> Optional[str]:
     return f"{found['MAJOR']}.{found['MINOR']}.{found.get('PATCHLEVEL', '0')}"
 
 
-def cudnn_version_in(include: Path) -> Optional[str]:
-    """cuDNN version of the headers in an include folder, if any (cudnn_version.h first, cudnn.h for 7.x)."""
+def cudnn_version_in(include: Union[Path, str]) -> Optional[str]:
+    """cuDNN version of the headers in an include folder, if any (cudnn_version.h first, cudnn.h for 7.x);
+    the folder as a Path, or as the text of one (discovery's, which builds no Path for it)."""
     for name in ("cudnn_version.h", "cudnn.h"):
         try:
-            found = parse_cudnn_header(read_text(include / name, errors="replace"))
+            path = under(include, name) if isinstance(include, str) else include / name
+            found = parse_cudnn_header(read_text(path, errors="replace"))
         except OSError:
             continue
         if found:

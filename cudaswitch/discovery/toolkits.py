@@ -7,17 +7,19 @@ machine.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import sys
 from pathlib import Path
+from stat import S_ISDIR, S_ISLNK, S_ISREG
 from typing import Dict, Iterable, List, Optional, Tuple
 
 from cudaswitch.core import versions
 from cudaswitch.core.errors import UsageError
 from cudaswitch.core.i18n import Listed, M, N_
 from cudaswitch.core.record import Record
-from cudaswitch.core.system import System
+from cudaswitch.core.system import System, under
 from cudaswitch.core.trust import read_bytes, read_json, read_text
 from cudaswitch.core.versions import CudaVersion, VersionFileError, VersionReading
 
@@ -92,10 +94,69 @@ class _Candidate(Record):
         self.module = module  # the module name (cuda/12.4) whose modulefile names this folder
 
 
+# ---- looking at the disk ------------------------------------------------------------------------------------------
+# A pass asks about thousands of paths: these take the local path as text (System.local_text), stat it once, and
+# build a Path only where a reader needs one. They answer what pathlib's is_dir/is_file/exists/is_symlink answer.
+
+# failures pathlib's predicates answer False for on every Python; what they do with any other (a folder on the way
+# this user may not search) differs between Pythons, so that is asked of pathlib itself
+_GONE = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
+_ASK = -1
+
+
+def _mode(local: str, follow: bool = True) -> Optional[int]:
+    """st_mode at `local` (one stat or lstat); None where nothing is there; _ASK: ask pathlib."""
+    try:
+        return (os.stat(local) if follow else os.lstat(local)).st_mode
+    except OSError as exc:
+        return None if exc.errno in _GONE else _ASK
+    except ValueError:
+        return None
+
+
+def _is_dir(local: str) -> bool:
+    m = _mode(local)
+    return Path(local).is_dir() if m == _ASK else m is not None and S_ISDIR(m)
+
+
+def _is_file(local: str) -> bool:
+    m = _mode(local)
+    return Path(local).is_file() if m == _ASK else m is not None and S_ISREG(m)
+
+
+def _exists(local: str) -> bool:
+    m = _mode(local)
+    return Path(local).exists() if m == _ASK else m is not None
+
+
+def _is_link(local: str) -> bool:
+    m = _mode(local, follow=False)
+    return Path(local).is_symlink() if m == _ASK else m is not None and S_ISLNK(m)
+
+
+def _names(local: str) -> List[str]:
+    """The names in a folder, in the order of sorted(Path(local).iterdir()); none when it cannot be listed."""
+    if os.name == "nt":  # WindowsPath orders without case
+        return [p.name for p in _listdir(Path(local))]
+    try:
+        return sorted(os.listdir(local))
+    except OSError:
+        return []
+
+
+def _entries(local: str, keep) -> List[Path]:
+    """The Paths of _listdir(Path(local)) whose name `keep` accepts, built only for those."""
+    names = [n for n in _names(local) if keep(n)]
+    if not names:
+        return []
+    folder = Path(local)
+    return [folder / n for n in names]
+
+
 # ---- where to look -----------------------------------------------------------------------------------------------
 
 def _children(system: System, folder: str, pattern: str) -> List[str]:
-    loc = system.local(folder)
+    loc = system.local_text(folder)
     try:
         names = sorted(os.listdir(loc))
     except OSError:
@@ -111,7 +172,7 @@ def _linux_candidates(system: System) -> List[_Candidate]:
     for path in _children(system, system.machine_place("/opt"), r"^cuda"):
         out.append(_Candidate(path, "/opt"))
     debian = system.machine_place("/usr/lib/nvidia-cuda-toolkit")
-    if system.local(debian).is_dir():
+    if _is_dir(system.local_text(debian)):
         out.append(_Candidate(debian, "debian-package", kind=DEBIAN))
     return out
 
@@ -164,11 +225,11 @@ def _pip_candidates(system: System) -> List[_Candidate]:
     out: List[_Candidate] = []
     for site in system.pip_sites():
         nvidia = system.join(site, "nvidia")
-        if not system.local(nvidia).is_dir():
+        if not _is_dir(system.local_text(nvidia)):
             continue
-        if system.local(system.join(nvidia, "cu13")).is_dir():
+        if _is_dir(system.local_text(system.join(nvidia, "cu13"))):
             out.append(_Candidate(system.join(nvidia, "cu13"), "pip wheels", kind=PIP_WHEELS, quiet=True, site=site))
-        if system.local(system.join(nvidia, "cuda_runtime")).is_dir():
+        if _is_dir(system.local_text(system.join(nvidia, "cuda_runtime"))):
             out.append(_Candidate(nvidia, "pip wheels", kind=PIP_WHEELS, quiet=True, site=site))
     return out
 
@@ -176,14 +237,15 @@ def _pip_candidates(system: System) -> List[_Candidate]:
 def _search_path_candidates(system: System, roots: Iterable[str], source: str = "search path") -> List[_Candidate]:
     out: List[_Candidate] = []
     for root in roots:
-        loc = system.local(root)
+        loc = system.local_text(root)
         if _looks_like_root(loc):
             out.append(_Candidate(root, source))
-        elif loc.is_dir():
+        elif _is_dir(loc):
             # the store's hidden folders are install-toolkit's own staging and trash (`.cuda-13.0.partial-*`,
             # `.removing-*`): never a toolkit, and not the business of a `list` run meanwhile
             for child in _children(system, root, r"[^.]" if source == "install-toolkit" else r"."):
-                if system.local(child).is_dir() or system.local(child).is_symlink():
+                local = system.local_text(child)
+                if _is_dir(local) or _is_link(local):
                     out.append(_Candidate(child, source, quiet=not _claims_cuda(child)))
         else:
             out.append(_Candidate(root, source))
@@ -191,12 +253,18 @@ def _search_path_candidates(system: System, roots: Iterable[str], source: str = 
 
 
 def _claims_cuda(path: str) -> bool:
-    name = re.split(r"[\\/]", path.rstrip("\\/"))[-1].lower()
+    name = _last_name(path).lower()
     return "cuda" in name or versions.version_from_name(name) is not None
 
 
-def _looks_like_root(loc: Path) -> bool:
-    return any((loc / marker).exists() for marker in ("version.json", "version.txt", "bin", "include", "dist-info"))
+def _last_name(path: str) -> str:
+    """The last name of a path in either spelling (what follows its last / or \\), trailing ones dropped."""
+    path = path.rstrip("\\/")
+    return path[max(path.rfind("/"), path.rfind("\\")) + 1:]
+
+
+def _looks_like_root(loc: str) -> bool:
+    return any(_exists(under(loc, marker)) for marker in ("version.json", "version.txt", "bin", "include", "dist-info"))
 
 
 # ---- nvcc ---------------------------------------------------------------------------------------------------------
@@ -250,7 +318,7 @@ class _Layout(Record):
 def _first_dir(system: System, root: str, options: Iterable[Tuple[str, ...]]) -> Optional[str]:
     for parts in options:
         cand = system.join(root, *parts)
-        if system.local(cand).is_dir():
+        if _is_dir(system.local_text(cand)):
             return cand
     return None
 
@@ -258,10 +326,10 @@ def _first_dir(system: System, root: str, options: Iterable[Tuple[str, ...]]) ->
 def _layout(system: System, cand: _Candidate, root: str) -> _Layout:
     j = system.join
     exe = ".exe" if system.windows else ""
-    loc = system.local(root)
+    loc = system.local_text(root)
     if cand.kind == PIP_WHEELS:
-        site = system.local(cand.site or str(system.pure(root).parent))
-        infos = [p for p in _listdir(site) if p.name.startswith("nvidia_") and p.name.endswith(".dist-info")]
+        site = system.local_text(cand.site or str(system.pure(root).parent))
+        infos = _entries(site, lambda n: n.startswith("nvidia_") and n.endswith(".dist-info"))
         # cu11/cu12 wheels carry a -cuNN suffix and share nvidia/; cu13 wheels have none and live in nvidia/cu13.
         suffixed = [p for p in infos if re.search(r"_cu1[0-2]-", p.name)]
         infos = [p for p in infos if p not in suffixed] if root.endswith("cu13") else suffixed
@@ -271,7 +339,7 @@ def _layout(system: System, cand: _Candidate, root: str) -> _Layout:
                            _dir_or_none(system, j(root, "include")), _file_or_none(system, j(root, "bin", "nvcc" + exe)),
                            infos)
         sub = "bin" if system.windows else "lib"
-        comps = [p.name for p in _listdir(loc) if p.name != "cu13" and (p / sub).is_dir()]
+        comps = [n for n in _names(loc) if n != "cu13" and _is_dir(under(loc, n, sub))]
         return _Layout(_existing(system, [j(root, "cuda_nvcc", "bin")]), [j(root, c, sub) for c in comps],
                        _dir_or_none(system, j(root, "cuda_runtime", "include")),
                        _file_or_none(system, j(root, "cuda_nvcc", "bin", "nvcc" + exe)), infos)
@@ -281,9 +349,9 @@ def _layout(system: System, cand: _Candidate, root: str) -> _Layout:
         libs = _existing(system, [j(base, "lib", "x64") if cand.kind != CONDA else j(base, "lib"), j(base, "bin", "x64")])
         return _Layout(bins, libs, _dir_or_none(system, j(base, "include")),
                        _file_or_none(system, j(base, "bin", "nvcc.exe")), _dist_infos(loc),
-                       loc / "conda-meta" if cand.kind == CONDA else None)
+                       Path(loc, "conda-meta") if cand.kind == CONDA else None)
     if cand.kind == DEBIAN:
-        include = "/usr/include" if system.local("/usr/include/cuda.h").exists() else None
+        include = "/usr/include" if _exists(system.local_text("/usr/include/cuda.h")) else None
         libs = _existing(system, ["/usr/lib/x86_64-linux-gnu"]) if include else []
         return _Layout(_existing(system, [j(root, "bin")]), libs, include,
                        _file_or_none(system, j(root, "bin", "nvcc")), [])
@@ -297,7 +365,7 @@ def _layout(system: System, cand: _Candidate, root: str) -> _Layout:
         include = _first_dir(system, root, [("include",), *arch_inc])
     return _Layout(_existing(system, [j(root, "bin")]), [lib] if lib else [], include,
                    _file_or_none(system, j(root, "bin", "nvcc")), _dist_infos(loc),
-                   loc / "conda-meta" if cand.kind == CONDA else None)
+                   Path(loc, "conda-meta") if cand.kind == CONDA else None)
 
 
 def _listdir(loc: Path) -> List[Path]:
@@ -307,21 +375,24 @@ def _listdir(loc: Path) -> List[Path]:
         return []
 
 
-def _dist_infos(loc: Path) -> List[Path]:
-    found = [p for p in _listdir(loc) if p.name.endswith(".dist-info")]
-    return found + [p for p in _listdir(loc / "dist-info") if p.name.endswith(".dist-info")]
+def _dist_info(name: str) -> bool:
+    return name.endswith(".dist-info")
+
+
+def _dist_infos(loc: str) -> List[Path]:
+    return _entries(loc, _dist_info) + _entries(under(loc, "dist-info"), _dist_info)
 
 
 def _existing(system: System, paths: Iterable[Optional[str]]) -> List[str]:
-    return [p for p in paths if p and system.local(p).is_dir()]
+    return [p for p in paths if p and _is_dir(system.local_text(p))]
 
 
 def _dir_or_none(system: System, path: str) -> Optional[str]:
-    return path if system.local(path).is_dir() else None
+    return path if _is_dir(system.local_text(path)) else None
 
 
 def _file_or_none(system: System, path: str) -> Optional[str]:
-    return path if system.local(path).is_file() else None
+    return path if _is_file(system.local_text(path)) else None
 
 
 _CONDA_PKG = r"^(cuda-version|cuda-nvcc|cuda-cudart|cudatoolkit)-(\d+\.\d+(?:\.\d+)?)-"
@@ -343,14 +414,22 @@ def _from_conda_meta(meta: Path) -> Optional[Tuple[CudaVersion, Path]]:
 
 def read_version(system: System, root: str, layout: _Layout, warnings: List[str]) -> Optional[VersionReading]:
     """Version from files in the documented order; nvcc only when no file answers."""
-    loc = system.local(root)
+    loc = system.local_text(root)
     for name, reader in (("version.json", versions.from_version_json), ("version.txt", versions.from_version_txt)):
-        path = loc / name
-        if path.exists() and not path.is_file() and not path.is_dir():
+        local = under(loc, name)
+        m = _mode(local)
+        if m == _ASK:
+            path = Path(local)
+            there, regular, folder = path.exists(), path.is_file(), path.is_dir()
+        else:
+            there = m is not None
+            regular, folder = there and S_ISREG(m), there and S_ISDIR(m)
+        if there and not regular and not folder:
             # a FIFO planted there would make every `list` hang on open
-            warnings.append(M("{path}: not a regular file (a FIFO or device); not read", path=system.display(path)))
+            warnings.append(M("{path}: not a regular file (a FIFO or device); not read", path=system.display(local)))
             continue
-        if path.is_file():
+        if regular:
+            path = Path(local)
             try:
                 v = reader(path)
                 if v:
@@ -373,8 +452,9 @@ def read_version(system: System, root: str, layout: _Layout, warnings: List[str]
         except VersionFileError as exc:
             warnings.append(_display_error(system, exc, system.local(binary)))
     if layout.include_dir:
-        cuda_h = system.local(system.join(layout.include_dir, "cuda.h"))
-        if cuda_h.is_file():
+        local = system.local_text(system.join(layout.include_dir, "cuda.h"))
+        if _is_file(local):
+            cuda_h = Path(local)
             try:
                 v = versions.from_cuda_h(cuda_h)
                 if v:
@@ -407,9 +487,9 @@ def _pe_binaries(system: System, layout: _Layout) -> List[str]:
     """nvcc.exe, then the CUDA runtime DLLs (cudart64_12.dll, cudart64_110.dll), where the layout has them."""
     out = [layout.nvcc] if layout.nvcc and layout.nvcc.lower().endswith(".exe") else []
     for folder in layout.bin_dirs + layout.lib_dirs:
-        for p in _listdir(system.local(folder)):
-            if re.fullmatch(r"cudart64_\d+\.dll", p.name, flags=re.IGNORECASE):
-                out.append(system.join(folder, p.name))
+        for name in _names(system.local_text(folder)):
+            if re.fullmatch(r"cudart64_\d+\.dll", name, flags=re.IGNORECASE):
+                out.append(system.join(folder, name))
     return list(dict.fromkeys(out))
 
 
@@ -429,7 +509,7 @@ def _display_error(system: System, exc: Exception, local: Path) -> str:
 
 
 def _cudnn_version(system: System, include_dir: Optional[str]) -> Optional[str]:
-    return versions.cudnn_version_in(system.local(include_dir)) if include_dir else None
+    return versions.cudnn_version_in(system.local_text(include_dir)) if include_dir else None
 
 
 _CUDNN_WHEEL = r"^nvidia_cudnn_cu\d+-(\d+(?:\.\d+)+)\.dist-info$"
@@ -438,7 +518,7 @@ _CUDNN_WHEEL = r"^nvidia_cudnn_cu\d+-(\d+(?:\.\d+)+)\.dist-info$"
 def _wheel_cudnn(layout: _Layout) -> Optional[str]:
     """The nvidia-cudnn-cuNN wheel's version in a pip-wheel toolkit (its headers live outside cuda_runtime)."""
     for p in layout.dist_info_dirs:
-        m = re.match(_CUDNN_WHEEL, p.name)
+        m = re.match(_CUDNN_WHEEL, p.name) if p.name.startswith("nvidia_cudnn_cu") else None
         if m:
             return m.group(1)
     return None
@@ -455,20 +535,19 @@ def _dll_cudnn(system: System, layout: _Layout) -> Optional[str]:
     return versions.cudnn_from_pe(system.local(dlls[0])) if dlls else None
 
 
-def _broken_links(loc: Path) -> List[str]:
-    out = []
-    for name in ("bin", "lib64", "lib", "include", os.path.join("bin", "nvcc")):
-        p = loc / name
-        if p.is_symlink() and not p.exists():
-            out.append(name)
-    return out
+_LINKED = (("bin",), ("lib64",), ("lib",), ("include",), ("bin", "nvcc"))
+
+
+def _broken_links(loc: str) -> List[str]:
+    return [os.path.join(*parts) for parts in _LINKED
+            for local in [under(loc, *parts)] if _is_link(local) and not _exists(local)]
 
 
 def inspect(system: System, cand: _Candidate, root: str) -> Tuple[Optional[Toolkit], List[str]]:
     """A Toolkit for `root` (already resolved), or None with the reason when it is not one."""
     warnings: List[str] = []
-    loc = system.local(root)
-    if not loc.is_dir():
+    loc = system.local_text(root)
+    if not _is_dir(loc):
         return None, [f"{root}: a file, not a folder; list toolkit folders (or folders holding them) there"]
     if not os.access(loc, os.R_OK | os.X_OK):
         return None, [f"{root}: permission denied; run as a user who can read it, or remove it from the search path"]
@@ -495,7 +574,7 @@ def inspect(system: System, cand: _Candidate, root: str) -> Tuple[Optional[Toolk
     if not layout.nvcc:
         flags.append("no-nvcc")
         bin_has_compiler = any(
-            system.local(system.join(b, n)).exists() for b in layout.bin_dirs for n in ("ptxas", "ptxas.exe")
+            _exists(system.local_text(system.join(b, n))) for b in layout.bin_dirs for n in ("ptxas", "ptxas.exe")
         )
         if not bin_has_compiler:
             flags.append("runtime-only")
@@ -505,7 +584,7 @@ def inspect(system: System, cand: _Candidate, root: str) -> Tuple[Optional[Toolk
         warnings.append(M("{root}: broken symlink(s) {links}; reinstall the toolkit or fix the link", root=root,
                           links=Listed(broken)))
     for p in [cand.path, root] if not unknown else []:
-        claimed = versions.version_from_name(re.split(r"[\\/]", p.rstrip("\\/"))[-1])
+        claimed = versions.version_from_name(_last_name(p))
         if claimed and claimed != (v.major, v.minor):
             flags.append("misnamed")
             warnings.append(
@@ -814,9 +893,9 @@ def _one_of_twins(hits: List[Toolkit], prefer: Optional[str], notes: Optional[Li
 
 def _nvcc_component(system: System, tk: Toolkit) -> Optional[CudaVersion]:
     """The nvcc component's version: version.json's cuda_nvcc entry, else an nvidia_cuda_nvcc dist-info name."""
-    loc = system.local(tk.root)
+    loc = system.local_text(tk.root)
     try:
-        comp = read_json(loc / "version.json", encoding="utf-8-sig").get("cuda_nvcc") or {}
+        comp = read_json(Path(loc, "version.json"), encoding="utf-8-sig").get("cuda_nvcc") or {}
         v = versions.parse_dotted(str(comp.get("version", ""))) if isinstance(comp, dict) else None
         if v:
             return v

@@ -141,6 +141,27 @@ def test_broken_lib64_link_flags_incomplete_install(tmp_path):
     assert "broken-symlink" in tk.flags
 
 
+def test_dangling_nvcc_link_is_named_and_the_version_file_still_answers(tmp_path):
+    root = cudatrees.cuda_12_9(tmp_path / "cuda-12.9")
+    (root / "bin" / "nvcc").unlink()
+    os.symlink("/nonexistent/nvcc", root / "bin" / "nvcc")
+    found = discover(linux(tmp_path, search=[root]))
+    (tk,) = mine(found, tmp_path)
+    assert (tk.version_source, tk.nvcc) == ("version.json", None) and "broken-symlink" in tk.flags
+    assert any("broken symlink(s) bin/nvcc;" in w for w in map(str, found.warnings)), found.warnings
+
+
+def test_fifo_in_place_of_version_json_is_named_as_the_user_sees_it_and_version_txt_answers(tmp_path):
+    fs = tmp_path / "fs"
+    root = cudatrees.cuda_10_2(fs / "usr" / "local" / "cuda-10.2")
+    os.mkfifo(root / "version.json")  # opening it would block every `list`
+    found = discover(linux(tmp_path, root=fs))
+    (tk,) = found.toolkits
+    assert (tk.version, tk.version_source) == ("10.2.89", "version.txt")
+    assert "/usr/local/cuda-10.2/version.json: not a regular file (a FIFO or device); not read" in \
+        map(str, found.warnings), found.warnings
+
+
 def test_usr_local_itself_is_never_a_toolkit(tmp_path):
     """The wrapper /usr/local/bin/nvcc ('exec /usr/local/cuda-X/bin/nvcc "$@"') maps to the real toolkit."""
     fs = tmp_path / "fs"

@@ -15,8 +15,12 @@ before each run, as after an upgrade of cudaswitch or on the very first TAB: a w
 kept for the next TAB); an environment name (`cudaswitch doctor -n <TAB>`,
 30 environments in an envs folder) and a finding code (`cudaswitch doctor --fix H<TAB>`). Each selector answer is
 checked against a whole pass in the same environment. `python -c "import click"` runs in the same loop, to show
-what click alone costs. The commands run interleaved, so machine noise hits all of them; the figures are medians
-and the time a completion adds to `python -c pass`. Budget: a completion adds under 50 ms. Run with bytecode
+what click alone costs. Everything runs as a user's machine runs it: in a virtual environment of its own, with
+cudaswitch and its dependencies on sys.path by a plain path file and no startup file that imports anything (a
+developer's editable install, or a machine's certificate hook, imports pathlib, typing and zipfile in every
+`python -c pass` and so hides what a TAB pays to import them), and a TAB runs the `cudaswitch` script pip writes
+(pip's own template, which imports re). The commands run interleaved, so machine noise hits all of them; the
+figures are medians and the time a completion adds to `python -c pass`. Budget: a completion adds under 50 ms. Run with bytecode
 caching on, as users have it:
 env -u PYTHONDONTWRITEBYTECODE python benchmarks/bench_completion.py [--runs 30]
 """
@@ -28,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import venv
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -58,6 +63,7 @@ CASES = {"command": "cudaswitch u", "option": "cudaswitch use --n", "selector (k
 ADDED, EDITED = "selector (first TAB after a toolkit was added)", "selector (first TAB after a modulefile was edited)"
 LISTED = "selector (first TAB after `cudaswitch list`)"
 COLD = "selector (cold: nothing kept)"
+OURS = []  # the interpreter and script a TAB runs (users_python)
 
 
 def record(env) -> Path:
@@ -69,9 +75,40 @@ def forget(env):
     record(env).unlink(missing_ok=True)
 
 
+# pip's console-script template (pip/_vendor/distlib/scripts.py, SCRIPT_TEMPLATE), for cudaswitch.launch:main
+SCRIPT = """# -*- coding: utf-8 -*-
+import re
+import sys
+from cudaswitch.launch import main
+if __name__ == '__main__':
+    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])
+    sys.exit(main())
+"""
+
+
+def users_python(where: Path):
+    """(python, the cudaswitch script) of a fresh virtual environment holding no startup file but one plain path
+    file: this checkout and the folders click, ruamel.yaml and platformdirs were imported from."""
+    import click
+    import platformdirs
+    import ruamel.yaml
+
+    venv.create(where, with_pip=False, symlinks=os.name != "nt")
+    python = where / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                               check=True, capture_output=True, text=True).stdout.strip())
+    folders = dict.fromkeys([str(REPO)] + [str(Path(m.__file__).parents[n]) for m, n in
+                                           ((click, 1), (platformdirs, 1), (ruamel.yaml, 2))])
+    (site / "cudaswitch-bench.pth").write_text("\n".join(folders) + "\n")
+    assert [p.name for p in site.glob("*.pth")] == ["cudaswitch-bench.pth"]
+    script = where / "bin" / "cudaswitch"
+    script.write_text(SCRIPT)
+    return str(python), str(script)
+
+
 def kept_record(env, *command):
     """The selector record one TAB (or `command`) keeps in env's cache folder, as bytes."""
-    subprocess.run([sys.executable, "-m", "cudaswitch", *command], env=env, check=True, capture_output=True)
+    subprocess.run([*OURS, *command], env=env, check=True, capture_output=True)
     return record(env).read_bytes()
 
 
@@ -98,8 +135,10 @@ def main():
         base_env = dict(os.environ, CUDASWITCH_SEARCH_PATH=os.pathsep.join(roots), HOME=tmp,
                         MODULEPATH=":".join(modulepath), CONDA_ENVS_DIRS=str(Path(tmp) / "envs"),
                         XDG_CACHE_HOME=str(Path(tmp) / "cache"),
-                        CUDASWITCH_CONFIG=str(Path(tmp) / "none.yaml"), PYTHONPATH=str(REPO))
-        ours = [sys.executable, "-m", "cudaswitch"]
+                        CUDASWITCH_CONFIG=str(Path(tmp) / "none.yaml"))
+        base_env.pop("PYTHONPATH", None)
+        python, script = users_python(Path(tmp) / "venv")
+        ours = OURS[:] = [python, script]
         envs = {k: dict(base_env, COMP_WORDS=line, _CUDASWITCH_COMPLETE="powershell_complete")
                 for k, line in CASES.items()}
         envs[COLD]["XDG_CACHE_HOME"] = str(Path(tmp) / "cache-cold")
@@ -143,8 +182,8 @@ def main():
         assert (Path(tmp) / "cache" / "cudaswitch" / "selectors.json").is_file()
         assert len(answers["environment name"]) == 30, answers
         assert "plain\tHOOKS_STALE" in answers["finding code"], answers
-        baseline = [sys.executable, "-c", "pass"]
-        click = [sys.executable, "-c", "import click"]
+        baseline = [python, "-c", "pass"]
+        click = [python, "-c", "import click"]
         times = {k: [] for k in ["python -c pass", "import click", *CASES]}
         for _ in range(args.runs):
             times["python -c pass"].append(timed(baseline, base_env))

@@ -31,7 +31,6 @@ answer, and no piece of it is reused (docs/design/security.md, "The completion c
 from __future__ import annotations
 
 import builtins
-import copy
 import json
 import os
 import stat
@@ -346,6 +345,8 @@ def words(system, compute: Callable[[object], object], where: Optional[Path], fr
     reusable = changed is not None and _same_cudaswitch(kept, system, now)
     old, names = (kept["pieces"], list(kept["paths"])) if reusable else ({}, [])
     env, ran, run = _Environ(environ), [], system.run
+    import copy  # only a pass that computes needs it: a TAB answered from the record never imports it
+
     recording = copy.copy(system)
     recording.environ = env
     recording.run = lambda *a, **kw: ran.append(a) or run(*a, **kw)

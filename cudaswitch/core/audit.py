@@ -20,7 +20,9 @@ import os
 import stat
 import sys
 import threading
-from typing import Callable, Dict, List, Optional
+TYPE_CHECKING = False  # annotations only: importing typing costs every TAB (CONTRIBUTING, imports)
+if TYPE_CHECKING:
+    from typing import Callable, Dict, List, Optional
 
 from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.rule import euid, folder_rule_problem, rule_walk, user_name

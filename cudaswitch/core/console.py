@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import codecs
 import sys
-from typing import Optional
+TYPE_CHECKING = False  # annotations only: importing typing costs every TAB (CONTRIBUTING, imports)
+if TYPE_CHECKING:
+    from typing import Optional
 
 # Characters every zh_CN message uses; an encoding that has them (UTF-8, GBK/cp936, GB18030) shows the catalog.
 _CHINESE_PROBE = "环境变量显卡驱动错误警告"

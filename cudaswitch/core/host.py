@@ -7,7 +7,9 @@ that is how the Windows paths are tested without Windows."""
 from __future__ import annotations
 
 import sys
-from typing import Mapping
+TYPE_CHECKING = False  # annotations only: importing typing costs every TAB (CONTRIBUTING, imports)
+if TYPE_CHECKING:
+    from typing import Mapping
 
 
 def os_flavour(environ: Mapping[str, str]) -> str:

@@ -19,7 +19,9 @@ Missing or broken translations fall back to English line by line; nothing here r
 from __future__ import annotations
 
 import os
-from typing import Callable, Dict, Iterable, List, Mapping, Optional
+TYPE_CHECKING = False  # annotations only: importing typing costs every TAB (CONTRIBUTING, imports)
+if TYPE_CHECKING:
+    from typing import Callable, Dict, Iterable, List, Mapping, Optional
 
 DOMAIN = "cudaswitch"
 LOCALE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "locale")

@@ -5,7 +5,9 @@ means importing `dataclasses`, which imports `inspect`, and that cost more than 
 
 from __future__ import annotations
 
-from typing import Tuple
+TYPE_CHECKING = False  # annotations only: importing typing costs every TAB (CONTRIBUTING, imports)
+if TYPE_CHECKING:
+    from typing import Tuple
 
 
 class Record:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Optional
+TYPE_CHECKING = False  # annotations only: importing typing costs every TAB (CONTRIBUTING, imports)
+if TYPE_CHECKING:
+    from typing import Optional
 
 from cudaswitch.core.i18n import M
 

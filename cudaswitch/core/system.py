@@ -10,23 +10,24 @@ import os
 import os as _os  # the parameter `os` (the OS flavour) shadows the module in __init__
 import sys
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import TYPE_CHECKING, Callable, List, Mapping, Optional, Sequence, Tuple
 
 from cudaswitch.core.host import os_flavour
 
+TYPE_CHECKING = False  # annotations only: importing typing costs every TAB (CONTRIBUTING, imports)
 if TYPE_CHECKING:
     import subprocess
+    from typing import Callable, List, Mapping, Optional, Sequence, Tuple
 
-# (key name such as "v11.3", InstallDir) pairs from HKLM\SOFTWARE\NVIDIA Corporation\GPU Computing Toolkit\CUDA
+    # (key name such as "v11.3", InstallDir) pairs from HKLM\SOFTWARE\NVIDIA Corporation\GPU Computing Toolkit\CUDA
+    RegistryReader = Callable[[], List[Tuple[str, str]]]
+    Runner = Callable[..., "subprocess.CompletedProcess[str]"]
+
 # tests/seams.py sets this: the suite relocates nearly every run, and its assertions count stderr lines
 QUIET_RELOCATION = False
 # tests/seams.py sets this: the folder that stands for "/" when discovery looks in the machine's own places
 # (/usr/local, /opt, /etc/ld.so.conf.d), so that a test not about the machine finds nothing its developer installed there (nor pip
 # wheels beside the test runner); None (always, outside the suite): the real places
 MACHINE_ROOT: Optional[Callable[[], str]] = None
-
-RegistryReader = Callable[[], List[Tuple[str, str]]]
-Runner = Callable[..., "subprocess.CompletedProcess[str]"]
 
 
 def run_subprocess(args: Sequence[str], timeout: float = 20.0, env: Optional[Mapping[str, str]] = None,

@@ -16,7 +16,9 @@ import errno
 import os
 import stat
 from pathlib import Path
-from typing import Iterable, List, Optional
+TYPE_CHECKING = False  # annotations only: importing typing costs every TAB (CONTRIBUTING, imports)
+if TYPE_CHECKING:
+    from typing import Iterable, List, Optional
 
 from cudaswitch.core.errors import CudaswitchError
 from cudaswitch.core.i18n import Listed, M

@@ -8,7 +8,9 @@ discovery/modules.py, which call it, and discovery/selector_cache.py, which runs
 
 from __future__ import annotations
 
-from typing import Callable
+TYPE_CHECKING = False  # annotations only: importing typing costs every TAB (CONTRIBUTING, imports)
+if TYPE_CHECKING:
+    from typing import Callable
 
 active = None  # selector_cache._Pieces while a TAB's pass is recorded
 

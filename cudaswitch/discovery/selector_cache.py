@@ -37,7 +37,9 @@ import stat
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Dict, List, Mapping, Optional
+TYPE_CHECKING = False  # annotations only: importing typing costs every TAB (CONTRIBUTING, imports)
+if TYPE_CHECKING:
+    from typing import Callable, Dict, List, Mapping, Optional
 
 from cudaswitch.discovery import pieces
 

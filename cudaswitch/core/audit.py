@@ -20,12 +20,13 @@ import os
 import stat
 import sys
 import threading
-TYPE_CHECKING = False  # annotations only: importing typing costs every TAB (CONTRIBUTING, imports)
-if TYPE_CHECKING:
-    from typing import Callable, Dict, List, Optional
 
 from cudaswitch.core.i18n import M, N_
 from cudaswitch.core.rule import euid, folder_rule_problem, rule_walk, user_name
+
+TYPE_CHECKING = False  # annotations only: importing typing costs every TAB (CONTRIBUTING, imports)
+if TYPE_CHECKING:
+    from typing import Callable, Dict, List, Optional
 
 _STARTS = frozenset({"subprocess.Popen", "os.exec", "os.posix_spawn", "os.system", "pty.spawn", "os.spawn"})
 _CHANGES = frozenset({"os.rename", "os.remove", "os.rmdir", "shutil.rmtree", "os.symlink", "os.link", "os.chmod",

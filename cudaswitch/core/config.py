@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-TYPE_CHECKING = False  # annotations only: importing typing costs every TAB (CONTRIBUTING, imports)
-if TYPE_CHECKING:
-    from typing import List, Optional, Tuple
 
 from cudaswitch.core.i18n import Listed, M
 from cudaswitch.core.system import System
+
+TYPE_CHECKING = False  # annotations only: importing typing costs every TAB (CONTRIBUTING, imports)
+if TYPE_CHECKING:
+    from typing import List, Optional, Tuple
 
 
 def config_path(system: System) -> Path:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import codecs
 import sys
+
 TYPE_CHECKING = False  # annotations only: importing typing costs every TAB (CONTRIBUTING, imports)
 if TYPE_CHECKING:
     from typing import Optional

@@ -7,6 +7,7 @@ that is how the Windows paths are tested without Windows."""
 from __future__ import annotations
 
 import sys
+
 TYPE_CHECKING = False  # annotations only: importing typing costs every TAB (CONTRIBUTING, imports)
 if TYPE_CHECKING:
     from typing import Mapping

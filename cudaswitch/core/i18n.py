@@ -19,6 +19,7 @@ Missing or broken translations fall back to English line by line; nothing here r
 from __future__ import annotations
 
 import os
+
 TYPE_CHECKING = False  # annotations only: importing typing costs every TAB (CONTRIBUTING, imports)
 if TYPE_CHECKING:
     from typing import Callable, Dict, Iterable, List, Mapping, Optional

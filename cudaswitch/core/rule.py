@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 import stat
+
+from cudaswitch.core.i18n import M
+
 TYPE_CHECKING = False  # annotations only: importing typing costs every TAB (CONTRIBUTING, imports)
 if TYPE_CHECKING:
     from typing import Optional
-
-from cudaswitch.core.i18n import M
 
 
 def euid() -> Optional[int]:

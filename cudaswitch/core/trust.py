@@ -16,13 +16,14 @@ import errno
 import os
 import stat
 from pathlib import Path
-TYPE_CHECKING = False  # annotations only: importing typing costs every TAB (CONTRIBUTING, imports)
-if TYPE_CHECKING:
-    from typing import Iterable, List, Optional
 
 from cudaswitch.core.errors import CudaswitchError
 from cudaswitch.core.i18n import Listed, M
 from cudaswitch.core.rule import euid, group_name, rule_walk, stat_problem, user_name  # noqa: F401 (the doors' names)
+
+TYPE_CHECKING = False  # annotations only: importing typing costs every TAB (CONTRIBUTING, imports)
+if TYPE_CHECKING:
+    from typing import Iterable, List, Optional
 
 POSIX = hasattr(os, "geteuid") and hasattr(os, "O_NOFOLLOW")
 

@@ -7,8 +7,8 @@ in cuda.h (S25) and `nvcc --version` (S26, S28).
 from __future__ import annotations
 
 import re
+from collections import namedtuple
 from pathlib import Path
-from typing import Iterable, List, NamedTuple, Optional, Tuple, Union
 
 from cudaswitch.core.errors import UsageError
 from cudaswitch.core.i18n import Listed, M, N_
@@ -16,17 +16,22 @@ from cudaswitch.core import trust
 from cudaswitch.core.system import under
 from cudaswitch.core.trust import read_bytes, read_text
 
+TYPE_CHECKING = False  # annotations only: importing typing costs every TAB (CONTRIBUTING, imports)
+if TYPE_CHECKING:
+    from typing import Iterable, List, Optional, Tuple, Union
+
 # version.json's cuda.version third field is sometimes a build date (12.1.20230222; seen in
 # public install notes), sometimes an update number (13.0.2, S22): a third field >= 10000000 is a date.
 BUILD_DATE_MIN = 10_000_000
 
 
-# NamedTuples, not dataclasses: every command reads versions, and a frozen, ordered dataclass costs a millisecond of
-# start-up to build its methods; a NamedTuple is immutable and orders by its fields already.
-class CudaVersion(NamedTuple):
-    major: int
-    minor: int
-    patch: Optional[int] = None
+# named tuples, not dataclasses: every command reads versions, and a frozen, ordered dataclass costs a millisecond of
+# start-up to build its methods; a named tuple is immutable and orders by its fields already. collections', not
+# typing's: importing typing costs a TAB more than the rest of a kept answer (CONTRIBUTING, imports).
+class CudaVersion(namedtuple("CudaVersion", "major minor patch", defaults=(None,))):
+    """major, minor (int) and patch (int, or None where the version has two numbers)."""
+
+    __slots__ = ()
 
     def __str__(self) -> str:
         base = f"{self.major}.{self.minor}"
@@ -41,10 +46,8 @@ class CudaVersion(NamedTuple):
         return all(mine[i] == p for i, p in enumerate(parts))
 
 
-class VersionReading(NamedTuple):
-    version: CudaVersion
-    source: str  # "version.json", "version.txt", "dist-info", "conda-meta", "cuda.h", "nvcc"
-    file: str
+# version (CudaVersion); source: "version.json", "version.txt", "dist-info", "conda-meta", "cuda.h", "nvcc"; file
+VersionReading = namedtuple("VersionReading", "version source file")
 
 
 class VersionFileError(Exception):
@@ -204,10 +207,8 @@ def version_from_name(name: str) -> Optional[Tuple[int, int]]:
 
 # ---- selectors -------------------------------------------------------------------------------------------------
 
-class Selector(NamedTuple):
-    text: str
-    parts: Tuple[int, ...] = ()
-    path: Optional[str] = None
+# text as given; parts (the version's numbers, a tuple of int); path (a folder given instead, or None)
+Selector = namedtuple("Selector", "text parts path", defaults=((), None))
 
 
 def parse_selector(text: str) -> Selector:

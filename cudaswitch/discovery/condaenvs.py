@@ -21,12 +21,15 @@ import posixpath
 import re
 import sys
 from pathlib import Path
-from typing import List, Mapping, Optional, Tuple
 
 from cudaswitch.core.i18n import M
 from cudaswitch.core.record import Record
 from cudaswitch.core.system import System
 from cudaswitch.core.trust import read_text
+
+TYPE_CHECKING = False  # annotations only: importing typing costs every TAB (CONTRIBUTING, imports)
+if TYPE_CHECKING:
+    from typing import List, Mapping, Optional, Tuple
 
 _POSIX_SYSTEM = ("/etc/conda/.condarc", "/etc/conda/condarc", "/etc/conda/condarc.d/",
                  "/var/lib/conda/.condarc", "/var/lib/conda/condarc", "/var/lib/conda/condarc.d/")

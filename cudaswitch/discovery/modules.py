@@ -13,11 +13,16 @@ from __future__ import annotations
 
 import os
 import re
+from collections import namedtuple
 from pathlib import Path
-from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 from cudaswitch.core.i18n import M
 from cudaswitch.core.system import System
+
+TYPE_CHECKING = False  # annotations only: importing typing costs every TAB (CONTRIBUTING, imports)
+if TYPE_CHECKING:
+    from typing import Dict, Iterator, List, Optional, Tuple
+
 
 class _Pattern:
     """re.compile(*args) at its first use: a TAB answered mostly from kept pieces (pieces.piece) needs few
@@ -51,20 +56,19 @@ _CACHE_LIMIT = 32 * 1024 * 1024  # a big site's spider cache is a few MiB
 LMOD_SYSTEM, ENVMODULES_SYSTEM = "Lmod", "Environment Modules"
 
 
-class ModuleFile(NamedTuple):
-    name: str  # cuda/12.4, as `module load` takes it
-    path: str  # the modulefile, displayed
-    syntax: str  # "lua" or "tcl"
-    root: Optional[str]  # the toolkit folder it sets up; None when that cannot be read without running it
-    why: Optional[str] = None  # with root None: what stops a static reading
-    folder: Optional[str] = None  # the MODULEPATH folder (or a spider cache's mpath) it is found under
-    rank: int = 0  # that folder's place on MODULEPATH (after every MODULEPATH folder: only a spider cache has it)
-    foreign: Optional[str] = None  # as root: who else could have written the file, a folder above it or the cache
+# collections' named tuples, not typing's: importing typing costs a TAB (CONTRIBUTING, imports)
+ModuleFile = namedtuple("ModuleFile", [
+    "name",  # cuda/12.4, as `module load` takes it
+    "path",  # the modulefile, displayed
+    "syntax",  # "lua" or "tcl"
+    "root",  # the toolkit folder it sets up; None when that cannot be read without running it
+    "why",  # with root None: what stops a static reading (default None)
+    "folder",  # the MODULEPATH folder (or a spider cache's mpath) it is found under (default None)
+    "rank",  # that folder's place on MODULEPATH (after every MODULEPATH folder: only a spider cache has it) (0)
+    "foreign",  # as root: who else could have written the file, a folder above it or the cache (default None)
+], defaults=(None, None, 0, None))
 
-
-class LoadedModule(NamedTuple):
-    name: str
-    path: Optional[str]  # the modulefile, from _LMFILES_
+LoadedModule = namedtuple("LoadedModule", "name path")  # path: the modulefile, from _LMFILES_ (or None)
 
 
 # a modulefile right in a MODULEPATH folder, its version in its name (cuda-8.0: `module load cuda-8.0`)
@@ -975,9 +979,8 @@ def _split(mf: ModuleFile) -> Tuple[str, str]:
     return split_name(mf.name) or (mf.name, "")
 
 
-class Resolution(NamedTuple):
-    module: ModuleFile
-    rule: Optional[str]  # which of the module system's rules chose it (None: the name is the module's own)
+# module (ModuleFile); rule: which of the module system's rules chose it (None: the name is the module's own)
+Resolution = namedtuple("Resolution", "module rule")
 
 
 def resolve(system: System, modules: List[ModuleFile], selector: str) -> Optional[Resolution]:
@@ -1048,12 +1051,8 @@ def unresolved_warning(mf: ModuleFile) -> str:
 LMOD, TCL = "lua", "tcl"
 
 
-class Export(NamedTuple):
-    name: str  # cuda/13.0
-    syntax: str
-    text: str
-    path: Optional[str] = None  # where it was written; None when printed
-    unchanged: bool = False  # the same text was already there
+# name (cuda/13.0), syntax, text; path: where it was written (None when printed); unchanged: the same text was there
+Export = namedtuple("Export", "name syntax text path unchanged", defaults=(None, False))
 
 
 def default_syntax(system: System) -> str:

@@ -37,11 +37,12 @@ import stat
 import sys
 import time
 from pathlib import Path
+
+from cudaswitch.discovery import pieces
+
 TYPE_CHECKING = False  # annotations only: importing typing costs every TAB (CONTRIBUTING, imports)
 if TYPE_CHECKING:
     from typing import Callable, Dict, List, Mapping, Optional
-
-from cudaswitch.discovery import pieces
 
 FORMAT = 2
 NAME = "selectors.json"

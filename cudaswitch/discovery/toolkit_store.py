@@ -7,9 +7,12 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import Iterator, List, Optional
 
 from cudaswitch.core.system import System
+
+TYPE_CHECKING = False  # annotations only: importing typing costs every TAB (CONTRIBUTING, imports)
+if TYPE_CHECKING:
+    from typing import Iterator, List, Optional
 
 REGISTRY = "installed-toolkits.txt"
 LOCK_WAIT = 10.0  # seconds: another install-toolkit only holds the lock while it rewrites a few lines

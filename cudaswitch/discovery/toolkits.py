@@ -13,7 +13,6 @@ import re
 import sys
 from pathlib import Path
 from stat import S_ISDIR, S_ISLNK, S_ISREG
-from typing import Dict, Iterable, List, Optional, Tuple
 
 from cudaswitch.core import versions
 from cudaswitch.core.errors import UsageError
@@ -22,6 +21,10 @@ from cudaswitch.core.record import Record
 from cudaswitch.core.system import System, under
 from cudaswitch.core.trust import read_bytes, read_json, read_text
 from cudaswitch.core.versions import CudaVersion, VersionFileError, VersionReading
+
+TYPE_CHECKING = False  # annotations only: importing typing costs every TAB (CONTRIBUTING, imports)
+if TYPE_CHECKING:
+    from typing import Dict, Iterable, List, Optional, Tuple
 
 # a folder given as a toolkit that is none: its reasons are what `use PATH` repeats, not the verdict
 NOT_A_TOOLKIT = N_("{root}: not a CUDA toolkit ({why})")

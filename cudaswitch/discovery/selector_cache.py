@@ -17,10 +17,11 @@ the module tree) with the variables and paths that piece read, and a piece whose
 its kept result, its inputs becoming the new record's as if read again. discovery's own logic runs whole every time,
 so the words are those of a whole pass. A command that discovers (cli/common._discover: list, use, run...) and
 `init --install` record their pass the same way and keep it for the next TAB (discover_keeping), reading nothing
-kept themselves. Measured (bench_completion.py, CPU time over `python -c pass` at 47 ms, medians of 20, two runs;
-docs/guide/performance.md): kept words +14 to +15 ms, the first TAB after `cudaswitch list` +13 to +14, after a
-toolkit was added +29 to +30, after a modulefile was edited +33, nothing kept +70 to +72 (over the 50 ms budget:
-only after an upgrade of cudaswitch or with the file deleted, before any command has run).
+kept themselves. Measured (bench_completion.py, CPU time over `python -c pass` at 23-24 ms in a fresh virtual
+environment, medians of 20, two runs; docs/guide/performance.md): kept words +39 to +45 ms, the first TAB after
+`cudaswitch list` +41 to +42, after a toolkit was added +68 to +72, after a modulefile was edited +72 to +73, nothing
+kept +115 to +123 (the last three over the 50 ms budget; with nothing kept only after an upgrade of cudaswitch or
+with the file deleted, before any command has run).
 
 The file is the user's own: written atomically (trust.write_file), only into a cache folder the user owns and nobody
 else may write; read only when it is a regular file owned by the user and writable by nobody else, at most

@@ -447,13 +447,15 @@ def _shaped(kept) -> bool:
 
 def _store(where: Path, record: dict) -> None:
     """Kept only in a cache folder of the user's own that nobody else may write, created only below a folder of the
-    user's own (root run with another user's HOME creates nothing there); a failure keeps nothing."""
-    from cudaswitch.core.trust import make_dirs, write_file
+    user's own (root run with another user's HOME creates nothing there) with no folder above it another user could
+    change (the write door's own rule: root's HOME inside her folder is no place for root's file, and a command
+    that keeps its pass must not be stopped for it); a failure keeps nothing."""
+    from cudaswitch.core.trust import make_dirs, write_file, write_problem
 
     existing = where.parent
     while not os.path.lexists(existing) and existing.parent != existing:
         existing = existing.parent
-    if not _own_folder(existing):
+    if not _own_folder(existing) or write_problem(where) is not None:
         return
     try:
         make_dirs(where.parent, 0o700)

@@ -380,6 +380,23 @@ def test_root_with_another_users_home_creates_nothing_there(machine):
     assert list(home.iterdir()) == []
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder to another user needs root")
+def test_root_whose_home_is_inside_another_users_folder_keeps_nothing_and_the_command_runs(machine):
+    """Root's own HOME, but below a folder of hers (she could swap it for a link): `list` keeps no TAB record there,
+    and is not stopped by the write door for trying (it was, once commands kept their pass)."""
+    from conftest import run_cli
+
+    environ, tmp = machine
+    hers = tmp / "hers"
+    hers.mkdir()
+    home = hers / "home"
+    home.mkdir()
+    os.chown(hers, 65534, 65534)
+    r = run_cli(["list"], dict(os.environ, **dict(environ, HOME=str(home)), XDG_DATA_HOME=str(tmp / "data")))
+    assert r.returncode == 0 and "11.8.89" in r.stdout, r.stderr
+    assert list(home.iterdir()) == []
+
+
 def test_a_tree_changed_just_before_the_tab_is_not_kept(tmp_path):
     """A change in the same clock tick as the pass would not show in an mtime: such a pass keeps nothing."""
     cudatrees.cuda_11_8(tmp_path / "toolkits" / "cuda-11.8")

@@ -193,12 +193,10 @@ class System:
         return str(PurePosixPath("/", *parts))
 
     def join(self, base: str, *parts: str) -> str:
-        if self.os != "windows" and _posix_normal(base):
-            for part in parts:
-                if not _posix_name(part):
-                    break
-            else:  # what PurePosixPath gives for these, without parsing them again
-                return "/".join((base, *parts))
+        if self.os != "windows":
+            joined = _joined_as_text(base, parts)
+            if joined is not None:
+                return joined
         return str(self.pure(base).joinpath(*parts))
 
     def split_list(self, value: Optional[str]) -> List[str]:
@@ -241,16 +239,22 @@ def _posix_name(part) -> bool:
     return type(part) is str and part not in ("", ".") and "/" not in part
 
 
+def _joined_as_text(base: str, names) -> Optional[str]:
+    """`str(PurePosixPath(base).joinpath(*names))` where joining the text is provably that (a _posix_normal base,
+    whole names), without parsing them again; None where pathlib must say."""
+    if not _posix_normal(base):
+        return None
+    for name in names:  # a loop, not all(...): the generator was a third of a join's cost
+        if not _posix_name(name):
+            return None
+    return "/".join((base, *names))
+
+
 def under(local: str, *names: str) -> str:
     """`str(Path(local).joinpath(*names))` for a path on this host, without parsing `local` again where the text
     is already what pathlib would print."""
-    if _os.name != "nt" and _posix_normal(local):
-        for name in names:
-            if not _posix_name(name):
-                break
-        else:
-            return "/".join((local, *names))
-    return str(Path(local).joinpath(*names))
+    joined = _joined_as_text(local, names) if _os.name != "nt" else None
+    return joined if joined is not None else str(Path(local).joinpath(*names))
 
 
 def _check_relocation(root: str) -> None:

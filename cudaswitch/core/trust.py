@@ -638,9 +638,9 @@ def write_file(path, data, mode: Optional[int] = None, follow_symlinks: bool = F
     keep = old is not None and stat.S_ISREG(old.st_mode)
     if mode is None:
         mode = stat.S_IMODE(old.st_mode) if keep else 0o666 & ~current_umask()
-    fd, tmp = _temp_beside(path)
+    fh, tmp = _temp_beside(path)
     try:
-        with os.fdopen(fd, "wb") as fh:
+        with fh:
             fh.write(data)
             fh.flush()
             if durable:
@@ -665,16 +665,14 @@ def write_file(path, data, mode: Optional[int] = None, follow_symlinks: bool = F
 
 
 def _temp_beside(path: Path):
-    """(descriptor, name) of a new owner-only file `.NAME.<random>.tmp` in path's folder, opened as
-    tempfile.mkstemp opens one (O_EXCL, never through a link, not inherited, another name where one exists), without
-    importing tempfile: with random and shutil that import was 7% of what the first TAB after a change adds to
-    starting Python (selector_cache keeps its record through here)."""
-    flags = (os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-             | getattr(os, "O_BINARY", 0))
+    """(binary file, name) of a new owner-only file `.NAME.<random>.tmp` in path's folder, made as tempfile.mkstemp
+    makes one (create_new: O_EXCL, never through a link; another name where one exists), without importing
+    tempfile: with random and shutil that import was 7% of what the first TAB after a change adds to starting Python
+    (selector_cache keeps its record through here)."""
     for _attempt in range(100):
         tmp = os.path.join(str(path.parent), f".{path.name}.{os.urandom(6).hex()}.tmp")
         try:
-            return os.open(tmp, flags, 0o600), tmp
+            return create_new(tmp, 0o600), tmp
         except FileExistsError:
             continue
     raise FileExistsError(errno.EEXIST, "no free temporary file name", str(path.parent))

@@ -161,7 +161,7 @@ def _walk(system: System, folder: str) -> List[Tuple[str, str]]:
     for entry, is_dir in _entries(base):
         if not is_dir:
             if _CUDA_BARE.match(_strip_lua(entry)):
-                found.append((_strip_lua(entry), _below(system, shown, entry)))
+                found.append((_strip_lua(entry), system.join(shown, entry)))
         elif family_match(entry):
             families.append((entry, os.path.join(base, entry)))
         else:  # a category folder (compiler/nvhpc/21.9): its CUDA families, one level down
@@ -169,23 +169,15 @@ def _walk(system: System, folder: str) -> List[Tuple[str, str]]:
             families += [(f"{entry}/{sub}", os.path.join(below, sub)) for sub, sub_dir in _entries(below)
                          if sub_dir and family_match(sub)]
     for family, loc in families:
-        top = _below(system, shown, family)
+        top = system.join(shown, family)
         for entry, is_dir in _family_entries(loc):
-            path = _below(system, top, entry)
+            path = system.join(top, entry)
             if is_dir:
                 for sub in _names(os.path.join(loc, entry)):
-                    found.append((f"{family}/{entry}/{_strip_lua(sub)}", _below(system, path, sub)))
+                    found.append((f"{family}/{entry}/{_strip_lua(sub)}", system.join(path, sub)))
             else:
                 found.append((f"{family}/{_strip_lua(entry)}", path))
     return found
-
-
-def _below(system: System, top: str, names: str) -> str:
-    """system.join(top, names) for a `top` that system.join gave and names a listing gave (joined by '/'; a listed
-    name is never '.' or '..'), as text: a PurePath per modulefile was a tenth of the walk."""
-    if system.windows or top == ".":
-        return system.join(top, names)
-    return top + names if top.endswith("/") else top + "/" + names
 
 
 def _walked(system: System, folder: str) -> List[Tuple[str, str]]:
@@ -928,7 +920,7 @@ def _marked_default(system: System, folder: str, family: str) -> Optional[Tuple[
         present = set(os.listdir(system.local(top)))  # one listing instead of four opens that mostly fail
     except OSError:
         return None
-    link = system.local(_below(system, top, "default")) if "default" in present else None
+    link = system.local(system.join(top, "default")) if "default" in present else None
     if link is not None and link.is_symlink():
         try:
             target = os.readlink(link)
@@ -940,7 +932,7 @@ def _marked_default(system: System, folder: str, family: str) -> Optional[Tuple[
             return _strip_lua(os.path.basename(real)), M("the {what} in {folder}", what="default link",
                                                          folder=top)
     for rc, pattern in ((".modulerc.lua", _MODULERC_LUA), (".modulerc", _MODULERC_TCL), (".version", _VERSION_FILE)):
-        text = _read_text(system, _below(system, top, rc)) if rc in present else None
+        text = _read_text(system, system.join(top, rc)) if rc in present else None
         m = pattern.search(text) if text else None  # a pattern is compiled only for a file that is there
         if m:
             version = m.group(1)

@@ -15,7 +15,6 @@ temporary files and runs its own shells as root) the hook judges only what cudas
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 import sys
@@ -75,21 +74,26 @@ def install() -> None:
         _installed = True
 
 
-@contextlib.contextmanager
-def active():
+class active:
     """Judge every event while the block runs (when wanted(); otherwise a no-op)."""
-    global _depth
-    if not wanted():
-        yield
-        return
-    install()
-    _depth += 1
-    try:
-        yield
-    finally:
-        _depth -= 1
-        if not _depth:
-            _trusted_folders.clear()
+
+    # a class, not contextlib.contextmanager: a TAB as root enters it, and importing contextlib was about 3 million
+    # instructions of such a TAB (CONTRIBUTING, "`typing` only for a type checker")
+
+    def __enter__(self):
+        global _depth
+        self.on = wanted()
+        if self.on:
+            install()
+            _depth += 1
+
+    def __exit__(self, *exc):
+        global _depth
+        if self.on:
+            _depth -= 1
+            if not _depth:
+                _trusted_folders.clear()
+        return False
 
 
 def take_violations() -> List[str]:

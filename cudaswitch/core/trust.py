@@ -308,9 +308,7 @@ def open_regular(path, nofollow: bool = False):
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise NotRegularFile(path)
         if flags & getattr(os, "O_NONBLOCK", 0):
-            import fcntl
-
-            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+            os.set_blocking(fd, True)  # clears O_NONBLOCK (fcntl F_SETFL) without loading the fcntl extension
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)

@@ -349,9 +349,10 @@ def words(system, compute: Callable[[object], object], where: Optional[Path], fr
     reusable = changed is not None and _same_cudaswitch(kept, system, now)
     old, names = (kept["pieces"], list(kept["paths"])) if reusable else ({}, [])
     env, ran, run = _Environ(environ), [], system.run
-    import copy  # only a pass that computes needs it: a TAB answered from the record never imports it
-
-    recording = copy.copy(system)
+    # a shallow copy, as copy.copy makes of a plain instance (System has no __slots__ or __copy__), without importing
+    # copy and weakref (about 3.7 million instructions of a TAB that computes)
+    recording = object.__new__(type(system))
+    recording.__dict__.update(system.__dict__)
     recording.environ = env
     recording.run = lambda *a, **kw: ran.append(a) or run(*a, **kw)
     with _Recorder(now) as rec:

@@ -4,7 +4,6 @@ subprocess)."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 from pathlib import Path
 
@@ -12,7 +11,7 @@ from cudaswitch.core.system import System
 
 TYPE_CHECKING = False  # annotations only: importing typing costs every TAB (CONTRIBUTING, imports)
 if TYPE_CHECKING:
-    from typing import Iterator, List, Optional
+    from typing import List, Optional
 
 REGISTRY = "installed-toolkits.txt"
 LOCK_WAIT = 10.0  # seconds: another install-toolkit only holds the lock while it rewrites a few lines
@@ -51,12 +50,13 @@ def _registered(system: System) -> List[str]:
     return [ln.strip() for ln in lines if ln.strip() and os.path.isabs(ln.strip())]
 
 
-@contextlib.contextmanager
-def registry_locked(system: System, wait: Optional[float] = None) -> Iterator[int]:
+def _locked_registry(system: System) -> int:
     """The registry's folder, created if missing, open and exclusively locked (flock on the folder itself, no lock
-    file left behind) for a read-modify-write: two installs with --into at once both stay registered. Yields the
-    folder's descriptor for trust.read_regular / trust.write_at. A folder another user could write is refused
-    first: whoever can write it chooses what discovery lists."""
+    file left behind) for a read-modify-write: two installs with --into at once both stay registered. The folder's
+    descriptor, for trust.read_regular / trust.write_at; closing it releases the lock. A folder another user could
+    write is refused first: whoever can write it chooses what discovery lists."""
+    # a descriptor and try/finally in register(), not a contextlib.contextmanager: discovery imports this module on
+    # every TAB that computes, and importing contextlib was about 3 million instructions of such a TAB
     from cudaswitch.core import trust
     from cudaswitch.core.errors import CudaswitchError
     from cudaswitch.core.locks import flock_within, lock_holder
@@ -70,16 +70,14 @@ def registry_locked(system: System, wait: Optional[float] = None) -> Iterator[in
                                 "CUDASWITCH_TOOLKITS_DIR to a folder of your own", why=why))
     fd = trust.open_dir(folder, [])
     try:
-        if not hasattr(os, "geteuid"):  # Windows: no flock, and no other user sharing the data folder
-            yield fd
-            return
-        if not flock_within(fd, LOCK_WAIT if wait is None else wait):
+        if hasattr(os, "geteuid") and not flock_within(fd, LOCK_WAIT):  # Windows: no flock, and no other user
             raise CudaswitchError(M("{folder} is locked by {holder}; if that is another cudaswitch, let it finish, "
                                     "then run the command again", folder=folder,
                                     holder=lock_holder(fd) or M("another process")))
-        yield fd
-    finally:
-        os.close(fd)  # releases the lock
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _read_locked(fd: int) -> List[str]:
@@ -93,9 +91,12 @@ def register(system: System, root: str, add: bool = True) -> None:
     """Add (or remove) a toolkit installed with --into to the list discovery reads, under the registry's lock."""
     from cudaswitch.core import trust
 
-    with registry_locked(system) as fd:
+    fd = _locked_registry(system)
+    try:
         roots = [r for r in _read_locked(fd) if r != root] + ([root] if add else [])
         trust.write_at(fd, REGISTRY, "".join(r + "\n" for r in roots).encode("utf-8"))
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def registry_problem(system: System) -> Optional[str]:

@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -46,7 +47,7 @@ def fs():
 def _env(base: Path, fs: Path, **extra) -> dict:
     return {"PATH": "/usr/bin:/bin", "HOME": "/home/her", "LANG": "C.UTF-8", "CUDASWITCH_FS_ROOT": str(fs),
             "CUDASWITCH_OS": "linux", "CUDASWITCH_CONFIG": "/nonexistent/config.yaml",
-            "XDG_CACHE_HOME": str(base / "no-cache"), **extra}
+            "XDG_CACHE_HOME": str(base / "cache"), **extra}
 
 
 def _as_her(system: System) -> dict:
@@ -61,6 +62,30 @@ def _as_her(system: System) -> dict:
                                                          "warnings": [str(w) for w in found.warnings]}))
         as_user(run)
         return json.loads((out / "found.json").read_text())
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def _tab_as_her(system: System, cache: Path) -> list:
+    """The words two TABs on `use` offer as uid 65534 (the second from the first's kept record), each the same."""
+    from cudaswitch.discovery.selector_cache import NAME, RACY_NS, offered
+
+    offered(system, "")  # as root first, as _as_her does
+    shutil.rmtree(cache, ignore_errors=True)
+    cache.mkdir()
+    os.chown(cache, NOBODY, NOBODY)
+    out = Path(tempfile.mkdtemp(prefix="cs-closed-out-"))
+    os.chown(out, NOBODY, NOBODY)
+    time.sleep(RACY_NS / 1e9 + 0.05)  # a tree younger than that is never kept
+    try:
+        def run():
+            first = offered(system, "")
+            assert list(cache.rglob(NAME)), "the first TAB kept no record"
+            (out / "words.json").write_text(json.dumps([first, offered(system, "")]))
+        as_user(run)
+        first, second = json.loads((out / "words.json").read_text())
+        assert first == second, (first, second)
+        return first
     finally:
         shutil.rmtree(out, ignore_errors=True)
 
@@ -106,10 +131,13 @@ def test_settings_and_environments_below_a_closed_folder_are_skipped_and_the_res
     (home / "envs" / "mine" / "conda-meta" / "history").write_text("")
     (home / ".conda" / "environments.txt").write_text("/srv/project/envs/torch\n/home/her/envs/mine\n")
     env = _env(base, fs, CUDA_HOME="/srv/project/cuda-11.8")
-    found = _as_her(System(os="linux", environ=env, root=fs, python_paths=[]))
+    system = System(os="linux", environ=env, root=fs, python_paths=[])
+    found = _as_her(system)
     assert [t["root"] for t in found["toolkits"]] == [TOOLKIT]
     assert any(w.startswith("/srv/project/cuda-11.8 (CUDA_HOME): this user cannot reach it") for w in
                found["warnings"]), found["warnings"]
+
+    assert _tab_as_her(system, base / "cache") == ["12.9", "12.9.1", "cu129"]
 
     proc = readable_cli(base, ["list"], env, uid=NOBODY)
     _clean(proc)

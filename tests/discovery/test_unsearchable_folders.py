@@ -114,6 +114,9 @@ def test_a_toolkit_with_a_closed_folder_is_listed_with_the_folder_named(fs, clos
     _clean(proc)
     assert "12.9.1" in proc.stdout and TOOLKIT in proc.stdout, proc.stdout
     assert f"{TOOLKIT}/{closed}: this user cannot search it" in proc.stderr, proc.stderr
+    proc = readable_cli(base, ["doctor"], _env(base, fs, CUDA_HOME=TOOLKIT), uid=NOBODY)
+    _clean(proc)
+    assert f"CUDA toolkit  12.9.1     {TOOLKIT}" in proc.stdout, proc.stdout
 
 
 def test_settings_and_environments_below_a_closed_folder_are_skipped_and_the_rest_listed(fs):
@@ -147,6 +150,10 @@ def test_settings_and_environments_below_a_closed_folder_are_skipped_and_the_res
     _clean(proc)
     assert "CUDA_HOME=/srv/project/cuda-11.8 is not a CUDA toolkit cudaswitch can see" in proc.stdout, proc.stdout
     assert "missing folder" not in proc.stdout, proc.stdout
+    proc = readable_cli(base, ["doctor"], env, uid=NOBODY)
+    _clean(proc)
+    assert "CUDA_PATH_NOT_TOOLKIT: CUDA_HOME=/srv/project/cuda-11.8" in proc.stdout, proc.stdout
+    assert "CUDA_PATH_MISSING" not in proc.stdout, proc.stdout
     proc = readable_cli(base, ["envs"], env, uid=NOBODY)
     _clean(proc)
     assert "/home/her/envs/mine" in proc.stdout and "/srv/project/envs/torch" not in proc.stdout, proc.stdout

@@ -104,6 +104,8 @@ class _Candidate(Record):
 # cannot be searched by this user (an admin's targets/ of mode 0700): what she cannot reach she cannot use, and
 # one such folder must not stop the whole pass.
 
+_CLOSED = (errno.EACCES, errno.EPERM)  # a stat's failure where a folder on the way is closed to this user
+
 
 def _mode(local: str, follow: bool = True) -> Optional[int]:
     """st_mode at `local` (one stat or lstat); None where this user finds nothing there."""
@@ -542,7 +544,7 @@ def _leads_nowhere(link: str) -> bool:
     try:
         os.stat(link)
     except OSError as exc:
-        return exc.errno not in (errno.EACCES, errno.EPERM)
+        return exc.errno not in _CLOSED
     except ValueError:
         return True
     return False
@@ -705,7 +707,7 @@ def _where(system: System, path: str) -> Tuple[str, str]:
             os.stat(loc)
         except OSError as exc:
             # a folder on the way this user may not search: whether anything is there is not hers to know
-            if exc.errno in (errno.EACCES, errno.EPERM):
+            if exc.errno in _CLOSED:
                 return "denied", path
             return ("broken", os.readlink(loc)) if _is_link(loc) else ("missing", path)
         except ValueError:

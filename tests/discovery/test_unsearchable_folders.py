@@ -18,7 +18,7 @@ import pytest
 
 import cudatrees
 from other_user import NOBODY, as_user, readable_cli
-from test_modules import NVHPC_TCL
+from test_modules import NVHPC_TCL, SPACK_LUA
 
 from cudaswitch.core.system import System
 from cudaswitch.discovery.toolkits import discover
@@ -181,3 +181,26 @@ def test_a_module_whose_compilers_folder_is_closed_still_gives_its_cuda(fs):
     found = _as_her(System(os="linux", environ=env, python_paths=[]))
     (tk,) = found["toolkits"]
     assert tk["root"] == str(fs / TOOLKIT.lstrip("/")) and tk["modules"] == ["nvhpc/24.3"], found
+
+
+def test_a_module_family_folder_she_may_list_but_not_search_costs_only_its_own_modules(fs):
+    """`chmod -R 744` over a module tree: cuda/ lists its files to her but opens none (its link 12 -> 12.9.lua
+    too); the modulefiles of another folder on MODULEPATH still give their toolkit."""
+    base, fs = fs
+    root = fs / TOOLKIT.lstrip("/")
+    closed, other = base / "mf-closed", base / "mf-open"
+    (closed / "cuda").mkdir(parents=True)
+    (closed / "cuda" / "12.9.lua").write_text(SPACK_LUA.format(version="12.9.1", root=root))
+    os.symlink("12.9.lua", closed / "cuda" / "12.lua")
+    (other / "cuda").mkdir(parents=True)
+    (other / "cuda" / "12.9.1.lua").write_text(SPACK_LUA.format(version="12.9.1", root=root))
+    for d, _, _ in os.walk(base):
+        os.chmod(d, 0o755)
+    (closed / "cuda").chmod(0o744)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(base / "home"), "MODULEPATH": f"{closed}:{other}",
+           "CUDASWITCH_CONFIG": "/nonexistent/config.yaml"}
+    found = _as_her(System(os="linux", environ=env, python_paths=[]))
+    (tk,) = found["toolkits"]
+    assert tk["root"] == str(root) and tk["modules"] == ["cuda/12.9.1"], found
+    said = [w for w in found["warnings"] if str(closed) in w]
+    assert len(said) == 2 and all("cannot read it: Permission denied" in w for w in said), found["warnings"]

@@ -58,13 +58,15 @@ def _f(code: str, severity: Optional[str], cause: str, fix: str, details: Option
 
 def shell_findings(state, system: System) -> List[Finding]:
     """From shellstate.shell_state (the same records `cudaswitch status` shows)."""
+    from cudaswitch.discovery.shellstate import folder_missing
+
     out: List[Finding] = []
     by_var = {e.variable: e for e in state.entries[:3]}
     for var in ("CUDA_PATH", "CUDA_HOME"):
         e = by_var.get(var)
         if e is None or not e.value:
             continue
-        if not system.local(e.value).is_dir():
+        if folder_missing(system, e.value):
             out.append(_f("CUDA_PATH_MISSING", ERROR, M("{var}={value} does not exist", var=var, value=e.value),
                           M("point {var} at an installed toolkit (`cudaswitch list`), or unset it", var=var),
                           details=[var, e.value]))

@@ -110,7 +110,7 @@ def base_by_files(prefix: str) -> BaseVerdict:
         if os.path.isfile(j(prefix, *rel.split("/"))):
             conda.append(rel)
     for sp in [*Path(prefix).glob("lib/python3*/site-packages"), Path(prefix, "Lib", "site-packages")]:
-        if (sp / "conda" / "__init__.py").is_file():
+        if os.path.isfile(sp / "conda" / "__init__.py"):
             conda.append(str((sp / "conda").relative_to(prefix)).replace(os.sep, "/") + "/")
     if "history" not in meta:
         return BaseVerdict(None if seen or conda else False, seen + conda)
@@ -174,10 +174,10 @@ def condarc_files(system: System, root: Optional[str] = None) -> List[str]:
             continue  # an unset variable: conda's stat() of the literal path fails the same way
         text = str(system.pure(text))  # as conda's Path() spells it: C:\ProgramData\conda\.condarc on Windows
         local = system.local(text)
-        if local.is_file():
+        if os.path.isfile(local):  # os.path's: pathlib's raise where a folder on the way is closed to this user
             if local.name in (".condarc", "condarc") or local.suffix in (".yml", ".yaml"):
                 out.append(text)
-        elif local.is_dir():
+        elif os.path.isdir(local):
             try:
                 names = sorted(e.name for e in os.scandir(local) if e.is_file())
             except OSError:
@@ -267,7 +267,7 @@ def _merge(matches: List[Tuple[List[str], Optional[str], List[Optional[str]]]]) 
 
 def _root_writable(root: str, system: System) -> bool:
     magic = system.local(system.join(root, "conda-meta", "history"))
-    if not magic.is_file():
+    if not os.path.isfile(magic):
         return False
     return os.access(magic, os.W_OK)
 
@@ -365,8 +365,9 @@ def _root_setting(path: str, system: System) -> Optional[str]:
 
 
 def is_environment(prefix: str, system: System) -> bool:
-    """conda's PrefixData.is_environment: conda-meta/history exists."""
-    return system.local(system.join(prefix, "conda-meta", "history")).is_file()
+    """conda's PrefixData.is_environment: conda-meta/history exists, asked as conda asks (os.path.isfile): an
+    environment in a folder this user may not search is none of hers (pathlib's is_file raises on 3.9-3.13)."""
+    return os.path.isfile(system.local(system.join(prefix, "conda-meta", "history")))
 
 
 def locate(name: str, system: System, lay: Optional[CondaLayout] = None) -> Optional[str]:
@@ -376,7 +377,7 @@ def locate(name: str, system: System, lay: Optional[CondaLayout] = None) -> Opti
         return lay.root_prefix
     for d in lay.envs_dirs:
         cand = system.join(d, name)
-        if system.local(cand).is_dir():
+        if os.path.isdir(system.local(cand)):
             return cand
     return None
 

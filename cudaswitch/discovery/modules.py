@@ -218,9 +218,10 @@ def _family_entries(loc: str) -> List[Tuple[str, bool]]:
             is_dir = None if link else e.is_dir()
         except OSError:
             link = is_dir = None
-        if name == "default" and link is not False and (link or Path(e.path).is_symlink()):
+        # os.path's answers where the listing cannot tell: a folder she may list but not search (chmod -R 644)
+        if name == "default" and link is not False and (link or os.path.islink(e.path)):
             continue
-        out.append((name, Path(e.path).is_dir() if is_dir is None else is_dir))
+        out.append((name, os.path.isdir(e.path) if is_dir is None else is_dir))
     return out
 
 
@@ -378,8 +379,10 @@ def root_from(env: Dict[str, List[str]], system: Optional[System] = None) -> Tup
     if system is not None:
         for b in bins:
             loc = system.local(b)
-            if (loc / "nvcc").is_file():
-                if loc.is_symlink():
+            # os.path's answers: pathlib's raise PermissionError (3.9-3.13) where a folder on the way is closed
+            # to this user (a licensed compiler's 0750 folder), and one module must not stop the whole pass
+            if os.path.isfile(loc / "nvcc"):
+                if os.path.islink(loc):
                     return posixpath.dirname(system.display(Path(os.path.realpath(loc)))), None
                 return b.rsplit("/", 1)[0], None
     if bins:
@@ -921,7 +924,7 @@ def _marked_default(system: System, folder: str, family: str) -> Optional[Tuple[
     except OSError:
         return None
     link = system.local(system.join(top, "default")) if "default" in present else None
-    if link is not None and link.is_symlink():
+    if link is not None and os.path.islink(link):
         try:
             target = os.readlink(link)
         except OSError:

@@ -59,6 +59,15 @@ def _cannot_search(system: System, folder: str) -> Optional[str]:
     return None
 
 
+def folder_missing(system: System, folder: str) -> bool:
+    """No folder there (CUDA_HOME's or CUDA_PATH's, for status and doctor). One this user cannot reach
+    (_cannot_search) is not called missing: it is a toolkit she cannot see (pathlib's is_dir raises there on
+    3.9-3.13)."""
+    import os
+
+    return not _cannot_search(system, folder) and not os.path.isdir(system.local(folder))
+
+
 def shell_state(toolkits: List[Toolkit], system: System) -> ShellState:
     env = system.environ
     entries = [_entry(v, env.get(v), toolkits, system) for v in ("CUDA_PATH", "CUDA_HOME")]
@@ -97,7 +106,7 @@ def _disagreements(entries: List[Entry], system: System) -> List[str]:
     by_var = {e.variable: e for e in entries[:3]}
     for var in ("CUDA_PATH", "CUDA_HOME"):
         e = by_var[var]
-        if e.value and not system.local(e.value).is_dir():
+        if e.value and folder_missing(system, e.value):
             out.append(M("{var} points at a missing folder: {value}", var=var, value=e.value))
         elif e.value and not e.toolkit:
             out.append(M("{var}={value} is not a CUDA toolkit cudaswitch can see", var=var, value=e.value))

@@ -99,42 +99,39 @@ class _Candidate(Record):
 
 # ---- looking at the disk ------------------------------------------------------------------------------------------
 # A pass asks about thousands of paths: these take the local path as text (System.local_text), stat it once, and
-# build a Path only where a reader needs one. They answer what pathlib's is_dir/is_file/exists/is_symlink answer.
+# build a Path only where a reader needs one. They answer what os.path's isdir/isfile/exists/islink answer: False
+# wherever the stat fails. pathlib's predicates on Python 3.9-3.13 raise PermissionError where a folder on the way
+# cannot be searched by this user (an admin's targets/ of mode 0700): what she cannot reach she cannot use, and
+# one such folder must not stop the whole pass.
 
-# failures pathlib's predicates answer False for on every Python; what they do with any other (a folder on the way
-# this user may not search) differs between Pythons, so that is asked of pathlib itself
-_GONE = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
-_ASK = -1
+_CLOSED = (errno.EACCES, errno.EPERM)  # a stat's failure where a folder on the way is closed to this user
 
 
 def _mode(local: str, follow: bool = True) -> Optional[int]:
-    """st_mode at `local` (one stat or lstat); None where nothing is there; _ASK: ask pathlib."""
+    """st_mode at `local` (one stat or lstat); None where this user finds nothing there."""
     try:
         return (os.stat(local) if follow else os.lstat(local)).st_mode
-    except OSError as exc:
-        return None if exc.errno in _GONE else _ASK
-    except ValueError:
+    except (OSError, ValueError):
         return None
 
 
 def _is_dir(local: str) -> bool:
     m = _mode(local)
-    return Path(local).is_dir() if m == _ASK else m is not None and S_ISDIR(m)
+    return m is not None and S_ISDIR(m)
 
 
 def _is_file(local: str) -> bool:
     m = _mode(local)
-    return Path(local).is_file() if m == _ASK else m is not None and S_ISREG(m)
+    return m is not None and S_ISREG(m)
 
 
 def _exists(local: str) -> bool:
-    m = _mode(local)
-    return Path(local).exists() if m == _ASK else m is not None
+    return _mode(local) is not None
 
 
 def _is_link(local: str) -> bool:
     m = _mode(local, follow=False)
-    return Path(local).is_symlink() if m == _ASK else m is not None and S_ISLNK(m)
+    return m is not None and S_ISLNK(m)
 
 
 def _names(local: str) -> List[str]:
@@ -421,12 +418,8 @@ def read_version(system: System, root: str, layout: _Layout, warnings: List[str]
     for name, reader in (("version.json", versions.from_version_json), ("version.txt", versions.from_version_txt)):
         local = under(loc, name)
         m = _mode(local)
-        if m == _ASK:
-            path = Path(local)
-            there, regular, folder = path.exists(), path.is_file(), path.is_dir()
-        else:
-            there = m is not None
-            regular, folder = there and S_ISREG(m), there and S_ISDIR(m)
+        there = m is not None
+        regular, folder = there and S_ISREG(m), there and S_ISDIR(m)
         if there and not regular and not folder:
             # a FIFO planted there would make every `list` hang on open
             warnings.append(M("{path}: not a regular file (a FIFO or device); not read", path=system.display(local)))
@@ -543,7 +536,37 @@ _LINKED = (("bin",), ("lib64",), ("lib",), ("include",), ("bin", "nvcc"))
 
 def _broken_links(loc: str) -> List[str]:
     return [os.path.join(*parts) for parts in _LINKED
-            for local in [under(loc, *parts)] if _is_link(local) and not _exists(local)]
+            for local in [under(loc, *parts)] if _is_link(local) and _leads_nowhere(local)]
+
+
+def _leads_nowhere(link: str) -> bool:
+    # a link into a folder this user may not search is not broken: it is the folder _unsearchable names
+    try:
+        os.stat(link)
+    except OSError as exc:
+        return exc.errno not in _CLOSED
+    except ValueError:
+        return True
+    return False
+
+
+def _unsearchable(loc: str, conda: bool) -> Optional[Tuple[str, ...]]:
+    """The first folder of a toolkit's Linux layout that this user may not search (an admin's targets/ of mode
+    0700), as names below the root: discovery uses none of the libraries and headers below it, and the warning says
+    why; None when there is none."""
+    folders = [("targets",), *(("targets", a) for a in LINUX_ARCHES)]
+    folders += [] if conda else [("lib64",), ("include",), ("lib",)]
+    for parts in folders:  # a parent before its children: the one to open is named
+        local = under(loc, *parts)
+        try:
+            m = os.stat(local).st_mode
+        except PermissionError:  # a link into a folder she may not search
+            return parts
+        except (OSError, ValueError):
+            continue
+        if S_ISDIR(m) and not os.access(local, os.X_OK):
+            return parts
+    return None
 
 
 def inspect(system: System, cand: _Candidate, root: str) -> Tuple[Optional[Toolkit], List[str]]:
@@ -566,6 +589,11 @@ def inspect(system: System, cand: _Candidate, root: str) -> Tuple[Optional[Toolk
             "no version file and nvcc cannot be run here")
         warnings[:] = [M("{root}: version unknown ({why})", root=root, why=why)]
         reading = VersionReading(CudaVersion(0, 0), "none", layout.nvcc)
+    if not system.windows and cand.kind in (TOOLKIT, CONDA) and not (layout.lib_dirs and layout.include_dir):
+        closed = _unsearchable(loc, cand.kind == CONDA)
+        if closed:
+            warnings.append(M("{folder}: this user cannot search it, so cudaswitch uses no library or header below "
+                              "it; its owner can open it with chmod a+rX", folder=system.join(root, *closed)))
     # A conda env with only a `cuda-version` pin and bin/ (every env has one) is not a toolkit.
     if reading is None or not (layout.nvcc or has_runtime):
         if not cand.quiet:
@@ -637,6 +665,12 @@ def discover(system: Optional[System] = None) -> Discovery:
                 warnings.append(M("{path} ({source}): no such folder; fix or remove that setting", path=cand.path,
                                   source=cand.source))
             continue
+        if what == "denied":
+            if not cand.quiet:
+                warnings.append(M("{path} ({source}): this user cannot reach it (a folder on the way may not be "
+                                  "searched); run as a user who can, or fix or remove that setting", path=cand.path,
+                                  source=cand.source))
+            continue
         key = real.lower() if system.windows else real
         if key in by_real:
             _merge(by_real[key], cand, real)
@@ -663,20 +697,25 @@ def discover(system: Optional[System] = None) -> Discovery:
 
 
 def _where(system: System, path: str) -> Tuple[str, str]:
-    """("broken", the link's target), ("missing", path) or ("real", the folder it resolves to); kept between TABs
-    for each path while the links on its way are unchanged (pieces.piece)."""
+    """("broken", the link's target), ("missing", path), ("denied", path) or ("real", the folder it resolves to);
+    kept between TABs for each path while the links on its way are unchanged (pieces.piece)."""
     from cudaswitch.discovery.pieces import fits, piece
 
     def compute():
-        loc = system.local(path)
-        if loc.is_symlink() and not loc.exists():
-            return "broken", os.readlink(loc)
-        if not loc.exists():
+        loc = system.local_text(path)
+        try:
+            os.stat(loc)
+        except OSError as exc:
+            # a folder on the way this user may not search: whether anything is there is not hers to know
+            if exc.errno in _CLOSED:
+                return "denied", path
+            return ("broken", os.readlink(loc)) if _is_link(loc) else ("missing", path)
+        except ValueError:
             return "missing", path
         return "real", system.display(Path(os.path.realpath(loc)))
 
     def decode(value):
-        if not fits(value, [str, str]) or value[0] not in ("broken", "missing", "real"):
+        if not fits(value, [str, str]) or value[0] not in ("broken", "missing", "denied", "real"):
             raise ValueError(value)
         return tuple(value)
 

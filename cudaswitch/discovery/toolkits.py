@@ -574,9 +574,11 @@ def inspect(system: System, cand: _Candidate, root: str) -> Tuple[Optional[Toolk
     warnings: List[str] = []
     loc = system.local_text(root)
     if not _is_dir(loc):
-        return None, [f"{root}: a file, not a folder; list toolkit folders (or folders holding them) there"]
+        return None, [M("{root}: a file, not a folder; list toolkit folders (or folders holding them) there",
+                        root=root)]
     if not os.access(loc, os.R_OK | os.X_OK):
-        return None, [f"{root}: permission denied; run as a user who can read it, or remove it from the search path"]
+        return None, [M("{root}: permission denied; run as a user who can read it, or remove it from the search path",
+                        root=root)]
     layout = _layout(system, cand, root)
     reading = read_version(system, root, layout, warnings)
     has_runtime = bool(layout.lib_dirs) or layout.include_dir is not None

@@ -90,6 +90,13 @@ def test_a_broken_version_file_is_a_chinese_warning_naming_the_file(clean_env, t
     assert line.endswith("）；请重新安装该工具包或删除这个文件"), line
 
 
+def test_a_file_on_the_search_path_is_a_chinese_warning(clean_env, tmp_path):
+    f = tmp_path / "cuda-12.1.tar"  # a downloaded archive put where a toolkit folder belongs
+    f.write_text("x")
+    proc = run_cli(["list"], _zh(dict(clean_env, CUDASWITCH_SEARCH_PATH=str(f))))
+    assert f"{f}：是文件而不是文件夹；这里应列出工具包文件夹（或包含它们的文件夹）" in proc.stderr, proc.stderr
+
+
 def test_a_damaged_windows_binary_is_reported_in_chinese(clean_env, tmp_path):
     bin_dir = tmp_path / "C" / "Program Files" / "NVIDIA GPU Computing Toolkit" / "CUDA" / "v12.9" / "bin"
     bin_dir.mkdir(parents=True)

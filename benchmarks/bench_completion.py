@@ -15,9 +15,9 @@ before each run, as after an upgrade of cudaswitch or on the very first TAB: a w
 kept for the next TAB); an environment name (`cudaswitch doctor -n <TAB>`,
 30 environments in an envs folder) and a finding code (`cudaswitch doctor --fix H<TAB>`). Each selector answer is
 checked against a whole pass in the same environment. `python -c "import click"` runs in the same loop, to show
-what click alone costs. Everything runs as a user's machine runs it: in a virtual environment of its own, with
-cudaswitch and its dependencies on sys.path by a plain path file and no startup file that imports anything (a
-developer's editable install, or a machine's certificate hook, imports pathlib, typing and zipfile in every
+what click alone costs. Everything runs as a user's machine runs it (userpython.py): in a virtual environment of
+its own, with cudaswitch and its dependencies on sys.path by a plain path file and no startup file that imports
+anything (a developer's editable install, or a machine's certificate hook, imports pathlib, typing and zipfile in every
 `python -c pass` and so hides what a TAB pays to import them), and a TAB runs the `cudaswitch` script pip writes
 (pip's own template, which imports re). The commands run interleaved, so machine noise hits all of them; the
 figures are medians and the time a completion adds to `python -c pass`. Budget: a completion adds under 50 ms. Run with bytecode

@@ -1,8 +1,10 @@
-"""What the run-time trust rule (cudaswitch/core/audit.py) costs: `list --json` (20 toolkits), `use 12.9 --no-smoke
+"""What the run-time trust rule (cudaswitch/core/audit.py) costs: `list --json` (20 toolkits), `use 11.9 --no-smoke
 --no-verify` and `doctor -p ENV`, each with the audit hook judging every start, load and write (as root, or forced
 for an ordinary user) against the same command with the hook left out, interleaved in the same run; the figures are
-ratios of medians. Also the test suite's side: a test file run with the hook on for every command (as the suite
-runs) against the same file with it off.
+ratios of medians. The commands run as a user's machine runs them (userpython.py): in a fresh virtual environment
+with no startup file that imports anything, whose Python starts the CLI's entry point with the hook on or left out.
+Also the test suite's side: a test file run with the hook on for every command (as the suite runs) against the same
+file with it off, with this interpreter (the one that has pytest).
 
     env -u PYTHONDONTWRITEBYTECODE python benchmarks/bench_audit.py [--runs 15]
 """
@@ -18,10 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_list import make_toolkits, timed  # noqa: E402
+from userpython import REPO, users_env, users_python  # noqa: E402
 
 # the CLI as its entry point runs it, with the hook forced on (an ordinary user's run) or left out
 _ENTRY = ("import sys\nsys.path[0] = {repo!r}\nfrom cudaswitch.core import audit\n{switch}\n"
@@ -52,29 +54,30 @@ def main() -> None:
         prefix = base / "envs" / "torch"
         (prefix / "conda-meta").mkdir(parents=True)
         (prefix / "conda-meta" / "history").write_text("")
-        env = dict(os.environ, CUDASWITCH_SEARCH_PATH=os.pathsep.join(roots),
-                   CUDASWITCH_CONFIG=str(base / "none.yaml"), PYTHONPATH=str(REPO))
+        env = users_env(dict(os.environ, CUDASWITCH_SEARCH_PATH=os.pathsep.join(roots),
+                             CUDASWITCH_CONFIG=str(base / "none.yaml")))
+        python, _script = users_python(base / "venv")
         entries = {}
         for name, switch in (("on", ON), ("off", OFF)):
             entries[name] = base / f"entry-{name}.py"
             entries[name].write_text(_ENTRY.format(repo=str(REPO), switch=switch))
-        commands = {"list": ["list", "--json"], "use": ["use", "12.9", "-p", str(prefix), "--no-smoke", "--no-verify"],
+        commands = {"list": ["list", "--json"], "use": ["use", "11.9", "-p", str(prefix), "--no-smoke", "--no-verify"],
                     "doctor": ["doctor", "-p", str(prefix)]}
         times = {(c, m): [] for c in commands for m in entries}
-        for c, argv in commands.items():  # once each first: bytecode written, the env switched
+        for c, argv in commands.items():  # once each first: bytecode written, the env switched, each one succeeds
             for m in entries:
-                timed([sys.executable, str(entries[m]), *argv], env, check=False)
+                timed([python, str(entries[m]), *argv], env)
         for _ in range(args.runs):
             for c, argv in commands.items():
                 for m in entries:
-                    times[(c, m)].append(timed([sys.executable, str(entries[m]), *argv], env, check=False))
+                    times[(c, m)].append(timed([python, str(entries[m]), *argv], env, check=False))
         spent_entry = base / "entry-spent.py"
         spent_entry.write_text(_ENTRY.format(repo=str(REPO), switch=SPENT))
         shares = {c: [] for c in commands}
         events = {}
         for _ in range(args.runs):
             for c, argv in commands.items():
-                err = subprocess.run([sys.executable, str(spent_entry), *argv], env=env, capture_output=True,
+                err = subprocess.run([python, str(spent_entry), *argv], env=env, capture_output=True,
                                      text=True).stderr
                 line = next(ln for ln in err.splitlines() if ln.startswith("AUDIT "))
                 judged, count, wall = line.split()[1:]

@@ -15,9 +15,9 @@ before each run, as after an upgrade of cudaswitch or on the very first TAB: a w
 kept for the next TAB); an environment name (`cudaswitch doctor -n <TAB>`,
 30 environments in an envs folder) and a finding code (`cudaswitch doctor --fix H<TAB>`). Each selector answer is
 checked against a whole pass in the same environment. `python -c "import click"` runs in the same loop, to show
-what click alone costs. Everything runs as a user's machine runs it: in a virtual environment of its own, with
-cudaswitch and its dependencies on sys.path by a plain path file and no startup file that imports anything (a
-developer's editable install, or a machine's certificate hook, imports pathlib, typing and zipfile in every
+what click alone costs. Everything runs as a user's machine runs it (userpython.py): in a virtual environment of
+its own, with cudaswitch and its dependencies on sys.path by a plain path file and no startup file that imports
+anything (a developer's editable install, or a machine's certificate hook, imports pathlib, typing and zipfile in every
 `python -c pass` and so hides what a TAB pays to import them), and a TAB runs the `cudaswitch` script pip writes
 (pip's own template, which imports re). The commands run interleaved, so machine noise hits all of them; the
 figures are medians and the time a completion adds to `python -c pass`. Budget: a completion adds under 50 ms. Run with bytecode
@@ -32,15 +32,13 @@ import subprocess
 import sys
 import tempfile
 import time
-import venv
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_list import make_toolkits  # noqa: E402
 from bench_modules import make_tree  # noqa: E402
-
-REPO = Path(__file__).resolve().parent.parent
+from userpython import users_env, users_python  # noqa: E402
 
 
 def timed(cmd, env):
@@ -75,37 +73,6 @@ def forget(env):
     record(env).unlink(missing_ok=True)
 
 
-# pip's console-script template (pip/_vendor/distlib/scripts.py, SCRIPT_TEMPLATE), for cudaswitch.launch:main
-SCRIPT = """# -*- coding: utf-8 -*-
-import re
-import sys
-from cudaswitch.launch import main
-if __name__ == '__main__':
-    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])
-    sys.exit(main())
-"""
-
-
-def users_python(where: Path):
-    """(python, the cudaswitch script) of a fresh virtual environment holding no startup file but one plain path
-    file: this checkout and the folders click, ruamel.yaml and platformdirs were imported from."""
-    import click
-    import platformdirs
-    import ruamel.yaml
-
-    venv.create(where, with_pip=False, symlinks=os.name != "nt")
-    python = where / "bin" / "python"
-    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                               check=True, capture_output=True, text=True).stdout.strip())
-    folders = dict.fromkeys([str(REPO)] + [str(Path(m.__file__).parents[n]) for m, n in
-                                           ((click, 1), (platformdirs, 1), (ruamel.yaml, 2))])
-    (site / "cudaswitch-bench.pth").write_text("\n".join(folders) + "\n")
-    assert [p.name for p in site.glob("*.pth")] == ["cudaswitch-bench.pth"]
-    script = where / "bin" / "cudaswitch"
-    script.write_text(SCRIPT)
-    return str(python), str(script)
-
-
 def kept_record(env, *command):
     """The selector record one TAB (or `command`) keeps in env's cache folder, as bytes."""
     subprocess.run([*OURS, *command], env=env, check=True, capture_output=True)
@@ -132,11 +99,10 @@ def main():
         for n in range(30):
             (Path(tmp) / "envs" / f"env-{n}" / "conda-meta").mkdir(parents=True)
             (Path(tmp) / "envs" / f"env-{n}" / "conda-meta" / "history").write_text("")
-        base_env = dict(os.environ, CUDASWITCH_SEARCH_PATH=os.pathsep.join(roots), HOME=tmp,
-                        MODULEPATH=":".join(modulepath), CONDA_ENVS_DIRS=str(Path(tmp) / "envs"),
-                        XDG_CACHE_HOME=str(Path(tmp) / "cache"),
-                        CUDASWITCH_CONFIG=str(Path(tmp) / "none.yaml"))
-        base_env.pop("PYTHONPATH", None)
+        base_env = users_env(dict(os.environ, CUDASWITCH_SEARCH_PATH=os.pathsep.join(roots), HOME=tmp,
+                                  MODULEPATH=":".join(modulepath), CONDA_ENVS_DIRS=str(Path(tmp) / "envs"),
+                                  XDG_CACHE_HOME=str(Path(tmp) / "cache"),
+                                  CUDASWITCH_CONFIG=str(Path(tmp) / "none.yaml")))
         python, script = users_python(Path(tmp) / "venv")
         ours = OURS[:] = [python, script]
         envs = {k: dict(base_env, COMP_WORDS=line, _CUDASWITCH_COMPLETE="powershell_complete")

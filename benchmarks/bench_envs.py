@@ -5,9 +5,10 @@
 dist-infos, every third one switched by cudaswitch (state file). Both commands run interleaved, same
 environment, so machine noise hits both; the figure is the ratio of medians. Target (issue 11): <= 0.5.
 
-cudaswitch runs twice: from a clean virtual environment holding only cudaswitch and its three dependencies (as
-`pip install cudaswitch` makes it; conda's own Python is such a venv here), and from this interpreter as it is
-(whose site-packages may run .pth start-up hooks that have nothing to do with cudaswitch).
+cudaswitch runs twice: as a user's machine runs it (userpython.py: the script pip writes, in a fresh virtual
+environment holding only cudaswitch and its three dependencies, with no startup file that imports anything; the
+figure the target is read from), and from this interpreter as it is (whose site-packages may run .pth start-up hooks
+that have nothing to do with cudaswitch). conda runs with its own Python.
 
 The real conda is found as the tests find it (CUDASWITCH_TEST_CONDA, else conda on PATH); without one the
 comparison is skipped with a message and only cudaswitch's time is printed.
@@ -27,6 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 from bench_list import timed  # noqa: E402
+from userpython import users_env, users_python  # noqa: E402
 
 
 def make_envs(base: Path, count: int = 50) -> Path:
@@ -54,22 +56,6 @@ def make_envs(base: Path, count: int = 50) -> Path:
     return envs
 
 
-def clean_venv(base: Path) -> list:
-    """A venv with nothing in it but links to cudaswitch's dependencies (PYTHONPATH adds the checkout)."""
-    import click
-    import platformdirs
-    import ruamel.yaml
-
-    venv = base / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    deps = base / "deps"
-    deps.mkdir()
-    for mod in (click, platformdirs, ruamel.yaml):
-        src = Path(mod.__file__).parent.parent if mod is ruamel.yaml else Path(mod.__file__).parent
-        (deps / src.name).symlink_to(src)
-    return [str(venv / "bin" / "python")], str(deps)
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=15)
@@ -91,9 +77,8 @@ def main():
         if conda is not None:
             env["CONDA_EXE"] = os.path.join(conda.root, "bin", "conda")
         ours = [sys.executable, "-m", "cudaswitch", "envs", "--json"]
-        venv_python, deps = clean_venv(tmp)
-        clean = [*venv_python, "-m", "cudaswitch", "envs", "--json"]
-        clean_env = dict(env, PYTHONPATH=os.pathsep.join([str(REPO), deps]))
+        clean = [*users_python(tmp / "venv"), "envs", "--json"]
+        clean_env = users_env(env)
         out = json.loads(subprocess.run(clean, env=clean_env, check=True, capture_output=True, text=True).stdout)
         mine = [e for e in out["envs"] if e["prefix"].startswith(str(envs))]
         assert len(mine) == 50, f"expected 50 environments, found {len(mine)}"

@@ -1,7 +1,9 @@
 """Benchmark: what the plan costs, `cudaswitch doctor --fix --dry-run` against `cudaswitch doctor`, on the same
 switched environment with a stale hook and a kernelspec that pins CUDA_HOME (a real CUDA 12.9 tree from the test
 cache's NVIDIA wheels, an environment holding this interpreter). Interleaved runs, ratio of the medians; the plan
-reads doctor's findings once and adds the hook-file check and each fixer's planning.
+reads doctor's findings once and adds the hook-file check and each fixer's planning. Both run as a user's machine
+runs them (userpython.py): the script pip writes, in a fresh virtual environment with no startup file that imports
+anything.
 
     python benchmarks/bench_fix.py [--runs N]
 """
@@ -16,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from userpython import REPO, users_env, users_python
 
 
 def main() -> int:
@@ -40,8 +42,9 @@ def main() -> int:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("CUDA", "CONDA", "_CONDA"))}
         env.update(CUDASWITCH_FS_ROOT=str(root), CONDA_OVERRIDE_CUDA="12.9", PATH="/usr/bin:/bin",
                    HOME=str(tmp / "home"), JUPYTER_DATA_DIR=str(data), JUPYTER_PATH=str(data),
-                   CUDASWITCH_CONFIG=str(tmp / "none.yaml"), PYTHONPATH=str(REPO))
-        cli = [sys.executable, "-m", "cudaswitch"]
+                   CUDASWITCH_CONFIG=str(tmp / "none.yaml"))
+        env = users_env(env)
+        cli = list(users_python(tmp / "venv"))
         subprocess.run(cli + ["use", "12.9", "-p", str(prefix), "--no-smoke", "--no-verify"], env=env, check=True,
                        capture_output=True)
         hook = prefix / "etc" / "conda" / "activate.d" / "cudaswitch.sh"

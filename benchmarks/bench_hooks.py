@@ -6,7 +6,8 @@ which is what an empty PROMPT_COMMAND function costs, in the same run.
 
     python benchmarks/bench_hooks.py [--rounds N] [--shell bash]
 
-Target: under 2 ms per activate/deactivate pair (conda's own activation costs hundreds of ms).
+Target: under 2 ms per activate/deactivate pair (conda's own activation costs hundreds of ms). Times bash alone, no
+Python start, so it needs no userpython.py environment.
 """
 
 from __future__ import annotations

@@ -9,6 +9,9 @@ interleaved in the same loop so machine noise hits both; the figure is the ratio
 With `--baseline DIR` (a checkout from before translation, e.g. `git archive 057d576 | tar -x -C DIR`), also
 `list --json` of this checkout against DIR's under LANG=zh_CN.UTF-8, interleaved (ratio this / baseline).
 
+Every command runs as a user's machine runs it (userpython.py): through the script pip writes (for DIR, the entry
+point DIR's pyproject.toml names), in a fresh virtual environment with no startup file that imports anything.
+
 Run: python benchmarks/bench_i18n.py [--runs 30] [--baseline DIR]
 """
 
@@ -21,7 +24,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_list import REPO, make_toolkits, timed  # noqa: E402
+from bench_list import make_toolkits, timed  # noqa: E402
+from userpython import users_env, users_python  # noqa: E402
 
 
 def main():
@@ -33,20 +37,21 @@ def main():
         roots = make_toolkits(Path(tmp))
         base = {k: v for k, v in os.environ.items()
                 if k not in ("CUDASWITCH_LANG", "LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")}
-        base.update(CUDASWITCH_SEARCH_PATH=os.pathsep.join(roots), CUDASWITCH_CONFIG=str(Path(tmp) / "none.yaml"),
-                    PYTHONPATH=str(REPO))
+        base.update(CUDASWITCH_SEARCH_PATH=os.pathsep.join(roots), CUDASWITCH_CONFIG=str(Path(tmp) / "none.yaml"))
+        base = users_env(base)
+        ours = list(users_python(Path(tmp) / "venv"))
         en, zh = dict(base, LANG="en_US.UTF-8"), dict(base, LANG="zh_CN.UTF-8")
         missing = str(Path(tmp) / "没有这个环境")
-        check = subprocess.run([sys.executable, "-m", "cudaswitch", "doctor", "-p", missing], env=zh,
+        check = subprocess.run([*ours, "doctor", "-p", missing], env=zh,
                                capture_output=True, text=True)
         assert "错误" in check.stderr, check.stderr  # the zh run really prints Chinese
-        check = subprocess.run([sys.executable, "-m", "cudaswitch", "use", "--help"], env=zh, capture_output=True,
+        check = subprocess.run([*ours, "use", "--help"], env=zh, capture_output=True,
                                text=True)
         assert check.stdout.startswith("用法："), check.stdout
         for label, cmd in (("list --json", ["list", "--json"]),
                            ("doctor -p MISSING (error line)", ["doctor", "-p", missing]),
                            ("use --help", ["use", "--help"])):
-            full = [sys.executable, "-m", "cudaswitch", *cmd]
+            full = [*ours, *cmd]
             a, b = [], []
             for _ in range(args.runs):
                 a.append(timed(full, en, check=False))
@@ -55,12 +60,12 @@ def main():
             print(f"{label:<32} en {ma * 1000:6.1f} ms   zh_CN {mb * 1000:6.1f} ms   ratio zh/en {mb / ma:.2f}"
                   f"   ({args.runs} runs)")
         if args.baseline:
-            full = [sys.executable, "-m", "cudaswitch", "list", "--json"]
-            old = dict(zh, PYTHONPATH=str(Path(args.baseline).resolve()))
+            full = [*ours, "list", "--json"]
+            old = [*users_python(Path(tmp) / "venv-baseline", Path(args.baseline).resolve()), "list", "--json"]
             a, b = [], []
             for _ in range(args.runs):
                 a.append(timed(full, zh, check=False))
-                b.append(timed(full, old, check=False))
+                b.append(timed(old, zh, check=False))
             ma, mb = statistics.median(a), statistics.median(b)
             print(f"{'list --json, zh_CN, vs baseline':<32} this {ma * 1000:6.1f} ms   baseline {mb * 1000:6.1f} ms   "
                   f"ratio {ma / mb:.2f}   ({args.runs} runs)")

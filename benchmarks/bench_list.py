@@ -2,7 +2,9 @@
 `python -c "import click"`: what every command pays before it does anything.
 
 The three commands run interleaved in the same process, so machine noise hits all of them; the figures are ratios of
-medians. Targets (issue 10): list <= 1.5, --help <= 1.2. Run with bytecode caching on, as users have it:
+medians. All three run as a user's machine runs them (userpython.py): cudaswitch through the script pip writes, and
+the baseline, in the same fresh virtual environment with no startup file that imports anything. Targets (issue 10):
+list <= 1.5, --help <= 1.2. Run with bytecode caching on, as users have it:
 env -u PYTHONDONTWRITEBYTECODE python benchmarks/bench_list.py [--runs 30]
 """
 
@@ -11,12 +13,11 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from userpython import users_env, users_python
 
 
 def make_toolkits(base: Path, count: int = 20):
@@ -49,15 +50,16 @@ def main():
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         roots = make_toolkits(Path(tmp))
-        env = dict(os.environ, CUDASWITCH_SEARCH_PATH=os.pathsep.join(roots),
-                   CUDASWITCH_CONFIG=str(Path(tmp) / "none.yaml"), PYTHONPATH=str(REPO),
-                   XDG_CACHE_HOME=str(Path(tmp) / "cache"))  # list keeps its discovery for the next TAB there
-        ours = [sys.executable, "-m", "cudaswitch", "list", "--json"]
+        env = users_env(dict(os.environ, CUDASWITCH_SEARCH_PATH=os.pathsep.join(roots),
+                             CUDASWITCH_CONFIG=str(Path(tmp) / "none.yaml"),
+                             XDG_CACHE_HOME=str(Path(tmp) / "cache")))  # list keeps its discovery for the next TAB
+        python, script = users_python(Path(tmp) / "venv")
+        ours = [python, script, "list", "--json"]
         out = json.loads(subprocess.run(ours, env=env, check=True, capture_output=True, text=True).stdout)
         found = [t for t in out["toolkits"] if t["root"].startswith(tmp)]
         assert len(found) == 20, f"expected 20 toolkits, found {len(found)}"
-        base = [sys.executable, "-c", "import click"]
-        helps = [sys.executable, "-m", "cudaswitch", "--help"]
+        base = [python, "-c", "import click"]
+        helps = [python, script, "--help"]
         a, b, h = [], [], []
         for _ in range(args.runs):
             a.append(timed(ours, env))

@@ -9,7 +9,9 @@ test gives its sites (tests/discovery/test_module_corpus.py); beside them OTHER_
 other software (a site has hundreds: compilers, MPI, libraries), a `.version` and a `.modulerc`; and a system spider
 cache Lmod's own `spider` wrote for the whole tree, named by an lmodrc in EESSI's `["dir"] = ...` form. The toolkit
 folders are real toolkit trees (bench_list.make_toolkits). The commands run interleaved, so machine noise hits all
-of them alike; the figures are ratios of medians. Goal: `list` no slower than `module spider cuda`.
+of them alike; the figures are ratios of medians. cudaswitch runs as a user's machine runs it (userpython.py): the
+script pip writes, in a fresh virtual environment with no startup file that imports anything; Lmod and Environment
+Modules are not Python. Goal: `list` no slower than `module spider cuda`.
 Run with bytecode caching on, as users have it:
 env -u PYTHONDONTWRITEBYTECODE python benchmarks/bench_modules.py [--runs 20]
 """
@@ -25,7 +27,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench_list import REPO, make_toolkits, timed
+from bench_list import make_toolkits, timed
+from userpython import REPO, users_env, users_python
 
 LMOD = "/usr/share/lmod/lmod/libexec/lmod"
 ENVMODULES = os.environ.get("CUDASWITCH_TEST_ENVMODULES") or "/opt/environment-modules/usr/lib/modulecmd.tcl"
@@ -116,8 +119,8 @@ def main():
         mp = make_tree(base / "site", toolkits)
         home = base / "home"
         home.mkdir()
-        env = dict(os.environ, MODULEPATH=":".join(mp), HOME=str(home), CUDASWITCH_CONFIG=str(base / "none.yaml"),
-                   PYTHONPATH=str(REPO), LMOD_CMD=LMOD)
+        env = users_env(dict(os.environ, MODULEPATH=":".join(mp), HOME=str(home),
+                             CUDASWITCH_CONFIG=str(base / "none.yaml"), LMOD_CMD=LMOD))
         env.pop("LMOD_IGNORE_CACHE", None)
         cmds = {}
         if os.path.isfile(LMOD):
@@ -131,13 +134,14 @@ def main():
                                              '"%s/timestamp",\n  },\n}\n' % (cache, cache))
             (cache / "timestamp").write_text("")
             env["LMOD_RC"] = str(base / "lmodrc.lua")
-        ours = [sys.executable, "-m", "cudaswitch", "list", "--json"]
+        python, script = users_python(base / "venv")
+        ours = [python, script, "list", "--json"]
         out = json.loads(subprocess.run(ours, env=env, check=True, capture_output=True, text=True).stdout)
         names = sorted(m for t in out["toolkits"] for m in t["modules"])
         assert len(names) >= 30 and "CUDA/11.1.1" in names, names  # the Compiler level, only the cache knows it
         cmds["cudaswitch list --json"] = ours
         # what every cudaswitch command pays before it reads a file: Python's start and the CLI's imports
-        cmds["cudaswitch --version (start only)"] = [sys.executable, "-m", "cudaswitch", "--version"]
+        cmds["cudaswitch --version (start only)"] = [python, script, "--version"]
         if os.path.isfile(LMOD):
             cmds["Lmod: module spider cuda (system cache)"] = [LMOD, "bash", "spider", "cuda"]
             cmds["Lmod: module spider cuda (no cache)"] = ["env", "LMOD_IGNORE_CACHE=1", LMOD, "bash", "spider",

@@ -9,7 +9,7 @@
 cudaswitch is put into conda's Python as the tests do (tests/cli/test_conda_plugin.py): a dist-info with the entry
 point on PYTHONPATH, conda's prefix untouched. Runs are interleaved; the figure is the ratio of medians (target:
 no measurable difference, i.e. within run-to-run noise). Needs a real conda (CUDASWITCH_TEST_CONDA or conda on
-PATH); without one it says so and exits.
+PATH); without one it says so and exits. Both sides start conda's own Python, not userpython.py's environment.
 Run: CUDASWITCH_TEST_CONDA=/opt/conda-base python benchmarks/bench_plugin.py [--runs 8]
 """
 

@@ -1,7 +1,9 @@
 """Benchmark: `cudaswitch smoke --cpu-ok` against `python -c "import torch"` in the same environment, one run each.
 
 The smoke test starts one Python (the env's own) that imports torch and runs a 2048x2048 matmul, a Conv2d forward and
-an autocast step; the target is a ratio <= 1.5 (docs/guide/performance.md records the figure).
+an autocast step; the target is a ratio <= 1.5 (docs/guide/performance.md records the figure). cudaswitch runs with
+this interpreter, not in userpython.py's environment: the baseline is the environment's own Python importing torch
+(seconds); this interpreter's startup files, if anything, slow cudaswitch's side.
 
     python benchmarks/bench_smoke.py [--prefix ENV]   # default: the test suite's cached torch environment
 """

@@ -3,7 +3,9 @@
 Both take the wheels from the test cache through PIP_FIND_LINKS / PIP_NO_INDEX, so the network does not decide the
 figure; pip's own resolution and copying are in both. install-toolkit does more on top (RECORD hash of every file,
 layout links, version.json, staging + rename). Runs alternate, the figure is the ratio of medians. Target (issue 12):
-ratio <= 1.3. Disk use of both results is printed. Run: python benchmarks/bench_toolkit_install.py [--runs 3]
+ratio <= 1.3. Disk use of both results is printed. Both run with this interpreter, not in userpython.py's
+environment: install-toolkit runs pip, which that environment has not, and both take seconds.
+Run: python benchmarks/bench_toolkit_install.py [--runs 3]
 """
 
 import argparse

@@ -7,7 +7,8 @@ named baselines in the same run:
 
     python benchmarks/bench_verify.py [--rounds N]
 
-Each figure is the median of N rounds.
+Each figure is the median of N rounds. The CLI runs through tests/seams.py with this interpreter, not in
+userpython.py's environment: both sides start the same Python, and the figure is the shells' time on top.
 """
 
 from __future__ import annotations

@@ -12,8 +12,9 @@ rewritten with a comment more), each run starting from the record kept before th
 what changed; as the first TAB after `cudaswitch list` (any command that discovers, and `init --install`, keeps
 its pass for the next TAB), from the record that command kept; and cold, with nothing kept (the record deleted
 before each run, as after an upgrade of cudaswitch or on the very first TAB: a whole discovery pass, recorded and
-kept for the next TAB); an environment name (`cudaswitch doctor -n <TAB>`,
-30 environments in an envs folder) and a finding code (`cudaswitch doctor --fix H<TAB>`). Each selector answer is
+kept for the next TAB); the same selector on a workstation (three toolkits in a /usr/local-like folder, no module
+system): kept, the first TAB after a fourth toolkit was added, and cold; an environment name
+(`cudaswitch doctor -n <TAB>`, 30 environments in an envs folder) and a finding code (`cudaswitch doctor --fix H<TAB>`). Each selector answer is
 checked against a whole pass in the same environment. `python -c "import click"` runs in the same loop, to show
 what click alone costs. Everything runs as a user's machine runs it (userpython.py): in a virtual environment of
 its own, with cudaswitch and its dependencies on sys.path by a plain path file and no startup file that imports
@@ -56,11 +57,17 @@ CASES = {"command": "cudaswitch u", "option": "cudaswitch use --n", "selector (k
          "selector (first TAB after a toolkit was added)": "cudaswitch use ",
          "selector (first TAB after a modulefile was edited)": "cudaswitch use ",
          "selector (first TAB after `cudaswitch list`)": "cudaswitch use ",
-         "selector (cold: nothing kept)": "cudaswitch use ", "environment name": "cudaswitch doctor -n ",
-         "finding code": "cudaswitch doctor --fix H"}
+         "selector (cold: nothing kept)": "cudaswitch use ",
+         "workstation selector (kept)": "cudaswitch use ",
+         "workstation selector (first TAB after a toolkit was added)": "cudaswitch use ",
+         "workstation selector (cold: nothing kept)": "cudaswitch use ",
+         "environment name": "cudaswitch doctor -n ", "finding code": "cudaswitch doctor --fix H"}
 ADDED, EDITED = "selector (first TAB after a toolkit was added)", "selector (first TAB after a modulefile was edited)"
 LISTED = "selector (first TAB after `cudaswitch list`)"
 COLD = "selector (cold: nothing kept)"
+WS_KEPT, WS_ADDED = "workstation selector (kept)", "workstation selector (first TAB after a toolkit was added)"
+WS_COLD = "workstation selector (cold: nothing kept)"
+WORKSTATION = (WS_KEPT, WS_ADDED, WS_COLD)
 OURS = []  # the interpreter and script a TAB runs (users_python)
 
 
@@ -108,6 +115,15 @@ def main():
         envs = {k: dict(base_env, COMP_WORDS=line, _CUDASWITCH_COMPLETE="powershell_complete")
                 for k, line in CASES.items()}
         envs[COLD]["XDG_CACHE_HOME"] = str(Path(tmp) / "cache-cold")
+        # a workstation: three toolkits, nothing on MODULEPATH, the same environments
+        desk = make_toolkits(Path(tmp) / "desk-usr-local", 3)
+        desk_spare = make_toolkits(Path(tmp) / "desk-spare", 4)[-1]  # cuda-10.3: a version the three do not have
+        (Path(tmp) / "desk-added").mkdir()
+        for k in WORKSTATION:
+            envs[k].pop("MODULEPATH", None)
+            envs[k]["CUDASWITCH_SEARCH_PATH"] = os.pathsep.join(desk)
+            envs[k]["XDG_CACHE_HOME"] = str(Path(tmp) / f"cache-desk-{WORKSTATION.index(k)}")
+        envs[WS_ADDED]["CUDASWITCH_SEARCH_PATH"] += os.pathsep + str(Path(tmp) / "desk-added")
         envs[ADDED]["CUDASWITCH_SEARCH_PATH"] += os.pathsep + str(Path(tmp) / "added")
         envs[ADDED]["XDG_CACHE_HOME"] = str(Path(tmp) / "cache-added")
         envs[EDITED]["XDG_CACHE_HOME"] = str(Path(tmp) / "cache-edited")
@@ -117,7 +133,9 @@ def main():
         edited.write_text(edited.read_text() + "-- the site's admin edited this file\n")
         time.sleep(0.2)
         before[ADDED] = kept_record(envs[ADDED])
+        before[WS_ADDED] = kept_record(envs[WS_ADDED])
         os.rename(spare, Path(tmp) / "added" / Path(spare).name)
+        os.rename(desk_spare, Path(tmp) / "desk-added" / Path(desk_spare).name)
         envs[LISTED]["XDG_CACHE_HOME"] = str(Path(tmp) / "cache-listed")
         time.sleep(0.2)
         before[LISTED] = kept_record({k: v for k, v in envs[LISTED].items()
@@ -128,6 +146,8 @@ def main():
                 restore(envs[k], before[k])
             got = subprocess.run(ours, env=envs[k], check=True, capture_output=True, text=True).stdout
             answers[k] = got.splitlines()
+            if k == WS_COLD:
+                forget(envs[k])
             forget(envs[COLD])
             cold = dict(envs[k], XDG_CACHE_HOME=envs[COLD]["XDG_CACHE_HOME"])
             fresh[k] = subprocess.run(ours, env=cold, check=True, capture_output=True, text=True).stdout.splitlines()
@@ -135,8 +155,15 @@ def main():
         assert answers[COLD] == subprocess.run(ours, env=envs[COLD], check=True, capture_output=True,
                                                text=True).stdout.splitlines()
         assert record(envs[COLD]).is_file()  # the cold TAB kept its pass, as the first TAB on a machine does
-        for k in ("selector (kept)", ADDED, EDITED, LISTED, COLD):
+        for k in ("selector (kept)", ADDED, EDITED, LISTED, COLD, *WORKSTATION):
             assert answers[k] == fresh[k], (k, answers[k], fresh[k])  # the words a whole pass gives
+        assert answers[WS_KEPT] == answers[WS_COLD], answers
+        assert all(f"plain\t{v}" in answers[WS_KEPT] for v in ("10.0.1", "10.1.1", "10.2.1")), answers[WS_KEPT]
+        assert not any("/" in w or w.startswith("plain\t11.") for w in answers[WS_KEPT]), answers[WS_KEPT]
+        desk_new = ["plain\t10.3", "plain\t10.3.1", "plain\tcu103"]
+        assert [w for w in answers[WS_ADDED] if w not in desk_new] == answers[WS_KEPT], answers[WS_ADDED]
+        assert all(w in answers[WS_ADDED] and w not in answers[WS_KEPT] for w in desk_new), answers[WS_ADDED]
+        assert record(envs[WS_KEPT]).is_file()  # the kept case is answered from the record
         assert answers["selector (kept)"] == answers[EDITED] == answers[COLD], answers
         assert answers[LISTED] == answers["selector (kept)"], answers
         new = ["plain\t12.0", "plain\t12.0.1", "plain\tcu120"]  # the added toolkit's words, and only those
@@ -157,7 +184,7 @@ def main():
             for k in CASES:
                 if k in before:
                     restore(envs[k], before[k])
-                if k == COLD:
+                if k in (COLD, WS_COLD):
                     forget(envs[k])
                 times[k].append(timed(ours, envs[k]))
     for i, what in ((0, "wall"), (1, "CPU")):

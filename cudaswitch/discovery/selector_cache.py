@@ -18,10 +18,11 @@ its kept result, its inputs becoming the new record's as if read again. discover
 so the words are those of a whole pass. A command that discovers (cli/common._discover: list, use, run...) and
 `init --install` record their pass the same way and keep it for the next TAB (discover_keeping), reading nothing
 kept themselves. Measured (bench_completion.py, CPU time over `python -c pass` at 23-24 ms in a fresh virtual
-environment, medians of 20, two runs; docs/guide/performance.md): kept words +39 to +45 ms, the first TAB after
-`cudaswitch list` +41 to +42, after a toolkit was added +68 to +72, after a modulefile was edited +72 to +73, nothing
-kept +115 to +123 (the last three over the 50 ms budget; with nothing kept only after an upgrade of cudaswitch or
-with the file deleted, before any command has run).
+environment, medians of 20, two runs; docs/guide/performance.md), on a cluster-like tree: kept words +42 to +43 ms,
+the first TAB after `cudaswitch list` +43 to +47, after a toolkit was added +69 to +70, after a modulefile was edited
++72 to +77, nothing kept +121 to +124 (the last three over the 50 ms budget; with nothing kept only after an upgrade
+of cudaswitch or with the file deleted, before any command has run); on a workstation of three toolkits every kind
++35 to +48.
 
 The file is the user's own: written atomically (trust.write_file), only into a cache folder the user owns and nobody
 else may write; read only when it is a regular file owned by the user and writable by nobody else, at most

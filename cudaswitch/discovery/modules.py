@@ -193,12 +193,23 @@ def _walked(system: System, folder: str) -> List[Tuple[str, str]]:
 
 
 def _entries(loc: "str | Path") -> List[Tuple[str, bool]]:
-    """(name, is a folder) of each entry, as _names leaves them; links are followed, as module systems do."""
+    """(name, is a folder) of each entry, as _names leaves them; links are followed, as module systems do. A link is
+    asked through os.path: its target's kind can change while the folder's listing does not, so the next TAB's
+    record must see that stat (selector_cache), and a link into a folder this user may not search is no folder to
+    her, not the end of the whole listing (DirEntry.is_dir raises there)."""
     try:
         with os.scandir(loc) as it:
-            return sorted((e.name, e.is_dir()) for e in it if not e.name.startswith(".") and not e.name.endswith("~"))
+            listed = sorted((e.name, e) for e in it if not e.name.startswith(".") and not e.name.endswith("~"))
     except OSError:
         return []
+    out: List[Tuple[str, bool]] = []
+    for name, e in listed:
+        try:
+            is_dir = os.path.isdir(e.path) if e.is_symlink() else e.is_dir()
+        except OSError:  # a listing that does not tell the kind, in a folder she may list but not search
+            is_dir = os.path.isdir(e.path)
+        out.append((name, is_dir))
+    return out
 
 
 def _family_entries(loc: str) -> List[Tuple[str, bool]]:

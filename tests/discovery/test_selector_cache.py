@@ -106,6 +106,23 @@ def test_a_modulefile_added_or_a_variable_changed_is_seen(machine):
     assert _tab(dict(environ, MODULEPATH=str(tmp / "none"), CUDASWITCH_SEARCH_PATH=str(tmp / "none"))) == []
 
 
+def test_a_module_link_whose_target_turns_into_a_folder_is_seen(machine):
+    """A MODULEPATH entry that is a link (a site's `compiler` pointing into a shared tree): when what it points at
+    turns from a file into a folder of modulefiles, the MODULEPATH folder's listing is the same, but the CUDA family
+    below the link is new at the next TAB."""
+    environ, tmp = machine
+    target = tmp / "shared-compiler"
+    target.write_text("")  # a plain file at first: no module folder
+    os.symlink(target, tmp / "modulefiles" / "compiler")
+    _settle()
+    assert _tab(environ, "compiler/") == []
+    assert _kept(environ).is_file()
+    target.unlink()
+    (target / "cuda").mkdir(parents=True)
+    (target / "cuda" / "11.8.lua").write_text(SPACK_LUA.format(root=tmp / "toolkits" / "cuda-11.8", version="11.8.89"))
+    assert _tab(environ, "compiler/") == ["compiler/cuda/11.8"]
+
+
 def test_a_toolkit_registered_in_place_by_install_toolkit_appears(machine):
     """install-toolkit --into lists its toolkits in a file read below a folder descriptor (trust.read_regular): an
     entry added to that file in place, the folder's own times unchanged, is seen too."""

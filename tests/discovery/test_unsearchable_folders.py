@@ -204,3 +204,24 @@ def test_a_module_family_folder_she_may_list_but_not_search_costs_only_its_own_m
     assert tk["root"] == str(root) and tk["modules"] == ["cuda/12.9.1"], found
     said = [w for w in found["warnings"] if str(closed) in w]
     assert len(said) == 2 and all("cannot read it: Permission denied" in w for w in said), found["warnings"]
+
+
+def test_a_link_into_a_closed_folder_costs_only_that_entry(fs):
+    """A MODULEPATH folder holding, beside cuda/, a link to a licensed tool's modulefiles in a folder installed for one
+    group: for her that entry is no folder, and cuda/ beside it still gives the toolkit (the whole folder's listing
+    was dropped)."""
+    base, fs = fs
+    root = fs / TOOLKIT.lstrip("/")
+    mp, licensed = base / "modulefiles", base / "licensed"
+    (mp / "cuda").mkdir(parents=True)
+    (mp / "cuda" / "12.9.1.lua").write_text(SPACK_LUA.format(version="12.9.1", root=root))
+    (licensed / "modulefiles" / "matlab").mkdir(parents=True)
+    os.symlink(licensed / "modulefiles" / "matlab", mp / "matlab")
+    for d, _, _ in os.walk(base):
+        os.chmod(d, 0o755)
+    licensed.chmod(0o700)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(base / "home"), "MODULEPATH": str(mp),
+           "CUDASWITCH_CONFIG": "/nonexistent/config.yaml"}
+    found = _as_her(System(os="linux", environ=env, python_paths=[]))
+    (tk,) = found["toolkits"]
+    assert tk["root"] == str(root) and tk["modules"] == ["cuda/12.9.1"], found

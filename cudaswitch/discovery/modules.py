@@ -192,44 +192,43 @@ def _walked(system: System, folder: str) -> List[Tuple[str, str]]:
     return piece(("walk", folder), lambda: _walk(system, folder), lambda v: v, decode)
 
 
-def _entries(loc: "str | Path") -> List[Tuple[str, bool]]:
-    """(name, is a folder) of each entry, as _names leaves them; links are followed, as module systems do. A link is
-    asked through os.path: its target's kind can change while the folder's listing does not, so the next TAB's
-    record must see that stat (selector_cache), and a link into a folder this user may not search is no folder to
-    her, not the end of the whole listing (DirEntry.is_dir raises there)."""
+def _listed(loc: "str | Path") -> list:
+    """(name, DirEntry) of each entry, sorted, as _names leaves them; none when the folder cannot be listed."""
     try:
         with os.scandir(loc) as it:
-            listed = sorted((e.name, e) for e in it if not e.name.startswith(".") and not e.name.endswith("~"))
+            return sorted((e.name, e) for e in it if not e.name.startswith(".") and not e.name.endswith("~"))
     except OSError:
         return []
+
+
+def _told(e) -> Tuple[Optional[bool], Optional[bool]]:
+    """(is a link, is a folder) as the listing tells them, None for what it cannot tell: a link's folder is asked
+    through os.path by the caller, since its target's kind can change while the folder's listing does not (the next
+    TAB's record must see that stat, selector_cache), and a link into a folder this user may not search is no folder
+    to her, not the end of the listing (DirEntry.is_dir raises there); so is an entry of a folder she may list but
+    not search (chmod -R 644) whose kind the listing does not carry."""
+    try:
+        link = e.is_symlink()
+        return link, None if link else e.is_dir()
+    except OSError:
+        return None, None
+
+
+def _entries(loc: "str | Path") -> List[Tuple[str, bool]]:
+    """(name, is a folder) of each entry, as _names leaves them; links are followed, as module systems do."""
     out: List[Tuple[str, bool]] = []
-    for name, e in listed:
-        try:
-            is_dir = os.path.isdir(e.path) if e.is_symlink() else e.is_dir()
-        except OSError:  # a listing that does not tell the kind, in a folder she may list but not search
-            is_dir = os.path.isdir(e.path)
-        out.append((name, is_dir))
+    for name, e in _listed(loc):
+        is_dir = _told(e)[1]
+        out.append((name, os.path.isdir(e.path) if is_dir is None else is_dir))
     return out
 
 
 def _family_entries(loc: str) -> List[Tuple[str, bool]]:
     """(name, is a folder) of each entry of a family's folder but a `default` link (the module system's marker,
-    read by _marked_default), as _names leaves them. The listing says what a plain entry is (its kind changes only
-    with the folder's listing, which is recorded); a link is stat'ed as before, its target's kind recorded for the
-    next TAB (selector_cache), and so is an entry the listing cannot tell."""
-    try:
-        with os.scandir(loc) as it:
-            listed = sorted((e.name, e) for e in it if not e.name.startswith(".") and not e.name.endswith("~"))
-    except OSError:
-        return []
+    read by _marked_default), as _entries gives them."""
     out: List[Tuple[str, bool]] = []
-    for name, e in listed:
-        try:
-            link: Optional[bool] = e.is_symlink()
-            is_dir = None if link else e.is_dir()
-        except OSError:
-            link = is_dir = None
-        # os.path's answers where the listing cannot tell: a folder she may list but not search (chmod -R 644)
+    for name, e in _listed(loc):
+        link, is_dir = _told(e)
         if name == "default" and link is not False and (link or os.path.islink(e.path)):
             continue
         out.append((name, os.path.isdir(e.path) if is_dir is None else is_dir))

@@ -3,6 +3,7 @@ each mapped to a discovered toolkit, with one warning per disagreement."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass, field
 from typing import List, Optional
 
@@ -63,8 +64,6 @@ def folder_missing(system: System, folder: str) -> bool:
     """No folder there (CUDA_HOME's or CUDA_PATH's, for status and doctor). One this user cannot reach
     (_cannot_search) is not called missing: it is a toolkit she cannot see (pathlib's is_dir raises there on
     3.9-3.13)."""
-    import os
-
     return not _cannot_search(system, folder) and not os.path.isdir(system.local(folder))
 
 

@@ -99,39 +99,21 @@ class _Candidate(Record):
 
 # ---- looking at the disk ------------------------------------------------------------------------------------------
 # A pass asks about thousands of paths: these take the local path as text (System.local_text), stat it once, and
-# build a Path only where a reader needs one. They answer what os.path's isdir/isfile/exists/islink answer: False
-# wherever the stat fails. pathlib's predicates on Python 3.9-3.13 raise PermissionError where a folder on the way
-# cannot be searched by this user (an admin's targets/ of mode 0700): what she cannot reach she cannot use, and
-# one such folder must not stop the whole pass.
+# build a Path only where a reader needs one. The predicates are os.path's (False wherever the stat fails), not
+# pathlib's: those raise PermissionError on Python 3.9-3.13 where a folder on the way cannot be searched by this user
+# (an admin's targets/ of mode 0700), and what she cannot reach she cannot use; one such folder must not stop the
+# whole pass.
 
 _CLOSED = (errno.EACCES, errno.EPERM)  # a stat's failure where a folder on the way is closed to this user
+_is_dir, _is_file, _exists, _is_link = os.path.isdir, os.path.isfile, os.path.exists, os.path.islink
 
 
-def _mode(local: str, follow: bool = True) -> Optional[int]:
-    """st_mode at `local` (one stat or lstat); None where this user finds nothing there."""
+def _mode(local: str) -> Optional[int]:
+    """st_mode at `local` (one stat); None where this user finds nothing there."""
     try:
-        return (os.stat(local) if follow else os.lstat(local)).st_mode
+        return os.stat(local).st_mode
     except (OSError, ValueError):
         return None
-
-
-def _is_dir(local: str) -> bool:
-    m = _mode(local)
-    return m is not None and S_ISDIR(m)
-
-
-def _is_file(local: str) -> bool:
-    m = _mode(local)
-    return m is not None and S_ISREG(m)
-
-
-def _exists(local: str) -> bool:
-    return _mode(local) is not None
-
-
-def _is_link(local: str) -> bool:
-    m = _mode(local, follow=False)
-    return m is not None and S_ISLNK(m)
 
 
 def _names(local: str) -> List[str]:

@@ -13,7 +13,10 @@ what changed; as the first TAB after `cudaswitch list` (any command that discove
 its pass for the next TAB), from the record that command kept; and cold, with nothing kept (the record deleted
 before each run, as after an upgrade of cudaswitch or on the very first TAB: a whole discovery pass, recorded and
 kept for the next TAB); the same selector on a workstation (three toolkits in a /usr/local-like folder, no module
-system): kept, the first TAB after a fourth toolkit was added, and cold; an environment name
+system): kept, the first TAB after a fourth toolkit was added, and cold; the same selector on each site's login
+node (those three toolkits and only that site's own MODULEPATH, in a copy of the tree of its own, as a real
+cluster has one site's modules, not ten): kept, the first TAB after one of its CUDA modulefiles was edited, and
+cold; an environment name
 (`cudaswitch doctor -n <TAB>`, 30 environments in an envs folder) and a finding code (`cudaswitch doctor --fix H<TAB>`). Each selector answer is
 checked against a whole pass in the same environment. `python -c "import click"` runs in the same loop, to show
 what click alone costs. Everything runs as a user's machine runs it (userpython.py): in a virtual environment of
@@ -38,7 +41,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_list import make_toolkits  # noqa: E402
-from bench_modules import make_tree  # noqa: E402
+from bench_modules import SITES, make_tree  # noqa: E402
 from userpython import users_env, users_python  # noqa: E402
 
 
@@ -69,10 +72,12 @@ WS_KEPT, WS_ADDED = "workstation selector (kept)", "workstation selector (first 
 WS_COLD = "workstation selector (cold: nothing kept)"
 WORKSTATION = (WS_KEPT, WS_ADDED, WS_COLD)
 OURS = []  # the interpreter and script a TAB runs (users_python)
+SITE_HOW = ("kept", "edited", "cold")
+SITE_CASES = []  # "<site>: kept", "<site>: edited", "<site>: cold" for each site of bench_modules.SITES
 
 
 def record(env) -> Path:
-    return Path(env["XDG_CACHE_HOME"]) / "cudaswitch" / "selectors.json"
+    return Path(env["XDG_CACHE_HOME"]) / "cudaswitch" / "selectors.marshal"
 
 
 def forget(env):
@@ -123,11 +128,31 @@ def main():
             envs[k].pop("MODULEPATH", None)
             envs[k]["CUDASWITCH_SEARCH_PATH"] = os.pathsep.join(desk)
             envs[k]["XDG_CACHE_HOME"] = str(Path(tmp) / f"cache-desk-{WORKSTATION.index(k)}")
+        # one site's login node: the same three toolkits and that site's own MODULEPATH (a real machine has one
+        # site's modules, not ten), each site in a copy of the tree of its own, so that one site's edit is no
+        # other case's change: kept, the first TAB after one of its CUDA modulefiles was edited, and cold
+        site_edits, site_before = {}, {}
+        for site, (mp, _, _) in SITES.items():
+            base = Path(tmp) / "sites" / site
+            make_tree(base, apps)
+            folders = [f"{base}{f}" for f in mp.split(":")]
+            site_edits[site] = next(p for f in folders for p in sorted(Path(f).rglob("*"))
+                                    if p.is_file() and not p.name.startswith(".")
+                                    and "cuda" in str(p.relative_to(f)).lower())
+            for how in SITE_HOW:
+                envs[f"{site}: {how}"] = dict(base_env, COMP_WORDS="cudaswitch use ",
+                                             _CUDASWITCH_COMPLETE="powershell_complete",
+                                             CUDASWITCH_SEARCH_PATH=os.pathsep.join(desk), MODULEPATH=":".join(folders),
+                                             XDG_CACHE_HOME=str(base / f"cache-{how}"))
+                SITE_CASES.append(f"{site}: {how}")
         envs[WS_ADDED]["CUDASWITCH_SEARCH_PATH"] += os.pathsep + str(Path(tmp) / "desk-added")
         envs[ADDED]["CUDASWITCH_SEARCH_PATH"] += os.pathsep + str(Path(tmp) / "added")
         envs[ADDED]["XDG_CACHE_HOME"] = str(Path(tmp) / "cache-added")
         envs[EDITED]["XDG_CACHE_HOME"] = str(Path(tmp) / "cache-edited")
         time.sleep(0.2)  # the tree older than the pass that keeps what it read (selector_cache.RACY_NS)
+        for site, edit in site_edits.items():
+            site_before[site] = kept_record(envs[f"{site}: edited"])
+            edit.write_text(edit.read_text() + ("-- " if edit.suffix == ".lua" else "# ") + "the admin edited this\n")
         before = {EDITED: kept_record(envs[EDITED])}
         edited = next(p for p in sorted((Path(tmp) / "site").rglob("*.lua")) if p.parent.name.lower() == "cuda")
         edited.write_text(edited.read_text() + "-- the site's admin edited this file\n")
@@ -157,6 +182,15 @@ def main():
         assert record(envs[COLD]).is_file()  # the cold TAB kept its pass, as the first TAB on a machine does
         for k in ("selector (kept)", ADDED, EDITED, LISTED, COLD, *WORKSTATION):
             assert answers[k] == fresh[k], (k, answers[k], fresh[k])  # the words a whole pass gives
+        for site in SITES:
+            restore(envs[f"{site}: edited"], site_before[site])
+            for how in SITE_HOW:
+                k = f"{site}: {how}"
+                got = subprocess.run(ours, env=envs[k], check=True, capture_output=True, text=True).stdout.splitlines()
+                assert set(answers[WS_COLD]) < set(got), (k, got)  # the three toolkits, and the site's CUDA modules
+                answers[k] = got
+            assert answers[f"{site}: kept"] == answers[f"{site}: edited"] == answers[f"{site}: cold"], site
+            assert record(envs[f"{site}: kept"]).is_file(), site
         assert answers[WS_KEPT] == answers[WS_COLD], answers
         assert all(f"plain\t{v}" in answers[WS_KEPT] for v in ("10.0.1", "10.1.1", "10.2.1")), answers[WS_KEPT]
         assert not any("/" in w or w.startswith("plain\t11.") for w in answers[WS_KEPT]), answers[WS_KEPT]
@@ -172,12 +206,12 @@ def main():
         assert "plain\tcu118" in answers["selector (kept)"], answers  # the completion really ran discovery
         assert "plain\tCUDA/11.1.1" not in answers["selector (kept)"]  # (no spider cache: Lmod's own, not here)
         assert sum("cuda/" in a.lower() for a in answers["selector (kept)"]) >= 10, answers  # and the module tree
-        assert (Path(tmp) / "cache" / "cudaswitch" / "selectors.json").is_file()
+        assert (Path(tmp) / "cache" / "cudaswitch" / "selectors.marshal").is_file()
         assert len(answers["environment name"]) == 30, answers
         assert "plain\tHOOKS_STALE" in answers["finding code"], answers
         baseline = [python, "-c", "pass"]
         click = [python, "-c", "import click"]
-        times = {k: [] for k in ["python -c pass", "import click", *CASES]}
+        times = {k: [] for k in ["python -c pass", "import click", *CASES, *SITE_CASES]}
         for _ in range(args.runs):
             times["python -c pass"].append(timed(baseline, base_env))
             times["import click"].append(timed(click, base_env))
@@ -185,6 +219,13 @@ def main():
                 if k in before:
                     restore(envs[k], before[k])
                 if k in (COLD, WS_COLD):
+                    forget(envs[k])
+                times[k].append(timed(ours, envs[k]))
+            for k in SITE_CASES:
+                site, how = k.split(": ")
+                if how == "edited":
+                    restore(envs[k], site_before[site])
+                if how == "cold":
                     forget(envs[k])
                 times[k].append(timed(ours, envs[k]))
     for i, what in ((0, "wall"), (1, "CPU")):
@@ -196,6 +237,12 @@ def main():
             med = statistics.median(t[i] for t in times[k])
             print(f"  {k}, {line!r}<TAB>: {med * 1000:.1f} ms, +{(med - base) * 1000:.1f} ms over python -c pass "
                   f"(ratio {med / base:.2f}); budget +50 ms")
+        added = {k: (statistics.median(t[i] for t in times[k]) - base) * 1000 for k in SITE_CASES}
+        for how in SITE_HOW:
+            mine = {k.split(": ")[0]: v for k, v in added.items() if k.endswith(": " + how)}
+            print(f"  one site's modules ({len(mine)} sites) and three toolkits, selector {how}: "
+                  f"+{min(mine.values()):.1f} to +{max(mine.values()):.1f} ms over python -c pass; budget +50 ms ("
+                  + ", ".join(f"{site} +{v:.0f}" for site, v in mine.items()) + ")")
 
 
 if __name__ == "__main__":

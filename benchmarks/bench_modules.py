@@ -19,7 +19,6 @@ env -u PYTHONDONTWRITEBYTECODE python benchmarks/bench_modules.py [--runs 20]
 import argparse
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess

@@ -361,6 +361,41 @@ def parse_json(text, where):
         raise FileShapeError(M("{path}: not valid JSON ({why})", path=where, why=exc)) from None
 
 
+KEPT_HEADER = b"cudaswitch kept 1\n"  # then the CRC-32 of the rest, then marshal's bytes
+
+
+def kept_bytes(value) -> bytes:
+    """The bytes parse_kept reads back as `value` (plain values: dicts, lists, text, numbers, True/False, None);
+    ValueError for a value marshal cannot write."""
+    import marshal
+    import zlib
+
+    body = marshal.dumps(value, 4)  # version 4: what every Python from 3.4 on reads
+    return KEPT_HEADER + zlib.crc32(body).to_bytes(4, "big") + body
+
+
+def parse_kept(data: bytes):
+    """Door: the value kept_bytes wrote into a cache file of cudaswitch's own (the completion cache), or None where
+    the bytes are not one. Only for a file read through open_regular, at most a known size, that the effective user
+    owns and nobody else may write, in a folder likewise: marshal is the format of Python's own bytecode cache,
+    which Python reads from such a folder on every import, and like it no format for bytes another user could have
+    shaped (docs/design/security.md, "The completion cache"). The CRC turns away damaged bytes (a disk's, an editor's,
+    the JSON an older cudaswitch kept) before marshal reads any: marshal takes the length a list or tuple claims
+    at its word, so a damaged length could have cost gigabytes. Past the CRC, linear in the bytes: marshal stops
+    at its own nesting limit and at their end, and no code it may build is run."""
+    import marshal
+    import zlib
+
+    head = len(KEPT_HEADER)
+    body = data[head + 4:]
+    if data[:head] != KEPT_HEADER or data[head:head + 4] != zlib.crc32(body).to_bytes(4, "big"):
+        return None
+    try:
+        return marshal.loads(body)
+    except (ValueError, EOFError, TypeError, MemoryError):
+        return None
+
+
 def _kind_name(t) -> str:
     names = {dict: M("a mapping"), list: M("a list"), str: M("text"), int: M("a number"), float: M("a number"),
              bool: M("true or false"), type(None): M("null")}

@@ -189,7 +189,7 @@ def _walked(system: System, folder: str) -> List[Tuple[str, str]]:
             raise ValueError(value)
         return [(n, p) for n, p in value]
 
-    return piece(("walk", folder), lambda: _walk(system, folder), lambda v: v, decode)
+    return piece(("walk", folder), lambda: _walk(system, folder), lambda v: [[n, p] for n, p in v], decode)
 
 
 def _listed(loc: "str | Path") -> list:

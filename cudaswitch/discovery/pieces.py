@@ -19,8 +19,10 @@ def piece(key: tuple, compute: Callable[[], object], encode: Callable[[object], 
           decode: Callable[[object], object]):
     """compute(): outside a TAB's recorded pass, always; inside one, the last pass's result for the same key while
     every variable and path that computation read is as it was then (its inputs become this pass's, as if read
-    again). `key` holds every argument compute depends on; encode/decode turn the result into JSON and back (decode
-    raises ValueError, TypeError, KeyError, AttributeError or IndexError on a value of another shape)."""
+    again). `key` holds every argument compute depends on; encode/decode turn the result into plain values (what
+    JSON has: dicts with text keys, lists and never tuples, text, numbers, True/False, None; the record keeps them as
+    they are) and back (decode raises ValueError, TypeError, KeyError, AttributeError or IndexError on a value of
+    another shape)."""
     pieces = active
     if pieces is None:
         return compute()
@@ -39,7 +41,8 @@ def piece(key: tuple, compute: Callable[[], object], encode: Callable[[object], 
 
 
 def plain(value):
-    """A result for JSON: messages (i18n.M) keep their template and values, to be translated as before."""
+    """A result as plain values (piece()): messages (i18n.M) keep their template and values, to be translated as
+    before; a tuple becomes a list, anything else that is not text, a number or None its text."""
     kind = type(value)
     if kind is str or value is None:  # most of a pass's values: the common cases first, as this runs on each one
         return value

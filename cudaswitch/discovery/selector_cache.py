@@ -24,16 +24,16 @@ the first TAB after `cudaswitch list` +43 to +47, after a toolkit was added +69 
 of cudaswitch or with the file deleted, before any command has run); on a workstation of three toolkits every kind
 +35 to +48.
 
-The file is the user's own: written atomically (trust.write_file), only into a cache folder the user owns and nobody
-else may write; read only when it is a regular file owned by the user and writable by nobody else, at most
-READ_LIMIT bytes; anything else, or a file that does not have the shape written here, is a fresh pass, never an
-answer, and no piece of it is reused (docs/design/security.md, "The completion cache").
+The file is the user's own: marshal's bytes under a header and a CRC (trust.kept_bytes: json's import and codec
+were a tenth of a kept TAB), written atomically (trust.write_file), only into a cache folder the user owns and
+nobody else may write; read (trust.parse_kept) only when it is a regular file owned by the user and writable by
+nobody else, at most READ_LIMIT bytes; anything else, or a file that does not have the shape written here, is a
+fresh pass, never an answer, and no piece of it is reused (docs/design/security.md, "The completion cache").
 """
 
 from __future__ import annotations
 
 import builtins
-import json
 import os
 import stat
 import sys
@@ -47,13 +47,13 @@ if TYPE_CHECKING:
     from typing import Callable, Dict, List, Mapping, Optional
 
 FORMAT = 2
-NAME = "selectors.json"
+NAME = "selectors.marshal"
 READ_LIMIT = 4 << 20
 RACY_NS = 100_000_000  # a file changed this shortly before the pass: a later change could keep its mtime
 
 
 def cache_file(system) -> Optional[Path]:
-    """platformdirs.user_cache_dir("cudaswitch")/selectors.json, or None where no cache is kept (Windows)."""
+    """platformdirs.user_cache_dir("cudaswitch")/selectors.marshal, or None where no cache is kept (Windows)."""
     if os.name != "posix" or system.windows:
         return None
     from cudaswitch.core.config import user_dir
@@ -418,7 +418,7 @@ def _own_folder(folder: Path) -> bool:
 def _load(where: Path) -> Optional[dict]:
     """The kept record, or None: missing, not the user's own regular file in the user's own folder, writable by
     others, too large, or not of the shape _store writes."""
-    from cudaswitch.core.trust import FileShapeError, open_regular, parse_json
+    from cudaswitch.core.trust import open_regular, parse_kept
 
     if not _own_folder(where.parent):
         return None
@@ -432,10 +432,7 @@ def _load(where: Path) -> Optional[dict]:
         return None
     if len(data) > READ_LIMIT:
         return None
-    try:
-        kept = parse_json(data, where)
-    except FileShapeError:
-        return None
+    kept = parse_kept(data)
     return kept if _shaped(kept) else None
 
 
@@ -452,7 +449,7 @@ def _store(where: Path, record: dict) -> None:
     user's own (root run with another user's HOME creates nothing there) with no folder above it another user could
     change (the write door's own rule: root's HOME inside her folder is no place for root's file, and a command
     that keeps its pass must not be stopped for it); a failure keeps nothing."""
-    from cudaswitch.core.trust import make_dirs, write_file, write_problem
+    from cudaswitch.core.trust import kept_bytes, make_dirs, write_file, write_problem
 
     existing = where.parent
     while not os.path.lexists(existing) and existing.parent != existing:
@@ -462,6 +459,10 @@ def _store(where: Path, record: dict) -> None:
     try:
         make_dirs(where.parent, 0o700)
         if _own_folder(where.parent):
-            write_file(where, json.dumps(record, separators=(",", ":")), mode=0o600, durable=False)
-    except OSError:
+            # marshal (trust.kept_bytes), not JSON: importing json, then encoding and parsing the 120 KB record,
+            # was about a tenth of a kept TAB's instructions and of a first TAB after a change (CONTRIBUTING, tab
+            # completion). A value marshal cannot write (none that pieces.plain gives) keeps nothing, as a failed
+            # write does.
+            write_file(where, kept_bytes(record), mode=0o600, durable=False)
+    except (OSError, ValueError):
         pass

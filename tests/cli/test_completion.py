@@ -359,4 +359,4 @@ def test_no_tab_imports_what_it_does_not_need(world):
         assert expect in out.stdout.splitlines(), (line, out.stdout, out.stderr[-2000:])
         imported = {ln.rsplit("|", 1)[-1].strip() for ln in out.stderr.splitlines() if ln.startswith("import time:")}
         assert "cudaswitch.launch" in imported and not imported & NOT_FOR_A_TAB, (line, imported & NOT_FOR_A_TAB)
-    assert (cache / "cudaswitch" / "selectors.json").is_file()  # the second selector TAB was answered from it
+    assert (cache / "cudaswitch" / "selectors.marshal").is_file()  # the second selector TAB was answered from it

@@ -44,6 +44,7 @@ DOOR_FOR = {
     "ctypes": "no library is loaded in cudaswitch's own process; a probe loads it in a child (trust.run_python)",
     "tempfile": "trust.private_dir / trust.private_temp_dir",
     "json": "trust.read_json / trust.parse_json (a depth limit, one line for a file nested too deeply)",
+    "marshal": "trust.parse_kept (only a cache file of the user's own, read through trust.open_regular)",
     "dynamic": "a plain import and the attribute by name, so that this test can see what is called",
     "archive": "trust.open_regular, then tarfile.open(fileobj=...) / zipfile.ZipFile(the file object)",
 }
@@ -104,7 +105,8 @@ _PATH_CHANGES = {"rename", "unlink", "symlink_to", "hardlink_to", "link_to", "ch
 _CTYPES = {"CDLL", "PyDLL", "WinDLL", "OleDLL", "LoadLibrary", "cdll", "pydll", "windll", "oledll", "util"}
 _ASYNCIO = {"create_subprocess_exec", "create_subprocess_shell"}
 _WATCHED_MODULES = {"os", "subprocess", "shutil", "ctypes", "tempfile", "pty", "asyncio", "multiprocessing",
-                    "tarfile", "zipfile", "json", "io", "importlib", "pathlib", "builtins", "posix", "nt"}
+                    "tarfile", "zipfile", "json", "marshal", "io", "importlib", "pathlib", "builtins", "posix",
+                    "nt"}
 
 
 def _os_kind(attr: str):
@@ -139,8 +141,8 @@ def _attr_kind(module: str, attr: str):
         return "ctypes" if attr in _CTYPES else None
     if module == "tempfile":
         return "tempfile" if attr != "gettempdir" else None
-    if module == "json":
-        return "json" if attr in ("loads", "load") else None
+    if module in ("json", "marshal"):
+        return module if attr in ("loads", "load") else None
     if module == "importlib":
         return "dynamic" if attr in ("import_module", "__import__") else None
     return None
@@ -427,6 +429,8 @@ def test_every_allow_list_entry_is_still_needed():
     ("from zipfile import ZipFile\nZipFile(p)", "archive"),
     ("import json\njson.loads(text)", "json"),
     ("import json\njson.load(fh)", "json"),
+    ("import marshal\nmarshal.loads(data)", "marshal"),
+    ("from marshal import load\nload(fh)", "marshal"),
 ])
 def test_the_walk_finds_each_kind_of_raw_call(snippet, kind):
     finder = _Finder(snippet)

@@ -6,13 +6,16 @@ Real toolkit trees (tests/cudatrees.py, from NVIDIA's wheels) and the real Spack
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import time
+import zlib
 from pathlib import Path
 
 import pytest
 
 import cudatrees
+from cudaswitch.core import trust
 from cudaswitch.core.system import System
 from cudaswitch.discovery import modules, selector_cache, toolkits
 from test_modules import SPACK_LUA
@@ -48,6 +51,21 @@ def _tab(environ, incomplete="", auto=False):
 
 def _kept(environ) -> Path:
     return Path(environ["HOME"]) / ".cache" / "cudaswitch" / selector_cache.NAME
+
+
+def _record(path: Path):
+    record = trust.parse_kept(path.read_bytes())
+    assert isinstance(record, dict), path
+    return record
+
+
+def _bytes(record) -> bytes:
+    return trust.kept_bytes(record)
+
+
+def _sealed(body: bytes) -> bytes:
+    """marshal's bytes under a right header and CRC: what only the user (or cudaswitch) could have written."""
+    return trust.KEPT_HEADER + zlib.crc32(body).to_bytes(4, "big") + body
 
 
 def _no_discovery(monkeypatch):
@@ -192,7 +210,7 @@ def test_list_and_init_keep_their_pass_for_the_first_tab(machine, monkeypatch):
     cli_env = dict(os.environ, **environ, XDG_DATA_HOME=str(tmp / "data"))
     done = run_cli(["list"], cli_env)
     assert done.returncode == 0 and "11.8.89" in done.stdout, done.stderr
-    assert json.loads(_kept(environ).read_text())["words"] == [*WORDS_11_8, "cuda/11.8"]
+    assert _record(_kept(environ))["words"] == [*WORDS_11_8, "cuda/11.8"]
     def tab():  # as launch.py asks, in this process (run_cli ran the command here, with this sys.path)
         return selector_cache.offered(System(os="linux", environ=dict(cli_env)), "")
 
@@ -293,24 +311,24 @@ def test_kept_pieces_are_read_only_from_the_users_own_file(machine):
     environ, _tmp = machine
     real = _tab(environ)
     kept = _kept(environ)
-    record = json.loads(kept.read_text())
+    record = _record(kept)
     record["env"]["CUDASWITCH_CONFIG"] = "/elsewhere.yaml"  # no whole answer
     inspected = next(k for k in record["pieces"] if k.startswith("('inspect'"))
     assert record["pieces"][inspected]["value"][0][0] == "11.8.89"
     record["pieces"][inspected]["value"][0][0] = "11.8.77"
-    forged = json.dumps(record)
-    kept.write_text(forged)
+    forged = _bytes(record)
+    kept.write_bytes(forged)
     os.chmod(kept, 0o600)
     assert _tab(environ) == ["11.8", "11.8.77", "cu118", "cuda/11.8"]  # the piece was taken from her own file
-    kept.write_text(forged)
+    kept.write_bytes(forged)
     os.chmod(kept, 0o622)
     assert _tab(environ) == real
     if os.geteuid() == 0:
-        kept.write_text(forged)
+        kept.write_bytes(forged)
         os.chmod(kept, 0o600)
         os.chown(kept, 65534, 65534)
         assert _tab(environ) == real
-    kept.write_text(forged)
+    kept.write_bytes(forged)
     os.chmod(kept.parent, 0o777)
     assert _tab(environ) == real
 
@@ -319,24 +337,56 @@ def test_a_damaged_piece_is_computed_again(machine):
     environ, _tmp = machine
     real = _tab(environ)
     kept = _kept(environ)
-    good = json.loads(kept.read_text())
+    good = _record(kept)
     good["env"]["CUDASWITCH_CONFIG"] = "/elsewhere.yaml"
     for damage in [lambda p: p.update(paths=[10 ** 9]), lambda p: p.update(paths=["x"]),
                    lambda p: p.update(paths=[-2]), lambda p: p.update(env=[]), lambda p: p.update(value=[1]),
                    lambda p: p.update(value={"M": 1}), lambda p: p.pop("value"), lambda p: p.clear()]:
-        record = json.loads(json.dumps(good))
+        record = trust.parse_kept(_bytes(good))
         for piece in record["pieces"].values():
             damage(piece)
-        kept.write_text(json.dumps(record))
+        kept.write_bytes(_bytes(record))
         os.chmod(kept, 0o600)
         assert _tab(environ) == real
 
 
+def test_kept_bytes_are_read_only_under_their_header_and_crc():
+    body = marshal.dumps({"format": selector_cache.FORMAT, "words": ["12.9"]}, 4)
+    assert trust.parse_kept(_sealed(body)) == {"format": selector_cache.FORMAT, "words": ["12.9"]}
+    assert trust.parse_kept(trust.KEPT_HEADER + bytes(4) + body) is None  # the CRC does not hold
+    assert trust.parse_kept(b"C" + _sealed(body)[1:]) is None  # another header
+    assert trust.parse_kept(body) is None  # marshal's bytes alone
+
+
+def _plain(value, where="record"):
+    kind = type(value)
+    if kind is dict:
+        for k, v in value.items():
+            assert type(k) is str, (where, k)
+            _plain(v, f"{where}[{k!r}]")
+    elif kind is list:
+        for n, v in enumerate(value):
+            _plain(v, f"{where}[{n}]")
+    else:
+        assert kind in (str, int, float, bool, type(None)), (where, kind)
+
+
+def test_every_kept_piece_is_plain_values(machine):
+    """The record keeps each piece's result as it was given: a tuple would come back a tuple, which a decoder that
+    takes a list turns away, so that piece would be computed again at every TAB that reads it."""
+    environ, _tmp = machine
+    _tab(environ)
+    record = _record(_kept(environ))
+    assert {k.split(",")[0] for k in record["pieces"]} >= {"('walk'", "('modulefile'", "('inspect'", "('where'",
+                                                          "('modules'"}, list(record["pieces"])
+    _plain(record)
+
+
 def _planted(environ, words):
     """The kept record, its fingerprint still true, with other words: what only a file trusted as kept could say."""
-    record = json.loads(_kept(environ).read_text())
+    record = _record(_kept(environ))
     record["words"] = words
-    return json.dumps(record)
+    return _bytes(record)
 
 
 def test_kept_words_are_read_only_from_the_users_own_file(machine):
@@ -344,23 +394,23 @@ def test_kept_words_are_read_only_from_the_users_own_file(machine):
     real = _tab(environ)
     kept = _kept(environ)
     forged = _planted(environ, ["12.0"])
-    kept.write_text(forged)
+    kept.write_bytes(forged)
     os.chmod(kept, 0o600)
     assert _tab(environ) == ["12.0"]  # the user's own file is the user's word (and shows the record is still true)
-    kept.write_text(forged)
+    kept.write_bytes(forged)
     os.chmod(kept, 0o622)  # writable by others: anyone could have written it
     assert _tab(environ) == real
     if os.geteuid() == 0:
-        kept.write_text(forged)
+        kept.write_bytes(forged)
         os.chmod(kept, 0o600)
         os.chown(kept, 65534, 65534)  # another user's file
         assert _tab(environ) == real
-        kept.write_text(forged)
+        kept.write_bytes(forged)
         os.chown(kept, 0, 0)
         os.chown(kept.parent, 65534, 65534)  # the user's own file in another user's folder
         assert _tab(environ) == real
         os.chown(kept.parent, 0, 0)
-    kept.write_text(forged)
+    kept.write_bytes(forged)
     os.chmod(kept.parent, 0o777)  # in a folder others may write
     assert _tab(environ) == real
 
@@ -369,11 +419,17 @@ def test_a_damaged_or_foreign_shaped_record_is_a_fresh_pass(machine):
     environ, _tmp = machine
     real = _tab(environ)
     kept = _kept(environ)
-    good = kept.read_text()
-    for damaged in [good[: len(good) // 2], "", "[]", good.replace('"words":[', '"words":[1,'),
-                    json.dumps(dict(json.loads(good), paths={"/": "x"})), b"\xff\xfe".decode("latin-1"),
-                    json.dumps(dict(json.loads(good), format=0))]:
-        kept.write_text(damaged)
+    good = kept.read_bytes()
+    record = _record(kept)
+    body = good[len(trust.KEPT_HEADER) + 4:]
+    for damaged in [good[: len(good) // 2], b"", _bytes([]), _bytes(dict(record, words=[1, *record["words"]])),
+                    _bytes(dict(record, paths={"/": "x"})), b"\xff\xfe", _bytes(dict(record, format=0)),
+                    good[:-40] + bytes(40),  # a disk's damage at the end: the CRC no longer holds
+                    b"(\xff\xff\xff\x7f",  # marshal's tuple of 2**31 - 1 items (16 GB), with no header
+                    good[: len(trust.KEPT_HEADER)] + b"(\xff\xff\xff\x7f",  # the same behind the header
+                    _sealed(body[: len(body) // 2]), _sealed(b"\xff" + body[1:]),  # marshal's own errors
+                    json.dumps(record).encode()]:  # the JSON an older cudaswitch kept
+        kept.write_bytes(damaged)
         os.chmod(kept, 0o600)
         assert _tab(environ) == real, damaged[:80]
 

@@ -296,13 +296,14 @@ def test_a_tab_as_root_with_her_home_reads_and_writes_no_selector_cache_of_hers(
     HOME is hers: root neither reads the record she planted there (a listing she wrote would decide root's answers)
     nor writes one of its own, and answers from a discovery of its own; nor does a command such as `list`, which keeps
     its discovery for the next TAB."""
+    from cudaswitch.core.trust import kept_bytes
     from cudaswitch.discovery import selector_cache
 
     w = fresh
     cache = w.her / ".cache" / "cudaswitch"
     planted = cache / selector_cache.NAME
     record = {"format": selector_cache.FORMAT, "env": {}, "extra": {}, "paths": {}, "words": ["her-planted"]}
-    as_user(lambda: (cache.mkdir(parents=True, exist_ok=True), planted.write_text(json.dumps(record))))
+    as_user(lambda: (cache.mkdir(parents=True, exist_ok=True), planted.write_bytes(kept_bytes(record))))
     before = planted.read_bytes()
     try:
         if command == "list":

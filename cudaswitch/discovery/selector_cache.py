@@ -17,12 +17,12 @@ the module tree) with the variables and paths that piece read, and a piece whose
 its kept result, its inputs becoming the new record's as if read again. discovery's own logic runs whole every time,
 so the words are those of a whole pass. A command that discovers (cli/common._discover: list, use, run...) and
 `init --install` record their pass the same way and keep it for the next TAB (discover_keeping), reading nothing
-kept themselves. Measured (bench_completion.py, CPU time over `python -c pass` at 23-24 ms in a fresh virtual
-environment, medians of 20, two runs; docs/guide/performance.md), on a cluster-like tree: kept words +42 to +43 ms,
-the first TAB after `cudaswitch list` +43 to +47, after a toolkit was added +69 to +70, after a modulefile was edited
-+72 to +77, nothing kept +121 to +124 (the last three over the 50 ms budget; with nothing kept only after an upgrade
-of cudaswitch or with the file deleted, before any command has run); on a workstation of three toolkits every kind
-+35 to +48.
+kept themselves. Measured (bench_completion.py, CPU time over `python -c pass` at 22-25 ms in a fresh virtual
+environment, medians of 20, two runs; docs/guide/performance.md): kept words +26 to +34 ms on every machine, the
+first TAB after `cudaswitch list` +33 to +34; the first TAB after a change +40 to +43 on a workstation of three
+toolkits, +26 to +51 on one site's login node (13 real sites), +59 to +63 on a stress tree of 20 toolkits and ten
+sites' modules; nothing kept (only after an upgrade of cudaswitch's discovery or with the file deleted, before any
+command has run) +45 to +46, +46 to +69 and +100 to +107 (within the 50 ms budget on the workstation only).
 
 The file is the user's own: marshal's bytes under a header and a CRC (trust.kept_bytes: json's import and codec
 were a tenth of a kept TAB), written atomically (trust.write_file), only into a cache folder the user owns and

@@ -41,7 +41,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_list import make_toolkits  # noqa: E402
-from bench_modules import SITES, make_tree  # noqa: E402
+from bench_modules import ENVMODULES, LMOD, SITES, make_tree  # noqa: E402
 from userpython import users_env, users_python  # noqa: E402
 
 
@@ -132,8 +132,11 @@ def main():
         # site's modules, not ten), each site in a copy of the tree of its own, so that one site's edit is no
         # other case's change: kept, the first TAB after one of its CUDA modulefiles was edited, and cold
         site_edits, site_before = {}, {}
-        for site, (mp, _, _) in SITES.items():
+        for site, (mp, systems, _) in SITES.items():
             base = Path(tmp) / "sites" / site
+            # the site's own module system, as its shells' init leaves it (an Environment Modules site reads only
+            # Tcl: the same tree under Lmod would be another site)
+            system = {"LMOD_CMD": LMOD} if systems[0] == "lmod" else {"MODULES_CMD": ENVMODULES}
             make_tree(base, apps)
             folders = [f"{base}{f}" for f in mp.split(":")]
             site_edits[site] = next(p for f in folders for p in sorted(Path(f).rglob("*"))
@@ -143,7 +146,7 @@ def main():
                 envs[f"{site}: {how}"] = dict(base_env, COMP_WORDS="cudaswitch use ",
                                              _CUDASWITCH_COMPLETE="powershell_complete",
                                              CUDASWITCH_SEARCH_PATH=os.pathsep.join(desk), MODULEPATH=":".join(folders),
-                                             XDG_CACHE_HOME=str(base / f"cache-{how}"))
+                                             XDG_CACHE_HOME=str(base / f"cache-{how}"), **system)
                 SITE_CASES.append(f"{site}: {how}")
         envs[WS_ADDED]["CUDASWITCH_SEARCH_PATH"] += os.pathsep + str(Path(tmp) / "desk-added")
         envs[ADDED]["CUDASWITCH_SEARCH_PATH"] += os.pathsep + str(Path(tmp) / "added")
@@ -189,6 +192,8 @@ def main():
                 got = subprocess.run(ours, env=envs[k], check=True, capture_output=True, text=True).stdout.splitlines()
                 assert set(answers[WS_COLD]) < set(got), (k, got)  # the three toolkits, and the site's CUDA modules
                 answers[k] = got
+            # the edited file is one the pass had read: the first TAB after the edit computed and kept a new record
+            assert record(envs[f"{site}: edited"]).read_bytes() != site_before[site], (site, site_edits[site])
             assert answers[f"{site}: kept"] == answers[f"{site}: edited"] == answers[f"{site}: cold"], site
             assert record(envs[f"{site}: kept"]).is_file(), site
         assert answers[WS_KEPT] == answers[WS_COLD], answers

@@ -379,8 +379,8 @@ def parse_kept(data: bytes):
     the bytes are not one. Only for a file read through open_regular, at most a known size, that the effective user
     owns and nobody else may write, in a folder likewise: marshal is the format of Python's own bytecode cache,
     which Python reads from such a folder on every import, and like it no format for bytes another user could have
-    shaped (docs/design/security.md, "The completion cache"). The CRC turns away damaged bytes (a disk's, an editor's,
-    the JSON an older cudaswitch kept) before marshal reads any: marshal takes the length a list or tuple claims
+    shaped (docs/design/security.md, "The completion cache"). The CRC turns away damaged or foreign bytes (a disk's
+    damage, an editor's save, JSON text) before marshal reads any: marshal takes the length a list or tuple claims
     at its word, so a damaged length could have cost gigabytes. Past the CRC, linear in the bytes: marshal stops
     at its own nesting limit and at their end, and no code it may build is run."""
     import marshal

@@ -17,12 +17,13 @@ the module tree) with the variables and paths that piece read, and a piece whose
 its kept result, its inputs becoming the new record's as if read again. discovery's own logic runs whole every time,
 so the words are those of a whole pass. A command that discovers (cli/common._discover: list, use, run...) and
 `init --install` record their pass the same way and keep it for the next TAB (discover_keeping), reading nothing
-kept themselves. Measured (bench_completion.py, CPU time over `python -c pass` at 22-25 ms in a fresh virtual
-environment, medians of 20, two runs; docs/guide/performance.md): kept words +26 to +34 ms on every machine, the
-first TAB after `cudaswitch list` +33 to +34; the first TAB after a change +40 to +43 on a workstation of three
-toolkits, +26 to +51 on one site's login node (13 real sites), +59 to +63 on a stress tree of 20 toolkits and ten
+kept themselves. Measured (bench_completion.py, CPU time over `python -c pass` at 13-17 ms in a fresh virtual
+environment, medians of 20, two runs; docs/guide/performance.md): kept words +15 to +19 ms on every machine, the
+first TAB after `cudaswitch list` +19 to +20; the first TAB after a change +24 to +26 on a workstation of three
+toolkits, +23 to +28 on one site's login node (13 real sites), +32 to +36 on a stress tree of 20 toolkits and ten
 sites' modules; nothing kept (only after an upgrade of cudaswitch's discovery or with the file deleted, before any
-command has run) +45 to +46, +46 to +69 and +100 to +107 (within the 50 ms budget on the workstation only).
+command has run) +24 to +26, +27 to +39 and +62 to +65 (the last over the 50 ms budget; where Python starts in
+22-25 ms, about twice each).
 
 The file is the user's own: marshal's bytes under a header and a CRC (trust.kept_bytes: json's import and codec
 were a tenth of a kept TAB), written atomically (trust.write_file), only into a cache folder the user owns and

@@ -428,7 +428,7 @@ def test_a_damaged_or_foreign_shaped_record_is_a_fresh_pass(machine):
                     b"(\xff\xff\xff\x7f",  # marshal's tuple of 2**31 - 1 items (16 GB), with no header
                     good[: len(trust.KEPT_HEADER)] + b"(\xff\xff\xff\x7f",  # the same behind the header
                     _sealed(body[: len(body) // 2]), _sealed(b"\xff" + body[1:]),  # marshal's own errors
-                    json.dumps(record).encode()]:  # the JSON an older cudaswitch kept
+                    json.dumps(record).encode()]:  # the record as JSON text
         kept.write_bytes(damaged)
         os.chmod(kept, 0o600)
         assert _tab(environ) == real, damaged[:80]
